@@ -1,0 +1,27 @@
+# Installs the codec (and whatever library modules exist) so an engine can link it:
+#   find_package(detgate CONFIG) -> detgate::codec    or    pkg-config --libs detgate-codec
+include(CMakePackageConfigHelpers)
+
+set(dg_install_targets detgate_codec)
+foreach(t detgate_hash)
+  if(TARGET ${t})
+    list(APPEND dg_install_targets ${t})
+  endif()
+endforeach()
+
+install(TARGETS ${dg_install_targets} EXPORT detgateTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${DETGATE_INCLUDE_DIR}/detgate DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT detgateTargets NAMESPACE detgate:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/detgate)
+
+configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/detgateConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/detgateConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/detgate)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/detgateConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/detgateConfig.cmake ${CMAKE_BINARY_DIR}/detgateConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/detgate)
+
+configure_file(${CMAKE_SOURCE_DIR}/cmake/detgate-codec.pc.in ${CMAKE_BINARY_DIR}/detgate-codec.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/detgate-codec.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,359 @@
+/* hash/hash.c — the state hash itself: canonical bytes of entities and events, XXH3-64 over them,
+ * the per-tick hierarchy (entity -> state -> tick) and the raw-float side hash.
+ * The byte layouts are normative in docs/STATE-HASH.md; change one and you change every golden. */
+#include "detgate/hash.h"
+
+#include <assert.h>
+#include <string.h>
+
+/* Inlined so the 43-byte entity hash compiles to straight-line code (the 100M entity-ticks/s
+ * target leaves ~10 ns per entity); the algorithm and results are those of libxxhash. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#define HASH__STREAM_MAGIC 0x64674853u /* "SHgd": set by begin, checked by add/end in debug */
+
+_Static_assert(sizeof(XXH3_state_t) <= sizeof(((dg_hash_stream *)0)->xxh_),
+               "dg_hash_stream too small for XXH3_state_t");
+_Static_assert(_Alignof(XXH3_state_t) <= 64, "XXH3_state_t needs more than 64-byte alignment");
+
+static XXH3_state_t *hash__xxh(dg_hash_stream *s) { return (XXH3_state_t *)(void *)s->xxh_; }
+
+/* ---- little-endian stores (never a struct copy: the layout is the document's, not the ABI's) -- */
+static inline void hash__put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline void hash__put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline void hash__put64(uint8_t *p, uint64_t v)
+{
+    hash__put32(p, (uint32_t)v);
+    hash__put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* ---- entities ---------------------------------------------------------------------------------- */
+void dg_hash_entity_bytes(const dg_qentity *e, uint8_t out[DG_HASH_ENTITY_BYTES])
+{
+    hash__put32(out + 0, e->id);
+    hash__put16(out + 4, e->type_index);
+    hash__put16(out + 6, e->faction_index);
+    for (int i = 0; i < 3; i++)
+        hash__put32(out + 8 + 4 * i, (uint32_t)e->pos[i]);
+    for (int i = 0; i < 3; i++)
+        hash__put32(out + 20 + 4 * i, (uint32_t)e->vel[i]);
+    out[32] = e->rot_largest;
+    for (int i = 0; i < 3; i++)
+        hash__put16(out + 33 + 2 * i, (uint16_t)e->rot[i]);
+    hash__put16(out + 39, e->health);
+    hash__put16(out + 41, e->flags);
+}
+
+uint64_t dg_hash_entity(const dg_qentity *e)
+{
+    uint8_t rec[DG_HASH_ENTITY_BYTES];
+    dg_hash_entity_bytes(e, rec);
+    return XXH3_64bits_withSeed(rec, sizeof rec, DG_HASH_SEED_ENTITY);
+}
+
+/* ---- batching into an XXH3 stream (one update per 256 bytes, not per field) -------------------- */
+static void hash__flush(dg_hash_stream *s)
+{
+    if (s->batch_len_) {
+        XXH3_64bits_update(hash__xxh(s), s->batch_, s->batch_len_);
+        s->batch_len_ = 0;
+    }
+}
+
+static void hash__feed(dg_hash_stream *s, const void *p, size_t n)
+{
+    if (n > sizeof s->batch_ - s->batch_len_) {
+        hash__flush(s);
+        if (n > sizeof s->batch_) {
+            XXH3_64bits_update(hash__xxh(s), p, n);
+            return;
+        }
+    }
+    memcpy(s->batch_ + s->batch_len_, p, n);
+    s->batch_len_ += (uint32_t)n;
+}
+
+static void hash__feed64(dg_hash_stream *s, uint64_t v)
+{
+    if (sizeof s->batch_ - s->batch_len_ < 8)
+        hash__flush(s);
+    hash__put64(s->batch_ + s->batch_len_, v);
+    s->batch_len_ += 8;
+}
+
+static void hash__stream_begin(dg_hash_stream *s, uint64_t seed, uint64_t tick)
+{
+    XXH3_64bits_reset_withSeed(hash__xxh(s), seed);
+    s->batch_len_ = 0;
+    s->count_ = 0;
+    s->tick_ = tick;
+    s->last_id_ = 0;
+    s->order_errors_ = 0;
+    s->magic_ = HASH__STREAM_MAGIC;
+}
+
+static uint64_t hash__stream_digest(dg_hash_stream *s)
+{
+    hash__flush(s);
+    s->magic_ = 0;
+    return XXH3_64bits_digest(hash__xxh(s));
+}
+
+/* ---- events ------------------------------------------------------------------------------------ */
+static void hash__feed_event(dg_hash_stream *s, const dg_event *e)
+{
+    uint8_t rec[DG_HASH_EVENT_FIXED_BYTES];
+    rec[0] = e->kind;
+    hash__put64(rec + 1, e->tick);
+    hash__put32(rec + 9, e->a);
+    hash__put32(rec + 13, e->b);
+    hash__put16(rec + 17, e->c);
+    hash__put16(rec + 19, e->d);
+    hash__put16(rec + 21, e->text_len);
+    hash__feed(s, rec, sizeof rec);
+    assert(e->text_len == 0 || e->text != NULL);
+    if (e->text_len && e->text)
+        hash__feed(s, e->text, e->text_len);
+}
+
+uint64_t dg_hash_events(const dg_event *ev, size_t n)
+{
+    dg_hash_stream s;
+    hash__stream_begin(&s, DG_HASH_SEED_EVENTS, 0);
+    hash__feed64(&s, (uint64_t)n);
+    for (size_t i = 0; i < n; i++)
+        hash__feed_event(&s, &ev[i]);
+    return hash__stream_digest(&s);
+}
+
+static dg_status hash__check_events(uint64_t tick, const dg_event *ev, size_t n, dg_error *err)
+{
+    if (n && !ev)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_hash_events",
+                            "events: expected an array of %zu events, found NULL", n);
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].text_len && !ev[i].text)
+            return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_hash_events",
+                                "event %zu: text_len %u but text is NULL", i, (unsigned)ev[i].text_len);
+        if (ev[i].tick != tick)
+            return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "dg_hash_events",
+                                "event %zu: expected tick %llu, found tick %llu", i,
+                                (unsigned long long)tick, (unsigned long long)ev[i].tick);
+    }
+    return DG_OK;
+}
+
+dg_status dg_hash_events_checked(uint64_t tick, const dg_event *ev, size_t n, uint64_t *out,
+                                 dg_error *err)
+{
+    dg_status st = hash__check_events(tick, ev, n, err);
+    if (st != DG_OK)
+        return st;
+    if (out)
+        *out = dg_hash_events(ev, n);
+    return DG_OK;
+}
+
+/* ---- the tick hierarchy --------------------------------------------------------------------------- */
+void dg_hash_tick_begin(dg_hash_stream *s, uint64_t tick)
+{
+    hash__stream_begin(s, DG_HASH_SEED_STATE, tick);
+    hash__feed64(s, tick);
+}
+
+uint64_t dg_hash_tick_add(dg_hash_stream *s, const dg_qentity *e)
+{
+    assert(s->magic_ == HASH__STREAM_MAGIC);
+    if ((uint64_t)e->id < s->last_id_ || e->id == 0)
+        s->order_errors_++;
+    s->last_id_ = (uint64_t)e->id + 1;
+    uint64_t h = dg_hash_entity(e);
+    hash__feed64(s, h);
+    s->count_++;
+    return h;
+}
+
+static uint64_t hash__combine(uint64_t tick, uint32_t count, uint64_t state, uint64_t events)
+{
+    uint8_t rec[28];
+    hash__put64(rec, tick);
+    hash__put32(rec + 8, count);
+    hash__put64(rec + 12, state);
+    hash__put64(rec + 20, events);
+    return XXH3_64bits_withSeed(rec, sizeof rec, DG_HASH_SEED_TICK);
+}
+
+dg_tick_hash dg_hash_tick_end(dg_hash_stream *s, uint64_t events_hash)
+{
+    assert(s->magic_ == HASH__STREAM_MAGIC);
+    uint8_t cnt[4];
+    hash__put32(cnt, s->count_);
+    hash__feed(s, cnt, sizeof cnt);
+    dg_tick_hash t;
+    t.tick = s->tick_;
+    t.entity_count = s->count_;
+    t.state = hash__stream_digest(s);
+    t.events = events_hash;
+    t.combined = hash__combine(t.tick, t.entity_count, t.state, t.events);
+    return t;
+}
+
+uint32_t dg_hash_stream_order_errors(const dg_hash_stream *s) { return s->order_errors_; }
+
+dg_tick_hash dg_hash_tick(uint64_t tick, const dg_qentity *ents, size_t n, const dg_event *ev,
+                          size_t nev, uint64_t *entity_hashes_out)
+{
+    dg_hash_stream s;
+    dg_hash_tick_begin(&s, tick);
+    if (entity_hashes_out) {
+        for (size_t i = 0; i < n; i++)
+            entity_hashes_out[i] = dg_hash_tick_add(&s, &ents[i]);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            (void)dg_hash_tick_add(&s, &ents[i]);
+    }
+    return dg_hash_tick_end(&s, dg_hash_events(ev, nev));
+}
+
+static dg_status hash__check_entities(const dg_qentity *ents, size_t n, dg_error *err)
+{
+    if (n > UINT32_MAX)
+        return dg_error_set(err, DG_E_LIMIT, DG_OFFSET_NONE, "dg_hash_tick",
+                            "entity count: expected <= %u, found %zu", (unsigned)UINT32_MAX, n);
+    if (n && !ents)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_hash_tick",
+                            "entities: expected an array of %zu, found NULL", n);
+    for (size_t i = 0; i < n; i++) {
+        if (ents[i].id == 0)
+            return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_hash_tick",
+                                "entity %zu: expected id >= 1, found id 0", i);
+        if (i > 0 && ents[i].id <= ents[i - 1].id)
+            return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_hash_tick",
+                                "entity %zu: expected id > %u (strictly increasing), found id %u", i,
+                                ents[i - 1].id, ents[i].id);
+    }
+    return DG_OK;
+}
+
+dg_status dg_hash_tick_checked(uint64_t tick, const dg_qentity *ents, size_t n, const dg_event *ev,
+                               size_t nev, uint64_t *entity_hashes_out, dg_tick_hash *out,
+                               dg_error *err)
+{
+    dg_status st = hash__check_entities(ents, n, err);
+    if (st == DG_OK)
+        st = hash__check_events(tick, ev, nev, err);
+    if (st != DG_OK)
+        return st;
+    dg_tick_hash t = dg_hash_tick(tick, ents, n, ev, nev, entity_hashes_out);
+    if (out)
+        *out = t;
+    return DG_OK;
+}
+
+/* ---- raw floats ------------------------------------------------------------------------------------ */
+void dg_hash_raw_begin(dg_hash_stream *s, uint64_t tick)
+{
+    hash__stream_begin(s, DG_HASH_SEED_RAW, tick);
+    hash__feed64(s, tick);
+}
+
+static uint64_t hash__f64_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u); /* the value's bit pattern, not file bytes: memcpy is the portable way */
+    return u;
+}
+
+void dg_hash_raw_entity(dg_hash_stream *s, uint32_t id, const double *fields, size_t n)
+{
+    assert(s->magic_ == HASH__STREAM_MAGIC);
+    assert(n <= UINT32_MAX && (n == 0 || fields));
+    if ((uint64_t)id < s->last_id_ || id == 0)
+        s->order_errors_++;
+    s->last_id_ = (uint64_t)id + 1;
+    uint8_t head[8];
+    hash__put32(head, id);
+    hash__put32(head + 4, (uint32_t)n);
+    hash__feed(s, head, sizeof head);
+    for (size_t i = 0; i < n; i++)
+        hash__feed64(s, hash__f64_bits(fields[i]));
+    s->count_++;
+}
+
+uint64_t dg_hash_raw_end(dg_hash_stream *s)
+{
+    assert(s->magic_ == HASH__STREAM_MAGIC);
+    return hash__stream_digest(s);
+}
+
+/* ---- localization ----------------------------------------------------------------------------------- */
+static dg_status hash__unsorted(dg_error *err, char side, size_t i, uint32_t prev, uint32_t id)
+{
+    return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_hash_diff_entities",
+                        "side %c index %zu: expected id > %u (strictly increasing), found %u", side, i,
+                        prev, id);
+}
+
+static bool hash__report(dg_hash_diff_fn fn, void *user, dg_hash_diff_kind k, uint32_t id,
+                         uint64_t ha, uint64_t hb)
+{
+    return fn && fn(user, k, id, ha, hb) != 0;
+}
+
+dg_status dg_hash_diff_entities(const uint32_t *ids_a, const uint64_t *hashes_a, size_t na,
+                                const uint32_t *ids_b, const uint64_t *hashes_b, size_t nb,
+                                dg_hash_diff_fn fn, void *user, dg_hash_diff_counts *counts,
+                                dg_error *err)
+{
+    dg_hash_diff_counts c = {0, 0, 0, 0};
+    size_t i = 0, j = 0;
+    bool stop = false;
+    while (!stop && (i < na || j < nb)) {
+        if (i < na && i > 0 && ids_a[i] <= ids_a[i - 1])
+            return hash__unsorted(err, 'a', i, ids_a[i - 1], ids_a[i]);
+        if (j < nb && j > 0 && ids_b[j] <= ids_b[j - 1])
+            return hash__unsorted(err, 'b', j, ids_b[j - 1], ids_b[j]);
+        if (j >= nb || (i < na && ids_a[i] < ids_b[j])) {
+            c.lost++;
+            stop = hash__report(fn, user, DG_HASH_DIFF_LOST, ids_a[i], hashes_a[i], 0);
+            i++;
+        } else if (i >= na || ids_b[j] < ids_a[i]) {
+            c.added++;
+            stop = hash__report(fn, user, DG_HASH_DIFF_ADDED, ids_b[j], 0, hashes_b[j]);
+            j++;
+        } else {
+            if (hashes_a[i] != hashes_b[j]) {
+                c.changed++;
+                stop = hash__report(fn, user, DG_HASH_DIFF_CHANGED, ids_a[i], hashes_a[i], hashes_b[j]);
+            } else {
+                c.same++;
+            }
+            i++;
+            j++;
+        }
+    }
+    if (counts)
+        *counts = c;
+    return DG_OK;
+}
+
+void dg_hash_hex(uint64_t h, char out[17])
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--) {
+        out[i] = digits[h & 0xf];
+        h >>= 4;
+    }
+    out[16] = '\0';
+}

@@ -1,0 +1,231 @@
+/* detgate — the per-tick state hash and its text log (prefix dg_hash_).
+ *
+ * Every value here is defined byte by byte in docs/STATE-HASH.md so another implementation can
+ * reproduce it: XXH3-64 over fixed-width little-endian serializations of the quantized state
+ * (include/detgate/quant.h), never over structs or floats. The hashes are hierarchical:
+ *
+ *   entity hash  = XXH3-64(seed "dgH1ent.", 43-byte entity record)
+ *   state hash   = XXH3-64(seed "dgH1sta.", tick ‖ entity hashes in id order ‖ entity count)
+ *   events hash  = XXH3-64(seed "dgH1evt.", event count ‖ the tick's events in order)
+ *   tick hash    = XXH3-64(seed "dgH1tik.", tick ‖ entity count ‖ state hash ‖ events hash)
+ *   raw hash     = XXH3-64(seed "dgH1raw.", tick ‖ per entity: id ‖ n ‖ n raw f64 bit patterns)
+ *
+ * so two runs that disagree can be localized to tick, then entity, from hashes alone, and a
+ * divergence that never crossed a quantization step (raw differs, state equal) is still seen.
+ *
+ * Nothing in this module allocates per tick; the log reader grows one entity array to the widest
+ * tick it has seen. Functions never print. */
+#ifndef DETGATE_HASH_H
+#define DETGATE_HASH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "detgate/error.h"
+#include "detgate/quant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- domain-separation seeds: the ASCII text read as a little-endian u64 --------------------- */
+#define DG_HASH_SEED_ENTITY UINT64_C(0x2e746e6531486764) /* "dgH1ent." */
+#define DG_HASH_SEED_EVENTS UINT64_C(0x2e74766531486764) /* "dgH1evt." */
+#define DG_HASH_SEED_STATE UINT64_C(0x2e61747331486764)  /* "dgH1sta." */
+#define DG_HASH_SEED_TICK UINT64_C(0x2e6b697431486764)   /* "dgH1tik." */
+#define DG_HASH_SEED_RAW UINT64_C(0x2e77617231486764)    /* "dgH1raw." */
+
+#define DG_HASH_ENTITY_BYTES 43 /* canonical entity record size (docs/STATE-HASH.md §2) */
+#define DG_HASH_EVENT_FIXED_BYTES 23 /* event record size before its text bytes (§3) */
+
+/* ---- one entity, one event list -------------------------------------------------------------- */
+
+/* Writes the canonical 43-byte record of e into out (explicit LE stores, no padding).
+ * Precondition: e and out non-NULL. */
+void dg_hash_entity_bytes(const dg_qentity *e, uint8_t out[DG_HASH_ENTITY_BYTES]);
+
+/* XXH3-64 of the entity record with DG_HASH_SEED_ENTITY. Precondition: e non-NULL. */
+uint64_t dg_hash_entity(const dg_qentity *e);
+
+/* XXH3-64 of the tick's events in the order given (count first). ev may be NULL when n == 0.
+ * Precondition: every event with text_len > 0 has non-NULL text (dg_hash_events_checked tests it). */
+uint64_t dg_hash_events(const dg_event *ev, size_t n);
+
+/* As dg_hash_events, but rejects (DG_E_USAGE) NULL text with text_len > 0, and (DG_E_RANGE) an event
+ * whose stamped tick differs from `tick`; the error names the event index. *out untouched on error. */
+dg_status dg_hash_events_checked(uint64_t tick, const dg_event *ev, size_t n, uint64_t *out,
+                                 dg_error *err);
+
+/* ---- a whole tick ------------------------------------------------------------------------------ */
+typedef struct dg_tick_hash {
+    uint64_t tick;
+    uint32_t entity_count;
+    uint64_t state;    /* entities only */
+    uint64_t events;   /* events only */
+    uint64_t combined; /* the tick hash: binds tick, count, state and events */
+} dg_tick_hash;
+
+/* Hashes one tick. ents must be sorted by strictly increasing id (precondition, not checked: use
+ * dg_hash_tick_checked on untrusted input). When entity_hashes_out is non-NULL it receives the n
+ * entity hashes, in the same order. ents may be NULL when n == 0, ev when nev == 0. */
+dg_tick_hash dg_hash_tick(uint64_t tick, const dg_qentity *ents, size_t n, const dg_event *ev,
+                          size_t nev, uint64_t *entity_hashes_out);
+
+/* The validated variant: rejects (DG_E_USAGE) ids that are 0 or not strictly increasing (the error
+ * names the index and both ids), n > UINT32_MAX, and the dg_hash_events_checked failures. On error
+ * *out and entity_hashes_out are left untouched. */
+dg_status dg_hash_tick_checked(uint64_t tick, const dg_qentity *ents, size_t n, const dg_event *ev,
+                               size_t nev, uint64_t *entity_hashes_out, dg_tick_hash *out,
+                               dg_error *err);
+
+/* ---- streaming forms (for a caller that rebuilds the state entity by entity) -------------------- */
+
+/* Opaque streaming state; lives on the caller's stack, no allocation. Do not touch its fields. */
+#if defined(__cplusplus)
+#define DG_HASH_ALIGN64 alignas(64)
+#else
+#define DG_HASH_ALIGN64 _Alignas(64)
+#endif
+typedef struct dg_hash_stream {
+    DG_HASH_ALIGN64 unsigned char xxh_[640]; /* an XXH3_state_t */
+    uint8_t batch_[256];                      /* pending bytes not yet fed to XXH3 */
+    uint32_t batch_len_;
+    uint32_t count_;       /* entities added */
+    uint64_t tick_;
+    uint64_t last_id_;     /* previous id + 1 (0 before the first), for the order check */
+    uint32_t order_errors_; /* entities added out of order or with id 0 */
+    uint32_t magic_;
+} dg_hash_stream;
+
+/* Tick stream: begin, add each entity in id order, end with the events hash. The result equals
+ * dg_hash_tick over the same entities. dg_hash_tick_add returns that entity's hash. */
+void dg_hash_tick_begin(dg_hash_stream *s, uint64_t tick);
+uint64_t dg_hash_tick_add(dg_hash_stream *s, const dg_qentity *e);
+dg_tick_hash dg_hash_tick_end(dg_hash_stream *s, uint64_t events_hash);
+/* Number of entities that were added with id 0 or out of id order (0 when the input was valid).
+ * Read it before the next begin. */
+uint32_t dg_hash_stream_order_errors(const dg_hash_stream *s);
+
+/* Raw (pre-quantization) float hash: hashes the IEEE-754 binary64 bit patterns exactly as given —
+ * -0.0 differs from +0.0 and every NaN payload is its own value (docs/STATE-HASH.md §5). Feed the
+ * entities in id order; fields are whatever the simulation has (n per entity, may vary). */
+void dg_hash_raw_begin(dg_hash_stream *s, uint64_t tick);
+void dg_hash_raw_entity(dg_hash_stream *s, uint32_t id, const double *fields, size_t n);
+uint64_t dg_hash_raw_end(dg_hash_stream *s);
+
+/* ---- localization: which entities differ between two sides --------------------------------------- */
+typedef enum dg_hash_diff_kind {
+    DG_HASH_DIFF_CHANGED = 1, /* id on both sides, hashes differ */
+    DG_HASH_DIFF_ADDED = 2,   /* id only on side b */
+    DG_HASH_DIFF_LOST = 3,    /* id only on side a */
+} dg_hash_diff_kind;
+
+typedef struct dg_hash_diff_counts {
+    size_t changed, added, lost, same;
+} dg_hash_diff_counts;
+
+/* Called once per differing id in increasing id order; hash_a / hash_b are 0 for the missing side.
+ * Return nonzero to stop early. */
+typedef int (*dg_hash_diff_fn)(void *user, dg_hash_diff_kind kind, uint32_t id, uint64_t hash_a,
+                               uint64_t hash_b);
+
+/* Merges two (id, hash) lists, each sorted by strictly increasing id, and reports every id that was
+ * added, lost or changed. fn may be NULL (counts only); counts may be NULL. Fails (DG_E_USAGE) on
+ * an unsorted list, naming the side and index; fn may have been called for ids before that point. */
+dg_status dg_hash_diff_entities(const uint32_t *ids_a, const uint64_t *hashes_a, size_t na,
+                                const uint32_t *ids_b, const uint64_t *hashes_b, size_t nb,
+                                dg_hash_diff_fn fn, void *user, dg_hash_diff_counts *counts,
+                                dg_error *err);
+
+/* ---- the hash log (text, docs/STATE-HASH.md §7) --------------------------------------------------- */
+#define DG_HASH_LOG_VERSION 1
+#define DG_HASH_LOG_NAME_MAX 64 /* scenario / format tokens: [A-Za-z0-9._+/-]{1,64} */
+
+typedef struct dg_hash_log_header {
+    char scenario[DG_HASH_LOG_NAME_MAX + 1];
+    char format[DG_HASH_LOG_NAME_MAX + 1];
+    bool entities; /* the log carries per-entity hash lines */
+    bool raw;      /* the log carries raw hashes (else "-" on every tick line) */
+} dg_hash_log_header;
+
+/* One tick as written to / read from a log. */
+typedef struct dg_hash_log_tick {
+    uint64_t tick;
+    uint32_t entity_count;
+    uint64_t state, events;
+    uint64_t raw;           /* meaningful only when has_raw */
+    bool has_raw;
+    const uint32_t *ids;    /* entity_count ids (NULL when the log has no entity lines) */
+    const uint64_t *hashes; /* their entity hashes */
+} dg_hash_log_tick;
+
+typedef struct dg_hash_log_writer dg_hash_log_writer;
+typedef struct dg_hash_log_reader dg_hash_log_reader;
+
+/* Creates a log at path; a path ending in ".zst" is written zstd-compressed (level 3, checksum).
+ * Writes the header line. Fails on an invalid header token (DG_E_USAGE) or I/O (DG_E_IO). */
+dg_status dg_hash_log_create(dg_hash_log_writer **out, const char *path, const dg_hash_log_header *h,
+                             dg_error *err);
+/* The same onto an open stream (not closed by dg_hash_log_close), plain text or zstd. */
+dg_status dg_hash_log_create_fp(dg_hash_log_writer **out, FILE *fp, bool zstd,
+                                const dg_hash_log_header *h, dg_error *err);
+/* Appends one tick. Ticks must strictly increase; entity ids (when the header says entities) must
+ * be given, strictly increasing, t->entity_count of them; has_raw must match the header. */
+dg_status dg_hash_log_write(dg_hash_log_writer *w, const dg_hash_log_tick *t, dg_error *err);
+/* Writes the trailer, flushes and frees w (also on error). w may be NULL. */
+dg_status dg_hash_log_close(dg_hash_log_writer *w, dg_error *err);
+
+/* Opens a log; zstd is detected by its magic number, not the file name. Reads the header. */
+dg_status dg_hash_log_open(dg_hash_log_reader **out, const char *path, dg_error *err);
+/* The same over a caller-owned buffer (must outlive the reader); name is used in errors. */
+dg_status dg_hash_log_open_mem(dg_hash_log_reader **out, const void *buf, size_t len,
+                               const char *name, dg_error *err);
+const dg_hash_log_header *dg_hash_log_header_of(const dg_hash_log_reader *r);
+/* Reads the next tick into *t (its ids/hashes stay valid until the next call). Returns DG_OK and
+ * sets *eof = true after the trailer (then *t is untouched). Errors carry "name:line:col" in where,
+ * the byte offset in the decompressed text, and expected vs found. */
+dg_status dg_hash_log_next(dg_hash_log_reader *r, dg_hash_log_tick *t, bool *eof, dg_error *err);
+void dg_hash_log_free(dg_hash_log_reader *r);
+
+/* ---- comparing two logs ------------------------------------------------------------------------- */
+typedef enum dg_hash_verdict {
+    DG_HASH_SAME = 0,       /* every tick equal (raw too, where both sides have it) */
+    DG_HASH_SUBQUANTUM = 1, /* quantized state and events equal everywhere, raw floats differ */
+    DG_HASH_DIVERGED = 2,   /* quantized state, events or the tick set differ */
+} dg_hash_verdict;
+
+#define DG_HASH_CMP_MAX_IDS 64
+
+typedef struct dg_hash_log_cmp {
+    dg_hash_verdict verdict;
+    uint64_t ticks_a, ticks_b;     /* ticks read on each side */
+    uint64_t ticks_differing;      /* ticks whose state or events differ, or present on one side */
+    uint64_t ticks_subquantum;     /* ticks with equal state and events but different raw hashes */
+    /* The first tick that differs in state/events/presence (valid when verdict == DIVERGED). */
+    uint64_t first_tick;
+    bool first_missing_a, first_missing_b; /* the tick exists only on the other side */
+    bool first_state, first_events, first_count; /* which parts differ there */
+    /* The first sub-quantum tick (valid when ticks_subquantum > 0). */
+    uint64_t first_subquantum_tick;
+    /* Entities at first_tick (when both logs carry entity lines): counts and the first ids. */
+    bool entities_known;
+    dg_hash_diff_counts entity_counts;
+    size_t n_ids;
+    uint32_t ids[DG_HASH_CMP_MAX_IDS];
+    dg_hash_diff_kind id_kinds[DG_HASH_CMP_MAX_IDS];
+} dg_hash_log_cmp;
+
+/* Compares two logs tick by tick (merging on tick number). Reading or parse errors fail the call.
+ * Headers may differ in scenario/format (the caller decides whether that matters). */
+dg_status dg_hash_log_compare(dg_hash_log_reader *a, dg_hash_log_reader *b, dg_hash_log_cmp *out,
+                              dg_error *err);
+
+/* 16 lowercase hex digits and a NUL. */
+void dg_hash_hex(uint64_t h, char out[17]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

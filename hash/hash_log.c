@@ -405,8 +405,11 @@ static dg_status log__read_header(dg_hash_log_reader *r, dg_error *err)
     if (st != DG_OK)
         return st;
     log__lc c = {r, 0, err, DG_OK};
-    if (eof)
-        return log__fail_at(&c, DG_E_MAGIC, "the header line \"" LOG__MAGIC " 1 ...\"");
+    if (eof) {
+        r->failed = true;
+        return dg_error_set(err, DG_E_MAGIC, 0, r->name, "expected the header line \"" LOG__MAGIC
+                            " 1 ...\", found end of input (empty log)");
+    }
     static const char magic[] = LOG__MAGIC " ";
     if (r->line_len < sizeof magic - 1 || memcmp(r->line, magic, sizeof magic - 1) != 0)
         return log__fail_at(&c, DG_E_MAGIC, "\"" LOG__MAGIC " \" (not a detgate hash log)");

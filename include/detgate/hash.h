@@ -4,7 +4,7 @@
  * reproduce it: XXH3-64 over fixed-width little-endian serializations of the quantized state
  * (include/detgate/quant.h), never over structs or floats. The hashes are hierarchical:
  *
- *   entity hash  = XXH3-64(seed "dgH1ent.", 43-byte entity record)
+ *   entity hash  = XXH3-64(seed "dgH1ent.", 48-byte entity record)
  *   state hash   = XXH3-64(seed "dgH1sta.", tick ‖ entity hashes in id order ‖ entity count)
  *   events hash  = XXH3-64(seed "dgH1evt.", event count ‖ the tick's events in order)
  *   tick hash    = XXH3-64(seed "dgH1tik.", tick ‖ entity count ‖ state hash ‖ events hash)
@@ -37,12 +37,12 @@ extern "C" {
 #define DG_HASH_SEED_TICK UINT64_C(0x2e6b697431486764)   /* "dgH1tik." */
 #define DG_HASH_SEED_RAW UINT64_C(0x2e77617231486764)    /* "dgH1raw." */
 
-#define DG_HASH_ENTITY_BYTES 43 /* canonical entity record size (docs/STATE-HASH.md §2) */
+#define DG_HASH_ENTITY_BYTES 48 /* canonical entity record size (docs/STATE-HASH.md §2) */
 #define DG_HASH_EVENT_FIXED_BYTES 23 /* event record size before its text bytes (§3) */
 
 /* ---- one entity, one event list -------------------------------------------------------------- */
 
-/* Writes the canonical 43-byte record of e into out (explicit LE stores, no padding).
+/* Writes the canonical 48-byte record of e into out (explicit LE stores; bytes 43..47 are 0).
  * Precondition: e and out non-NULL. */
 void dg_hash_entity_bytes(const dg_qentity *e, uint8_t out[DG_HASH_ENTITY_BYTES]);
 

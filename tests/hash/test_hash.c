@@ -42,7 +42,7 @@ static uint64_t seed_of(const char text[8])
     return v;
 }
 
-/* §2, field by field. */
+/* §2, field by field, in the documented byte order. */
 static void doc_entity_record(tbuf *t, const dg_qentity *e)
 {
     tb_le(t, e->id, 4);
@@ -52,18 +52,19 @@ static void doc_entity_record(tbuf *t, const dg_qentity *e)
         tb_le(t, (uint32_t)e->pos[i], 4);
     for (int i = 0; i < 3; i++)
         tb_le(t, (uint32_t)e->vel[i], 4);
-    tb_u8(t, e->rot_largest);
     for (int i = 0; i < 3; i++)
         tb_le(t, (uint16_t)e->rot[i], 2);
     tb_le(t, e->health, 2);
     tb_le(t, e->flags, 2);
+    tb_u8(t, e->rot_largest);
+    tb_le(t, 0, 5); /* reserved */
 }
 
 static uint64_t doc_entity_hash(const dg_qentity *e)
 {
     tbuf t = {.n = 0};
     doc_entity_record(&t, e);
-    assert_int_equal(t.n, 43);
+    assert_int_equal(t.n, 48);
     return XXH3_64bits_withSeed(t.b, t.n, seed_of("dgH1ent."));
 }
 
@@ -143,17 +144,25 @@ static void test_entity_bytes_match_documented_layout(void **state)
     uint8_t b[DG_HASH_ENTITY_BYTES];
     dg_hash_entity_bytes(&k_ents[0], b);
     assert_int_equal(b[0], 7);            /* id */
+    assert_int_equal(b[4], 2);            /* type_index */
+    assert_int_equal(b[6], 1);            /* faction_index */
     assert_int_equal(b[8], 64);           /* pos[0] low byte */
     assert_int_equal(b[12], 0x80);        /* pos[1] = -128 = 0xffffff80 */
     assert_int_equal(b[15], 0xff);
     assert_int_equal(b[19], 0x7f);        /* pos[2] top byte */
-    assert_int_equal(b[32], 0);           /* rot_largest */
-    assert_int_equal(b[33], 0x01);        /* rot[0] = -32767 = 0x8001 */
-    assert_int_equal(b[34], 0x80);
-    assert_int_equal(b[39], 0x10);        /* health 10000 = 0x2710 */
-    assert_int_equal(b[40], 0x27);
-    assert_int_equal(b[41], 0x01);        /* flags 0x8001 */
-    assert_int_equal(b[42], 0x80);
+    assert_int_equal(b[20], 0xff);        /* vel[0] = -1 */
+    assert_int_equal(b[28], 32);          /* vel[2] */
+    assert_int_equal(b[32], 0x01);        /* rot[0] = -32767 = 0x8001 */
+    assert_int_equal(b[33], 0x80);
+    assert_int_equal(b[34], 12);          /* rot[1] */
+    assert_int_equal(b[38], 0x10);        /* health 10000 = 0x2710 */
+    assert_int_equal(b[39], 0x27);
+    assert_int_equal(b[40], 0x01);        /* flags 0x8001 */
+    assert_int_equal(b[41], 0x80);
+    dg_hash_entity_bytes(&k_ents[1], b);
+    assert_int_equal(b[42], 3);           /* rot_largest */
+    for (int i = 43; i < 48; i++)
+        assert_int_equal(b[i], 0);        /* reserved */
 }
 
 static void test_tick_hash_matches_independent_route(void **state)

@@ -1,0 +1,329 @@
+/* detgate — the report room: the result model a verify/gate/diff/bisect run fills, and the five
+ * renderers that turn it into what a team reads (prefix dg_report_).
+ *
+ * reports/ only renders a result it is handed. The harness builds a dg_report with the small
+ * builder API below (every string is copied into the report; every array is report-owned), then
+ * calls a renderer:
+ *   text      terminal summary (ANSI colour only when the caller asks, e.g. after isatty)
+ *   json      versioned, documented schema: docs/REPORT-SCHEMA.md, docs/report-schema.json
+ *   junit     JUnit XML, one <testcase> per scenario and check
+ *   markdown  a pull-request comment / CI step summary, hard size cap
+ *   html      one self-contained page (inline CSS + SVG, no script, no network)
+ *
+ * Memory stays bounded however large the divergence: the builder keeps at most the configured
+ * number of detailed ticks, entities per tick, ranges, timeline buckets and trajectory points per
+ * check and counts what it cut (dg_report_limits, fixed at dg_report_new).
+ *
+ * Pointers returned by the builders point into report-owned arrays: a pointer to a scenario stays
+ * valid until the next dg_report_add_scenario on the same report, a check until the next
+ * dg_report_add_check on the same scenario, a tick until the next dg_report_add_tick on the same
+ * check. Fill one object, then append the next. All builders fail closed on out-of-memory: they
+ * return NULL / DG_E_NOMEM and mark the report (dg_report_nomem), never leave a half-added item. */
+#ifndef DETGATE_REPORT_H
+#define DETGATE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "detgate/error.h"
+#include "detgate/quant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DG_REPORT_SCHEMA_VERSION 1
+#define DG_REPORT_TICK_NONE UINT64_MAX /* "no such tick" (no divergence, not known) */
+
+typedef enum dg_report_status {
+    DG_REPORT_PASS = 0,  /* checked, equal */
+    DG_REPORT_FAIL = 1,  /* checked, diverged */
+    DG_REPORT_ERROR = 2, /* could not be checked (unreadable file, missing golden, ...) */
+} dg_report_status;
+
+typedef enum dg_report_entity_kind {
+    DG_REPORT_ENTITY_CHANGED = 0, /* present on both sides, some field differs */
+    DG_REPORT_ENTITY_ADDED = 1,   /* present on side B only */
+    DG_REPORT_ENTITY_LOST = 2,    /* present on side A only */
+} dg_report_entity_kind;
+
+typedef enum dg_report_kind {
+    DG_REPORT_TEXT = 0,
+    DG_REPORT_JSON = 1,
+    DG_REPORT_JUNIT = 2,
+    DG_REPORT_MARKDOWN = 3,
+    DG_REPORT_HTML = 4,
+} dg_report_kind;
+
+/* One differing field. Side A is the reference (recording / golden / first file), B the other.
+ * Quanta are the integer domain that is hashed; real values are for humans. */
+#define DG_REPORT_FIELD_NAME_CAP 16
+#define DG_REPORT_UNIT_CAP 8
+typedef struct dg_report_field {
+    char name[DG_REPORT_FIELD_NAME_CAP]; /* "pos.x", "vel.z", "rot", "health", "flags", "type", "faction" */
+    char unit[DG_REPORT_UNIT_CAP];       /* "m", "m/s", "deg", "%", "" */
+    bool has_quanta;                     /* false for "rot" (a quaternion has no single quantum value) */
+    int64_t a_q, b_q, delta_q;           /* delta_q = b_q - a_q, saturated to the int64 range */
+    bool has_values;                     /* false when only the delta is meaningful ("rot": angle A->B) */
+    double a, b;                         /* real units; non-finite values render as null / "n/a" */
+    double delta;                        /* real units; b - a, or the angle for "rot" */
+} dg_report_field;
+
+#define DG_REPORT_FIELDS_MAX 16 /* more fields than any entity has (pos 3, vel 3, rot, health, ...) */
+#define DG_REPORT_NAME_CAP 48
+typedef struct dg_report_entity {
+    uint32_t id;
+    char name[DG_REPORT_NAME_CAP]; /* callsign or name, UTF-8, "" when unknown (truncated on a
+                                      character boundary) */
+    dg_report_entity_kind kind;
+    uint32_t n_fields;
+    uint32_t fields_cut; /* fields beyond DG_REPORT_FIELDS_MAX */
+    dg_report_field fields[DG_REPORT_FIELDS_MAX];
+} dg_report_entity;
+
+/* One divergent tick in detail. */
+typedef struct dg_report_tick {
+    uint64_t tick;
+    uint32_t added, lost, changed; /* full counts at this tick (not capped) */
+    bool events_differ;            /* the tick's events hashed differently */
+    uint32_t events_a, events_b;   /* events stamped with this tick on each side */
+    uint32_t n_entities;
+    uint32_t entities_cut; /* entities beyond limits.entities_per_tick */
+    dg_report_entity *entities;
+    struct dg_report *report_; /* private: owner (limits, nomem flag) */
+    uint32_t cap_entities_;    /* private */
+} dg_report_tick;
+
+/* Divergent ticks folded into ranges. count <= last - first + 1; it is smaller only when the
+ * range cap was reached and later ticks were absorbed into the last range (coalesced). */
+typedef struct dg_report_range {
+    uint64_t first, last, count;
+} dg_report_range;
+
+/* A timeline bucket: the divergent ticks in [first, last] and the largest number of divergent
+ * entities at any one of them. Buckets are merged pairwise when the cap is reached, so the
+ * picture of a million-tick run stays a few thousand bars. */
+typedef struct dg_report_bucket {
+    uint64_t first, last;
+    uint32_t entities; /* max divergent entities in one tick of the bucket */
+    uint32_t ticks;    /* divergent ticks in the bucket */
+} dg_report_bucket;
+
+typedef struct dg_report_point {
+    uint64_t tick;
+    double x, y, z; /* metres */
+} dg_report_point;
+
+/* The first divergent entity's path on both sides, around the divergence. */
+typedef struct dg_report_trajectory {
+    bool present;
+    uint32_t entity_id;
+    char name[DG_REPORT_NAME_CAP];
+    uint32_t n_a, n_b;       /* points on side A / B (a side may have fewer: entity lost/added) */
+    uint32_t cut_a, cut_b;   /* points beyond limits.trajectory_points */
+    dg_report_point *a, *b;
+    uint32_t cap_a_, cap_b_; /* private */
+} dg_report_trajectory;
+
+typedef struct dg_report_check {
+    char *name;    /* "record-vs-replay", "seek", "recovery", "golden", "diff", ... */
+    dg_report_status status;
+    char *message; /* one line, may be NULL (e.g. the error for DG_REPORT_ERROR) */
+    double duration_s;
+
+    uint64_t first_tick;     /* first divergent tick (quantized state), DG_REPORT_TICK_NONE if none */
+    uint64_t first_raw_tick; /* first tick whose raw float hashes differed, TICK_NONE if none/unknown */
+    bool sub_quantum;        /* raw hashes differed from first_raw_tick while quantized state equal */
+    uint64_t divergent_ticks; /* total, never capped */
+
+    uint32_t n_ranges;
+    bool ranges_coalesced; /* the range cap was hit; the last range absorbed later ticks */
+    dg_report_range *ranges;
+
+    uint32_t n_ticks;   /* detailed ticks kept (the first limits.ticks_per_check divergent ones) */
+    uint64_t ticks_cut; /* detailed ticks offered beyond the cap */
+    dg_report_tick *ticks;
+
+    uint32_t n_buckets;
+    uint64_t bucket_width; /* ticks per bucket: 1, 2, 4, ... (doubles at each pairwise merge) */
+    dg_report_bucket *buckets;
+
+    dg_report_trajectory trajectory;
+
+    struct dg_report *report_; /* private */
+    uint32_t cap_ranges_, cap_ticks_, cap_buckets_;
+} dg_report_check;
+
+typedef struct dg_report_scenario {
+    char *name;
+    char *format;          /* "flrep", "rply", or NULL when unknown */
+    uint64_t ticks;        /* ticks in the recording */
+    uint64_t entity_ticks; /* sum over ticks of live entities */
+    uint64_t file_bytes;
+    uint32_t n_checks;
+    dg_report_check *checks;
+    struct dg_report *report_; /* private */
+    uint32_t cap_checks_;
+} dg_report_scenario;
+
+typedef enum dg_report_verdict {
+    DG_REPORT_GOOD = 0,   /* exit status 0 in git bisect run */
+    DG_REPORT_BAD = 1,    /* 1..124, 126, 127 */
+    DG_REPORT_SKIP = 125, /* could not test this commit */
+} dg_report_verdict;
+
+typedef struct dg_report_bisect_step {
+    char *commit; /* sha */
+    dg_report_verdict verdict;
+    uint64_t first_tick; /* first divergent tick seen at this commit, TICK_NONE if none */
+} dg_report_bisect_step;
+
+typedef struct dg_report_bisect {
+    bool present;
+    char *scenario;          /* which scenario drove the bisection, may be NULL */
+    char *first_bad_commit;  /* NULL when the bisection did not conclude */
+    char *subject;           /* its commit subject line */
+    char *good_rev, *bad_rev;
+    uint64_t first_tick;     /* first divergent tick at the first bad commit */
+    uint32_t n_steps;
+    dg_report_bisect_step *steps;
+    uint32_t cap_steps_; /* private */
+} dg_report_bisect;
+
+/* Builder caps, fixed when the report is created (0 in a field = the default). */
+typedef struct dg_report_limits {
+    uint32_t ticks_per_check;    /* detailed divergent ticks kept per check (default 64) */
+    uint32_t entities_per_tick;  /* entity diffs kept per detailed tick (default 32) */
+    uint32_t ranges_per_check;   /* folded ranges kept per check (default 256) */
+    uint32_t timeline_buckets;   /* timeline buckets per check (default 2048, power of two) */
+    uint32_t trajectory_points;  /* points per side of the trajectory (default 2048) */
+} dg_report_limits;
+
+typedef struct dg_report {
+    char *tool_version;
+    char *command;           /* "verify", "gate", "diff", "bisect" */
+    int64_t started_unix;    /* seconds since 1970 (UTC) */
+    double duration_s;
+    uint32_t n_scenarios;
+    dg_report_scenario *scenarios;
+    dg_report_bisect bisect;
+    dg_report_limits limits; /* effective caps (defaults filled in) */
+    bool nomem;              /* some builder call ran out of memory; the report is incomplete */
+    uint32_t cap_scenarios_; /* private */
+} dg_report;
+
+/* Render-time options (NULL = defaults). */
+typedef struct dg_report_opts {
+    bool colour;              /* text: ANSI colour (the caller decides, e.g. isatty(fileno(f))) */
+    uint32_t rows_per_check;  /* text/markdown/html: field rows shown per check (default 20 for
+                                 markdown, 40 for text, 200 for html) */
+    size_t markdown_max_bytes; /* markdown: hard size cap including the "... N more" note
+                                  (default 60000; GitHub comments stop at 65536 characters) */
+} dg_report_opts;
+
+/* ---- building ------------------------------------------------------------------------------- */
+
+/* A new empty report. command and tool_version are copied (may be NULL). limits may be NULL.
+ * Returns NULL on out of memory (err filled). Free with dg_report_free. */
+dg_report *dg_report_new(const char *command, const char *tool_version, const dg_report_limits *limits,
+                         dg_error *err);
+void dg_report_free(dg_report *r);
+
+/* Appends a scenario (name, format copied; format may be NULL). NULL on out of memory. */
+dg_report_scenario *dg_report_add_scenario(dg_report *r, const char *name, const char *format);
+
+/* Appends a check with the given status; first_tick and first_raw_tick start as TICK_NONE. */
+dg_report_check *dg_report_add_check(dg_report_scenario *s, const char *name, dg_report_status status);
+
+/* Replaces the check's one-line message (printf format). DG_E_NOMEM on out of memory. */
+dg_status dg_report_check_set_message(dg_report_check *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Records one divergent tick: counts it, folds it into the ranges, feeds the timeline, and sets
+ * first_tick if this is the first. Ticks must be offered in strictly increasing order
+ * (DG_E_USAGE otherwise, nothing changed). n_entities = divergent entities at that tick. */
+dg_status dg_report_check_add_divergent(dg_report_check *c, uint64_t tick, uint32_t n_entities);
+
+/* Notes that raw (unquantized) float hashes first differed at `tick`. If the check has no
+ * quantized divergence (first_tick is TICK_NONE) the check is flagged sub_quantum. */
+void dg_report_check_set_raw_divergence(dg_report_check *c, uint64_t tick);
+
+/* Starts the detail of one divergent tick. Returns NULL when the per-check cap is reached (then
+ * ticks_cut counts it) or on out of memory (then dg_report_nomem is true). */
+dg_report_tick *dg_report_add_tick(dg_report_check *c, uint64_t tick);
+
+/* Appends an entity diff to a detailed tick; NULL when capped (entities_cut counts it) or out of
+ * memory. name may be NULL. Does not touch t->added/lost/changed: the caller sets the totals. */
+dg_report_entity *dg_report_tick_add_entity(dg_report_tick *t, uint32_t id, const char *name,
+                                            dg_report_entity_kind kind);
+
+/* Appends a field diff with integer quanta and their real-unit values (delta computed here).
+ * Returns false when the entity already has DG_REPORT_FIELDS_MAX fields (fields_cut counts it). */
+bool dg_report_entity_add_field(dg_report_entity *e, const char *name, const char *unit, int64_t a_q,
+                                int64_t b_q, double a, double b);
+/* A field with real values only (no quantum), e.g. an angle: delta given by the caller. */
+bool dg_report_entity_add_field_real(dg_report_entity *e, const char *name, const char *unit,
+                                     bool has_values, double a, double b, double delta);
+
+/* Fills e with every field that differs between two quantized states of the same entity, in the
+ * units of detgate/quant.h (pos m, vel m/s, rot deg, health %, flags/type/faction raw). Returns
+ * the number of fields added. */
+uint32_t dg_report_entity_diff_qentity(dg_report_entity *e, const dg_qentity *a, const dg_qentity *b);
+
+/* Trajectory of the first divergent entity (id, name) on side 'A' or 'B'. set_trajectory resets
+ * it; add_point appends (points beyond the cap are counted in cut_a/cut_b). DG_E_USAGE for a
+ * side other than 'A'/'B'. */
+dg_status dg_report_check_set_trajectory(dg_report_check *c, uint32_t entity_id, const char *name);
+dg_status dg_report_check_add_point(dg_report_check *c, char side, uint64_t tick, double x, double y,
+                                    double z);
+
+/* Bisect section: set_bisect fills the strings (each may be NULL) and marks it present. */
+dg_status dg_report_set_bisect(dg_report *r, const char *scenario, const char *first_bad_commit,
+                               const char *subject, const char *good_rev, const char *bad_rev,
+                               uint64_t first_tick);
+dg_status dg_report_bisect_add_step(dg_report *r, const char *commit, dg_report_verdict verdict,
+                                    uint64_t first_tick);
+
+/* ---- reading the model ------------------------------------------------------------------------ */
+
+/* Worst status of a scenario's checks (ERROR > FAIL > PASS; a scenario with no check passes). */
+dg_report_status dg_report_scenario_status(const dg_report_scenario *s);
+/* Worst status over the whole report; a bisect that named a first bad commit counts as FAIL. */
+dg_report_status dg_report_overall_status(const dg_report *r);
+/* "pass", "fail", "error"; "added", "lost", "changed"; "text", "json", ... (never NULL). */
+const char *dg_report_status_name(dg_report_status s);
+const char *dg_report_entity_kind_name(dg_report_entity_kind k);
+const char *dg_report_kind_name(dg_report_kind k);
+/* Parses "text", "json", "junit", "markdown" (or "md"), "html"; DG_E_USAGE otherwise. */
+dg_status dg_report_kind_from_name(const char *name, dg_report_kind *out);
+
+/* ---- rendering -------------------------------------------------------------------------------- */
+
+/* Each renders the whole report to f. opts may be NULL. On a write error: DG_E_IO (err filled).
+ * Rendering never changes the report and never allocates per tick of the run (only per kept item). */
+dg_status dg_report_write_text(const dg_report *r, FILE *f, const dg_report_opts *opts, dg_error *err);
+dg_status dg_report_write_json(const dg_report *r, FILE *f, const dg_report_opts *opts, dg_error *err);
+dg_status dg_report_write_junit(const dg_report *r, FILE *f, const dg_report_opts *opts, dg_error *err);
+dg_status dg_report_write_markdown(const dg_report *r, FILE *f, const dg_report_opts *opts, dg_error *err);
+dg_status dg_report_write_html(const dg_report *r, FILE *f, const dg_report_opts *opts, dg_error *err);
+dg_status dg_report_write(const dg_report *r, dg_report_kind kind, FILE *f, const dg_report_opts *opts,
+                          dg_error *err);
+
+/* Renders into a new malloc'd NUL-terminated buffer (*out, *len without the NUL); caller frees. */
+dg_status dg_report_render(const dg_report *r, dg_report_kind kind, const dg_report_opts *opts, char **out,
+                           size_t *len, dg_error *err);
+
+/* Writes the rendering to `path` atomically: a temporary file in the same folder, flushed and
+ * synced, then renamed over path. On any failure the temporary is removed and path is untouched. */
+dg_status dg_report_write_file(const dg_report *r, dg_report_kind kind, const char *path,
+                               const dg_report_opts *opts, dg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

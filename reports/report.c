@@ -1,0 +1,584 @@
+/* reports/report.c — the report room's filing cabinet: the result model and its builders.
+ * Everything is copied in and report-owned; caps keep memory bounded however long the divergence,
+ * and every cut is counted so no renderer ever pretends it showed everything. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+#define DG_REP_DEF_TICKS 64u
+#define DG_REP_DEF_ENTITIES 32u
+#define DG_REP_DEF_RANGES 256u
+#define DG_REP_DEF_BUCKETS 2048u
+#define DG_REP_DEF_POINTS 2048u
+
+/* ---- small helpers ---------------------------------------------------------------------------- */
+
+static char *report__strdup(dg_report *r, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    char *p = malloc(n + 1);
+    if (!p) {
+        r->nomem = true;
+        return NULL;
+    }
+    memcpy(p, s, n + 1);
+    return p;
+}
+
+/* Grows an array to hold one more item; false (and nomem) if it cannot. */
+static bool report__grow(dg_report *r, void **arr, uint32_t *cap, uint32_t count, size_t item)
+{
+    if (count < *cap)
+        return true;
+    uint32_t ncap = *cap ? *cap * 2 : 4;
+    if (ncap < *cap || (size_t)ncap > SIZE_MAX / item) {
+        r->nomem = true;
+        return false;
+    }
+    void *p = realloc(*arr, (size_t)ncap * item);
+    if (!p) {
+        r->nomem = true;
+        return false;
+    }
+    *arr = p;
+    *cap = ncap;
+    return true;
+}
+
+/* Copies at most cap-1 bytes of UTF-8 without splitting a character. */
+static void report__copy_name(char *dst, size_t cap, const char *src)
+{
+    size_t n = 0;
+    if (src) {
+        size_t len = strlen(src);
+        while (n < len) {
+            uint32_t cp;
+            size_t k = dg_rep__utf8_next((const unsigned char *)src + n, len - n, &cp);
+            if (n + k > cap - 1)
+                break;
+            n += k;
+        }
+        memcpy(dst, src, n);
+    }
+    dst[n] = '\0';
+}
+
+static uint32_t report__pow2_at_least(uint32_t v)
+{
+    uint32_t p = 2;
+    while (p < v && p < (1u << 30))
+        p <<= 1;
+    return p;
+}
+
+static void report__fill_limits(dg_report_limits *out, const dg_report_limits *in)
+{
+    dg_report_limits l = {0};
+    if (in)
+        l = *in;
+    out->ticks_per_check = l.ticks_per_check ? l.ticks_per_check : DG_REP_DEF_TICKS;
+    out->entities_per_tick = l.entities_per_tick ? l.entities_per_tick : DG_REP_DEF_ENTITIES;
+    out->ranges_per_check = l.ranges_per_check ? l.ranges_per_check : DG_REP_DEF_RANGES;
+    /* Pairwise merging halves the bucket count, so the cap must be even: a power of two. */
+    out->timeline_buckets = report__pow2_at_least(l.timeline_buckets ? l.timeline_buckets : DG_REP_DEF_BUCKETS);
+    out->trajectory_points = l.trajectory_points ? l.trajectory_points : DG_REP_DEF_POINTS;
+}
+
+/* ---- lifetime --------------------------------------------------------------------------------- */
+
+dg_report *dg_report_new(const char *command, const char *tool_version, const dg_report_limits *limits,
+                         dg_error *err)
+{
+    dg_report *r = calloc(1, sizeof *r);
+    if (!r) {
+        dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "report", "cannot allocate a report");
+        return NULL;
+    }
+    report__fill_limits(&r->limits, limits);
+    r->command = report__strdup(r, command);
+    r->tool_version = report__strdup(r, tool_version);
+    r->bisect.first_tick = DG_REPORT_TICK_NONE;
+    if (r->nomem) {
+        dg_report_free(r);
+        dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "report", "cannot allocate a report");
+        return NULL;
+    }
+    return r;
+}
+
+static void report__free_check(dg_report_check *c)
+{
+    free(c->name);
+    free(c->message);
+    free(c->ranges);
+    for (uint32_t i = 0; i < c->n_ticks; i++)
+        free(c->ticks[i].entities);
+    free(c->ticks);
+    free(c->buckets);
+    free(c->trajectory.a);
+    free(c->trajectory.b);
+}
+
+static void report__free_bisect(dg_report_bisect *b)
+{
+    free(b->scenario);
+    free(b->first_bad_commit);
+    free(b->subject);
+    free(b->good_rev);
+    free(b->bad_rev);
+    for (uint32_t i = 0; i < b->n_steps; i++)
+        free(b->steps[i].commit);
+    free(b->steps);
+}
+
+void dg_report_free(dg_report *r)
+{
+    if (!r)
+        return;
+    for (uint32_t i = 0; i < r->n_scenarios; i++) {
+        dg_report_scenario *s = &r->scenarios[i];
+        for (uint32_t j = 0; j < s->n_checks; j++)
+            report__free_check(&s->checks[j]);
+        free(s->checks);
+        free(s->name);
+        free(s->format);
+    }
+    free(r->scenarios);
+    report__free_bisect(&r->bisect);
+    free(r->command);
+    free(r->tool_version);
+    free(r);
+}
+
+/* ---- scenarios and checks --------------------------------------------------------------------- */
+
+dg_report_scenario *dg_report_add_scenario(dg_report *r, const char *name, const char *format)
+{
+    if (!r || !report__grow(r, (void **)&r->scenarios, &r->cap_scenarios_, r->n_scenarios, sizeof *r->scenarios))
+        return NULL;
+    dg_report_scenario s = {0};
+    s.report_ = r;
+    s.name = report__strdup(r, name ? name : "");
+    s.format = report__strdup(r, format);
+    if (!s.name || (format && !s.format)) {
+        free(s.name);
+        free(s.format);
+        return NULL;
+    }
+    r->scenarios[r->n_scenarios] = s;
+    return &r->scenarios[r->n_scenarios++];
+}
+
+dg_report_check *dg_report_add_check(dg_report_scenario *s, const char *name, dg_report_status status)
+{
+    if (!s)
+        return NULL;
+    dg_report *r = s->report_;
+    if (!report__grow(r, (void **)&s->checks, &s->cap_checks_, s->n_checks, sizeof *s->checks))
+        return NULL;
+    dg_report_check c = {0};
+    c.report_ = r;
+    c.status = status;
+    c.first_tick = DG_REPORT_TICK_NONE;
+    c.first_raw_tick = DG_REPORT_TICK_NONE;
+    c.bucket_width = 1;
+    c.name = report__strdup(r, name ? name : "");
+    if (!c.name)
+        return NULL;
+    s->checks[s->n_checks] = c;
+    return &s->checks[s->n_checks++];
+}
+
+dg_status dg_report_check_set_message(dg_report_check *c, const char *fmt, ...)
+{
+    if (!c || !fmt)
+        return DG_E_USAGE;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return DG_E_USAGE;
+    char *m = malloc((size_t)n + 1);
+    if (!m) {
+        c->report_->nomem = true;
+        return DG_E_NOMEM;
+    }
+    va_start(ap, fmt);
+    vsnprintf(m, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    free(c->message);
+    c->message = m;
+    return DG_OK;
+}
+
+/* ---- divergent ticks: ranges and timeline ----------------------------------------------------- */
+
+static bool check__fold_range(dg_report_check *c, uint64_t tick)
+{
+    dg_report *r = c->report_;
+    if (c->n_ranges > 0) {
+        dg_report_range *last = &c->ranges[c->n_ranges - 1];
+        if (tick == last->last + 1 || c->n_ranges >= r->limits.ranges_per_check) {
+            if (tick != last->last + 1)
+                c->ranges_coalesced = true;
+            last->last = tick;
+            last->count++;
+            return true;
+        }
+    }
+    if (!report__grow(r, (void **)&c->ranges, &c->cap_ranges_, c->n_ranges, sizeof *c->ranges))
+        return false;
+    c->ranges[c->n_ranges++] = (dg_report_range){tick, tick, 1};
+    return true;
+}
+
+/* Merges buckets pairwise (0+1, 2+3, ...) and doubles the width: the picture keeps its shape
+ * (max per bucket) at half the resolution. */
+static void check__halve_timeline(dg_report_check *c)
+{
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < c->n_buckets; i += 2) {
+        dg_report_bucket b = c->buckets[i];
+        if (i + 1 < c->n_buckets) {
+            const dg_report_bucket *n = &c->buckets[i + 1];
+            b.last = n->last;
+            b.ticks += n->ticks;
+            if (n->entities > b.entities)
+                b.entities = n->entities;
+        }
+        c->buckets[out++] = b;
+    }
+    c->n_buckets = out;
+    c->bucket_width *= 2;
+}
+
+/* Buckets are aligned to multiples of the width, so a tick's bucket is tick / width. */
+static bool check__feed_timeline(dg_report_check *c, uint64_t tick, uint32_t n_entities)
+{
+    dg_report *r = c->report_;
+    for (;;) {
+        if (c->n_buckets > 0) {
+            dg_report_bucket *last = &c->buckets[c->n_buckets - 1];
+            if (last->first / c->bucket_width == tick / c->bucket_width) {
+                last->last = tick;
+                last->ticks++;
+                if (n_entities > last->entities)
+                    last->entities = n_entities;
+                return true;
+            }
+        }
+        if (c->n_buckets < r->limits.timeline_buckets)
+            break;
+        check__halve_timeline(c);
+    }
+    if (!report__grow(r, (void **)&c->buckets, &c->cap_buckets_, c->n_buckets, sizeof *c->buckets))
+        return false;
+    c->buckets[c->n_buckets++] = (dg_report_bucket){tick, tick, n_entities, 1};
+    return true;
+}
+
+dg_status dg_report_check_add_divergent(dg_report_check *c, uint64_t tick, uint32_t n_entities)
+{
+    if (!c || tick == DG_REPORT_TICK_NONE)
+        return DG_E_USAGE;
+    if (c->n_ranges > 0 && tick <= c->ranges[c->n_ranges - 1].last)
+        return DG_E_USAGE;
+    /* Reserve room in both arrays first so a failure leaves the check as it was. */
+    dg_report *r = c->report_;
+    if (!report__grow(r, (void **)&c->ranges, &c->cap_ranges_, c->n_ranges, sizeof *c->ranges) ||
+        !report__grow(r, (void **)&c->buckets, &c->cap_buckets_, c->n_buckets, sizeof *c->buckets))
+        return DG_E_NOMEM;
+    check__fold_range(c, tick);
+    check__feed_timeline(c, tick, n_entities);
+    if (c->first_tick == DG_REPORT_TICK_NONE)
+        c->first_tick = tick;
+    c->divergent_ticks++;
+    c->sub_quantum = false;
+    return DG_OK;
+}
+
+void dg_report_check_set_raw_divergence(dg_report_check *c, uint64_t tick)
+{
+    if (!c)
+        return;
+    c->first_raw_tick = tick;
+    c->sub_quantum = tick != DG_REPORT_TICK_NONE && c->first_tick == DG_REPORT_TICK_NONE;
+}
+
+/* ---- detail: ticks, entities, fields ---------------------------------------------------------- */
+
+dg_report_tick *dg_report_add_tick(dg_report_check *c, uint64_t tick)
+{
+    if (!c)
+        return NULL;
+    dg_report *r = c->report_;
+    if (c->n_ticks >= r->limits.ticks_per_check) {
+        c->ticks_cut++;
+        return NULL;
+    }
+    if (!report__grow(r, (void **)&c->ticks, &c->cap_ticks_, c->n_ticks, sizeof *c->ticks))
+        return NULL;
+    dg_report_tick t = {0};
+    t.tick = tick;
+    t.report_ = r;
+    c->ticks[c->n_ticks] = t;
+    return &c->ticks[c->n_ticks++];
+}
+
+dg_report_entity *dg_report_tick_add_entity(dg_report_tick *t, uint32_t id, const char *name,
+                                            dg_report_entity_kind kind)
+{
+    if (!t)
+        return NULL;
+    dg_report *r = t->report_;
+    if (t->n_entities >= r->limits.entities_per_tick) {
+        t->entities_cut++;
+        return NULL;
+    }
+    if (!report__grow(r, (void **)&t->entities, &t->cap_entities_, t->n_entities, sizeof *t->entities))
+        return NULL;
+    dg_report_entity *e = &t->entities[t->n_entities++];
+    memset(e, 0, sizeof *e);
+    e->id = id;
+    e->kind = kind;
+    report__copy_name(e->name, sizeof e->name, name);
+    return e;
+}
+
+static int64_t report__sat_sub(int64_t b, int64_t a)
+{
+    if (a < 0 && b > INT64_MAX + a)
+        return INT64_MAX;
+    if (a > 0 && b < INT64_MIN + a)
+        return INT64_MIN;
+    return b - a;
+}
+
+static dg_report_field *entity__next_field(dg_report_entity *e, const char *name, const char *unit)
+{
+    if (!e)
+        return NULL;
+    if (e->n_fields >= DG_REPORT_FIELDS_MAX) {
+        e->fields_cut++;
+        return NULL;
+    }
+    dg_report_field *f = &e->fields[e->n_fields++];
+    memset(f, 0, sizeof *f);
+    report__copy_name(f->name, sizeof f->name, name);
+    report__copy_name(f->unit, sizeof f->unit, unit);
+    return f;
+}
+
+bool dg_report_entity_add_field(dg_report_entity *e, const char *name, const char *unit, int64_t a_q,
+                                int64_t b_q, double a, double b)
+{
+    dg_report_field *f = entity__next_field(e, name, unit);
+    if (!f)
+        return false;
+    f->has_quanta = true;
+    f->a_q = a_q;
+    f->b_q = b_q;
+    f->delta_q = report__sat_sub(b_q, a_q);
+    f->has_values = true;
+    f->a = a;
+    f->b = b;
+    f->delta = b - a;
+    return true;
+}
+
+bool dg_report_entity_add_field_real(dg_report_entity *e, const char *name, const char *unit,
+                                     bool has_values, double a, double b, double delta)
+{
+    dg_report_field *f = entity__next_field(e, name, unit);
+    if (!f)
+        return false;
+    f->has_values = has_values;
+    f->a = has_values ? a : 0.0;
+    f->b = has_values ? b : 0.0;
+    f->delta = delta;
+    return true;
+}
+
+uint32_t dg_report_entity_diff_qentity(dg_report_entity *e, const dg_qentity *a, const dg_qentity *b)
+{
+    static const char *const pos_names[3] = {"pos.x", "pos.y", "pos.z"};
+    static const char *const vel_names[3] = {"vel.x", "vel.y", "vel.z"};
+    if (!e || !a || !b)
+        return 0;
+    uint32_t before = e->n_fields;
+    for (int i = 0; i < 3; i++)
+        if (a->pos[i] != b->pos[i])
+            dg_report_entity_add_field(e, pos_names[i], "m", a->pos[i], b->pos[i],
+                                       (double)a->pos[i] / DG_QPOS_PER_M, (double)b->pos[i] / DG_QPOS_PER_M);
+    for (int i = 0; i < 3; i++)
+        if (a->vel[i] != b->vel[i])
+            dg_report_entity_add_field(e, vel_names[i], "m/s", a->vel[i], b->vel[i],
+                                       (double)a->vel[i] / DG_QVEL_PER_MPS, (double)b->vel[i] / DG_QVEL_PER_MPS);
+    if (a->rot_largest != b->rot_largest || a->rot[0] != b->rot[0] || a->rot[1] != b->rot[1] ||
+        a->rot[2] != b->rot[2])
+        dg_report_entity_add_field_real(e, "rot", "deg", false, 0, 0, dg_quant_rot_angle_deg(a, b));
+    if (a->health != b->health)
+        dg_report_entity_add_field(e, "health", "%", a->health, b->health, dg_quant_health_pct(a),
+                                   dg_quant_health_pct(b));
+    if (a->flags != b->flags)
+        dg_report_entity_add_field(e, "flags", "", a->flags, b->flags, a->flags, b->flags);
+    if (a->type_index != b->type_index)
+        dg_report_entity_add_field(e, "type", "", a->type_index, b->type_index, a->type_index, b->type_index);
+    if (a->faction_index != b->faction_index)
+        dg_report_entity_add_field(e, "faction", "", a->faction_index, b->faction_index, a->faction_index,
+                                   b->faction_index);
+    return e->n_fields - before;
+}
+
+/* ---- trajectory ------------------------------------------------------------------------------- */
+
+dg_status dg_report_check_set_trajectory(dg_report_check *c, uint32_t entity_id, const char *name)
+{
+    if (!c)
+        return DG_E_USAGE;
+    dg_report_trajectory *t = &c->trajectory;
+    t->present = true;
+    t->entity_id = entity_id;
+    report__copy_name(t->name, sizeof t->name, name);
+    t->n_a = t->n_b = t->cut_a = t->cut_b = 0;
+    return DG_OK;
+}
+
+dg_status dg_report_check_add_point(dg_report_check *c, char side, uint64_t tick, double x, double y, double z)
+{
+    if (!c || !c->trajectory.present || (side != 'A' && side != 'B'))
+        return DG_E_USAGE;
+    dg_report_trajectory *t = &c->trajectory;
+    dg_report_point **arr = side == 'A' ? &t->a : &t->b;
+    uint32_t *n = side == 'A' ? &t->n_a : &t->n_b;
+    uint32_t *cap = side == 'A' ? &t->cap_a_ : &t->cap_b_;
+    uint32_t *cut = side == 'A' ? &t->cut_a : &t->cut_b;
+    if (*n >= c->report_->limits.trajectory_points) {
+        (*cut)++;
+        return DG_OK;
+    }
+    if (!report__grow(c->report_, (void **)arr, cap, *n, sizeof **arr))
+        return DG_E_NOMEM;
+    (*arr)[(*n)++] = (dg_report_point){tick, x, y, z};
+    return DG_OK;
+}
+
+/* ---- bisect ----------------------------------------------------------------------------------- */
+
+static dg_status report__replace_str(dg_report *r, char **slot, const char *value)
+{
+    char *p = report__strdup(r, value);
+    if (value && !p)
+        return DG_E_NOMEM;
+    free(*slot);
+    *slot = p;
+    return DG_OK;
+}
+
+dg_status dg_report_set_bisect(dg_report *r, const char *scenario, const char *first_bad_commit,
+                               const char *subject, const char *good_rev, const char *bad_rev,
+                               uint64_t first_tick)
+{
+    if (!r)
+        return DG_E_USAGE;
+    dg_report_bisect *b = &r->bisect;
+    if (report__replace_str(r, &b->scenario, scenario) || report__replace_str(r, &b->first_bad_commit, first_bad_commit) ||
+        report__replace_str(r, &b->subject, subject) || report__replace_str(r, &b->good_rev, good_rev) ||
+        report__replace_str(r, &b->bad_rev, bad_rev))
+        return DG_E_NOMEM;
+    b->first_tick = first_tick;
+    b->present = true;
+    return DG_OK;
+}
+
+dg_status dg_report_bisect_add_step(dg_report *r, const char *commit, dg_report_verdict verdict,
+                                    uint64_t first_tick)
+{
+    if (!r)
+        return DG_E_USAGE;
+    dg_report_bisect *b = &r->bisect;
+    if (!report__grow(r, (void **)&b->steps, &b->cap_steps_, b->n_steps, sizeof *b->steps))
+        return DG_E_NOMEM;
+    char *sha = report__strdup(r, commit ? commit : "");
+    if (!sha)
+        return DG_E_NOMEM;
+    b->steps[b->n_steps++] = (dg_report_bisect_step){sha, verdict, first_tick};
+    b->present = true;
+    return DG_OK;
+}
+
+/* ---- reading the model ------------------------------------------------------------------------ */
+
+static dg_report_status report__worse(dg_report_status a, dg_report_status b)
+{
+    /* ERROR outranks FAIL: a check that could not run says less than one that failed, and hiding
+     * it behind a FAIL would let a broken setup pass unnoticed once the failure is fixed. */
+    return b > a ? b : a;
+}
+
+dg_report_status dg_report_scenario_status(const dg_report_scenario *s)
+{
+    dg_report_status st = DG_REPORT_PASS;
+    for (uint32_t i = 0; s && i < s->n_checks; i++)
+        st = report__worse(st, s->checks[i].status);
+    return st;
+}
+
+dg_report_status dg_report_overall_status(const dg_report *r)
+{
+    dg_report_status st = DG_REPORT_PASS;
+    for (uint32_t i = 0; r && i < r->n_scenarios; i++)
+        st = report__worse(st, dg_report_scenario_status(&r->scenarios[i]));
+    if (r && r->bisect.present && r->bisect.first_bad_commit)
+        st = report__worse(st, DG_REPORT_FAIL);
+    return st;
+}
+
+const char *dg_report_status_name(dg_report_status s)
+{
+    switch (s) {
+    case DG_REPORT_PASS: return "pass";
+    case DG_REPORT_FAIL: return "fail";
+    case DG_REPORT_ERROR: return "error";
+    }
+    return "error";
+}
+
+const char *dg_report_entity_kind_name(dg_report_entity_kind k)
+{
+    switch (k) {
+    case DG_REPORT_ENTITY_CHANGED: return "changed";
+    case DG_REPORT_ENTITY_ADDED: return "added";
+    case DG_REPORT_ENTITY_LOST: return "lost";
+    }
+    return "changed";
+}
+
+static const char *const report__kind_names[] = {"text", "json", "junit", "markdown", "html"};
+
+const char *dg_report_kind_name(dg_report_kind k)
+{
+    return (unsigned)k < 5 ? report__kind_names[k] : "text";
+}
+
+dg_status dg_report_kind_from_name(const char *name, dg_report_kind *out)
+{
+    if (!name || !out)
+        return DG_E_USAGE;
+    for (int i = 0; i < 5; i++)
+        if (strcmp(name, report__kind_names[i]) == 0) {
+            *out = (dg_report_kind)i;
+            return DG_OK;
+        }
+    if (strcmp(name, "md") == 0 || strcmp(name, "xml") == 0) {
+        *out = name[0] == 'm' ? DG_REPORT_MARKDOWN : DG_REPORT_JUNIT;
+        return DG_OK;
+    }
+    return DG_E_USAGE;
+}

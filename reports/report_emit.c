@@ -1,0 +1,392 @@
+/* reports/report_emit.c — the report room's typesetting desk: an in-memory sink, UTF-8 decoding,
+ * one escaper per target language, exact number formatting and the shared wording of a check.
+ * Strings in a report come from scenario files and engines, so they are treated as hostile:
+ * ill-formed UTF-8 becomes U+FFFD, control characters never reach a terminal, XML or JSON raw. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+/* ---- sink ------------------------------------------------------------------------------------- */
+
+void dg_rsink_init(dg_rsink *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void dg_rsink_free(dg_rsink *s)
+{
+    free(s->p);
+    memset(s, 0, sizeof *s);
+}
+
+static bool rsink__reserve(dg_rsink *s, size_t extra)
+{
+    if (s->nomem)
+        return false;
+    if (extra <= s->cap - s->len)
+        return true;
+    size_t want = s->len + extra + 1;
+    if (want < s->len) {
+        s->nomem = true;
+        return false;
+    }
+    size_t ncap = s->cap ? s->cap : 4096;
+    while (ncap < want) {
+        if (ncap > SIZE_MAX / 2) {
+            s->nomem = true;
+            return false;
+        }
+        ncap *= 2;
+    }
+    char *p = realloc(s->p, ncap);
+    if (!p) {
+        s->nomem = true;
+        return false;
+    }
+    s->p = p;
+    s->cap = ncap;
+    return true;
+}
+
+void dg_rsink_put(dg_rsink *s, const char *bytes, size_t n)
+{
+    if (n == 0 || !rsink__reserve(s, n))
+        return;
+    memcpy(s->p + s->len, bytes, n);
+    s->len += n;
+    s->p[s->len] = '\0';
+}
+
+void dg_rsink_puts(dg_rsink *s, const char *str)
+{
+    if (str)
+        dg_rsink_put(s, str, strlen(str));
+}
+
+void dg_rsink_printf(dg_rsink *s, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        dg_rsink_put(s, small, (size_t)n);
+        return;
+    }
+    if (!rsink__reserve(s, (size_t)n + 1))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(s->p + s->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    s->len += (size_t)n;
+}
+
+void dg_rsink_truncate(dg_rsink *s, size_t len)
+{
+    if (len < s->len) {
+        s->len = len;
+        s->p[len] = '\0';
+    }
+}
+
+/* ---- UTF-8 ------------------------------------------------------------------------------------ */
+
+size_t dg_rep__utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    unsigned char c = s[0];
+    *cp = 0xFFFD;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    size_t len;
+    uint32_t v, min;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2, v = c & 0x1Fu, min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3, v = c & 0x0Fu, min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4, v = c & 0x07u, min = 0x10000;
+    } else {
+        return 1;
+    }
+    if (n < len)
+        return 1;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 1;
+        v = v << 6 | (s[i] & 0x3Fu);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        return 1;
+    *cp = v;
+    return len;
+}
+
+void dg_rep__put_utf8(dg_rsink *s, uint32_t cp)
+{
+    char b[4];
+    size_t n;
+    if (cp < 0x80) {
+        b[0] = (char)cp, n = 1;
+    } else if (cp < 0x800) {
+        b[0] = (char)(0xC0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
+    } else if (cp < 0x10000) {
+        b[0] = (char)(0xE0 | cp >> 12), b[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        b[2] = (char)(0x80 | (cp & 0x3F)), n = 3;
+    } else {
+        b[0] = (char)(0xF0 | cp >> 18), b[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+        b[2] = (char)(0x80 | (cp >> 6 & 0x3F)), b[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
+    }
+    dg_rsink_put(s, b, n);
+}
+
+/* Walks str code point by code point, handing each (already repaired) to emit. */
+#define DG_REP_FOREACH_CP(str, cp, body)                                                  \
+    do {                                                                                  \
+        const unsigned char *p_ = (const unsigned char *)(str);                           \
+        size_t n_ = strlen((const char *)p_), i_ = 0;                                     \
+        while (i_ < n_) {                                                                 \
+            uint32_t cp;                                                                  \
+            i_ += dg_rep__utf8_next(p_ + i_, n_ - i_, &cp);                               \
+            body                                                                          \
+        }                                                                                 \
+    } while (0)
+
+/* ---- escapers --------------------------------------------------------------------------------- */
+
+void dg_rep__json_str(dg_rsink *s, const char *str)
+{
+    if (!str) {
+        dg_rsink_puts(s, "null");
+        return;
+    }
+    dg_rsink_put(s, "\"", 1);
+    DG_REP_FOREACH_CP(str, cp, {
+        switch (cp) {
+        case '"': dg_rsink_puts(s, "\\\""); break;
+        case '\\': dg_rsink_puts(s, "\\\\"); break;
+        case '\n': dg_rsink_puts(s, "\\n"); break;
+        case '\r': dg_rsink_puts(s, "\\r"); break;
+        case '\t': dg_rsink_puts(s, "\\t"); break;
+        default:
+            /* U+2028/2029 are legal JSON but break JavaScript string literals: escape them too. */
+            if (cp < 0x20 || cp == 0x7F || cp == 0x2028 || cp == 0x2029)
+                dg_rsink_printf(s, "\\u%04x", (unsigned)cp);
+            else
+                dg_rep__put_utf8(s, cp);
+        }
+    });
+    dg_rsink_put(s, "\"", 1);
+}
+
+static bool rep__xml_char_ok(uint32_t cp)
+{
+    /* XML 1.0 Char production, minus C1 controls and DEL (legal XML but trouble in HTML). */
+    if (cp == 0x9 || cp == 0xA || cp == 0xD)
+        return true;
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+        return false;
+    if (cp == 0xFFFE || cp == 0xFFFF)
+        return false;
+    return true;
+}
+
+void dg_rep__xml_text(dg_rsink *s, const char *str)
+{
+    if (!str)
+        return;
+    DG_REP_FOREACH_CP(str, cp, {
+        switch (cp) {
+        case '&': dg_rsink_puts(s, "&amp;"); break;
+        case '<': dg_rsink_puts(s, "&lt;"); break;
+        case '>': dg_rsink_puts(s, "&gt;"); break;
+        case '"': dg_rsink_puts(s, "&quot;"); break;
+        case '\'': dg_rsink_puts(s, "&#39;"); break;
+        /* Attribute values normalise raw newlines/tabs to spaces: keep them as references. */
+        case '\n': dg_rsink_puts(s, "&#10;"); break;
+        case '\r': dg_rsink_puts(s, "&#13;"); break;
+        case '\t': dg_rsink_puts(s, "&#9;"); break;
+        default: dg_rep__put_utf8(s, rep__xml_char_ok(cp) ? cp : 0xFFFD);
+        }
+    });
+}
+
+void dg_rep__md_text(dg_rsink *s, const char *str)
+{
+    if (!str)
+        return;
+    DG_REP_FOREACH_CP(str, cp, {
+        if (cp == '&')
+            dg_rsink_puts(s, "&amp;");
+        else if (cp == '<')
+            dg_rsink_puts(s, "&lt;");
+        else if (cp == '>')
+            dg_rsink_puts(s, "&gt;");
+        else if (cp == '@') /* no accidental @mentions in a PR comment */
+            dg_rsink_puts(s, "&#64;");
+        else if (cp < 0x80 && strchr("\\`*_[]|~$#!", (int)cp) && cp != 0)
+            dg_rsink_printf(s, "\\%c", (char)cp);
+        else if (cp == '\n' || cp == '\r' || cp == '\t')
+            dg_rsink_put(s, " ", 1);
+        else
+            dg_rep__put_utf8(s, rep__xml_char_ok(cp) ? cp : 0xFFFD);
+    });
+}
+
+static bool rep__term_ok(uint32_t cp)
+{
+    return !(cp < 0x20 || (cp >= 0x7F && cp <= 0x9F));
+}
+
+void dg_rep__term_text(dg_rsink *s, const char *str)
+{
+    if (!str)
+        return;
+    /* An engine-supplied name must never be able to move the cursor or recolour the terminal. */
+    DG_REP_FOREACH_CP(str, cp, { dg_rep__put_utf8(s, rep__term_ok(cp) ? cp : '?'); });
+}
+
+size_t dg_rep__term_width(const char *str)
+{
+    size_t w = 0;
+    if (!str)
+        return 0;
+    DG_REP_FOREACH_CP(str, cp, {
+        (void)cp;
+        w++;
+    });
+    return w;
+}
+
+/* ---- numbers ---------------------------------------------------------------------------------- */
+
+void dg_rep__double_buf(char *buf, size_t cap, double v, bool json)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, cap, "%s", json ? "null" : "n/a");
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, v);
+        if (prec == 17 || strtod(buf, NULL) == v)
+            break;
+    }
+    /* A locale with a decimal comma must not leak into JSON or a table. */
+    for (char *p = buf; *p; p++)
+        if (*p == ',')
+            *p = '.';
+}
+
+void dg_rep__double(dg_rsink *s, double v, bool json)
+{
+    char buf[40];
+    dg_rep__double_buf(buf, sizeof buf, v, json);
+    dg_rsink_puts(s, buf);
+}
+
+/* ---- shared wording --------------------------------------------------------------------------- */
+
+const char *dg_rep__str_or(const char *s, const char *fallback)
+{
+    return s && *s ? s : fallback;
+}
+
+static const dg_report_tick *rep__first_detail(const dg_report_check *c)
+{
+    if (c->n_ticks > 0 && c->ticks[0].tick == c->first_tick)
+        return &c->ticks[0];
+    return NULL;
+}
+
+void dg_rep__entity_list(dg_rsink *s, const dg_report_check *c, uint32_t max_ids)
+{
+    const dg_report_tick *t = rep__first_detail(c);
+    if (!t || t->n_entities == 0)
+        return;
+    dg_rsink_puts(s, t->n_entities + t->entities_cut == 1 ? "entity " : "entities ");
+    uint32_t shown = t->n_entities < max_ids ? t->n_entities : max_ids;
+    for (uint32_t i = 0; i < shown; i++)
+        dg_rsink_printf(s, "%s%u", i ? ", " : "", (unsigned)t->entities[i].id);
+    uint64_t more = (uint64_t)(t->n_entities - shown) + t->entities_cut;
+    if (more)
+        dg_rsink_printf(s, " and %llu more", (unsigned long long)more);
+    dg_rsink_puts(s, t->n_entities + t->entities_cut == 1 ? " differs" : " differ");
+}
+
+static void rep__counts_phrase(dg_rsink *s, const dg_report_tick *t)
+{
+    const char *sep = "";
+    if (t->changed) {
+        dg_rsink_printf(s, "%u %s changed", (unsigned)t->changed, t->changed == 1 ? "entity" : "entities");
+        sep = ", ";
+    }
+    if (t->added) {
+        dg_rsink_printf(s, "%s%u added", sep, (unsigned)t->added);
+        sep = ", ";
+    }
+    if (t->lost) {
+        dg_rsink_printf(s, "%s%u lost", sep, (unsigned)t->lost);
+        sep = ", ";
+    }
+    if (t->events_differ)
+        dg_rsink_printf(s, "%sevents differ (%u vs %u)", sep, (unsigned)t->events_a, (unsigned)t->events_b);
+    else if (!*sep)
+        dg_rsink_puts(s, "state differs");
+}
+
+void dg_rep__check_headline(dg_rsink *s, const dg_report_check *c, void (*esc)(dg_rsink *, const char *))
+{
+    if (c->status == DG_REPORT_ERROR) {
+        dg_rsink_puts(s, "could not test: ");
+        esc(s, dg_rep__str_or(c->message, "no reason given"));
+        return;
+    }
+    if (c->first_tick != DG_REPORT_TICK_NONE) {
+        dg_rsink_printf(s, "first divergent tick %llu: ", (unsigned long long)c->first_tick);
+        const dg_report_tick *t = rep__first_detail(c);
+        if (t)
+            rep__counts_phrase(s, t);
+        else
+            dg_rsink_puts(s, "state differs");
+        if (c->divergent_ticks > 1)
+            dg_rsink_printf(s, " (%llu divergent ticks)", (unsigned long long)c->divergent_ticks);
+    } else if (c->status == DG_REPORT_FAIL) {
+        esc(s, dg_rep__str_or(c->message, "failed"));
+        return;
+    } else {
+        esc(s, dg_rep__str_or(c->message, "identical"));
+    }
+    if (c->sub_quantum && c->first_raw_tick != DG_REPORT_TICK_NONE)
+        dg_rsink_printf(s, "; sub-quantum: raw float hashes differed from tick %llu while quantized state equal",
+                        (unsigned long long)c->first_raw_tick);
+}
+
+void dg_rep__count(const dg_report *r, dg_rep__tally *t)
+{
+    memset(t, 0, sizeof *t);
+    for (uint32_t i = 0; i < r->n_scenarios; i++) {
+        const dg_report_scenario *sc = &r->scenarios[i];
+        t->scenarios++;
+        switch (dg_report_scenario_status(sc)) {
+        case DG_REPORT_PASS: t->sc_pass++; break;
+        case DG_REPORT_FAIL: t->sc_fail++; break;
+        case DG_REPORT_ERROR: t->sc_error++; break;
+        }
+        for (uint32_t j = 0; j < sc->n_checks; j++) {
+            t->checks++;
+            switch (sc->checks[j].status) {
+            case DG_REPORT_PASS: t->ck_pass++; break;
+            case DG_REPORT_FAIL: t->ck_fail++; break;
+            case DG_REPORT_ERROR: t->ck_error++; break;
+            }
+        }
+    }
+}

@@ -1,0 +1,633 @@
+/* reports/report_html.c — the report room's wall display: one self-contained HTML page (inline
+ * CSS and SVG drawn here, no script, no network) with the summary, and per failing check a
+ * timeline of divergent entities per tick, the first divergent entity's trajectory on both sides
+ * and the diff tables. Markup is XHTML-compatible (every tag closed, attributes quoted) so it
+ * parses as XML too. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "report_internal.h"
+
+#define HT_DEFAULT_ROWS 200u
+#define HT_W 960.0
+#define HT_TL_H 170.0
+#define HT_TR_H 440.0
+#define HT_ML 56.0 /* left margin: y-axis labels */
+#define HT_MR 20.0
+#define HT_MT 26.0
+#define HT_MB 34.0
+#define HT_COL_A "#1f6fb4"
+#define HT_COL_B "#e8710a"
+#define HT_COL_BAR "#c9302c"
+
+static const char ht__css[] =
+    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d2125;"
+    "background:#f6f7f9}"
+    "main{max-width:1000px;margin:0 auto;padding:16px 20px 40px}"
+    "h1{font-size:22px;margin:8px 0 4px}h2{font-size:18px;margin:28px 0 6px;border-bottom:1px solid #d0d4d9;"
+    "padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}"
+    ".meta{color:#5a6270;margin:0 0 12px}"
+    "table{border-collapse:collapse;background:#fff;margin:6px 0 10px;font-size:13px}"
+    "th,td{border:1px solid #d0d4d9;padding:3px 8px;text-align:left;vertical-align:top}"
+    "th{background:#eceef1}td.num{text-align:right;font-variant-numeric:tabular-nums;"
+    "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}"
+    ".badge{display:inline-block;border-radius:4px;padding:0 7px;font-weight:600;font-size:12px;color:#fff}"
+    ".pass{background:#2e7d32}.fail{background:#c62828}.error{background:#b26a00}"
+    ".note{color:#5a6270;font-size:12px}.headline{font-weight:600}"
+    "section.check{background:#fff;border:1px solid #d0d4d9;border-radius:6px;padding:4px 16px 12px;"
+    "margin:18px 0}"
+    "svg{display:block;background:#fff;max-width:100%;height:auto}"
+    "svg text{font:11px system-ui,sans-serif;fill:#333}"
+    "details{margin:6px 0}summary{cursor:pointer;color:#1f4f8b}"
+    "code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}"
+    "footer{color:#8a919c;font-size:12px;margin-top:30px}";
+
+/* ---- small output helpers --------------------------------------------------------------------- */
+
+static void ht__esc(dg_rsink *s, const char *str)
+{
+    dg_rep__xml_text(s, str);
+}
+
+/* SVG coordinates: two decimals, '.' whatever the locale. */
+static void ht__num(dg_rsink *s, double v)
+{
+    char b[48];
+    if (!isfinite(v))
+        v = 0;
+    snprintf(b, sizeof b, "%.2f", v);
+    for (char *p = b; *p; p++)
+        if (*p == ',')
+            *p = '.';
+    dg_rsink_puts(s, b);
+}
+
+static void ht__attr_num(dg_rsink *s, const char *name, double v)
+{
+    dg_rsink_printf(s, " %s=\"", name);
+    ht__num(s, v);
+    dg_rsink_puts(s, "\"");
+}
+
+static void ht__badge(dg_rsink *s, dg_report_status st)
+{
+    dg_rsink_printf(s, "<span class=\"badge %s\">%s</span>", dg_report_status_name(st),
+                    st == DG_REPORT_PASS ? "PASS" : st == DG_REPORT_FAIL ? "FAIL" : "ERROR");
+}
+
+static void ht__text_el(dg_rsink *s, double x, double y, const char *anchor, const char *extra, const char *text)
+{
+    dg_rsink_puts(s, "<text");
+    ht__attr_num(s, "x", x);
+    ht__attr_num(s, "y", y);
+    dg_rsink_printf(s, " text-anchor=\"%s\"%s>", anchor, extra ? extra : "");
+    ht__esc(s, text);
+    dg_rsink_puts(s, "</text>\n");
+}
+
+/* Text turned a quarter left about its own anchor (a y-axis title). */
+static void ht__vtext(dg_rsink *s, double x, double y, const char *text)
+{
+    dg_rsink_puts(s, "<text");
+    ht__attr_num(s, "x", x);
+    ht__attr_num(s, "y", y);
+    dg_rsink_puts(s, " text-anchor=\"middle\" transform=\"rotate(-90 ");
+    ht__num(s, x);
+    dg_rsink_puts(s, " ");
+    ht__num(s, y);
+    dg_rsink_puts(s, ")\">");
+    ht__esc(s, text);
+    dg_rsink_puts(s, "</text>\n");
+}
+
+static void ht__line(dg_rsink *s, double x1, double y1, double x2, double y2, const char *style)
+{
+    dg_rsink_puts(s, "<line");
+    ht__attr_num(s, "x1", x1);
+    ht__attr_num(s, "y1", y1);
+    ht__attr_num(s, "x2", x2);
+    ht__attr_num(s, "y2", y2);
+    dg_rsink_printf(s, " %s/>\n", style);
+}
+
+static void ht__svg_open(dg_rsink *s, double h, const char *label)
+{
+    dg_rsink_puts(s, "<svg viewBox=\"0 0 ");
+    ht__num(s, HT_W);
+    dg_rsink_puts(s, " ");
+    ht__num(s, h);
+    dg_rsink_puts(s, "\" width=\"");
+    ht__num(s, HT_W);
+    dg_rsink_puts(s, "\" height=\"");
+    ht__num(s, h);
+    dg_rsink_puts(s, "\" role=\"img\" aria-label=\"");
+    ht__esc(s, label);
+    dg_rsink_puts(s, "\">\n");
+}
+
+/* ---- timeline --------------------------------------------------------------------------------- */
+
+static uint64_t ht__timeline_span(const dg_report_scenario *sc, const dg_report_check *c)
+{
+    uint64_t span = sc->ticks;
+    if (c->n_buckets && c->buckets[c->n_buckets - 1].last >= span)
+        span = c->buckets[c->n_buckets - 1].last + 1;
+    return span ? span : 1;
+}
+
+static void ht__timeline_axes(dg_rsink *s, uint64_t span, uint32_t max_ent)
+{
+    const double pw = HT_W - HT_ML - HT_MR, base = HT_TL_H - HT_MB;
+    ht__line(s, HT_ML, base, HT_ML + pw, base, "stroke=\"#555\" stroke-width=\"1\"");
+    ht__line(s, HT_ML, HT_MT, HT_ML, base, "stroke=\"#555\" stroke-width=\"1\"");
+    char b[48];
+    for (int i = 0; i <= 5; i++) {
+        uint64_t tk = (uint64_t)((double)span * i / 5.0);
+        double x = HT_ML + pw * i / 5.0;
+        ht__line(s, x, base, x, base + 4, "stroke=\"#555\"");
+        snprintf(b, sizeof b, "%llu", (unsigned long long)tk);
+        ht__text_el(s, x, base + 16, i == 0 ? "start" : i == 5 ? "end" : "middle", NULL, b);
+    }
+    ht__text_el(s, HT_ML + pw / 2, HT_TL_H - 4, "middle", NULL, "tick");
+    snprintf(b, sizeof b, "%u", (unsigned)max_ent);
+    ht__text_el(s, HT_ML - 6, HT_MT + 4, "end", NULL, b);
+    ht__text_el(s, HT_ML - 6, base, "end", NULL, "0");
+    ht__vtext(s, 14, HT_MT + (base - HT_MT) / 2, "entities");
+}
+
+static void ht__timeline(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c)
+{
+    if (c->n_buckets == 0)
+        return;
+    const double pw = HT_W - HT_ML - HT_MR, base = HT_TL_H - HT_MB, ph = base - HT_MT;
+    uint64_t span = ht__timeline_span(sc, c);
+    uint32_t max_ent = 1;
+    for (uint32_t i = 0; i < c->n_buckets; i++)
+        if (c->buckets[i].entities > max_ent)
+            max_ent = c->buckets[i].entities;
+    dg_rsink_printf(s, "<h3>Timeline: divergent entities per tick%s</h3>\n",
+                    c->bucket_width > 1 ? " (each bar the most in its bucket)" : "");
+    ht__svg_open(s, HT_TL_H, "timeline of divergent entities per tick");
+    ht__timeline_axes(s, span, max_ent);
+    for (uint32_t i = 0; i < c->n_buckets; i++) {
+        const dg_report_bucket *b = &c->buckets[i];
+        double x0 = HT_ML + pw * (double)b->first / (double)span;
+        double x1 = HT_ML + pw * (double)(b->last + 1) / (double)span;
+        double h = ph * (double)b->entities / (double)max_ent;
+        if (h < 2)
+            h = 2; /* an events-only divergence still shows */
+        dg_rsink_puts(s, "<rect");
+        ht__attr_num(s, "x", x0);
+        ht__attr_num(s, "y", base - h);
+        ht__attr_num(s, "width", x1 - x0 < 1 ? 1 : x1 - x0);
+        ht__attr_num(s, "height", h);
+        dg_rsink_printf(s, " fill=\"%s\"><title>ticks %llu..%llu: %u divergent ticks, up to %u entities</title></rect>\n",
+                        HT_COL_BAR, (unsigned long long)b->first, (unsigned long long)b->last, (unsigned)b->ticks,
+                        (unsigned)b->entities);
+    }
+    double fx = HT_ML + pw * (double)c->first_tick / (double)span;
+    ht__line(s, fx, HT_MT - 14, fx, base, "stroke=\"#111\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"");
+    char label[64];
+    snprintf(label, sizeof label, "first divergent tick %llu", (unsigned long long)c->first_tick);
+    bool right_half = fx > HT_ML + pw * 0.6;
+    ht__text_el(s, right_half ? fx - 4 : fx + 4, HT_MT - 6, right_half ? "end" : "start", " font-weight=\"bold\"",
+                label);
+    dg_rsink_puts(s, "</svg>\n");
+}
+
+/* ---- trajectory ------------------------------------------------------------------------------- */
+
+typedef struct ht_proj {
+    int h, v;            /* axis indices (0 x, 1 y, 2 z) drawn horizontally / vertically */
+    double lo[3], hi[3]; /* data bounds per axis */
+    double scale, ox, oy;
+} ht_proj;
+
+static double ht__coord(const dg_report_point *p, int axis)
+{
+    return axis == 0 ? p->x : axis == 1 ? p->y : p->z;
+}
+
+static void ht__bounds(const dg_report_trajectory *t, ht_proj *pj)
+{
+    for (int a = 0; a < 3; a++) {
+        pj->lo[a] = INFINITY;
+        pj->hi[a] = -INFINITY;
+    }
+    for (int side = 0; side < 2; side++) {
+        const dg_report_point *p = side ? t->b : t->a;
+        uint32_t n = side ? t->n_b : t->n_a;
+        for (uint32_t i = 0; i < n; i++)
+            for (int a = 0; a < 3; a++) {
+                double v = ht__coord(&p[i], a);
+                if (!isfinite(v))
+                    continue;
+                if (v < pj->lo[a])
+                    pj->lo[a] = v;
+                if (v > pj->hi[a])
+                    pj->hi[a] = v;
+            }
+    }
+    for (int a = 0; a < 3; a++)
+        if (!(pj->lo[a] <= pj->hi[a]))
+            pj->lo[a] = pj->hi[a] = 0;
+}
+
+/* The two axes with the largest spread, kept in x, y, z order (x right, y up for a top-down
+ * view when the motion is mostly horizontal). Equal scale on both, so shapes are true. */
+static void ht__project(const dg_report_trajectory *t, ht_proj *pj)
+{
+    ht__bounds(t, pj);
+    double sp[3];
+    for (int a = 0; a < 3; a++)
+        sp[a] = pj->hi[a] - pj->lo[a];
+    int drop = 2; /* prefer a top-down view (drop z), then a side view */
+    if (sp[1] < sp[drop])
+        drop = 1;
+    if (sp[0] < sp[drop])
+        drop = 0;
+    pj->h = drop == 0 ? 1 : 0;
+    pj->v = drop == 2 ? 1 : 2;
+    double sh = sp[pj->h] > 1e-9 ? sp[pj->h] : 1.0, sv = sp[pj->v] > 1e-9 ? sp[pj->v] : 1.0;
+    const double pw = HT_W - HT_ML - HT_MR - 180, ph = HT_TR_H - HT_MT - HT_MB;
+    pj->scale = pw / sh < ph / sv ? pw / sh : ph / sv;
+    /* Centre the data in the plot area; y grows upwards. */
+    pj->ox = HT_ML + pw / 2 - (pj->lo[pj->h] + pj->hi[pj->h]) / 2 * pj->scale;
+    pj->oy = HT_MT + ph / 2 + (pj->lo[pj->v] + pj->hi[pj->v]) / 2 * pj->scale;
+}
+
+static double ht__px(const ht_proj *pj, const dg_report_point *p)
+{
+    return pj->ox + ht__coord(p, pj->h) * pj->scale;
+}
+
+static double ht__py(const ht_proj *pj, const dg_report_point *p)
+{
+    return pj->oy - ht__coord(p, pj->v) * pj->scale;
+}
+
+static void ht__polyline(dg_rsink *s, const ht_proj *pj, const dg_report_point *p, uint32_t n, const char *style)
+{
+    if (n == 0)
+        return;
+    dg_rsink_puts(s, "<polyline fill=\"none\" points=\"");
+    for (uint32_t i = 0; i < n; i++) {
+        if (!isfinite(p[i].x) || !isfinite(p[i].y) || !isfinite(p[i].z))
+            continue;
+        if (i)
+            dg_rsink_puts(s, " ");
+        ht__num(s, ht__px(pj, &p[i]));
+        dg_rsink_puts(s, ",");
+        ht__num(s, ht__py(pj, &p[i]));
+    }
+    dg_rsink_printf(s, "\" %s/>\n", style);
+}
+
+/* The point at the first divergent tick (or the first one after it). */
+static const dg_report_point *ht__at_tick(const dg_report_point *p, uint32_t n, uint64_t tick)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (p[i].tick >= tick)
+            return &p[i];
+    return NULL;
+}
+
+static void ht__marker(dg_rsink *s, const ht_proj *pj, const dg_report_point *p, const char *colour)
+{
+    if (!p)
+        return;
+    dg_rsink_puts(s, "<circle");
+    ht__attr_num(s, "cx", ht__px(pj, p));
+    ht__attr_num(s, "cy", ht__py(pj, p));
+    dg_rsink_printf(s, " r=\"5\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"><title>tick %llu</title></circle>\n",
+                    colour, (unsigned long long)p->tick);
+}
+
+static void ht__traj_axes(dg_rsink *s, const ht_proj *pj)
+{
+    static const char *const axis_name[3] = {"x", "y", "z"};
+    const double right = HT_W - HT_MR - 180, base = HT_TR_H - HT_MB;
+    dg_rsink_puts(s, "<rect");
+    ht__attr_num(s, "x", HT_ML);
+    ht__attr_num(s, "y", HT_MT);
+    ht__attr_num(s, "width", right - HT_ML);
+    ht__attr_num(s, "height", base - HT_MT);
+    dg_rsink_puts(s, " fill=\"none\" stroke=\"#bbb\"/>\n");
+    char b[128], lo[40], hi[40];
+    dg_rep__double_buf(lo, sizeof lo, pj->lo[pj->h], false);
+    dg_rep__double_buf(hi, sizeof hi, pj->hi[pj->h], false);
+    snprintf(b, sizeof b, "%s: %s .. %s m", axis_name[pj->h], lo, hi);
+    ht__text_el(s, (HT_ML + right) / 2, HT_TR_H - 10, "middle", NULL, b);
+    dg_rep__double_buf(lo, sizeof lo, pj->lo[pj->v], false);
+    dg_rep__double_buf(hi, sizeof hi, pj->hi[pj->v], false);
+    snprintf(b, sizeof b, "%s: %s .. %s m (up)", axis_name[pj->v], lo, hi);
+    ht__vtext(s, 14, (HT_MT + base) / 2, b);
+}
+
+static void ht__legend(dg_rsink *s, const dg_report_trajectory *t, uint64_t first_tick)
+{
+    const double x = HT_W - HT_MR - 170, y = HT_MT + 6;
+    char b[96];
+    ht__line(s, x, y + 6, x + 28, y + 6, "stroke=\"" HT_COL_A "\" stroke-width=\"4\" stroke-opacity=\"0.6\"");
+    snprintf(b, sizeof b, "A (reference), %u pts", (unsigned)t->n_a);
+    ht__text_el(s, x + 34, y + 10, "start", NULL, b);
+    ht__line(s, x, y + 26, x + 28, y + 26, "stroke=\"" HT_COL_B "\" stroke-width=\"2\" stroke-dasharray=\"5 3\"");
+    snprintf(b, sizeof b, "B, %u pts", (unsigned)t->n_b);
+    ht__text_el(s, x + 34, y + 30, "start", NULL, b);
+    dg_rsink_puts(s, "<circle");
+    ht__attr_num(s, "cx", x + 14);
+    ht__attr_num(s, "cy", y + 46);
+    dg_rsink_puts(s, " r=\"5\" fill=\"none\" stroke=\"#111\" stroke-width=\"2\"/>\n");
+    snprintf(b, sizeof b, "tick %llu (first divergence)", (unsigned long long)first_tick);
+    ht__text_el(s, x + 34, y + 50, "start", NULL, b);
+}
+
+static void ht__trajectory(dg_rsink *s, const dg_report_check *c)
+{
+    const dg_report_trajectory *t = &c->trajectory;
+    if (!t->present || (t->n_a == 0 && t->n_b == 0))
+        return;
+    dg_rsink_printf(s, "<h3>Trajectory of entity %u", (unsigned)t->entity_id);
+    if (t->name[0]) {
+        dg_rsink_puts(s, " (");
+        ht__esc(s, t->name);
+        dg_rsink_puts(s, ")");
+    }
+    dg_rsink_puts(s, " on both sides</h3>\n");
+    ht_proj pj;
+    ht__project(t, &pj);
+    ht__svg_open(s, HT_TR_H, "trajectory of the first divergent entity, side A and side B");
+    ht__traj_axes(s, &pj);
+    ht__polyline(s, &pj, t->a, t->n_a,
+                 "stroke=\"" HT_COL_A "\" stroke-width=\"4\" stroke-opacity=\"0.6\" stroke-linejoin=\"round\"");
+    ht__polyline(s, &pj, t->b, t->n_b, "stroke=\"" HT_COL_B "\" stroke-width=\"2\" stroke-dasharray=\"5 3\"");
+    ht__marker(s, &pj, ht__at_tick(t->a, t->n_a, c->first_tick), HT_COL_A);
+    ht__marker(s, &pj, ht__at_tick(t->b, t->n_b, c->first_tick), HT_COL_B);
+    ht__legend(s, t, c->first_tick);
+    dg_rsink_puts(s, "</svg>\n");
+    if (t->cut_a || t->cut_b)
+        dg_rsink_printf(s, "<p class=\"note\">%u points on side A and %u on side B beyond the cap are not drawn.</p>\n",
+                        (unsigned)t->cut_a, (unsigned)t->cut_b);
+}
+
+/* ---- tables ----------------------------------------------------------------------------------- */
+
+static void ht__td_num(dg_rsink *s, double v, bool show)
+{
+    dg_rsink_puts(s, "<td class=\"num\">");
+    if (show)
+        dg_rep__double(s, v, false);
+    dg_rsink_puts(s, "</td>");
+}
+
+static void ht__field_row(dg_rsink *s, const dg_report_entity *e, const dg_report_field *f)
+{
+    dg_rsink_printf(s, "<tr><td class=\"num\">%u</td><td>", (unsigned)e->id);
+    ht__esc(s, e->name);
+    dg_rsink_printf(s, "</td><td>%s</td>", dg_report_entity_kind_name(e->kind));
+    if (!f) {
+        dg_rsink_puts(s, "<td>—</td><td></td><td></td><td></td><td></td><td></td></tr>\n");
+        return;
+    }
+    dg_rsink_puts(s, "<td><code>");
+    ht__esc(s, f->name);
+    dg_rsink_puts(s, "</code></td>");
+    ht__td_num(s, f->a, f->has_values);
+    ht__td_num(s, f->b, f->has_values);
+    dg_rsink_puts(s, "<td class=\"num\">");
+    if (f->delta > 0)
+        dg_rsink_puts(s, "+");
+    dg_rep__double(s, f->delta, false);
+    dg_rsink_puts(s, "</td><td>");
+    ht__esc(s, f->unit);
+    dg_rsink_puts(s, "</td><td class=\"num\">");
+    if (f->has_quanta)
+        dg_rsink_printf(s, "%lld → %lld (%+lld)", (long long)f->a_q, (long long)f->b_q, (long long)f->delta_q);
+    dg_rsink_puts(s, "</td></tr>\n");
+}
+
+static void ht__tick_table(dg_rsink *s, const dg_report_tick *t, uint32_t max_rows)
+{
+    dg_rsink_printf(s, "<p>tick %llu: %u changed, %u added, %u lost", (unsigned long long)t->tick, (unsigned)t->changed,
+                    (unsigned)t->added, (unsigned)t->lost);
+    if (t->events_differ)
+        dg_rsink_printf(s, "; events differ (A %u, B %u)", (unsigned)t->events_a, (unsigned)t->events_b);
+    dg_rsink_puts(s, "</p>\n");
+    if (t->n_entities == 0)
+        return;
+    dg_rsink_puts(s, "<table><thead><tr><th>Entity</th><th>Name</th><th>Kind</th><th>Field</th><th>A</th><th>B</th>"
+                     "<th>Δ</th><th>Unit</th><th>Quanta A → B (Δ)</th></tr></thead><tbody>\n");
+    uint64_t rows = 0, shown = 0;
+    for (uint32_t i = 0; i < t->n_entities; i++) {
+        const dg_report_entity *e = &t->entities[i];
+        uint32_t nf = e->n_fields ? e->n_fields : 1;
+        for (uint32_t j = 0; j < nf; j++, rows++)
+            if (shown < max_rows) {
+                ht__field_row(s, e, e->n_fields ? &e->fields[j] : NULL);
+                shown++;
+            }
+    }
+    dg_rsink_puts(s, "</tbody></table>\n");
+    if (rows > shown)
+        dg_rsink_printf(s, "<p class=\"note\">… %llu more rows</p>\n", (unsigned long long)(rows - shown));
+    if (t->entities_cut)
+        dg_rsink_printf(s, "<p class=\"note\">… %u more entities beyond the per-tick cap</p>\n",
+                        (unsigned)t->entities_cut);
+}
+
+static void ht__ranges(dg_rsink *s, const dg_report_check *c)
+{
+    dg_rsink_printf(s, "<p>%llu divergent ticks in %u range%s:", (unsigned long long)c->divergent_ticks,
+                    (unsigned)c->n_ranges, c->n_ranges == 1 ? "" : "s");
+    for (uint32_t i = 0; i < c->n_ranges && i < 40; i++) {
+        const dg_report_range *g = &c->ranges[i];
+        if (g->first == g->last)
+            dg_rsink_printf(s, " <code>%llu</code>", (unsigned long long)g->first);
+        else
+            dg_rsink_printf(s, " <code>%llu..%llu</code>", (unsigned long long)g->first, (unsigned long long)g->last);
+    }
+    if (c->n_ranges > 40)
+        dg_rsink_printf(s, " … %u more", (unsigned)(c->n_ranges - 40));
+    if (c->ranges_coalesced)
+        dg_rsink_puts(s, " <span class=\"note\">(range cap reached: the last range holds gaps)</span>");
+    dg_rsink_puts(s, "</p>\n");
+}
+
+static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t idx,
+                              uint32_t max_rows)
+{
+    dg_rsink_printf(s, "<section class=\"check\" id=\"check-%u\">\n<h2>", (unsigned)idx);
+    ht__badge(s, c->status);
+    dg_rsink_puts(s, " ");
+    ht__esc(s, sc->name);
+    dg_rsink_puts(s, " · ");
+    ht__esc(s, c->name);
+    dg_rsink_puts(s, "</h2>\n<p class=\"headline\">");
+    dg_rep__check_headline(s, c, ht__esc);
+    dg_rsink_puts(s, "</p>\n");
+    if (c->message && c->first_tick != DG_REPORT_TICK_NONE) {
+        dg_rsink_puts(s, "<p>");
+        ht__esc(s, c->message);
+        dg_rsink_puts(s, "</p>\n");
+    }
+    if (c->first_tick != DG_REPORT_TICK_NONE) {
+        ht__ranges(s, c);
+        ht__timeline(s, sc, c);
+    }
+    ht__trajectory(s, c);
+    for (uint32_t i = 0; i < c->n_ticks; i++) {
+        if (i == 0) {
+            dg_rsink_printf(s, "<h3>Tick %llu</h3>\n", (unsigned long long)c->ticks[0].tick);
+            ht__tick_table(s, &c->ticks[0], max_rows);
+            continue;
+        }
+        dg_rsink_printf(s, "<details><summary>tick %llu</summary>\n", (unsigned long long)c->ticks[i].tick);
+        ht__tick_table(s, &c->ticks[i], max_rows);
+        dg_rsink_puts(s, "</details>\n");
+    }
+    if (c->ticks_cut)
+        dg_rsink_printf(s, "<p class=\"note\">%llu further divergent ticks are not detailed (cap %u).</p>\n",
+                        (unsigned long long)c->ticks_cut, (unsigned)c->n_ticks);
+    dg_rsink_puts(s, "</section>\n");
+}
+
+/* ---- page ------------------------------------------------------------------------------------- */
+
+static void ht__summary_row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t idx)
+{
+    dg_rsink_puts(s, "<tr><td>");
+    ht__esc(s, sc->name);
+    dg_rsink_puts(s, "</td><td>");
+    ht__esc(s, dg_rep__str_or(sc->format, ""));
+    dg_rsink_printf(s, "</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td><td>",
+                    (unsigned long long)sc->ticks, (unsigned long long)sc->entity_ticks);
+    if (!c) {
+        dg_rsink_puts(s, "—</td><td></td><td></td><td></td></tr>\n");
+        return;
+    }
+    if (c->status == DG_REPORT_FAIL) {
+        dg_rsink_printf(s, "<a href=\"#check-%u\">", (unsigned)idx);
+        ht__esc(s, c->name);
+        dg_rsink_puts(s, "</a>");
+    } else {
+        ht__esc(s, c->name);
+    }
+    dg_rsink_puts(s, "</td><td>");
+    ht__badge(s, c->status);
+    dg_rsink_puts(s, "</td><td class=\"num\">");
+    if (c->first_tick != DG_REPORT_TICK_NONE)
+        dg_rsink_printf(s, "%llu", (unsigned long long)c->first_tick);
+    dg_rsink_puts(s, "</td><td>");
+    if (c->status != DG_REPORT_PASS || c->sub_quantum || c->message)
+        dg_rep__check_headline(s, c, ht__esc);
+    dg_rsink_puts(s, "</td></tr>\n");
+}
+
+static void ht__summary(dg_rsink *s, const dg_report *r)
+{
+    dg_rsink_puts(s, "<h2>Summary</h2>\n<table><thead><tr><th>Scenario</th><th>Format</th><th>Ticks</th>"
+                     "<th>Entity-ticks</th><th>Check</th><th>Result</th><th>First divergent tick</th><th>Note</th>"
+                     "</tr></thead><tbody>\n");
+    uint32_t idx = 0;
+    for (uint32_t i = 0; i < r->n_scenarios; i++) {
+        const dg_report_scenario *sc = &r->scenarios[i];
+        if (sc->n_checks == 0)
+            ht__summary_row(s, sc, NULL, 0);
+        for (uint32_t j = 0; j < sc->n_checks; j++)
+            ht__summary_row(s, sc, &sc->checks[j], idx++);
+    }
+    dg_rsink_puts(s, "</tbody></table>\n");
+}
+
+static void ht__bisect(dg_rsink *s, const dg_report_bisect *b)
+{
+    if (!b->present)
+        return;
+    dg_rsink_puts(s, "<section class=\"check\">\n<h2>Bisect");
+    if (b->scenario) {
+        dg_rsink_puts(s, " · ");
+        ht__esc(s, b->scenario);
+    }
+    dg_rsink_puts(s, "</h2>\n<p class=\"headline\">");
+    if (b->first_bad_commit) {
+        dg_rsink_puts(s, "First bad commit <code>");
+        ht__esc(s, b->first_bad_commit);
+        dg_rsink_puts(s, "</code> ");
+        ht__esc(s, b->subject);
+        if (b->first_tick != DG_REPORT_TICK_NONE)
+            dg_rsink_printf(s, " — first divergent tick %llu", (unsigned long long)b->first_tick);
+    } else {
+        dg_rsink_puts(s, "No first bad commit found");
+    }
+    dg_rsink_puts(s, "</p>\n<p>good <code>");
+    ht__esc(s, dg_rep__str_or(b->good_rev, "?"));
+    dg_rsink_puts(s, "</code>, bad <code>");
+    ht__esc(s, dg_rep__str_or(b->bad_rev, "?"));
+    dg_rsink_puts(s, "</code></p>\n<table><thead><tr><th>Step</th><th>Commit</th><th>Verdict</th>"
+                     "<th>First divergent tick</th></tr></thead><tbody>\n");
+    for (uint32_t i = 0; i < b->n_steps; i++) {
+        const dg_report_bisect_step *st = &b->steps[i];
+        dg_rsink_printf(s, "<tr><td class=\"num\">%u</td><td><code>", (unsigned)(i + 1));
+        ht__esc(s, st->commit);
+        dg_rsink_printf(s, "</code></td><td>%s</td><td class=\"num\">",
+                        st->verdict == DG_REPORT_GOOD ? "good" : st->verdict == DG_REPORT_SKIP ? "skip" : "bad");
+        if (st->first_tick != DG_REPORT_TICK_NONE)
+            dg_rsink_printf(s, "%llu", (unsigned long long)st->first_tick);
+        dg_rsink_puts(s, "</td></tr>\n");
+    }
+    dg_rsink_puts(s, "</tbody></table>\n</section>\n");
+}
+
+static void ht__head(dg_rsink *s, const dg_report *r)
+{
+    dg_report_status st = dg_report_overall_status(r);
+    dg_rsink_puts(s, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>detgate ");
+    ht__esc(s, dg_rep__str_or(r->command, "report"));
+    dg_rsink_printf(s, " — %s</title>\n<style>", st == DG_REPORT_PASS ? "PASS" : st == DG_REPORT_FAIL ? "FAIL" : "ERROR");
+    dg_rsink_puts(s, ht__css);
+    dg_rsink_puts(s, "</style>\n</head>\n<body>\n<main>\n<h1>detgate ");
+    ht__esc(s, dg_rep__str_or(r->command, "report"));
+    dg_rsink_puts(s, " ");
+    ht__badge(s, st);
+    dg_rsink_puts(s, "</h1>\n");
+    dg_rep__tally t;
+    dg_rep__count(r, &t);
+    char when[40] = "";
+    time_t tt = (time_t)r->started_unix;
+    struct tm tmv;
+    if (gmtime_r(&tt, &tmv))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tmv);
+    char d[40];
+    dg_rep__double_buf(d, sizeof d, r->duration_s, false);
+    dg_rsink_printf(s, "<p class=\"meta\">%u scenarios: %u passed, %u failed, %u could not be tested · %u checks · "
+                       "started %s · %s s",
+                    (unsigned)t.scenarios, (unsigned)t.sc_pass, (unsigned)t.sc_fail, (unsigned)t.sc_error,
+                    (unsigned)t.checks, when, d);
+    if (r->nomem)
+        dg_rsink_puts(s, " · <strong>incomplete: out of memory while building</strong>");
+    dg_rsink_puts(s, "</p>\n");
+}
+
+void dg_rep__html(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
+{
+    uint32_t max_rows = o->rows_per_check ? o->rows_per_check : HT_DEFAULT_ROWS;
+    ht__head(s, r);
+    ht__summary(s, r);
+    ht__bisect(s, &r->bisect);
+    uint32_t idx = 0;
+    for (uint32_t i = 0; i < r->n_scenarios; i++) {
+        const dg_report_scenario *sc = &r->scenarios[i];
+        for (uint32_t j = 0; j < sc->n_checks; j++, idx++)
+            if (sc->checks[j].status == DG_REPORT_FAIL)
+                ht__check_section(s, sc, &sc->checks[j], idx, max_rows);
+    }
+    dg_rsink_puts(s, "<footer>detgate ");
+    ht__esc(s, dg_rep__str_or(r->tool_version, ""));
+    dg_rsink_printf(s, " · report schema %d · A is the reference side (recording, golden or first file), B the "
+                       "other.</footer>\n</main>\n</body>\n</html>\n",
+                    DG_REPORT_SCHEMA_VERSION);
+}

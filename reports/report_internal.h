@@ -1,0 +1,71 @@
+/* reports/report_internal.h — the report room's back office: the in-memory output sink every
+ * renderer writes into, the escapers for each target language, and number formatting.
+ * Private to reports/ (prefix dg_rep__ / dg_rsink). */
+#ifndef DETGATE_REPORTS_INTERNAL_H
+#define DETGATE_REPORTS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "detgate/report.h"
+
+/* A growable byte buffer with a sticky out-of-memory flag: renderers write freely and check once. */
+typedef struct dg_rsink {
+    char *p;
+    size_t len, cap;
+    bool nomem;
+} dg_rsink;
+
+void dg_rsink_init(dg_rsink *s);
+void dg_rsink_free(dg_rsink *s);
+void dg_rsink_put(dg_rsink *s, const char *bytes, size_t n);
+void dg_rsink_puts(dg_rsink *s, const char *str);
+void dg_rsink_printf(dg_rsink *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Shrinks back to an earlier length (used to drop a section that would break a size cap). */
+void dg_rsink_truncate(dg_rsink *s, size_t len);
+
+/* Decodes one UTF-8 scalar from s[0..n). Returns the bytes consumed (>= 1). Ill-formed input
+ * (overlong, surrogate, > U+10FFFF, truncated) yields *cp = U+FFFD and consumes one byte. */
+size_t dg_rep__utf8_next(const unsigned char *s, size_t n, uint32_t *cp);
+void dg_rep__put_utf8(dg_rsink *s, uint32_t cp);
+
+/* Escapers. NULL strings write nothing (callers decide what "missing" looks like). */
+void dg_rep__json_str(dg_rsink *s, const char *str);   /* with the surrounding quotes, or null */
+void dg_rep__xml_text(dg_rsink *s, const char *str);   /* & < > " ' escaped; XML-1.0-invalid chars dropped */
+void dg_rep__md_text(dg_rsink *s, const char *str);    /* Markdown inline / table cell, one line */
+void dg_rep__term_text(dg_rsink *s, const char *str);  /* terminal: control chars shown as '?' */
+/* Display width of a string in a terminal column (code points, C0/C1 counted as one '?'). */
+size_t dg_rep__term_width(const char *str);
+
+/* Shortest decimal that reads back as the same double ("%.15g".."%.17g"), '.' as the decimal
+ * point whatever the locale. Non-finite values produce "null" when json, else "n/a". */
+void dg_rep__double(dg_rsink *s, double v, bool json);
+/* Into a buffer (>= 32 bytes). */
+void dg_rep__double_buf(char *buf, size_t cap, double v, bool json);
+
+/* Shared wording. */
+const char *dg_rep__str_or(const char *s, const char *fallback);
+/* "first divergent tick 4312: 2 entities changed, 1 added" or a status message; into sink. */
+void dg_rep__check_headline(dg_rsink *s, const dg_report_check *c, void (*esc)(dg_rsink *, const char *));
+/* "entities 7, 19 differ" (first detailed tick, up to `max_ids` ids) */
+void dg_rep__entity_list(dg_rsink *s, const dg_report_check *c, uint32_t max_ids);
+/* Counts over the report. */
+typedef struct dg_rep__tally {
+    uint32_t scenarios, sc_pass, sc_fail, sc_error;
+    uint32_t checks, ck_pass, ck_fail, ck_error;
+} dg_rep__tally;
+void dg_rep__count(const dg_report *r, dg_rep__tally *t);
+
+/* Renderers into a sink (the public writers wrap these). */
+void dg_rep__text(const dg_report *r, const dg_report_opts *o, dg_rsink *s);
+void dg_rep__json(const dg_report *r, const dg_report_opts *o, dg_rsink *s);
+void dg_rep__junit(const dg_report *r, const dg_report_opts *o, dg_rsink *s);
+void dg_rep__markdown(const dg_report *r, const dg_report_opts *o, dg_rsink *s);
+void dg_rep__html(const dg_report *r, const dg_report_opts *o, dg_rsink *s);
+
+#endif

@@ -1,0 +1,223 @@
+/* reports/report_markdown.c — the report room's note for a pull request: a summary table, then
+ * the first divergent tick of each failure as a short field table. A hard byte cap (GitHub stops
+ * a comment at 65,536 characters) is enforced section by section, with a "... N more" note. */
+#include <string.h>
+
+#include "report_internal.h"
+
+#define MD_DEFAULT_ROWS 20u
+#define MD_DEFAULT_MAX 60000u
+#define MD_MIN_MAX 1024u
+#define MD_RESERVE 400u /* room kept for the closing note */
+
+static const char *md__badge(dg_report_status st)
+{
+    return st == DG_REPORT_PASS ? "✅ pass" : st == DG_REPORT_FAIL ? "❌ fail" : "⚠️ error";
+}
+
+static void md__header(dg_rsink *s, const dg_report *r)
+{
+    dg_rep__tally t;
+    dg_rep__count(r, &t);
+    dg_report_status st = dg_report_overall_status(r);
+    dg_rsink_puts(s, "## detgate ");
+    dg_rep__md_text(s, dg_rep__str_or(r->command, "report"));
+    dg_rsink_printf(s, ": %s\n\n", md__badge(st));
+    dg_rsink_printf(s, "%u scenarios: %u passed, %u failed, %u could not be tested · %u checks", (unsigned)t.scenarios,
+                    (unsigned)t.sc_pass, (unsigned)t.sc_fail, (unsigned)t.sc_error, (unsigned)t.checks);
+    char d[40];
+    dg_rep__double_buf(d, sizeof d, r->duration_s, false);
+    dg_rsink_printf(s, " · %s s", d);
+    if (r->tool_version) {
+        dg_rsink_puts(s, " · detgate ");
+        dg_rep__md_text(s, r->tool_version);
+    }
+    dg_rsink_puts(s, r->nomem ? "\n\n**Incomplete:** the run ran out of memory while building this report.\n\n" : "\n\n");
+}
+
+static void md__row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c)
+{
+    dg_rsink_puts(s, "| ");
+    dg_rep__md_text(s, sc->name);
+    dg_rsink_puts(s, " | ");
+    dg_rep__md_text(s, c->name);
+    dg_rsink_printf(s, " | %s | ", md__badge(c->status));
+    if (c->first_tick != DG_REPORT_TICK_NONE)
+        dg_rsink_printf(s, "%llu", (unsigned long long)c->first_tick);
+    else if (c->sub_quantum && c->first_raw_tick != DG_REPORT_TICK_NONE)
+        dg_rsink_printf(s, "— (sub-quantum from %llu)", (unsigned long long)c->first_raw_tick);
+    else
+        dg_rsink_puts(s, "—");
+    dg_rsink_puts(s, " |\n");
+}
+
+typedef struct md_budget {
+    size_t limit;          /* bytes the body may use (the cap minus the closing reserve) */
+    uint64_t rows_left;    /* summary rows not shown */
+    uint64_t details_left; /* failure sections not shown */
+} md_budget;
+
+/* Appends the part of s beyond `mark` only if the total stays within the budget. */
+static bool md__fits(dg_rsink *s, size_t mark, const md_budget *b)
+{
+    if (s->len <= b->limit)
+        return true;
+    dg_rsink_truncate(s, mark);
+    return false;
+}
+
+/* Failing and erroring checks first: in a capped comment they are what must survive. */
+static void md__summary_table(dg_rsink *s, const dg_report *r, md_budget *b)
+{
+    dg_rsink_puts(s, "| Scenario | Check | Result | First divergent tick |\n| --- | --- | --- | --- |\n");
+    bool full = false;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < r->n_scenarios; i++) {
+            const dg_report_scenario *sc = &r->scenarios[i];
+            for (uint32_t j = 0; j < sc->n_checks; j++) {
+                const dg_report_check *c = &sc->checks[j];
+                if ((c->status == DG_REPORT_PASS) != (pass == 1))
+                    continue;
+                size_t mark = s->len;
+                if (!full) {
+                    md__row(s, sc, c);
+                    full = !md__fits(s, mark, b);
+                }
+                if (full)
+                    b->rows_left++;
+            }
+        }
+    }
+    dg_rsink_puts(s, "\n");
+}
+
+static void md__field_row(dg_rsink *s, const dg_report_entity *e, const dg_report_field *f)
+{
+    dg_rsink_printf(s, "| %u", (unsigned)e->id);
+    if (e->name[0]) {
+        dg_rsink_puts(s, " ");
+        dg_rep__md_text(s, e->name);
+    }
+    dg_rsink_printf(s, " | %s | ", dg_report_entity_kind_name(e->kind));
+    if (!f) {
+        dg_rsink_puts(s, "— | | | | |\n");
+        return;
+    }
+    dg_rep__md_text(s, f->name);
+    dg_rsink_puts(s, " | ");
+    if (f->has_values) {
+        dg_rep__double(s, f->a, false);
+        dg_rsink_puts(s, " | ");
+        dg_rep__double(s, f->b, false);
+    } else {
+        dg_rsink_puts(s, " | ");
+    }
+    dg_rsink_puts(s, " | ");
+    if (f->delta > 0)
+        dg_rsink_puts(s, "+");
+    dg_rep__double(s, f->delta, false);
+    if (f->unit[0]) {
+        dg_rsink_puts(s, " ");
+        dg_rep__md_text(s, f->unit);
+    }
+    if (f->has_quanta)
+        dg_rsink_printf(s, " | %lld → %lld |\n", (long long)f->a_q, (long long)f->b_q);
+    else
+        dg_rsink_puts(s, " | |\n");
+}
+
+static void md__detail(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t max_rows)
+{
+    dg_rsink_puts(s, "### ❌ ");
+    dg_rep__md_text(s, sc->name);
+    dg_rsink_puts(s, " · ");
+    dg_rep__md_text(s, c->name);
+    dg_rsink_puts(s, "\n\n");
+    dg_rep__check_headline(s, c, dg_rep__md_text);
+    dg_rsink_puts(s, "\n\n");
+    if (c->n_ticks == 0 || c->ticks[0].tick != c->first_tick)
+        return;
+    const dg_report_tick *t = &c->ticks[0];
+    dg_rsink_puts(s, "| Entity | Kind | Field | A | B | Δ | Quanta A → B |\n| --- | --- | --- | ---: | ---: | ---: | --- |\n");
+    uint64_t rows = 0, shown = 0;
+    for (uint32_t i = 0; i < t->n_entities; i++) {
+        const dg_report_entity *e = &t->entities[i];
+        uint32_t nf = e->n_fields ? e->n_fields : 1;
+        for (uint32_t j = 0; j < nf; j++, rows++)
+            if (shown < max_rows) {
+                md__field_row(s, e, e->n_fields ? &e->fields[j] : NULL);
+                shown++;
+            }
+    }
+    dg_rsink_puts(s, "\n");
+    if (rows > shown || t->entities_cut)
+        dg_rsink_printf(s, "… %llu more rows%s\n\n", (unsigned long long)(rows - shown),
+                        t->entities_cut ? " (and entities beyond the per-tick cap)" : "");
+}
+
+static void md__details(dg_rsink *s, const dg_report *r, uint32_t max_rows, md_budget *b)
+{
+    bool full = false;
+    for (uint32_t i = 0; i < r->n_scenarios; i++) {
+        const dg_report_scenario *sc = &r->scenarios[i];
+        for (uint32_t j = 0; j < sc->n_checks; j++) {
+            if (sc->checks[j].status != DG_REPORT_FAIL)
+                continue;
+            size_t mark = s->len;
+            if (!full) {
+                md__detail(s, sc, &sc->checks[j], max_rows);
+                full = !md__fits(s, mark, b);
+            }
+            if (full)
+                b->details_left++;
+        }
+    }
+}
+
+static void md__bisect(dg_rsink *s, const dg_report_bisect *bi, md_budget *b)
+{
+    if (!bi->present)
+        return;
+    size_t mark = s->len;
+    dg_rsink_puts(s, "### Bisect");
+    if (bi->scenario) {
+        dg_rsink_puts(s, " · ");
+        dg_rep__md_text(s, bi->scenario);
+    }
+    dg_rsink_puts(s, "\n\n");
+    if (bi->first_bad_commit) {
+        dg_rsink_puts(s, "First bad commit **");
+        dg_rep__md_text(s, bi->first_bad_commit);
+        dg_rsink_puts(s, "**");
+        if (bi->subject) {
+            dg_rsink_puts(s, " — ");
+            dg_rep__md_text(s, bi->subject);
+        }
+        if (bi->first_tick != DG_REPORT_TICK_NONE)
+            dg_rsink_printf(s, "; first divergent tick %llu", (unsigned long long)bi->first_tick);
+    } else {
+        dg_rsink_puts(s, "No first bad commit found");
+    }
+    dg_rsink_printf(s, " (%u steps).\n\n", (unsigned)bi->n_steps);
+    if (!md__fits(s, mark, b))
+        b->details_left++;
+}
+
+void dg_rep__markdown(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
+{
+    size_t cap = o->markdown_max_bytes ? o->markdown_max_bytes : MD_DEFAULT_MAX;
+    if (cap < MD_MIN_MAX)
+        cap = MD_MIN_MAX;
+    md_budget b = {cap - MD_RESERVE, 0, 0};
+    uint32_t max_rows = o->rows_per_check ? o->rows_per_check : MD_DEFAULT_ROWS;
+    md__header(s, r);
+    md__summary_table(s, r, &b);
+    md__bisect(s, &r->bisect, &b);
+    md__details(s, r, max_rows, &b);
+    if (b.rows_left || b.details_left)
+        dg_rsink_printf(s,
+                        "… %llu more summary rows and %llu more sections not shown (size cap %llu bytes); "
+                        "see the JSON or HTML report for everything.\n",
+                        (unsigned long long)b.rows_left, (unsigned long long)b.details_left,
+                        (unsigned long long)cap);
+}

@@ -1,0 +1,319 @@
+/* reports/report_text.c — the report room's terminal voice: one summary line per scenario, then
+ * for each failing check the first divergent tick as an aligned entity/field table.
+ * ANSI colour only when the caller asks for it; names never carry control characters through. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+#define TXT_COLS 8
+#define TXT_CELL 160
+#define TXT_DEFAULT_ROWS 40u
+#define TXT_RANGES_SHOWN 8u
+
+typedef struct txt {
+    dg_rsink *s;
+    bool colour;
+} txt;
+
+static void txt__sgr(txt *t, const char *code)
+{
+    if (t->colour)
+        dg_rsink_printf(t->s, "\x1b[%sm", code);
+}
+
+static void txt__status(txt *t, dg_report_status st)
+{
+    static const char *const word[3] = {"PASS", "FAIL", "ERROR"};
+    static const char *const colour[3] = {"32", "1;31", "1;33"};
+    txt__sgr(t, colour[st]);
+    dg_rsink_puts(t->s, word[st]);
+    txt__sgr(t, "0");
+}
+
+static void txt__summary_header(txt *t, const dg_report *r)
+{
+    dg_rep__tally ty;
+    dg_rep__count(r, &ty);
+    txt__sgr(t, "1");
+    dg_rsink_puts(t->s, "detgate ");
+    dg_rep__term_text(t->s, dg_rep__str_or(r->command, "report"));
+    if (r->tool_version) {
+        dg_rsink_puts(t->s, " ");
+        dg_rep__term_text(t->s, r->tool_version);
+    }
+    txt__sgr(t, "0");
+    dg_rsink_puts(t->s, ": ");
+    txt__status(t, dg_report_overall_status(r));
+    dg_rsink_printf(t->s, " — %u scenarios (%u passed, %u failed, %u could not be tested), %u checks, ",
+                    (unsigned)ty.scenarios, (unsigned)ty.sc_pass, (unsigned)ty.sc_fail, (unsigned)ty.sc_error,
+                    (unsigned)ty.checks);
+    char d[40];
+    dg_rep__double_buf(d, sizeof d, r->duration_s, false);
+    dg_rsink_printf(t->s, "%s s%s\n", d, r->nomem ? " (INCOMPLETE: out of memory while building)" : "");
+}
+
+static bool txt__noteworthy(const dg_report_check *c)
+{
+    return c->status != DG_REPORT_PASS || c->sub_quantum;
+}
+
+static void txt__check_line(txt *t, const dg_report_check *c)
+{
+    dg_rep__term_text(t->s, c->name);
+    dg_rsink_puts(t->s, ": ");
+    dg_rep__check_headline(t->s, c, dg_rep__term_text);
+}
+
+static void txt__scenario_line(txt *t, const dg_report_scenario *sc)
+{
+    dg_report_status st = dg_report_scenario_status(sc);
+    txt__status(t, st);
+    dg_rsink_puts(t->s, " ");
+    dg_rep__term_text(t->s, sc->name);
+    dg_rsink_puts(t->s, " (");
+    dg_rep__term_text(t->s, dg_rep__str_or(sc->format, "?"));
+    dg_rsink_printf(t->s, ", %llu ticks, %llu entity-ticks)", (unsigned long long)sc->ticks,
+                    (unsigned long long)sc->entity_ticks);
+    bool inline_done = false;
+    for (uint32_t i = 0; i < sc->n_checks; i++) {
+        const dg_report_check *c = &sc->checks[i];
+        if (!txt__noteworthy(c))
+            continue;
+        if (!inline_done && c->status == st) {
+            dg_rsink_puts(t->s, " ");
+            txt__check_line(t, c);
+            inline_done = true;
+            continue;
+        }
+        dg_rsink_puts(t->s, "\n  ");
+        txt__status(t, c->status);
+        dg_rsink_puts(t->s, " ");
+        txt__check_line(t, c);
+    }
+    dg_rsink_puts(t->s, "\n");
+}
+
+/* ---- the first divergent tick as a table ------------------------------------------------------ */
+
+typedef struct txt_row {
+    char cell[TXT_COLS][TXT_CELL];
+} txt_row;
+
+static void txt__cell(char *dst, const char *escaped)
+{
+    size_t n = strlen(escaped);
+    if (n >= TXT_CELL)
+        n = TXT_CELL - 1;
+    while (n > 0 && ((unsigned char)escaped[n] & 0xC0) == 0x80) /* never split a character */
+        n--;
+    memcpy(dst, escaped, n);
+    dst[n] = '\0';
+}
+
+static void txt__cellf_entity(char *dst, const dg_report_entity *e)
+{
+    dg_rsink tmp;
+    dg_rsink_init(&tmp);
+    dg_rsink_printf(&tmp, "%u", (unsigned)e->id);
+    if (e->name[0]) {
+        dg_rsink_puts(&tmp, " ");
+        dg_rep__term_text(&tmp, e->name);
+    }
+    txt__cell(dst, tmp.p ? tmp.p : "");
+    dg_rsink_free(&tmp);
+}
+
+static void txt__fill_row(txt_row *row, const dg_report_entity *e, const dg_report_field *f)
+{
+    memset(row, 0, sizeof *row);
+    txt__cellf_entity(row->cell[0], e);
+    snprintf(row->cell[1], TXT_CELL, "%s", dg_report_entity_kind_name(e->kind));
+    if (!f) {
+        snprintf(row->cell[2], TXT_CELL, "-");
+        return;
+    }
+    snprintf(row->cell[2], TXT_CELL, "%s", f->name);
+    if (f->has_values) {
+        dg_rep__double_buf(row->cell[3], TXT_CELL, f->a, false);
+        dg_rep__double_buf(row->cell[4], TXT_CELL, f->b, false);
+    }
+    char d[40];
+    dg_rep__double_buf(d, sizeof d, f->delta, false);
+    snprintf(row->cell[5], TXT_CELL, "%s%s", f->delta > 0 ? "+" : "", d);
+    snprintf(row->cell[6], TXT_CELL, "%s", f->unit);
+    if (f->has_quanta)
+        snprintf(row->cell[7], TXT_CELL, "%lld -> %lld (%+lld q)", (long long)f->a_q, (long long)f->b_q,
+                 (long long)f->delta_q);
+}
+
+/* Rows of the first detailed tick, at most max; *total gets how many rows there would be. */
+static uint32_t txt__collect_rows(const dg_report_tick *tk, txt_row *rows, uint32_t max, uint64_t *total)
+{
+    uint32_t n = 0;
+    *total = 0;
+    for (uint32_t i = 0; i < tk->n_entities; i++) {
+        const dg_report_entity *e = &tk->entities[i];
+        uint32_t nf = e->n_fields ? e->n_fields : 1;
+        for (uint32_t j = 0; j < nf; j++) {
+            (*total)++;
+            if (n < max)
+                txt__fill_row(&rows[n++], e, e->n_fields ? &e->fields[j] : NULL);
+        }
+    }
+    return n;
+}
+
+static void txt__table(txt *t, const txt_row *rows, uint32_t n)
+{
+    static const char *const head[TXT_COLS] = {"entity", "kind", "field", "A", "B", "delta", "unit", "quanta A -> B"};
+    size_t w[TXT_COLS];
+    for (int c = 0; c < TXT_COLS; c++) {
+        w[c] = strlen(head[c]);
+        for (uint32_t i = 0; i < n; i++) {
+            size_t cw = dg_rep__term_width(rows[i].cell[c]);
+            if (cw > w[c])
+                w[c] = cw;
+        }
+    }
+    dg_rsink_puts(t->s, "   ");
+    txt__sgr(t, "1");
+    for (int c = 0; c < TXT_COLS; c++)
+        dg_rsink_printf(t->s, " %-*s", c == TXT_COLS - 1 ? 0 : (int)w[c], head[c]);
+    txt__sgr(t, "0");
+    dg_rsink_puts(t->s, "\n");
+    for (uint32_t i = 0; i < n; i++) {
+        dg_rsink_puts(t->s, "   ");
+        for (int c = 0; c < TXT_COLS; c++) {
+            /* Numbers right-aligned so digits line up; names left-aligned. */
+            bool right = c >= 3 && c <= 5;
+            size_t pad = w[c] - dg_rep__term_width(rows[i].cell[c]);
+            dg_rsink_puts(t->s, " ");
+            if (right)
+                dg_rsink_printf(t->s, "%*s", (int)pad, "");
+            dg_rsink_puts(t->s, rows[i].cell[c]);
+            if (!right && c != TXT_COLS - 1)
+                dg_rsink_printf(t->s, "%*s", (int)pad, "");
+        }
+        dg_rsink_puts(t->s, "\n");
+    }
+}
+
+static void txt__ranges(txt *t, const dg_report_check *c)
+{
+    dg_rsink_printf(t->s, "  divergent ticks: %llu in %u range%s%s", (unsigned long long)c->divergent_ticks,
+                    (unsigned)c->n_ranges, c->n_ranges == 1 ? "" : "s", c->n_ranges ? ": " : "");
+    uint32_t shown = c->n_ranges < TXT_RANGES_SHOWN ? c->n_ranges : TXT_RANGES_SHOWN;
+    for (uint32_t i = 0; i < shown; i++) {
+        const dg_report_range *g = &c->ranges[i];
+        if (g->first == g->last)
+            dg_rsink_printf(t->s, "%s%llu", i ? ", " : "", (unsigned long long)g->first);
+        else
+            dg_rsink_printf(t->s, "%s%llu..%llu", i ? ", " : "", (unsigned long long)g->first,
+                            (unsigned long long)g->last);
+    }
+    if (c->n_ranges > shown)
+        dg_rsink_printf(t->s, ", ... %u more", (unsigned)(c->n_ranges - shown));
+    if (c->ranges_coalesced)
+        dg_rsink_puts(t->s, " (range cap reached: the last range holds gaps)");
+    dg_rsink_puts(t->s, "\n");
+}
+
+static void txt__detail(txt *t, const dg_report_scenario *sc, const dg_report_check *c, uint32_t max_rows)
+{
+    dg_rsink_puts(t->s, "\n");
+    txt__sgr(t, "1");
+    dg_rep__term_text(t->s, sc->name);
+    dg_rsink_puts(t->s, " / ");
+    dg_rep__term_text(t->s, c->name);
+    txt__sgr(t, "0");
+    dg_rsink_puts(t->s, ": ");
+    dg_rep__check_headline(t->s, c, dg_rep__term_text);
+    dg_rsink_puts(t->s, "\n");
+    if (c->message && c->first_tick != DG_REPORT_TICK_NONE) {
+        dg_rsink_puts(t->s, "  ");
+        dg_rep__term_text(t->s, c->message);
+        dg_rsink_puts(t->s, "\n");
+    }
+    if (c->first_tick != DG_REPORT_TICK_NONE)
+        txt__ranges(t, c);
+    if (c->n_ticks == 0 || c->ticks[0].tick != c->first_tick)
+        return;
+    const dg_report_tick *tk = &c->ticks[0];
+    if (tk->events_differ)
+        dg_rsink_printf(t->s, "  events at tick %llu: A %u, B %u\n", (unsigned long long)tk->tick,
+                        (unsigned)tk->events_a, (unsigned)tk->events_b);
+    txt_row *rows = max_rows ? malloc((size_t)max_rows * sizeof *rows) : NULL;
+    if (max_rows && !rows) {
+        t->s->nomem = true;
+        return;
+    }
+    uint64_t total;
+    uint32_t n = txt__collect_rows(tk, rows, max_rows, &total);
+    if (n)
+        txt__table(t, rows, n);
+    free(rows);
+    if (total > n)
+        dg_rsink_printf(t->s, "    ... %llu more rows\n", (unsigned long long)(total - n));
+    if (tk->entities_cut)
+        dg_rsink_printf(t->s, "    ... %u more entities not kept (cap %u per tick)\n", (unsigned)tk->entities_cut,
+                        (unsigned)(tk->n_entities));
+}
+
+static void txt__bisect(txt *t, const dg_report_bisect *b)
+{
+    if (!b->present)
+        return;
+    dg_rsink_puts(t->s, "\nbisect");
+    if (b->scenario) {
+        dg_rsink_puts(t->s, " (");
+        dg_rep__term_text(t->s, b->scenario);
+        dg_rsink_puts(t->s, ")");
+    }
+    dg_rsink_puts(t->s, ": ");
+    if (b->first_bad_commit) {
+        dg_rsink_puts(t->s, "first bad commit ");
+        txt__sgr(t, "1;31");
+        dg_rep__term_text(t->s, b->first_bad_commit);
+        txt__sgr(t, "0");
+        if (b->subject) {
+            dg_rsink_puts(t->s, " \"");
+            dg_rep__term_text(t->s, b->subject);
+            dg_rsink_puts(t->s, "\"");
+        }
+        if (b->first_tick != DG_REPORT_TICK_NONE)
+            dg_rsink_printf(t->s, ", first divergent tick %llu", (unsigned long long)b->first_tick);
+    } else {
+        dg_rsink_puts(t->s, "no first bad commit found");
+    }
+    dg_rsink_puts(t->s, "\n  good ");
+    dg_rep__term_text(t->s, dg_rep__str_or(b->good_rev, "?"));
+    dg_rsink_puts(t->s, ", bad ");
+    dg_rep__term_text(t->s, dg_rep__str_or(b->bad_rev, "?"));
+    dg_rsink_printf(t->s, ", %u steps\n", (unsigned)b->n_steps);
+    for (uint32_t i = 0; i < b->n_steps; i++) {
+        const dg_report_bisect_step *st = &b->steps[i];
+        dg_rsink_puts(t->s, "  ");
+        dg_rep__term_text(t->s, st->commit);
+        dg_rsink_puts(t->s, st->verdict == DG_REPORT_GOOD ? " good" : st->verdict == DG_REPORT_SKIP ? " skip" : " bad");
+        if (st->first_tick != DG_REPORT_TICK_NONE)
+            dg_rsink_printf(t->s, " (first divergent tick %llu)", (unsigned long long)st->first_tick);
+        dg_rsink_puts(t->s, "\n");
+    }
+}
+
+void dg_rep__text(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
+{
+    txt t = {s, o->colour};
+    uint32_t max_rows = o->rows_per_check ? o->rows_per_check : TXT_DEFAULT_ROWS;
+    txt__summary_header(&t, r);
+    for (uint32_t i = 0; i < r->n_scenarios; i++)
+        txt__scenario_line(&t, &r->scenarios[i]);
+    for (uint32_t i = 0; i < r->n_scenarios; i++) {
+        const dg_report_scenario *sc = &r->scenarios[i];
+        for (uint32_t j = 0; j < sc->n_checks; j++)
+            if (sc->checks[j].status == DG_REPORT_FAIL)
+                txt__detail(&t, sc, &sc->checks[j], max_rows);
+    }
+    txt__bisect(&t, &r->bisect);
+}

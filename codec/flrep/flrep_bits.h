@@ -1,0 +1,187 @@
+/* codec/flrep/flrep_bits.h — the LSB-first bit stream of the record block (FORMAT-flrep.md §6.2).
+ * Writer appends to a dg_buf; reader is fail-closed like dg_cur: the first overrun or malformed
+ * code sets ok = false and later reads return 0. Inline because it is the reader's inner loop. */
+#ifndef DETGATE_FLREP_BITS_H
+#define DETGATE_FLREP_BITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cursor.h"
+
+#define DG_EG_MAX_ZEROS 40
+
+/* ---- writer ---- */
+typedef struct dg_bitw {
+    dg_buf *out;
+    uint64_t acc;   /* pending bits, LSB = next bit to emit */
+    unsigned n;     /* number of pending bits (< 8 after each put) */
+} dg_bitw;
+
+static inline void dg_bitw_init(dg_bitw *w, dg_buf *out)
+{
+    w->out = out;
+    w->acc = 0;
+    w->n = 0;
+}
+
+/* Appends the low k bits of v (k <= 56), least significant first. */
+static inline void dg_bitw_put(dg_bitw *w, uint64_t v, unsigned k)
+{
+    if (k < 64)
+        v &= ((uint64_t)1 << k) - 1;
+    w->acc |= v << w->n;
+    w->n += k;
+    while (w->n >= 8) {
+        dg_buf_u8(w->out, (uint8_t)w->acc);
+        w->acc >>= 8;
+        w->n -= 8;
+    }
+}
+
+static inline unsigned dg_bit_floor_log2(uint64_t x)
+{
+    return 63u - (unsigned)__builtin_clzll(x);
+}
+
+static inline void dg_bitw_eg(dg_bitw *w, uint64_t v)
+{
+    uint64_t x = v + 1;
+    unsigned n = dg_bit_floor_log2(x);
+    /* n zeros then a one: the one sits at bit position n of the run. */
+    if (n < 24) {
+        dg_bitw_put(w, (uint64_t)1 << n, n + 1);
+    } else {
+        dg_bitw_put(w, 0, n);
+        dg_bitw_put(w, 1, 1);
+    }
+    if (n > 32) {
+        dg_bitw_put(w, x & 0xFFFFFFFFu, 32);
+        dg_bitw_put(w, (x >> 32) & ((1u << (n - 32)) - 1), n - 32);
+    } else if (n > 0) {
+        dg_bitw_put(w, x, n);
+    }
+}
+
+static inline uint64_t dg_zigzag(int64_t v)
+{
+    return v >= 0 ? (uint64_t)v << 1 : (((uint64_t)(-(v + 1))) << 1) | 1u;
+}
+static inline int64_t dg_unzigzag(uint64_t z)
+{
+    return (z & 1) ? -(int64_t)(z >> 1) - 1 : (int64_t)(z >> 1);
+}
+
+static inline void dg_bitw_seg(dg_bitw *w, int64_t v) { dg_bitw_eg(w, dg_zigzag(v)); }
+
+/* Pads the last byte with zero bits. */
+static inline void dg_bitw_flush(dg_bitw *w)
+{
+    if (w->n > 0)
+        dg_buf_u8(w->out, (uint8_t)w->acc);
+    w->acc = 0;
+    w->n = 0;
+}
+
+/* ---- reader ---- */
+typedef struct dg_bitr {
+    const uint8_t *p, *end;  /* next unread byte, end of block */
+    uint64_t acc;            /* buffered bits, LSB = next bit */
+    unsigned n;              /* buffered bit count */
+    bool ok;
+} dg_bitr;
+
+static inline void dg_bitr_init(dg_bitr *r, const uint8_t *p, size_t len)
+{
+    r->p = p;
+    r->end = p + len;
+    r->acc = 0;
+    r->n = 0;
+    r->ok = true;
+}
+
+/* Tops the buffer up to at least 57 bits when the bytes exist. */
+static inline void dg_bitr_refill(dg_bitr *r)
+{
+    if (r->end - r->p >= 8) {
+        uint64_t w = dg_le64(r->p);
+        unsigned take = (63 - r->n) >> 3;
+        r->acc |= w << r->n;
+        r->p += take;
+        r->n += take * 8;
+        /* Only `take` bytes were consumed: clear the bits that came from the bytes after them. */
+        r->acc &= ((uint64_t)1 << r->n) - 1;
+        return;
+    }
+    while (r->n <= 56 && r->p < r->end) {
+        r->acc |= (uint64_t)*r->p++ << r->n;
+        r->n += 8;
+    }
+}
+
+/* Reads k bits (k <= 32). */
+static inline uint64_t dg_bitr_get(dg_bitr *r, unsigned k)
+{
+    if (r->n < k) {
+        dg_bitr_refill(r);
+        if (r->n < k) {
+            r->ok = false;
+            r->n = 0;
+            r->acc = 0;
+            return 0;
+        }
+    }
+    uint64_t v = r->acc & (((uint64_t)1 << k) - 1);
+    r->acc >>= k;
+    r->n -= k;
+    return v;
+}
+
+static inline uint64_t dg_bitr_eg(dg_bitr *r)
+{
+    if (r->n < 41)
+        dg_bitr_refill(r);
+    unsigned zeros;
+    if (r->acc != 0) {
+        zeros = (unsigned)__builtin_ctzll(r->acc);
+        if (zeros >= r->n) {   /* the 1 we saw is not a real buffered bit */
+            r->ok = false;
+            return 0;
+        }
+    } else {
+        r->ok = false;
+        return 0;
+    }
+    if (zeros > DG_EG_MAX_ZEROS) {
+        r->ok = false;
+        return 0;
+    }
+    r->acc >>= zeros + 1;
+    r->n -= zeros + 1;
+    if (zeros == 0)
+        return 0;
+    uint64_t low;
+    if (zeros > 32) {
+        low = dg_bitr_get(r, 32);
+        low |= dg_bitr_get(r, zeros - 32) << 32;
+    } else {
+        low = dg_bitr_get(r, zeros);
+    }
+    return (((uint64_t)1 << zeros) | low) - 1;
+}
+
+static inline int64_t dg_bitr_seg(dg_bitr *r) { return dg_unzigzag(dg_bitr_eg(r)); }
+
+/* True when everything was consumed except zero padding bits in the last byte. */
+static inline bool dg_bitr_at_clean_end(dg_bitr *r)
+{
+    if (!r->ok)
+        return false;
+    if (r->p != r->end)
+        return false;      /* whole unread bytes */
+    if (r->n >= 8)
+        return false;
+    return r->acc == 0;    /* padding bits must be zero */
+}
+
+#endif

@@ -1,0 +1,158 @@
+/* codec/flrep/flrep_internal.h — what the .flrep writer and reader share inside codec/flrep/:
+ * constants of docs/FORMAT-flrep.md, the header/section codec, the tick codec with its predictor,
+ * and the chunk framing. Nothing here is public API. */
+#ifndef DETGATE_FLREP_INTERNAL_H
+#define DETGATE_FLREP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cursor.h"
+#include "detgate/flrep.h"
+
+#define FLREP_CHUNK_HDR_SIZE 36u
+#define FLREP_TRAILER_FIXED 48u
+#define FLREP_TICK_HDR_SIZE 18u
+#define FLREP_EVENT_HDR_SIZE 11u
+#define FLREP_TICK_RATE_MAX 100000u
+
+enum flrep_section_id {
+    FLREP_SEC_END = 0x0000,
+    FLREP_SEC_TYPES = 0x0001,
+    FLREP_SEC_FACTIONS = 0x0002,
+    FLREP_SEC_ROSTER = 0x0003,
+    FLREP_SEC_CAMERA = 0x0004,
+};
+
+enum flrep_rec_kind { FLREP_REC_DELTA = 0, FLREP_REC_FULL = 1, FLREP_REC_REMOVE = 2 };
+
+const char *flrep_section_name(uint16_t id);
+
+/* ---- header and sections (flrep_sections.c) ---------------------------------------------- */
+
+/* Presence bitmaps of type / faction indices, for O(1) validation of every record. */
+typedef struct flrep_index_set {
+    uint8_t bits[65536 / 8];
+} flrep_index_set;
+
+static inline bool flrep_set_has(const flrep_index_set *s, uint16_t i) { return (s->bits[i >> 3] >> (i & 7)) & 1; }
+static inline void flrep_set_add(flrep_index_set *s, uint16_t i) { s->bits[i >> 3] |= (uint8_t)(1u << (i & 7)); }
+
+/* Serializes header + all sections + end marker (what every rotated file starts with). */
+dg_status flrep_encode_preamble(dg_buf *out, const dg_flrep_header *hdr, dg_error *err);
+
+/* Validates the writer's tables (unique indices, string lengths) and fills the index sets. */
+dg_status flrep_check_tables(const dg_flrep_header *hdr, flrep_index_set *types, flrep_index_set *factions,
+                             dg_error *err);
+
+/* Decoded tables owned by the reader: arrays allocated here, strings point into `keep` buffers. */
+typedef struct flrep_tables {
+    dg_flrep_header hdr;
+    dg_flrep_type *types;
+    dg_flrep_faction *factions;
+    dg_flrep_participant *participants;
+    dg_flrep_mission_object *mission_objects;
+    uint8_t *keep[8];     /* owned byte buffers the strings point into */
+    size_t keep_count;
+    flrep_index_set type_set, faction_set;
+} flrep_tables;
+
+void flrep_tables_free(flrep_tables *t);
+
+/* Parsers of one piece each (the fuzz targets call them directly). `base` is the absolute offset
+ * of buf[0] for error messages. On success the arrays are owned by t. */
+dg_status flrep_parse_prefix(const uint8_t *buf, size_t len, uint64_t base, dg_flrep_header *hdr,
+                             size_t *consumed, dg_error *err);
+dg_status flrep_parse_header_body(const uint8_t *buf, size_t len, uint64_t base, dg_flrep_header *hdr,
+                                  dg_error *err);
+dg_status flrep_parse_types(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err);
+dg_status flrep_parse_factions(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err);
+dg_status flrep_parse_roster(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err);
+
+/* ---- the tick codec (flrep_tick.c) -------------------------------------------------------- */
+
+/* Per-entity prediction context (FORMAT-flrep.md §6.4). */
+typedef struct flrep_pred {
+    int32_t dv[3];
+    int32_t drot[3];
+    uint32_t seq;     /* 1 + index within the chunk of the tick whose DELTA set dv/drot; 0 = none */
+} flrep_pred;
+
+/* The rebuilt world: entities sorted by id with their prediction contexts. */
+typedef struct flrep_world {
+    dg_qentity *ents;
+    flrep_pred *pred;
+    size_t n, cap;
+} flrep_world;
+
+void flrep_world_free(flrep_world *w);
+bool flrep_world_reserve(flrep_world *w, size_t n);
+void flrep_world_swap(flrep_world *a, flrep_world *b);
+
+/* Everything a tick decoder needs besides the bytes. */
+typedef struct flrep_tick_ctx {
+    uint32_t tick_rate_hz;
+    const flrep_index_set *types, *factions;
+    uint64_t fault_double_delta_tick;   /* test hook; UINT64_MAX = off */
+} flrep_tick_ctx;
+
+/* Scratch the decoder reuses from tick to tick (no allocation per tick once warm). */
+typedef struct flrep_tick_scratch {
+    struct flrep_rec *recs;
+    size_t rec_cap;
+    dg_event *events;
+    size_t ev_cap;
+    flrep_world next;
+} flrep_tick_scratch;
+
+void flrep_tick_scratch_free(flrep_tick_scratch *s);
+
+/* Decodes one tick at c (its position) and, only if every byte of it is valid, replaces *world by
+ * the world after it (the previous world is left untouched on error). seq is the tick's index within
+ * its chunk. Outputs tick index, keyframe flag and the events (pointing into c's buffer). */
+dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, flrep_world *world,
+                            flrep_tick_scratch *s, uint64_t *tick_out, bool *keyframe_out,
+                            const dg_event **events_out, size_t *nev_out, dg_error *err);
+
+/* Encodes one tick: the world moves from *world to `cur` (sorted, distinct ids). */
+dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyframe, uint32_t tick_rate_hz,
+                            flrep_world *world, const dg_qentity *cur, size_t n, const dg_event *ev,
+                            size_t nev, dg_buf *scratch_bits, dg_error *err);
+
+/* ---- chunks and trailer (flrep_chunk.c) --------------------------------------------------- */
+typedef struct flrep_chunk_hdr {
+    uint32_t tick_count;
+    uint64_t first_tick, last_tick;
+    uint32_t compressed_size, decompressed_size;
+} flrep_chunk_hdr;
+
+void flrep_chunk_hdr_encode(uint8_t out[FLREP_CHUNK_HDR_SIZE], const flrep_chunk_hdr *h);
+/* Checks magic, check value, field rules (keyframe interval, cap) and that the compressed bytes fit
+ * in `bytes_left` (what follows the framing). */
+dg_status flrep_chunk_hdr_parse(const uint8_t in[FLREP_CHUNK_HDR_SIZE], uint64_t offset, uint64_t bytes_left,
+                                uint32_t keyframe_interval, uint32_t cap, flrep_chunk_hdr *h, dg_error *err);
+
+/* Decompresses exactly h->decompressed_size bytes into out (capacity >= that), verifying the
+ * frame's declared content size and checksum. */
+dg_status flrep_chunk_decompress(void *dctx, const uint8_t *src, const flrep_chunk_hdr *h, uint8_t *out,
+                                 uint64_t offset, dg_error *err);
+
+/* Decodes every tick of a decompressed chunk against its header's promises; world ends as the
+ * world after the chunk's last tick. */
+dg_status flrep_chunk_validate(const uint8_t *content, const flrep_chunk_hdr *h, uint64_t offset,
+                               size_t chunk_no, const flrep_tick_ctx *ctx, flrep_world *world,
+                               flrep_tick_scratch *s, dg_error *err);
+
+void flrep_chunk_where(char *buf, size_t cap, size_t chunk_no, const flrep_chunk_hdr *h);
+
+typedef struct flrep_trailer {
+    uint32_t entry_count;
+    uint64_t first_tick, last_tick, tick_count;
+    uint64_t table_offset;
+} flrep_trailer;
+
+/* Appends the trailer for these chunks (offsets absolute) at table_offset. */
+void flrep_trailer_encode(dg_buf *out, const dg_flrep_chunk_info *chunks, size_t n, uint64_t table_offset);
+
+#endif

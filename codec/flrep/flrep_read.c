@@ -1,0 +1,641 @@
+/* codec/flrep/flrep_read.c — the .flrep reader: open (header, sections, trailer or recovery scan),
+ * linear playback, seek. The file is hostile: nothing is allocated on a declared size before it is
+ * checked against the bytes present, and a call that fails leaves the position and the world it
+ * reported before untouched (docs/FORMAT-flrep.md §5, §8, §10). Only one chunk is held in memory. */
+#include "flrep_internal.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#include <zstd.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct dg_flrep_reader {
+    const uint8_t *mem;         /* memory source, or NULL */
+    FILE *f;                    /* file source, or NULL */
+    char *path;
+    uint64_t size;
+    uint32_t cap;
+    flrep_tables tables;
+    dg_flrep_file_info info;
+    dg_flrep_section_info *sections;
+    size_t nsections;
+    dg_flrep_chunk_info *chunks;
+    size_t nchunks;
+    flrep_tick_ctx ctx;
+    ZSTD_DCtx *dctx;
+    dg_buf comp;                /* compressed bytes of the loaded chunk (file source) */
+    uint8_t *content;           /* decompressed bytes of the loaded chunk */
+    size_t content_cap;
+    long loaded;                /* chunk whose content is in `content`, -1 = none */
+    size_t pos_chunk;           /* chunk of the next tick */
+    uint32_t seq;               /* index within pos_chunk of the next tick */
+    size_t content_pos;         /* byte offset of the next tick in the content */
+    flrep_world world, seek_world;
+    flrep_tick_scratch scratch;
+    char where[128];
+};
+
+/* ---- byte source ------------------------------------------------------------------------- */
+
+static const char *src_name(const dg_flrep_reader *r) { return r->path ? r->path : "<memory>"; }
+
+static dg_status src_read(dg_flrep_reader *r, uint64_t off, size_t len, void *dst, const char *what, dg_error *err)
+{
+    if (off > r->size || len > r->size - off)
+        return dg_error_set(err, DG_E_TRUNCATED, off, what, "expected %zu bytes, found %llu", len,
+                            (unsigned long long)(off > r->size ? 0 : r->size - off));
+    if (r->mem) {
+        memcpy(dst, r->mem + off, len);
+        return DG_OK;
+    }
+    if (fseeko(r->f, (off_t)off, SEEK_SET) != 0 || fread(dst, 1, len, r->f) != len)
+        return dg_error_set(err, DG_E_IO, off, src_name(r), "read of %zu bytes failed: %s", len,
+                            ferror(r->f) ? strerror(errno) : "unexpected end of file");
+    return DG_OK;
+}
+
+/* Bytes [off, off+len) as a stable pointer: into the caller's buffer for a memory source, else a
+ * copy the tables keep (header and section payloads only). */
+static const uint8_t *src_keep(dg_flrep_reader *r, uint64_t off, size_t len, const char *what, dg_error *err)
+{
+    if (off > r->size || len > r->size - off) {
+        dg_error_set(err, DG_E_TRUNCATED, off, what, "expected %zu bytes, found %llu", len,
+                     (unsigned long long)(off > r->size ? 0 : r->size - off));
+        return NULL;
+    }
+    if (r->mem)
+        return r->mem + off;
+    flrep_tables *t = &r->tables;
+    if (t->keep_count == sizeof t->keep / sizeof t->keep[0]) {
+        dg_error_set(err, DG_E_MALFORMED, off, what, "too many kept buffers");
+        return NULL;
+    }
+    uint8_t *p = malloc(len ? len : 1);
+    if (!p) {
+        dg_error_set(err, DG_E_NOMEM, off, what, "out of memory for %zu bytes", len);
+        return NULL;
+    }
+    if (src_read(r, off, len, p, what, err) != DG_OK) {
+        free(p);
+        return NULL;
+    }
+    t->keep[t->keep_count++] = p;
+    return p;
+}
+
+/* ---- header and sections ----------------------------------------------------------------- */
+
+static dg_status read_header(dg_flrep_reader *r, uint64_t *pos, dg_error *err)
+{
+    dg_flrep_header *h = &r->tables.hdr;
+    uint8_t fixed[10];
+    size_t have = r->size < sizeof fixed ? (size_t)r->size : sizeof fixed;
+    if (src_read(r, 0, have, fixed, "header", err))
+        return err->code;
+    size_t used = 0;
+    if (have < sizeof fixed)  /* let the prefix parser name the missing field */
+        return flrep_parse_prefix(fixed, have, 0, h, &used, err);
+    size_t plen = sizeof fixed + dg_le16(fixed + 8);
+    const uint8_t *prefix = src_keep(r, 0, plen <= r->size ? plen : (size_t)r->size, "header", err);
+    if (!prefix)
+        return err->code;
+    dg_status st = flrep_parse_prefix(prefix, plen <= r->size ? plen : (size_t)r->size, 0, h, &used, err);
+    if (st != DG_OK)
+        return st;
+    uint8_t lb[4];
+    if (src_read(r, used, 4, lb, "header: u32 headerBodyLength", err))
+        return err->code;
+    uint32_t blen = dg_le32(lb);
+    const uint8_t *body = src_keep(r, used + 4, blen, "header body", err);
+    if (!body)
+        return err->code;
+    st = flrep_parse_header_body(body, blen, used + 4, h, err);
+    *pos = used + 4 + blen;
+    return st;
+}
+
+static dg_status add_section_info(dg_flrep_reader *r, uint16_t id, uint32_t len, uint64_t off, dg_error *err)
+{
+    /* at most one entry per 6 bytes of file: growth is bounded by what is really there */
+    dg_flrep_section_info *s = realloc(r->sections, (r->nsections + 1) * sizeof *s);
+    if (!s)
+        return dg_error_set(err, DG_E_NOMEM, off, "sections", "out of memory");
+    r->sections = s;
+    r->sections[r->nsections++] = (dg_flrep_section_info){id, len, off};
+    return DG_OK;
+}
+
+static dg_status parse_known_section(dg_flrep_reader *r, uint16_t id, const uint8_t *p, uint32_t len, uint64_t off,
+                                     dg_error *err)
+{
+    switch (id) {
+    case FLREP_SEC_TYPES: return flrep_parse_types(p, len, off, &r->tables, err);
+    case FLREP_SEC_FACTIONS: return flrep_parse_factions(p, len, off, &r->tables, err);
+    default: return flrep_parse_roster(p, len, off, &r->tables, err);
+    }
+}
+
+static dg_status read_sections(dg_flrep_reader *r, uint64_t pos, dg_error *err)
+{
+    bool seen[5] = {false};
+    for (;;) {
+        uint8_t sh[6];
+        if (src_read(r, pos, 6, sh, "sections: expected a section header or the end marker", err))
+            return err->code;
+        uint16_t id = dg_le16(sh);
+        uint32_t len = dg_le32(sh + 2);
+        char where[64];
+        snprintf(where, sizeof where, "section 0x%04X (%s)", id, flrep_section_name(id));
+        if (id == FLREP_SEC_END) {
+            if (len != 0)
+                return dg_error_set(err, DG_E_MALFORMED, pos + 2, where, "expected byteLength 0, found %u", len);
+            r->info.data_start = pos + 6;
+            break;
+        }
+        if ((uint64_t)len > r->size - pos - 6)
+            return dg_error_set(err, DG_E_TRUNCATED, pos + 2, where,
+                                "expected byteLength <= %llu (the bytes left), found %u",
+                                (unsigned long long)(r->size - pos - 6), len);
+        if (id <= FLREP_SEC_CAMERA && seen[id])
+            return dg_error_set(err, DG_E_MALFORMED, pos, where, "expected at most one such section, found a second");
+        if (add_section_info(r, id, len, pos + 6, err))
+            return err->code;
+        if (id >= FLREP_SEC_TYPES && id <= FLREP_SEC_ROSTER) {
+            const uint8_t *p = src_keep(r, pos + 6, len, where, err);
+            if (!p || parse_known_section(r, id, p, len, pos + 6, err))
+                return err->code;
+        }
+        if (id <= FLREP_SEC_CAMERA)
+            seen[id] = true;
+        pos += 6 + (uint64_t)len;
+    }
+    for (uint16_t id = FLREP_SEC_TYPES; id <= FLREP_SEC_ROSTER; id++)
+        if (!seen[id])
+            return dg_error_set(err, DG_E_MALFORMED, r->info.data_start - 6, "sections",
+                                "expected required section 0x%04X (%s), found none", id, flrep_section_name(id));
+    return DG_OK;
+}
+
+/* ---- index: trailer or recovery ---------------------------------------------------------- */
+
+static dg_status read_chunk_hdr(dg_flrep_reader *r, uint64_t off, flrep_chunk_hdr *h, dg_error *err)
+{
+    uint8_t b[FLREP_CHUNK_HDR_SIZE];
+    if (src_read(r, off, sizeof b, b, "chunk framing", err))
+        return err->code;
+    return flrep_chunk_hdr_parse(b, off, r->size - off - sizeof b, r->tables.hdr.keyframe_interval_ticks, r->cap, h,
+                                 err);
+}
+
+static dg_status push_chunk(dg_flrep_reader *r, uint64_t off, const flrep_chunk_hdr *h, size_t *cap, dg_error *err)
+{
+    if (r->nchunks == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        dg_flrep_chunk_info *c = realloc(r->chunks, ncap * sizeof *c);
+        if (!c)
+            return dg_error_set(err, DG_E_NOMEM, off, "index", "out of memory");
+        r->chunks = c;
+        *cap = ncap;
+    }
+    r->chunks[r->nchunks++] = (dg_flrep_chunk_info){off, h->first_tick, h->last_tick, h->tick_count,
+                                                    h->compressed_size, h->decompressed_size};
+    return DG_OK;
+}
+
+/* Returns DG_OK when the trailer is valid and the chunk list is filled from it; otherwise a
+ * description of what is wrong in err (the caller recovers). */
+static dg_status read_trailer(dg_flrep_reader *r, dg_error *err)
+{
+    uint64_t ds = r->info.data_start;
+    if (r->size < ds + FLREP_TRAILER_FIXED)
+        return dg_error_set(err, DG_E_TRUNCATED, r->size, "trailer", "expected at least %u trailer bytes, found %llu",
+                            FLREP_TRAILER_FIXED, (unsigned long long)(r->size - ds));
+    uint8_t b8[8];
+    if (src_read(r, r->size - 8, 8, b8, "trailer", err))
+        return err->code;
+    uint64_t toff = dg_le64(b8);
+    if (toff < ds || toff > r->size - FLREP_TRAILER_FIXED || (r->size - FLREP_TRAILER_FIXED - toff) % 16 != 0)
+        return dg_error_set(err, DG_E_MALFORMED, r->size - 8, "trailer",
+                            "expected tableOffset in %llu..%llu leaving room for whole entries, found %llu",
+                            (unsigned long long)ds, (unsigned long long)(r->size - FLREP_TRAILER_FIXED),
+                            (unsigned long long)toff);
+    size_t tlen = (size_t)(r->size - toff);
+    uint8_t *t = malloc(tlen);
+    if (!t)
+        return dg_error_set(err, DG_E_NOMEM, toff, "trailer", "out of memory");
+    dg_status st = src_read(r, toff, tlen, t, "trailer", err);
+    uint32_t n = st == DG_OK ? dg_le32(t + 4) : 0;
+    uint64_t body = tlen - 16;
+    if (st == DG_OK && memcmp(t, "FLIX", 4) != 0)
+        st = dg_error_set(err, DG_E_MAGIC, toff, "trailer", "expected magic \"FLIX\", found %02X %02X %02X %02X", t[0],
+                          t[1], t[2], t[3]);
+    if (st == DG_OK && (uint64_t)n * 16 + 32 != body)
+        st = dg_error_set(err, DG_E_MALFORMED, toff + 4, "trailer", "expected entryCount %llu to fill the trailer, found %u",
+                          (unsigned long long)((body - 32) / 16), n);
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    if (st == DG_OK && XXH3_64bits(t, (size_t)body) != dg_le64(t + body))
+        st = dg_error_set(err, DG_E_CHECKSUM, toff + body, "trailer", "expected indexCheck %016llX, found %016llX",
+                          (unsigned long long)XXH3_64bits(t, (size_t)body), (unsigned long long)dg_le64(t + body));
+#endif
+    size_t cap = 0;
+    uint64_t expect = ds, ticks = 0;
+    for (uint32_t i = 0; st == DG_OK && i < n; i++) {
+        uint64_t kt = dg_le64(t + 32 + 16 * (size_t)i), off = dg_le64(t + 40 + 16 * (size_t)i);
+        flrep_chunk_hdr h;
+        if (off != expect)
+            st = dg_error_set(err, DG_E_MALFORMED, toff + 40 + 16 * (uint64_t)i, "trailer",
+                              "entry %u: expected chunk offset %llu, found %llu", i, (unsigned long long)expect,
+                              (unsigned long long)off);
+        else if (read_chunk_hdr(r, off, &h, err) != DG_OK)
+            st = err->code;
+        else if (h.first_tick != kt || (i > 0 && h.first_tick <= r->chunks[i - 1].last_tick))
+            st = dg_error_set(err, DG_E_MALFORMED, toff + 32 + 16 * (uint64_t)i, "trailer",
+                              "entry %u: expected keyframe tick %llu (after the previous chunk), found %llu", i,
+                              (unsigned long long)h.first_tick, (unsigned long long)kt);
+        else
+            st = push_chunk(r, off, &h, &cap, err);
+        expect = off + FLREP_CHUNK_HDR_SIZE + (st == DG_OK ? h.compressed_size : 0);
+        ticks += st == DG_OK ? h.tick_count : 0;
+    }
+    if (st == DG_OK && expect != toff)
+        st = dg_error_set(err, DG_E_MALFORMED, toff, "trailer", "expected the last chunk to end at %llu, found %llu",
+                          (unsigned long long)toff, (unsigned long long)expect);
+    if (st == DG_OK) {
+        uint64_t ft = dg_le64(t + 8), lt = dg_le64(t + 16), tc = dg_le64(t + 24);
+        uint64_t eft = n ? r->chunks[0].first_tick : 0, elt = n ? r->chunks[n - 1].last_tick : 0;
+        if (ft != eft || lt != elt || tc != ticks)
+            st = dg_error_set(err, DG_E_MALFORMED, toff + 8, "trailer",
+                              "expected first/last tick %llu/%llu and %llu ticks, found %llu/%llu and %llu",
+                              (unsigned long long)eft, (unsigned long long)elt, (unsigned long long)ticks,
+                              (unsigned long long)ft, (unsigned long long)lt, (unsigned long long)tc);
+    }
+    free(t);
+    if (st != DG_OK)
+        r->nchunks = 0;
+    return st;
+}
+
+static dg_status load_chunk(dg_flrep_reader *r, size_t k, dg_error *err);
+
+/* Keeps every complete chunk from data_start on; stops quietly at the first that is not. */
+static dg_status recover_index(dg_flrep_reader *r, dg_error *err)
+{
+    size_t cap = 0;
+    uint64_t pos = r->info.data_start;
+    flrep_world w = {0};
+    for (;;) {
+        dg_error local;
+        dg_error_clear(&local);
+        flrep_chunk_hdr h;
+        if (r->size - pos < FLREP_CHUNK_HDR_SIZE || read_chunk_hdr(r, pos, &h, &local) != DG_OK)
+            break;
+        if (r->nchunks && h.first_tick <= r->chunks[r->nchunks - 1].last_tick)
+            break;
+        if (push_chunk(r, pos, &h, &cap, err) != DG_OK) {
+            flrep_world_free(&w);
+            return err->code;
+        }
+        r->loaded = -1;
+        if (load_chunk(r, r->nchunks - 1, &local) != DG_OK ||
+            flrep_chunk_validate(r->content, &h, pos, r->nchunks - 1, &r->ctx, &w, &r->scratch, &local) != DG_OK) {
+            r->nchunks--;
+            break;
+        }
+        pos += FLREP_CHUNK_HDR_SIZE + h.compressed_size;
+    }
+    flrep_world_free(&w);
+    r->loaded = -1;
+    return DG_OK;
+}
+
+static void fill_info(dg_flrep_reader *r)
+{
+    dg_flrep_file_info *i = &r->info;
+    i->file_size = r->size;
+    i->chunks = r->chunks;
+    i->chunk_count = r->nchunks;
+    i->sections = r->sections;
+    i->section_count = r->nsections;
+    i->tick_count = 0;
+    for (size_t k = 0; k < r->nchunks; k++)
+        i->tick_count += r->chunks[k].tick_count;
+    i->first_tick = r->nchunks ? r->chunks[0].first_tick : 0;
+    i->last_tick = r->nchunks ? r->chunks[r->nchunks - 1].last_tick : 0;
+}
+
+/* ---- chunks and ticks -------------------------------------------------------------------- */
+
+/* Checks what the framing promised about the ticks (count, order, exact fill) by walking only the
+ * tick and event headers, so no tick of a chunk whose structure is broken is ever delivered. */
+static dg_status check_chunk_structure(const uint8_t *content, const dg_flrep_chunk_info *ci, size_t k,
+                                       dg_error *err)
+{
+    char where[112];
+    snprintf(where, sizeof where, "chunk %zu at byte %llu (ticks %llu..%llu), content", k,
+             (unsigned long long)ci->offset, (unsigned long long)ci->first_tick, (unsigned long long)ci->last_tick);
+    dg_cur c;
+    dg_cur_init(&c, content, ci->decompressed_size, 0, where, err);
+    uint64_t prev = 0;
+    for (uint32_t i = 0; i < ci->tick_count && c.ok; i++) {
+        uint64_t at = dg_cur_offset(&c);
+        uint64_t tick = dg_cur_u64(&c, "u64 tickIndex");
+        dg_cur_skip(&c, 2, "u16 flags");
+        dg_cur_skip(&c, 2, "u16 recordCount");
+        uint16_t nev = dg_cur_u16(&c, "u16 eventCount");
+        uint32_t rb = dg_cur_u32(&c, "u32 recordBytes");
+        dg_cur_skip(&c, rb, "record block");
+        for (uint16_t e = 0; e < nev && c.ok; e++) {
+            dg_cur_skip(&c, 9, "event kind and tick");
+            dg_cur_skip(&c, dg_cur_u16(&c, "u16 payloadLength"), "event payload");
+        }
+        bool order = i == 0 ? tick == ci->first_tick : tick > prev;
+        if (c.ok && (!order || tick > ci->last_tick || (i + 1 == ci->tick_count && tick != ci->last_tick))) {
+            c.pos = (size_t)at;
+            dg_cur_fail(&c, DG_E_MALFORMED, "tick %u of %u: expected an increasing tick index from %llu to %llu, found %llu",
+                        i + 1, ci->tick_count, (unsigned long long)ci->first_tick, (unsigned long long)ci->last_tick,
+                        (unsigned long long)tick);
+        }
+        prev = tick;
+    }
+    dg_cur_expect_end(&c, "the chunk content after its last tick");
+    return c.ok ? DG_OK : err->code;
+}
+
+static dg_status load_chunk(dg_flrep_reader *r, size_t k, dg_error *err)
+{
+    if (r->loaded == (long)k)
+        return DG_OK;
+    const dg_flrep_chunk_info *ci = &r->chunks[k];
+    flrep_chunk_hdr h = {ci->tick_count, ci->first_tick, ci->last_tick, ci->compressed_size, ci->decompressed_size};
+    const uint8_t *src;
+    uint64_t frame = ci->offset + FLREP_CHUNK_HDR_SIZE;
+    if (r->mem) {
+        src = r->mem + frame;
+    } else {
+        dg_buf_reset(&r->comp);
+        if (!dg_buf_reserve(&r->comp, ci->compressed_size))
+            return dg_error_set(err, DG_E_NOMEM, ci->offset, "chunk", "out of memory");
+        if (src_read(r, frame, ci->compressed_size, r->comp.p, "chunk frame", err))
+            return err->code;
+        src = r->comp.p;
+    }
+    if (ci->decompressed_size > r->content_cap) {
+        uint8_t *c = realloc(r->content, ci->decompressed_size);
+        if (!c)
+            return dg_error_set(err, DG_E_NOMEM, ci->offset, "chunk", "out of memory for %u bytes", ci->decompressed_size);
+        r->content = c;
+        r->content_cap = ci->decompressed_size;
+    }
+    r->loaded = -1;
+    dg_status st = flrep_chunk_decompress(r->dctx, src, &h, r->content, ci->offset, err);
+    if (st == DG_OK)
+        st = check_chunk_structure(r->content, ci, k, err);
+    if (st != DG_OK) {
+        char where[96];
+        flrep_chunk_where(where, sizeof where, k, &h);
+        if (err && strncmp(err->where, "chunk ", 6) != 0) {
+            char w2[sizeof err->where + sizeof where + 2];
+            snprintf(w2, sizeof w2, "%s: %s", where, err->where);
+            memcpy(err->where, w2, sizeof err->where - 1);  /* deliberately cut to fit */
+            err->where[sizeof err->where - 1] = '\0';
+        }
+        return st;
+    }
+    r->loaded = (long)k;
+    return DG_OK;
+}
+
+/* Decodes the next tick into `world` (only on success) and advances the position. */
+static int step(dg_flrep_reader *r, flrep_world *world, uint64_t *tick, bool *kf, const dg_event **ev, size_t *nev,
+                dg_error *err)
+{
+    while (r->pos_chunk < r->nchunks && r->seq >= r->chunks[r->pos_chunk].tick_count) {
+        r->pos_chunk++;
+        r->seq = 0;
+        r->content_pos = 0;
+    }
+    if (r->pos_chunk >= r->nchunks)
+        return 0;
+    if (load_chunk(r, r->pos_chunk, err) != DG_OK)
+        return -1;
+    const dg_flrep_chunk_info *ci = &r->chunks[r->pos_chunk];
+    snprintf(r->where, sizeof r->where, "chunk %zu at byte %llu (ticks %llu..%llu), content", r->pos_chunk,
+             (unsigned long long)ci->offset, (unsigned long long)ci->first_tick, (unsigned long long)ci->last_tick);
+    dg_cur c;
+    dg_cur_init(&c, r->content, ci->decompressed_size, 0, r->where, err);
+    c.pos = r->content_pos;
+    if (flrep_decode_tick(&c, r->seq, &r->ctx, world, &r->scratch, tick, kf, ev, nev, err) != DG_OK)
+        return -1;
+    r->content_pos = c.pos;
+    r->seq++;
+    return 1;
+}
+
+int dg_flrep_reader_next(dg_flrep_reader *r, dg_flrep_tick *out, dg_error *err)
+{
+    size_t pc = r->pos_chunk, cp = r->content_pos;
+    uint32_t seq = r->seq;
+    uint64_t tick;
+    bool kf;
+    const dg_event *ev;
+    size_t nev;
+    int rc = step(r, &r->world, &tick, &kf, &ev, &nev, err);
+    if (rc < 0) {
+        r->pos_chunk = pc;
+        r->content_pos = cp;
+        r->seq = seq;
+        return -1;
+    }
+    if (rc == 0)
+        return 0;
+    out->tick = tick;
+    out->keyframe = kf;
+    out->ents = r->world.ents;
+    out->ent_count = r->world.n;
+    out->events = ev;
+    out->event_count = nev;
+    return 1;
+}
+
+/* Index of the chunk holding the first tick >= tick (binary search over first ticks). */
+static size_t chunk_for_tick(const dg_flrep_reader *r, uint64_t tick)
+{
+    size_t lo = 0, hi = r->nchunks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->chunks[mid].first_tick <= tick)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return 0;
+    size_t k = lo - 1;
+    return tick > r->chunks[k].last_tick ? k + 1 : k;
+}
+
+dg_status dg_flrep_reader_seek(dg_flrep_reader *r, uint64_t tick, dg_error *err)
+{
+    if (r->nchunks == 0 || tick > r->chunks[r->nchunks - 1].last_tick)
+        return dg_error_set(err, DG_E_NOT_FOUND, DG_OFFSET_NONE, src_name(r),
+                            "expected a tick <= %llu (the last tick), found %llu",
+                            (unsigned long long)(r->nchunks ? r->chunks[r->nchunks - 1].last_tick : 0),
+                            (unsigned long long)tick);
+    size_t k = chunk_for_tick(r, tick);
+    size_t pc = r->pos_chunk, cp = r->content_pos;
+    uint32_t seq = r->seq;
+    r->pos_chunk = k;
+    r->seq = 0;
+    r->content_pos = 0;
+    r->seek_world.n = 0;
+    dg_status st = DG_OK;
+    /* roll forward from the keyframe to the tick before the target, in a world of its own */
+    while (r->seq < r->chunks[k].tick_count) {
+        if (load_chunk(r, k, err) != DG_OK) {
+            st = err->code;
+            break;
+        }
+        if (dg_le64(r->content + r->content_pos) >= tick)
+            break;
+        uint64_t t;
+        bool kf;
+        const dg_event *ev;
+        size_t nev;
+        if (step(r, &r->seek_world, &t, &kf, &ev, &nev, err) < 0) {
+            st = err->code;
+            break;
+        }
+    }
+    if (st != DG_OK) {
+        r->pos_chunk = pc;
+        r->content_pos = cp;
+        r->seq = seq;
+        return st;
+    }
+    flrep_world_swap(&r->world, &r->seek_world);
+    return DG_OK;
+}
+
+static void rewind_reader(dg_flrep_reader *r)
+{
+    r->pos_chunk = 0;
+    r->seq = 0;
+    r->content_pos = 0;
+    r->world.n = 0;
+}
+
+dg_status dg_flrep_reader_validate(dg_flrep_reader *r, dg_error *err)
+{
+    rewind_reader(r);
+    dg_flrep_tick t;
+    int rc;
+    while ((rc = dg_flrep_reader_next(r, &t, err)) > 0)
+        ;
+    rewind_reader(r);
+    return rc < 0 ? err->code : DG_OK;
+}
+
+void dg_flrep_reader_set_fault_double_delta(dg_flrep_reader *r, uint64_t tick) { r->ctx.fault_double_delta_tick = tick; }
+
+/* ---- open / close ------------------------------------------------------------------------ */
+
+static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opts, dg_error *err)
+{
+    r->cap = opts && opts->max_decompressed ? opts->max_decompressed : DG_FLREP_DECOMP_CAP_DEFAULT;
+    r->loaded = -1;
+    r->dctx = ZSTD_createDCtx();
+    dg_buf_init(&r->comp);
+    if (!r->dctx)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, src_name(r), "out of memory");
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_experimentalParam3 /* forceIgnoreChecksum */, 1);
+#endif
+    uint64_t pos = 0;
+    dg_status st = read_header(r, &pos, err);
+    if (st == DG_OK)
+        st = read_sections(r, pos, err);
+    if (st != DG_OK)
+        return st;
+    r->ctx = (flrep_tick_ctx){r->tables.hdr.tick_rate_hz, &r->tables.type_set, &r->tables.faction_set, UINT64_MAX};
+    dg_error why;
+    dg_error_clear(&why);
+    if (read_trailer(r, &why) != DG_OK) {
+        r->info.recovered = true;
+        dg_error_format(&why, r->info.recovery_reason, sizeof r->info.recovery_reason);
+        st = recover_index(r, err);
+    }
+    fill_info(r);
+    return st;
+}
+
+static dg_status finish_open(dg_flrep_reader *r, dg_flrep_reader **out, const dg_flrep_reader_opts *opts,
+                             dg_error *err)
+{
+    dg_status st = open_common(r, opts, err);
+    if (st != DG_OK) {
+        dg_flrep_reader_close(r);
+        return st;
+    }
+    *out = r;
+    return DG_OK;
+}
+
+dg_status dg_flrep_reader_open_mem(dg_flrep_reader **out, const uint8_t *buf, size_t len,
+                                   const dg_flrep_reader_opts *opts, dg_error *err)
+{
+    *out = NULL;
+    dg_flrep_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "<memory>", "out of memory");
+    static const uint8_t empty[1] = {0};
+    r->mem = buf ? buf : empty;
+    r->size = buf ? len : 0;
+    return finish_open(r, out, opts, err);
+}
+
+dg_status dg_flrep_reader_open_file(dg_flrep_reader **out, const char *path, const dg_flrep_reader_opts *opts,
+                                    dg_error *err)
+{
+    *out = NULL;
+    dg_flrep_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
+    size_t n = strlen(path) + 1;
+    r->path = malloc(n);
+    if (r->path)
+        memcpy(r->path, path, n);
+    r->f = fopen(path, "rb");
+    if (!r->f || !r->path || fseeko(r->f, 0, SEEK_END) != 0) {
+        dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open: %s", strerror(errno));
+        dg_flrep_reader_close(r);
+        return DG_E_IO;
+    }
+    off_t size = ftello(r->f);
+    r->size = size < 0 ? 0 : (uint64_t)size;
+    return finish_open(r, out, opts, err);
+}
+
+void dg_flrep_reader_close(dg_flrep_reader *r)
+{
+    if (!r)
+        return;
+    if (r->f)
+        fclose(r->f);
+    free(r->path);
+    flrep_tables_free(&r->tables);
+    free(r->sections);
+    free(r->chunks);
+    ZSTD_freeDCtx(r->dctx);
+    dg_buf_free(&r->comp);
+    free(r->content);
+    flrep_world_free(&r->world);
+    flrep_world_free(&r->seek_world);
+    flrep_tick_scratch_free(&r->scratch);
+    free(r);
+}
+
+const dg_flrep_header *dg_flrep_reader_header(const dg_flrep_reader *r) { return &r->tables.hdr; }
+const dg_flrep_file_info *dg_flrep_reader_info(const dg_flrep_reader *r) { return &r->info; }

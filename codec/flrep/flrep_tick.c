@@ -1,0 +1,681 @@
+/* codec/flrep/flrep_tick.c — one tick, both directions: the bit-packed entity records with their
+ * predictor (docs/FORMAT-flrep.md §6) and the event records (§7). The decoder validates the whole
+ * tick into scratch before it touches the caller's world, so a bad tick changes nothing. */
+#include "flrep_bits.h"
+#include "flrep_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct flrep_rec {
+    uint32_t id;
+    uint8_t kind;
+    uint8_t motion, rot_full, attr_mask;
+    dg_qentity full;             /* FULL: the state; DELTA with rotFull: rot + rot_largest */
+    int64_t vres[3], pres[3], rres[3];
+    uint16_t attrs[4];           /* type, faction, health, flags (present per attr_mask) */
+} flrep_rec;
+
+/* ---- worlds and scratch ------------------------------------------------------------------ */
+
+void flrep_world_free(flrep_world *w)
+{
+    free(w->ents);
+    free(w->pred);
+    memset(w, 0, sizeof *w);
+}
+
+bool flrep_world_reserve(flrep_world *w, size_t n)
+{
+    if (n <= w->cap)
+        return true;
+    size_t cap = w->cap ? w->cap : 64;
+    while (cap < n)
+        cap *= 2;
+    dg_qentity *e = realloc(w->ents, cap * sizeof *e);
+    if (!e)
+        return false;
+    w->ents = e;
+    flrep_pred *p = realloc(w->pred, cap * sizeof *p);
+    if (!p)
+        return false;
+    w->pred = p;
+    w->cap = cap;
+    return true;
+}
+
+void flrep_world_swap(flrep_world *a, flrep_world *b)
+{
+    flrep_world t = *a;
+    *a = *b;
+    *b = t;
+}
+
+void flrep_tick_scratch_free(flrep_tick_scratch *s)
+{
+    free(s->recs);
+    free(s->events);
+    flrep_world_free(&s->next);
+    memset(s, 0, sizeof *s);
+}
+
+static bool reserve_recs(flrep_tick_scratch *s, size_t n)
+{
+    if (n <= s->rec_cap)
+        return true;
+    size_t cap = s->rec_cap ? s->rec_cap : 64;
+    while (cap < n)
+        cap *= 2;
+    flrep_rec *r = realloc(s->recs, cap * sizeof *r);
+    if (!r)
+        return false;
+    s->recs = r;
+    s->rec_cap = cap;
+    return true;
+}
+
+static bool reserve_events(flrep_tick_scratch *s, size_t n)
+{
+    if (n <= s->ev_cap)
+        return true;
+    size_t cap = s->ev_cap ? s->ev_cap : 16;
+    while (cap < n)
+        cap *= 2;
+    dg_event *e = realloc(s->events, cap * sizeof *e);
+    if (!e)
+        return false;
+    s->events = e;
+    s->ev_cap = cap;
+    return true;
+}
+
+/* ---- the predictor (shared by both directions, so they cannot disagree) ------------------ */
+
+static int64_t rdiv(int64_t a, int64_t b)
+{
+    return a >= 0 ? (a + b / 2) / b : -((-a + b / 2) / b);
+}
+
+static bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+static bool fits_rot(int64_t v) { return v >= -DG_QROT_SCALE && v <= DG_QROT_SCALE; }
+
+/* Applies a DELTA record to prev (with its context, valid when pred->seq == seq). Returns false
+ * (with *why set) when the result leaves the quantized domain. */
+static bool apply_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t seq, const flrep_rec *r,
+                        uint32_t rate, dg_qentity *out, flrep_pred *out_pred, const char **why)
+{
+    bool ctx = pred->seq == seq && seq != 0;
+    dg_qentity q = *prev;
+    flrep_pred np = {{0, 0, 0}, {0, 0, 0}, 0};
+    for (int i = 0; i < 3; i++) {
+        int64_t v = (int64_t)prev->vel[i] + (ctx ? pred->dv[i] : 0) + (r->motion ? r->vres[i] : 0);
+        if (!fits_i32(v)) {
+            *why = "velocity leaves the i32 range";
+            return false;
+        }
+        int64_t p = (int64_t)prev->pos[i] + rdiv(2 * v, rate) + (r->motion ? r->pres[i] : 0);
+        if (!fits_i32(p)) {
+            *why = "position leaves the i32 range";
+            return false;
+        }
+        q.vel[i] = (int32_t)v;
+        q.pos[i] = (int32_t)p;
+        np.dv[i] = (int32_t)(v - prev->vel[i]);  /* |dv| < 2^32 fits: both are i32 */
+    }
+    if (r->motion && r->rot_full) {
+        q.rot_largest = r->full.rot_largest;
+        memcpy(q.rot, r->full.rot, sizeof q.rot);
+    } else {
+        for (int i = 0; i < 3; i++) {
+            int64_t v = (int64_t)prev->rot[i] + (ctx ? pred->drot[i] : 0) + (r->motion ? r->rres[i] : 0);
+            if (!fits_rot(v)) {
+                *why = "rotation component leaves -32767..32767";
+                return false;
+            }
+            q.rot[i] = (int16_t)v;
+            np.drot[i] = (int32_t)(v - prev->rot[i]);
+        }
+    }
+    if (!dg_quant_rot_valid(q.rot, q.rot_largest)) {
+        *why = "rotation is not a unit quaternion";
+        return false;
+    }
+    if (r->attr_mask & 1) q.type_index = r->attrs[0];
+    if (r->attr_mask & 2) q.faction_index = r->attrs[1];
+    if (r->attr_mask & 4) q.health = r->attrs[2];
+    if (r->attr_mask & 8) q.flags = r->attrs[3];
+    np.seq = seq + 1;
+    *out = q;
+    *out_pred = np;
+    return true;
+}
+
+/* ---- decoding ---------------------------------------------------------------------------- */
+
+static void read_full_fields(dg_bitr *b, dg_qentity *q)
+{
+    q->type_index = (uint16_t)dg_bitr_get(b, 16);
+    q->faction_index = (uint16_t)dg_bitr_get(b, 16);
+    q->health = (uint16_t)dg_bitr_get(b, 16);
+    q->flags = (uint16_t)dg_bitr_get(b, 16);
+    for (int i = 0; i < 3; i++)
+        q->pos[i] = (int32_t)(uint32_t)dg_bitr_get(b, 32);
+    for (int i = 0; i < 3; i++)
+        q->vel[i] = (int32_t)(uint32_t)dg_bitr_get(b, 32);
+}
+
+static void read_rot(dg_bitr *b, dg_qentity *q)
+{
+    q->rot_largest = (uint8_t)dg_bitr_get(b, 2);
+    for (int i = 0; i < 3; i++)
+        q->rot[i] = (int16_t)(uint16_t)dg_bitr_get(b, 16);
+}
+
+static void read_delta_fields(dg_bitr *b, flrep_rec *r)
+{
+    r->motion = (uint8_t)dg_bitr_get(b, 1);
+    r->rot_full = 0;
+    if (r->motion) {
+        for (int i = 0; i < 3; i++)
+            r->vres[i] = dg_bitr_seg(b);
+        for (int i = 0; i < 3; i++)
+            r->pres[i] = dg_bitr_seg(b);
+        r->rot_full = (uint8_t)dg_bitr_get(b, 1);
+        if (r->rot_full)
+            read_rot(b, &r->full);
+        else
+            for (int i = 0; i < 3; i++)
+                r->rres[i] = dg_bitr_seg(b);
+    }
+    r->attr_mask = 0;
+    if (dg_bitr_get(b, 1)) {
+        r->attr_mask = (uint8_t)dg_bitr_get(b, 4);
+        if (r->attr_mask == 0)
+            b->ok = false;   /* attrs = 1 promises at least one field */
+        for (int i = 0; i < 4; i++)
+            if (r->attr_mask & (1u << i))
+                r->attrs[i] = (uint16_t)dg_bitr_get(b, 16);
+    }
+}
+
+typedef struct tick_hdr {
+    uint64_t tick;
+    uint16_t flags, nrec, nev;
+    uint32_t rec_bytes;
+    uint64_t block_offset;
+} tick_hdr;
+
+/* Decodes the record block into s->recs. */
+static dg_status decode_records(const uint8_t *block, const tick_hdr *th, bool keyframe, flrep_tick_scratch *s,
+                                const char *where, dg_error *err)
+{
+    dg_bitr b;
+    dg_bitr_init(&b, block, th->rec_bytes);
+    uint64_t prev = 0;
+    for (uint32_t i = 0; i < th->nrec; i++) {
+        flrep_rec *r = &s->recs[i];
+        uint64_t gap = dg_bitr_eg(&b);
+        uint64_t id = prev + gap + 1;
+        r->kind = (uint8_t)dg_bitr_get(&b, 2);
+        if (!b.ok)
+            return dg_error_set(err, DG_E_MALFORMED, th->block_offset + (uint64_t)(b.p - block), where,
+                                "record %u of %u: expected an id gap and kind, found the block exhausted or a bad code",
+                                i, th->nrec);
+        if (id > UINT32_MAX)
+            return dg_error_set(err, DG_E_RANGE, th->block_offset, where,
+                                "record %u: expected an entity id <= 4294967295, found %llu", i,
+                                (unsigned long long)id);
+        r->id = (uint32_t)id;
+        prev = id;
+        if (r->kind == 3 || (keyframe && r->kind != FLREP_REC_FULL))
+            return dg_error_set(err, DG_E_MALFORMED, th->block_offset, where,
+                                "record %u (entity %u): expected kind %s, found %u", i, r->id,
+                                keyframe ? "FULL (1) in a keyframe tick" : "0, 1 or 2", r->kind);
+        if (r->kind == FLREP_REC_FULL) {
+            r->full.id = r->id;
+            read_full_fields(&b, &r->full);
+            read_rot(&b, &r->full);
+            r->full.pad_ = 0;
+            if (b.ok && r->full.rot[0] == INT16_MIN)
+                b.ok = false;
+        } else if (r->kind == FLREP_REC_DELTA) {
+            read_delta_fields(&b, r);
+        }
+        if (!b.ok)
+            return dg_error_set(err, DG_E_MALFORMED, th->block_offset + (uint64_t)(b.p - block), where,
+                                "record %u (entity %u): expected a complete %s record, found the block exhausted "
+                                "or a bad code",
+                                i, r->id, r->kind == FLREP_REC_FULL ? "FULL" : "DELTA");
+    }
+    if (!dg_bitr_at_clean_end(&b))
+        return dg_error_set(err, DG_E_MALFORMED, th->block_offset + th->rec_bytes, where,
+                            "expected the record block (%u bytes) to end after %u records with zero padding, "
+                            "found unused bytes or non-zero padding bits",
+                            th->rec_bytes, th->nrec);
+    return DG_OK;
+}
+
+static dg_status check_state(const dg_qentity *q, const flrep_tick_ctx *ctx, const char *where, uint64_t at,
+                             dg_error *err)
+{
+    if (!flrep_set_has(ctx->types, q->type_index))
+        return dg_error_set(err, DG_E_MALFORMED, at, where,
+                            "entity %u: expected a typeIndex from the manifest, found %u", q->id, q->type_index);
+    if (!flrep_set_has(ctx->factions, q->faction_index))
+        return dg_error_set(err, DG_E_MALFORMED, at, where,
+                            "entity %u: expected a factionIndex from the faction table, found %u", q->id,
+                            q->faction_index);
+    if (q->health > DG_QHEALTH_FULL)
+        return dg_error_set(err, DG_E_RANGE, at, where, "entity %u: expected health <= 10000, found %u", q->id,
+                            q->health);
+    if (!dg_quant_rot_valid(q->rot, q->rot_largest))
+        return dg_error_set(err, DG_E_RANGE, at, where,
+                            "entity %u: expected a unit quaternion, found components %d %d %d", q->id, q->rot[0],
+                            q->rot[1], q->rot[2]);
+    return DG_OK;
+}
+
+/* Builds the world after this tick into s->next from *world and s->recs. */
+static dg_status merge_records(const flrep_world *world, const tick_hdr *th, uint32_t seq, bool keyframe,
+                               const flrep_tick_ctx *ctx, flrep_tick_scratch *s, const char *where, dg_error *err)
+{
+    flrep_world *nx = &s->next;
+    if (!flrep_world_reserve(nx, (keyframe ? 0 : world->n) + th->nrec))
+        return dg_error_set(err, DG_E_NOMEM, th->block_offset, where, "out of memory for %zu entities",
+                            world->n + th->nrec);
+    size_t wi = 0, out = 0;
+    size_t wn = keyframe ? 0 : world->n;
+    bool twice = th->tick == ctx->fault_double_delta_tick;
+    for (uint32_t i = 0; i < th->nrec; i++) {
+        const flrep_rec *r = &s->recs[i];
+        size_t run = wi;
+        while (wi < wn && world->ents[wi].id < r->id)
+            wi++;
+        if (wi > run) {   /* entities without a record: unchanged, context cleared */
+            memcpy(nx->ents + out, world->ents + run, (wi - run) * sizeof *nx->ents);
+            memset(nx->pred + out, 0, (wi - run) * sizeof *nx->pred);
+            out += wi - run;
+        }
+        bool present = wi < wn && world->ents[wi].id == r->id;
+        if (r->kind == FLREP_REC_FULL) {
+            if (check_state(&r->full, ctx, where, th->block_offset, err))
+                return err ? err->code : DG_E_MALFORMED;
+            nx->ents[out] = r->full;
+            memset(&nx->pred[out], 0, sizeof nx->pred[out]);
+            out++;
+            wi += present;
+            continue;
+        }
+        if (!present)
+            return dg_error_set(err, DG_E_STATE, th->block_offset, where,
+                                "record %u: expected entity %u to be live for a %s record, found it absent", i, r->id,
+                                r->kind == FLREP_REC_REMOVE ? "REMOVE" : "DELTA");
+        if (r->kind == FLREP_REC_REMOVE) {
+            wi++;
+            continue;
+        }
+        const char *why = NULL;
+        dg_qentity q;
+        flrep_pred p;
+        bool ok = apply_delta(&world->ents[wi], &world->pred[wi], seq, r, ctx->tick_rate_hz, &q, &p, &why);
+        if (ok && twice) {
+            dg_qentity q2 = q;
+            ok = apply_delta(&q2, &p, seq, r, ctx->tick_rate_hz, &q, &p, &why);
+            p.seq = seq + 1;
+        }
+        if (!ok)
+            return dg_error_set(err, DG_E_RANGE, th->block_offset, where, "record %u (entity %u): %s", i, r->id, why);
+        if (check_state(&q, ctx, where, th->block_offset, err))
+            return err ? err->code : DG_E_MALFORMED;
+        nx->ents[out] = q;
+        nx->pred[out] = p;
+        out++;
+        wi++;
+    }
+    if (wi < wn) {
+        memcpy(nx->ents + out, world->ents + wi, (wn - wi) * sizeof *nx->ents);
+        memset(nx->pred + out, 0, (wn - wi) * sizeof *nx->pred);
+        out += wn - wi;
+    }
+    nx->n = out;
+    return DG_OK;
+}
+
+static dg_status decode_events(dg_cur *c, const tick_hdr *th, flrep_tick_scratch *s, size_t *nev_out)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < th->nev && c->ok; i++) {
+        uint64_t at = dg_cur_offset(c);
+        uint8_t kind = dg_cur_u8(c, "u8 event kind");
+        uint64_t tick = dg_cur_u64(c, "u64 event tick");
+        uint16_t plen = dg_cur_u16(c, "u16 payloadLength");
+        const uint8_t *pl = dg_cur_bytes(c, plen, "event payload");
+        if (!c->ok)
+            break;
+        if (kind == 0) {
+            c->pos = (size_t)(at - c->base);
+            dg_cur_fail(c, DG_E_MALFORMED, "event %u: expected kind 1..255, found 0", i);
+            break;
+        }
+        if (tick != th->tick) {
+            c->pos = (size_t)(at - c->base);
+            dg_cur_fail(c, DG_E_MALFORMED, "event %u: expected its stamped tick to be %llu, found %llu", i,
+                        (unsigned long long)th->tick, (unsigned long long)tick);
+            break;
+        }
+        if (kind > DG_EV_ALERT)
+            continue; /* a newer minor's event kind: skipped by its length */
+        dg_cur p;
+        dg_cur_init(&p, pl, plen, at + FLREP_EVENT_HDR_SIZE, c->where, c->err);
+        dg_event *e = &s->events[n];
+        memset(e, 0, sizeof *e);
+        e->kind = kind;
+        e->tick = tick;
+        dg_strview text = {NULL, 0};
+        switch (kind) {
+        case DG_EV_KILL:
+            e->a = dg_cur_u32(&p, "u32 killerId");
+            e->b = dg_cur_u32(&p, "u32 victimId");
+            e->c = dg_cur_u16(&p, "u16 weaponTypeIndex");
+            break;
+        case DG_EV_SPAWN:
+            e->a = dg_cur_u32(&p, "u32 entityId");
+            e->c = dg_cur_u16(&p, "u16 typeIndex");
+            e->d = dg_cur_u16(&p, "u16 factionIndex");
+            break;
+        case DG_EV_CHAT:
+            e->a = dg_cur_u32(&p, "u32 senderId");
+            e->c = dg_cur_u16(&p, "u16 channel");
+            text = dg_cur_str16(&p, "string text");
+            break;
+        case DG_EV_ADMIN:
+            e->a = dg_cur_u32(&p, "u32 actorId");
+            e->b = dg_cur_u32(&p, "u32 targetId");
+            e->c = dg_cur_u16(&p, "u16 action");
+            text = dg_cur_str16(&p, "string detail");
+            break;
+        default: /* DG_EV_ALERT */
+            e->c = dg_cur_u16(&p, "u16 factionIndex");
+            e->d = dg_cur_u16(&p, "u16 level");
+            break;
+        }
+        if (!p.ok) {
+            c->ok = false;
+            break;
+        }
+        e->text = text.s;
+        e->text_len = text.len;
+        n++;
+    }
+    *nev_out = n;
+    return c->ok ? DG_OK : (c->err ? c->err->code : DG_E_MALFORMED);
+}
+
+static void read_tick_hdr(dg_cur *c, tick_hdr *th)
+{
+    th->tick = dg_cur_u64(c, "u64 tickIndex");
+    th->flags = dg_cur_u16(c, "u16 flags");
+    th->nrec = dg_cur_u16(c, "u16 recordCount");
+    th->nev = dg_cur_u16(c, "u16 eventCount");
+    th->rec_bytes = dg_cur_u32(c, "u32 recordBytes");
+    th->block_offset = dg_cur_offset(c);
+}
+
+dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, flrep_world *world,
+                            flrep_tick_scratch *s, uint64_t *tick_out, bool *keyframe_out,
+                            const dg_event **events_out, size_t *nev_out, dg_error *err)
+{
+    uint64_t start = dg_cur_offset(c);
+    tick_hdr th;
+    read_tick_hdr(c, &th);
+    if (!c->ok)
+        return err ? err->code : DG_E_TRUNCATED;
+    bool keyframe = th.flags & 1;
+    if ((th.flags & ~1u) != 0 || keyframe != (seq == 0)) {
+        c->pos = (size_t)(start + 8 - c->base);
+        dg_cur_fail(c, DG_E_MALFORMED, "tick %llu: expected flags %u (%s), found 0x%04X",
+                    (unsigned long long)th.tick, seq == 0 ? 1u : 0u,
+                    seq == 0 ? "keyframe: the first tick of a chunk" : "delta", th.flags);
+        return err ? err->code : DG_E_MALFORMED;
+    }
+    if ((uint64_t)th.nrec * 3 > (uint64_t)th.rec_bytes * 8) {
+        dg_cur_fail(c, DG_E_MALFORMED, "tick %llu: expected at most %llu records in %u record bytes, found %u",
+                    (unsigned long long)th.tick, (unsigned long long)th.rec_bytes * 8 / 3, th.rec_bytes, th.nrec);
+        return err ? err->code : DG_E_MALFORMED;
+    }
+    const uint8_t *block = dg_cur_bytes(c, th.rec_bytes, "record block");
+    if (!block)
+        return err ? err->code : DG_E_TRUNCATED;
+    if ((uint64_t)th.nev * FLREP_EVENT_HDR_SIZE > dg_cur_left(c)) {
+        dg_cur_fail(c, DG_E_TRUNCATED, "tick %llu: expected %u events (at least 11 bytes each), found %zu bytes left",
+                    (unsigned long long)th.tick, th.nev, dg_cur_left(c));
+        return err ? err->code : DG_E_TRUNCATED;
+    }
+    if (!reserve_recs(s, th.nrec) || !reserve_events(s, th.nev))
+        return dg_error_set(err, DG_E_NOMEM, start, c->where, "out of memory for tick %llu",
+                            (unsigned long long)th.tick);
+    char where[128];
+    snprintf(where, sizeof where, "%s, tick %llu", c->where, (unsigned long long)th.tick);
+    dg_status st = decode_records(block, &th, keyframe, s, where, err);
+    if (st == DG_OK)
+        st = merge_records(world, &th, seq, keyframe, ctx, s, where, err);
+    size_t nev = 0;
+    if (st == DG_OK)
+        st = decode_events(c, &th, s, &nev);
+    if (st != DG_OK) {
+        c->ok = false;
+        return st;
+    }
+    flrep_world_swap(world, &s->next);
+    *tick_out = th.tick;
+    *keyframe_out = keyframe;
+    *events_out = s->events;
+    *nev_out = nev;
+    return DG_OK;
+}
+
+/* ---- encoding ---------------------------------------------------------------------------- */
+
+static void write_rot(dg_bitw *b, const dg_qentity *q)
+{
+    dg_bitw_put(b, q->rot_largest, 2);
+    for (int i = 0; i < 3; i++)
+        dg_bitw_put(b, (uint16_t)q->rot[i], 16);
+}
+
+static void write_full(dg_bitw *b, const dg_qentity *q)
+{
+    dg_bitw_put(b, FLREP_REC_FULL, 2);
+    dg_bitw_put(b, q->type_index, 16);
+    dg_bitw_put(b, q->faction_index, 16);
+    dg_bitw_put(b, q->health, 16);
+    dg_bitw_put(b, q->flags, 16);
+    for (int i = 0; i < 3; i++)
+        dg_bitw_put(b, (uint32_t)q->pos[i], 32);
+    for (int i = 0; i < 3; i++)
+        dg_bitw_put(b, (uint32_t)q->vel[i], 32);
+    write_rot(b, q);
+}
+
+/* Residuals that make apply_delta(prev) produce cur exactly. */
+static void make_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t seq, const dg_qentity *cur,
+                       uint32_t rate, flrep_rec *r)
+{
+    bool ctx = pred->seq == seq && seq != 0;
+    bool zero = true;
+    memset(r, 0, sizeof *r);
+    r->id = cur->id;
+    r->kind = FLREP_REC_DELTA;
+    for (int i = 0; i < 3; i++) {
+        int64_t vp = (int64_t)prev->vel[i] + (ctx ? pred->dv[i] : 0);
+        r->vres[i] = (int64_t)cur->vel[i] - vp;
+        int64_t pp = (int64_t)prev->pos[i] + rdiv(2 * (int64_t)cur->vel[i], rate);
+        r->pres[i] = (int64_t)cur->pos[i] - pp;
+        zero = zero && r->vres[i] == 0 && r->pres[i] == 0;
+    }
+    if (cur->rot_largest != prev->rot_largest) {
+        r->rot_full = 1;
+        r->full.rot_largest = cur->rot_largest;
+        memcpy(r->full.rot, cur->rot, sizeof r->full.rot);
+        zero = false;
+    } else {
+        for (int i = 0; i < 3; i++) {
+            r->rres[i] = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + (ctx ? pred->drot[i] : 0));
+            zero = zero && r->rres[i] == 0;
+        }
+    }
+    r->motion = !zero;
+    uint16_t now[4] = {cur->type_index, cur->faction_index, cur->health, cur->flags};
+    uint16_t was[4] = {prev->type_index, prev->faction_index, prev->health, prev->flags};
+    for (int i = 0; i < 4; i++)
+        if (now[i] != was[i]) {
+            r->attr_mask |= (uint8_t)(1u << i);
+            r->attrs[i] = now[i];
+        }
+}
+
+static void write_delta(dg_bitw *b, const flrep_rec *r)
+{
+    dg_bitw_put(b, FLREP_REC_DELTA, 2);
+    dg_bitw_put(b, r->motion, 1);
+    if (r->motion) {
+        for (int i = 0; i < 3; i++)
+            dg_bitw_seg(b, r->vres[i]);
+        for (int i = 0; i < 3; i++)
+            dg_bitw_seg(b, r->pres[i]);
+        dg_bitw_put(b, r->rot_full, 1);
+        if (r->rot_full)
+            write_rot(b, &r->full);
+        else
+            for (int i = 0; i < 3; i++)
+                dg_bitw_seg(b, r->rres[i]);
+    }
+    dg_bitw_put(b, r->attr_mask != 0, 1);
+    if (r->attr_mask) {
+        dg_bitw_put(b, r->attr_mask, 4);
+        for (int i = 0; i < 4; i++)
+            if (r->attr_mask & (1u << i))
+                dg_bitw_put(b, r->attrs[i], 16);
+    }
+}
+
+static void write_events(dg_buf *out, uint64_t tick, const dg_event *ev, size_t nev)
+{
+    for (size_t i = 0; i < nev; i++) {
+        const dg_event *e = &ev[i];
+        dg_buf_u8(out, e->kind);
+        dg_buf_u64(out, tick);
+        size_t len_at = out->len;
+        dg_buf_u16(out, 0);
+        size_t start = out->len;
+        switch (e->kind) {
+        case DG_EV_KILL: dg_buf_u32(out, e->a); dg_buf_u32(out, e->b); dg_buf_u16(out, e->c); break;
+        case DG_EV_SPAWN: dg_buf_u32(out, e->a); dg_buf_u16(out, e->c); dg_buf_u16(out, e->d); break;
+        case DG_EV_CHAT:
+            dg_buf_u32(out, e->a); dg_buf_u16(out, e->c); dg_buf_str16(out, e->text, e->text_len); break;
+        case DG_EV_ADMIN:
+            dg_buf_u32(out, e->a); dg_buf_u32(out, e->b); dg_buf_u16(out, e->c);
+            dg_buf_str16(out, e->text, e->text_len); break;
+        default: dg_buf_u16(out, e->c); dg_buf_u16(out, e->d); break;
+        }
+        if (out->ok)
+            dg_put_le16(out->p + len_at, (uint16_t)(out->len - start));
+    }
+}
+
+/* A field the kind does not store would be lost on the way through the file and break the gate
+ * in a confusing way: refuse it at the writer instead. */
+static bool event_fields_stored(const dg_event *e)
+{
+    switch (e->kind) {
+    case DG_EV_KILL: return e->d == 0 && e->text_len == 0;
+    case DG_EV_SPAWN: return e->b == 0 && e->text_len == 0;
+    case DG_EV_CHAT: return e->b == 0 && e->d == 0;
+    case DG_EV_ADMIN: return e->d == 0;
+    default: return e->a == 0 && e->b == 0 && e->text_len == 0;
+    }
+}
+
+static dg_status check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_error *err)
+{
+    if (nev > UINT16_MAX)
+        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu: expected at most 65535 events, found %zu",
+                            (unsigned long long)tick, nev);
+    for (size_t i = 0; i < nev; i++) {
+        const dg_event *e = &ev[i];
+        if (e->kind < DG_EV_KILL || e->kind > DG_EV_ALERT)
+            return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu event %zu: expected kind 1..5, found %u",
+                                (unsigned long long)tick, i, e->kind);
+        if (e->tick != tick)
+            return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
+                                "tick %llu event %zu: expected the event stamped with this tick, found %llu",
+                                (unsigned long long)tick, i, (unsigned long long)e->tick);
+        if (!event_fields_stored(e))
+            return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "writer",
+                                "tick %llu event %zu (kind %u): expected only the fields its kind stores "
+                                "(FORMAT-flrep.md section 7) to be set, found others non-zero",
+                                (unsigned long long)tick, i, e->kind);
+        if (e->text_len && !dg_utf8_valid((const uint8_t *)e->text, e->text_len))
+            return dg_error_set(err, DG_E_UTF8, DG_OFFSET_NONE, "writer", "tick %llu event %zu: text is not UTF-8",
+                                (unsigned long long)tick, i);
+    }
+    return DG_OK;
+}
+
+dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyframe, uint32_t rate,
+                            flrep_world *world, const dg_qentity *cur, size_t n, const dg_event *ev, size_t nev,
+                            dg_buf *bits, dg_error *err)
+{
+    if (check_events(tick, ev, nev, err))
+        return err ? err->code : DG_E_RANGE;
+    dg_buf_reset(bits);
+    dg_bitw b;
+    dg_bitw_init(&b, bits);
+    size_t wi = 0, nrec = 0;
+    uint32_t prev_id = 0;
+    size_t wn = keyframe ? 0 : world->n;
+    for (size_t i = 0; i <= n; i++) {
+        uint32_t id = i < n ? cur[i].id : UINT32_MAX;
+        /* entities that vanished before this id: REMOVE */
+        while (wi < wn && (world->ents[wi].id < id || (i == n && wi < wn))) {
+            dg_bitw_eg(&b, (uint64_t)world->ents[wi].id - prev_id - 1);
+            dg_bitw_put(&b, FLREP_REC_REMOVE, 2);
+            prev_id = world->ents[wi].id;
+            nrec++;
+            wi++;
+        }
+        if (i == n)
+            break;
+        bool present = wi < wn && world->ents[wi].id == id;
+        if (present && dg_qentity_equal(&world->ents[wi], &cur[i])) {
+            wi++;
+            continue;  /* unchanged: no record */
+        }
+        dg_bitw_eg(&b, (uint64_t)id - prev_id - 1);
+        prev_id = id;
+        nrec++;
+        if (!present) {
+            write_full(&b, &cur[i]);
+            continue;
+        }
+        flrep_rec r;
+        make_delta(&world->ents[wi], &world->pred[wi], seq, &cur[i], rate, &r);
+        write_delta(&b, &r);
+        wi++;
+    }
+    dg_bitw_flush(&b);
+    if (nrec > UINT16_MAX)
+        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer",
+                            "tick %llu: expected at most 65535 entity records, found %zu", (unsigned long long)tick, nrec);
+    dg_buf_u64(out, tick);
+    dg_buf_u16(out, keyframe ? 1 : 0);
+    dg_buf_u16(out, (uint16_t)nrec);
+    dg_buf_u16(out, (uint16_t)nev);
+    dg_buf_u32(out, (uint32_t)bits->len);
+    dg_buf_put(out, bits->p, bits->len);
+    write_events(out, tick, ev, nev);
+    if (!out->ok || !bits->ok)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
+                            (unsigned long long)tick);
+    return DG_OK;
+}

@@ -1,0 +1,398 @@
+/* codec/flrep/flrep_write.c — the incremental .flrep writer: ticks go into the current chunk, a
+ * chunk is compressed and written when the next keyframe is due, the trailer on close, rotation at
+ * chunk boundaries (docs/FORMAT-flrep.md §5, §8, §9). Every tick it encodes is decoded back into the
+ * writer's own world, so what it hands back is by construction what a reader will rebuild. */
+#include "flrep_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+struct dg_flrep_writer {
+    char *path;                 /* final name of the first file of the series */
+    char *tmp_path;             /* the file being written now */
+    char *cur_path;             /* the name it gets when finished */
+    FILE *f;
+    uint64_t file_pos;
+    dg_buf preamble;            /* header + sections, repeated at the start of every rotated file */
+    uint64_t data_start;
+    flrep_index_set types, factions;
+    flrep_tick_ctx ctx;
+    uint32_t rate, kf_interval;
+    dg_flrep_writer_opts opts;
+    ZSTD_CCtx *cctx;
+    flrep_world world;
+    flrep_tick_scratch scratch;
+    dg_buf content, bits, comp;
+    uint32_t seq;               /* ticks in the current chunk */
+    uint64_t chunk_first, chunk_last;
+    bool have_tick;
+    uint64_t last_tick;
+    dg_flrep_chunk_info *chunks;
+    size_t nchunks, chunk_cap;
+    dg_qentity *qbuf;
+    size_t qcap;
+    char **series;              /* finished files of the series, oldest first */
+    size_t nseries, files_total;
+    bool failed;
+};
+
+/* ---- file handling ----------------------------------------------------------------------- */
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* rec.flrep -> rec.001.flrep (sequence inserted before the extension of the last path segment). */
+static char *series_name(const char *path, size_t index)
+{
+    if (index == 0)
+        return dup_str(path);
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash) || dot == (slash ? slash + 1 : path))
+        dot = path + strlen(path);
+    size_t stem = (size_t)(dot - path);
+    size_t n = strlen(path) + 16;
+    char *out = malloc(n);
+    if (out)
+        snprintf(out, n, "%.*s.%03zu%s", (int)stem, path, index, dot);
+    return out;
+}
+
+static dg_status io_fail(dg_flrep_writer *w, const char *what, dg_error *err)
+{
+    w->failed = true;
+    return dg_error_set(err, DG_E_IO, w->file_pos, w->tmp_path ? w->tmp_path : w->path, "%s: %s", what,
+                        strerror(errno));
+}
+
+static dg_status write_bytes(dg_flrep_writer *w, const void *p, size_t n, dg_error *err)
+{
+    if (n && fwrite(p, 1, n, w->f) != n)
+        return io_fail(w, "write failed", err);
+    w->file_pos += n;
+    return DG_OK;
+}
+
+static dg_status open_next_file(dg_flrep_writer *w, dg_error *err)
+{
+    size_t index = w->files_total;
+    w->cur_path = series_name(w->path, index);
+    size_t n = strlen(w->path) + 40;
+    w->tmp_path = malloc(n + 16);
+    if (!w->cur_path || !w->tmp_path)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, w->path, "out of memory");
+    snprintf(w->tmp_path, n + 16, "%s.tmp-%ld", w->cur_path, (long)getpid());
+    w->f = fopen(w->tmp_path, "wb");
+    if (!w->f)
+        return io_fail(w, "cannot create", err);
+    w->file_pos = 0;
+    w->nchunks = 0;
+    return write_bytes(w, w->preamble.p, w->preamble.len, err);
+}
+
+/* Deletes the oldest files of the series so that, with the one about to be finished, at most
+ * max_files remain. */
+static void enforce_max_files(dg_flrep_writer *w)
+{
+    size_t max = w->opts.max_files ? w->opts.max_files : DG_FLREP_MAX_FILES_DEFAULT;
+    while (w->nseries + 1 > max && w->nseries > 0) {
+        remove(w->series[0]);
+        free(w->series[0]);
+        memmove(w->series, w->series + 1, (w->nseries - 1) * sizeof *w->series);
+        w->nseries--;
+    }
+}
+
+static dg_status finish_file(dg_flrep_writer *w, dg_error *err)
+{
+    dg_buf t;
+    dg_buf_init(&t);
+    flrep_trailer_encode(&t, w->chunks, w->nchunks, w->file_pos);
+    dg_status st = t.ok ? write_bytes(w, t.p, t.len, err)
+                        : dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, w->path, "out of memory for the trailer");
+    dg_buf_free(&t);
+    if (st != DG_OK)
+        return st;
+    if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
+        return io_fail(w, "flush failed", err);
+    FILE *f = w->f;
+    w->f = NULL;
+    if (fclose(f) != 0)
+        return io_fail(w, "close failed", err);
+    if (w->opts.max_file_mb)
+        enforce_max_files(w);
+    if (rename(w->tmp_path, w->cur_path) != 0)
+        return io_fail(w, "rename failed", err);
+    char **ns = realloc(w->series, (w->nseries + 1) * sizeof *ns);
+    if (!ns)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, w->path, "out of memory");
+    w->series = ns;
+    w->series[w->nseries++] = w->cur_path;
+    w->cur_path = NULL;
+    free(w->tmp_path);
+    w->tmp_path = NULL;
+    w->files_total++;
+    return DG_OK;
+}
+
+/* ---- chunks ------------------------------------------------------------------------------ */
+
+static dg_status flush_chunk(dg_flrep_writer *w, dg_error *err)
+{
+    if (w->seq == 0)
+        return DG_OK;
+    size_t bound = ZSTD_compressBound(w->content.len);
+    dg_buf_reset(&w->comp);
+    if (!dg_buf_reserve(&w->comp, bound))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, w->path, "out of memory compressing a chunk");
+    size_t csize = ZSTD_compress2(w->cctx, w->comp.p, bound, w->content.p, w->content.len);
+    if (ZSTD_isError(csize)) {
+        w->failed = true;
+        return dg_error_set(err, DG_E_COMPRESS, DG_OFFSET_NONE, w->path, "zstd: %s", ZSTD_getErrorName(csize));
+    }
+    if (w->content.len > UINT32_MAX || csize > UINT32_MAX) {
+        w->failed = true;
+        return dg_error_set(err, DG_E_LIMIT, DG_OFFSET_NONE, w->path, "chunk of %zu bytes exceeds 4 GiB",
+                            w->content.len);
+    }
+    flrep_chunk_hdr h = {w->seq, w->chunk_first, w->chunk_last, (uint32_t)csize, (uint32_t)w->content.len};
+    uint8_t fr[FLREP_CHUNK_HDR_SIZE];
+    flrep_chunk_hdr_encode(fr, &h);
+    if (w->nchunks == w->chunk_cap) {
+        size_t cap = w->chunk_cap ? w->chunk_cap * 2 : 64;
+        dg_flrep_chunk_info *nc = realloc(w->chunks, cap * sizeof *nc);
+        if (!nc)
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, w->path, "out of memory");
+        w->chunks = nc;
+        w->chunk_cap = cap;
+    }
+    w->chunks[w->nchunks++] = (dg_flrep_chunk_info){w->file_pos, h.first_tick, h.last_tick, h.tick_count,
+                                                    h.compressed_size, h.decompressed_size};
+    dg_status st = write_bytes(w, fr, sizeof fr, err);
+    if (st == DG_OK)
+        st = write_bytes(w, w->comp.p, csize, err);
+    dg_buf_reset(&w->content);
+    w->seq = 0;
+    if (st != DG_OK)
+        return st;
+    uint64_t limit = (uint64_t)w->opts.max_file_mb << 20;
+    if (w->opts.max_file_mb && w->file_pos >= limit)
+        st = finish_file(w, err);   /* the next file opens with the next tick: none is left empty */
+    return st;
+}
+
+/* ---- open / tick / close ----------------------------------------------------------------- */
+
+dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg_flrep_header *hdr,
+                               const dg_flrep_writer_opts *opts, dg_error *err)
+{
+    *out = NULL;
+    dg_flrep_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
+    if (opts)
+        w->opts = *opts;
+    dg_flrep_header h = *hdr;
+    if (h.keyframe_interval_ticks == 0)
+        h.keyframe_interval_ticks = DG_FLREP_KEYFRAME_DEFAULT;
+    dg_buf_init(&w->preamble);
+    dg_buf_init(&w->content);
+    dg_buf_init(&w->bits);
+    dg_buf_init(&w->comp);
+    dg_status st = flrep_check_tables(&h, &w->types, &w->factions, err);
+    if (st == DG_OK)
+        st = flrep_encode_preamble(&w->preamble, &h, err);
+    w->path = dup_str(path);
+    w->cctx = ZSTD_createCCtx();
+    if (st == DG_OK && (!w->path || !w->cctx))
+        st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
+    if (st == DG_OK) {
+        int level = w->opts.zstd_level ? w->opts.zstd_level : 3;
+        ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
+        ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+        ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
+        w->rate = h.tick_rate_hz;
+        w->kf_interval = h.keyframe_interval_ticks;
+        w->ctx = (flrep_tick_ctx){w->rate, &w->types, &w->factions, UINT64_MAX};
+        w->data_start = w->preamble.len;
+        st = open_next_file(w, err);
+    }
+    if (st != DG_OK) {
+        dg_flrep_writer_abort(w);
+        return st;
+    }
+    *out = w;
+    return DG_OK;
+}
+
+static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n,
+                             dg_error *err)
+{
+    if (w->have_tick && tick <= w->last_tick)
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
+                            "expected a tick after %llu, found %llu", (unsigned long long)w->last_tick,
+                            (unsigned long long)tick);
+    if (n > UINT16_MAX)
+        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu: expected at most 65535 entities, found %zu",
+                            (unsigned long long)tick, n);
+    for (size_t i = 0; i < n; i++) {
+        const dg_qentity *q = &e[i];
+        if (q->id == 0 || (i && q->id <= e[i - 1].id))
+            return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "writer",
+                                "tick %llu: expected distinct ids >= 1 sorted ascending, found %u after %u",
+                                (unsigned long long)tick, q->id, i ? e[i - 1].id : 0);
+        if (!flrep_set_has(&w->types, q->type_index) || !flrep_set_has(&w->factions, q->faction_index))
+            return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer",
+                                "tick %llu entity %u: expected type and faction from the tables, found type %u faction %u",
+                                (unsigned long long)tick, q->id, q->type_index, q->faction_index);
+        if (q->health > DG_QHEALTH_FULL || !dg_quant_rot_valid(q->rot, q->rot_largest) || q->pad_ != 0)
+            return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer",
+                                "tick %llu entity %u: expected a valid quantized state (health <= 10000, unit rotation)",
+                                (unsigned long long)tick, q->id);
+    }
+    return DG_OK;
+}
+
+/* Encodes the tick into the chunk, then decodes it back into the writer's world. */
+static dg_status append_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n, const dg_event *ev,
+                             size_t nev, dg_error *err)
+{
+    size_t mark = w->content.len;
+    bool keyframe = w->seq == 0;
+    dg_status st = flrep_encode_tick(&w->content, tick, w->seq, keyframe, w->rate, &w->world, e, n, ev, nev,
+                                     &w->bits, err);
+    if (st == DG_OK) {
+        dg_cur c;
+        dg_cur_init(&c, w->content.p + mark, w->content.len - mark, 0, "writer self-check", err);
+        uint64_t t;
+        bool kf;
+        const dg_event *dev;
+        size_t dn;
+        st = flrep_decode_tick(&c, w->seq, &w->ctx, &w->world, &w->scratch, &t, &kf, &dev, &dn, err);
+        bool same = st == DG_OK && w->world.n == n && t == tick && dn == nev;
+        for (size_t i = 0; same && i < n; i++)
+            same = dg_qentity_equal(&w->world.ents[i], &e[i]);
+        if (st == DG_OK && !same)
+            st = dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
+                              "tick %llu: the encoded tick does not decode to the given state (codec bug)",
+                              (unsigned long long)tick);
+    }
+    if (st != DG_OK) {
+        w->content.len = mark;
+        w->failed = true;
+        return st;
+    }
+    if (keyframe)
+        w->chunk_first = tick;
+    w->chunk_last = tick;
+    w->seq++;
+    w->have_tick = true;
+    w->last_tick = tick;
+    return DG_OK;
+}
+
+dg_status dg_flrep_writer_tick_q(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n,
+                                 const dg_event *ev, size_t nev, dg_error *err)
+{
+    if (w->failed)
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer", "the writer failed earlier; close or abort it");
+    dg_status st = check_input(w, tick, e, n, err);
+    if (st != DG_OK)
+        return st;
+    if (w->seq > 0 && tick - w->chunk_first >= w->kf_interval) {
+        st = flush_chunk(w, err);
+        if (st != DG_OK)
+            return st;
+    }
+    if (!w->f) {
+        st = open_next_file(w, err);
+        if (st != DG_OK)
+            return st;
+    }
+    return append_tick(w, tick, e, n, ev, nev, err);
+}
+
+static int cmp_qentity_id(const void *a, const void *b)
+{
+    uint32_t x = ((const dg_qentity *)a)->id, y = ((const dg_qentity *)b)->id;
+    return (x > y) - (x < y);
+}
+
+dg_status dg_flrep_writer_tick(dg_flrep_writer *w, uint64_t tick, const dg_entity_in *ents, size_t n,
+                               const dg_event *events, size_t nev, dg_qentity *qout, dg_error *err)
+{
+    if (n > w->qcap) {
+        dg_qentity *q = realloc(w->qbuf, n * sizeof *q);
+        if (!q)
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory");
+        w->qbuf = q;
+        w->qcap = n;
+    }
+    bool sorted = true;
+    for (size_t i = 0; i < n; i++) {
+        dg_status st = dg_quant_entity(&ents[i], &w->qbuf[i], err);
+        if (st != DG_OK)
+            return st;
+        sorted = sorted && (i == 0 || w->qbuf[i].id > w->qbuf[i - 1].id);
+    }
+    if (!sorted)
+        qsort(w->qbuf, n, sizeof *w->qbuf, cmp_qentity_id);
+    dg_status st = dg_flrep_writer_tick_q(w, tick, w->qbuf, n, events, nev, err);
+    if (st == DG_OK && qout && n)
+        memcpy(qout, w->qbuf, n * sizeof *qout);
+    return st;
+}
+
+static void free_writer(dg_flrep_writer *w)
+{
+    if (w->f)
+        fclose(w->f);
+    if (w->tmp_path)
+        remove(w->tmp_path);
+    free(w->tmp_path);
+    free(w->cur_path);
+    free(w->path);
+    for (size_t i = 0; i < w->nseries; i++)
+        free(w->series[i]);
+    free(w->series);
+    dg_buf_free(&w->preamble);
+    dg_buf_free(&w->content);
+    dg_buf_free(&w->bits);
+    dg_buf_free(&w->comp);
+    ZSTD_freeCCtx(w->cctx);
+    flrep_world_free(&w->world);
+    flrep_tick_scratch_free(&w->scratch);
+    free(w->chunks);
+    free(w->qbuf);
+    free(w);
+}
+
+dg_status dg_flrep_writer_close(dg_flrep_writer *w, dg_error *err)
+{
+    if (!w)
+        return DG_OK;
+    dg_status st = w->failed ? dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
+                                            "the writer failed earlier; nothing was finished")
+                             : flush_chunk(w, err);
+    if (st == DG_OK && w->f)
+        st = finish_file(w, err);
+    free_writer(w);
+    return st;
+}
+
+void dg_flrep_writer_abort(dg_flrep_writer *w)
+{
+    if (w)
+        free_writer(w);
+}
+
+size_t dg_flrep_writer_file_count(const dg_flrep_writer *w) { return w->files_total + (w->f ? 1 : 0); }

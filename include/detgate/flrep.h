@@ -1,0 +1,189 @@
+/* detgate — the .flrep replay codec (prefix dg_flrep_). Byte layout: docs/FORMAT-flrep.md.
+ *
+ * Writer: append tick by tick; it quantizes what it is given and hands the quantized state back so
+ * the caller hashes exactly what went to disk. Reader: the file comes from a stranger — every
+ * length is checked before allocation, every failure is a dg_error naming where and what, and a
+ * failing call leaves the caller's view (the last good tick) untouched. Neither prints. */
+#ifndef DETGATE_FLREP_H
+#define DETGATE_FLREP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "detgate/error.h"
+#include "detgate/quant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DG_FLREP_MAJOR 1
+#define DG_FLREP_MINOR 0
+#define DG_FLREP_KEYFRAME_DEFAULT 120
+#define DG_FLREP_KEYFRAME_MIN 15
+#define DG_FLREP_KEYFRAME_MAX 3600
+#define DG_FLREP_MAX_FILE_MB_DEFAULT 256
+#define DG_FLREP_MAX_FILES_DEFAULT 20
+#define DG_FLREP_DECOMP_CAP_DEFAULT (64u << 20)
+
+/* ---- tables (header + sections) ---------------------------------------------------------- */
+typedef struct dg_flrep_str {
+    const char *s;   /* UTF-8, not NUL-terminated by the reader (it is by dg_flrep_info copies) */
+    uint16_t len;
+} dg_flrep_str;
+
+typedef struct dg_flrep_type {
+    uint16_t index;
+    dg_flrep_str id, name;
+    uint8_t category;        /* 0 other, 1 aircraft, 2 missile, 3 ground, 4 static, 5 character */
+    uint8_t projectile_kind; /* 0 none, 1 guided missile, 2 rocket, 3 bullet, 4 bomb */
+} dg_flrep_type;
+
+typedef struct dg_flrep_faction {
+    uint16_t index;
+    dg_flrep_str id, name;
+} dg_flrep_faction;
+
+typedef struct dg_flrep_participant {
+    uint32_t participant_id, entity_id;
+    dg_flrep_str callsign;
+} dg_flrep_participant;
+
+typedef struct dg_flrep_mission_object {
+    dg_flrep_str object_id;
+    uint32_t entity_id;
+} dg_flrep_mission_object;
+
+/* Everything before the first chunk. The writer reads it; the reader fills it (strings point into
+ * reader-owned memory, valid until dg_flrep_reader_close). */
+typedef struct dg_flrep_header {
+    uint16_t major, minor;
+    dg_flrep_str engine_version;
+    uint32_t tick_rate_hz;
+    double planet_radius_m;
+    uint64_t start_unix_seconds;
+    dg_flrep_str mission_id;
+    uint32_t session_flags;
+    uint32_t keyframe_interval_ticks;
+    const dg_flrep_type *types; size_t type_count;
+    const dg_flrep_faction *factions; size_t faction_count;
+    const dg_flrep_participant *participants; size_t participant_count;
+    const dg_flrep_mission_object *mission_objects; size_t mission_object_count;
+} dg_flrep_header;
+
+/* Convenience for writers holding NUL-terminated strings. */
+static inline dg_flrep_str dg_flrep_cstr(const char *s)
+{
+    dg_flrep_str v = {s, 0};
+    size_t n = 0;
+    while (s && s[n])
+        n++;
+    v.len = (uint16_t)(n > 65535 ? 65535 : n);
+    return v;
+}
+
+/* ---- writer ------------------------------------------------------------------------------ */
+typedef struct dg_flrep_writer dg_flrep_writer;
+
+typedef struct dg_flrep_writer_opts {
+    uint32_t max_file_mb;   /* 0 = no rotation (one file); rotation at a chunk boundary */
+    uint32_t max_files;     /* series bound when rotating; 0 = default 20 */
+    int zstd_level;         /* 0 = default (3) */
+} dg_flrep_writer_opts;
+
+/* Opens path for writing (a temp file renamed into place on close, so an interrupted run leaves no
+ * half-written file under the final name). hdr->keyframe_interval_ticks 0 = default 120. The
+ * tables are copied. */
+dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg_flrep_header *hdr,
+                               const dg_flrep_writer_opts *opts, dg_error *err);
+
+/* Writes one tick: ents (any order, distinct ids) is the whole live world at that tick; entities
+ * absent from it that were live are despawned. Ticks must increase strictly. If qout is non-NULL it
+ * receives the n quantized entities as written, sorted by id (caller-owned, capacity >= n). */
+dg_status dg_flrep_writer_tick(dg_flrep_writer *w, uint64_t tick, const dg_entity_in *ents, size_t n,
+                               const dg_event *events, size_t nev, dg_qentity *qout, dg_error *err);
+
+/* Same, from already-quantized state (sorted by id, distinct): the path an engine that quantizes
+ * itself, or a re-writer of a file that was read, takes. */
+dg_status dg_flrep_writer_tick_q(dg_flrep_writer *w, uint64_t tick, const dg_qentity *ents, size_t n,
+                                 const dg_event *events, size_t nev, dg_error *err);
+
+/* Flushes the last chunk, writes the trailer, renames into place, frees w (always, even on error). */
+dg_status dg_flrep_writer_close(dg_flrep_writer *w, dg_error *err);
+
+/* Abandons the recording: removes the temp file, frees w. */
+void dg_flrep_writer_abort(dg_flrep_writer *w);
+
+/* Number of files written so far (rotation) and the path of file i. */
+size_t dg_flrep_writer_file_count(const dg_flrep_writer *w);
+
+/* ---- reader ------------------------------------------------------------------------------ */
+typedef struct dg_flrep_reader dg_flrep_reader;
+
+typedef struct dg_flrep_reader_opts {
+    uint32_t max_decompressed;   /* per chunk; 0 = 64 MiB */
+} dg_flrep_reader_opts;
+
+typedef struct dg_flrep_chunk_info {
+    uint64_t offset;             /* of the FLCK framing */
+    uint64_t first_tick, last_tick;
+    uint32_t tick_count;
+    uint32_t compressed_size, decompressed_size;
+} dg_flrep_chunk_info;
+
+typedef struct dg_flrep_section_info {
+    uint16_t id;
+    uint32_t length;
+    uint64_t offset;             /* of the payload */
+} dg_flrep_section_info;
+
+typedef struct dg_flrep_file_info {
+    uint64_t file_size;
+    uint64_t data_start;         /* first chunk */
+    uint64_t tick_count;
+    uint64_t first_tick, last_tick;
+    const dg_flrep_chunk_info *chunks; size_t chunk_count;
+    const dg_flrep_section_info *sections; size_t section_count;
+    bool recovered;              /* trailer missing/corrupt: index rebuilt by a forward scan */
+    char recovery_reason[200];   /* why the trailer was rejected (empty unless recovered) */
+} dg_flrep_file_info;
+
+/* One rebuilt tick. Arrays are reader-owned and valid until the next call on the reader. */
+typedef struct dg_flrep_tick {
+    uint64_t tick;
+    bool keyframe;
+    const dg_qentity *ents; size_t ent_count;   /* the whole world, sorted by id */
+    const dg_event *events; size_t event_count;
+} dg_flrep_tick;
+
+/* Opens a file (read fully into memory; mmap-free so it works on pipes too) or a caller buffer (not
+ * copied: it must outlive the reader). Validates header, sections and index (or recovers). */
+dg_status dg_flrep_reader_open_file(dg_flrep_reader **out, const char *path,
+                                    const dg_flrep_reader_opts *opts, dg_error *err);
+dg_status dg_flrep_reader_open_mem(dg_flrep_reader **out, const uint8_t *buf, size_t len,
+                                   const dg_flrep_reader_opts *opts, dg_error *err);
+void dg_flrep_reader_close(dg_flrep_reader *r);
+
+const dg_flrep_header *dg_flrep_reader_header(const dg_flrep_reader *r);
+const dg_flrep_file_info *dg_flrep_reader_info(const dg_flrep_reader *r);
+
+/* Next tick in linear order: returns 1 with *out filled, 0 at the end, or -1 with err set (and
+ * *out, the reader's position and its world state unchanged). */
+int dg_flrep_reader_next(dg_flrep_reader *r, dg_flrep_tick *out, dg_error *err);
+
+/* Positions the reader so that the next dg_flrep_reader_next returns the first tick >= tick
+ * (forwards or backwards; decompresses at most one chunk). DG_E_NOT_FOUND if tick is past the end. */
+dg_status dg_flrep_reader_seek(dg_flrep_reader *r, uint64_t tick, dg_error *err);
+
+/* Walks every tick once from the start, validating everything; leaves the reader at the start. */
+dg_status dg_flrep_reader_validate(dg_flrep_reader *r, dg_error *err);
+
+/* Test-only fault hook: when set, the reader applies the DELTA records of tick `tick` twice.
+ * Exists so the harness's tests can prove verify catches a replay-side codec fault. */
+void dg_flrep_reader_set_fault_double_delta(dg_flrep_reader *r, uint64_t tick);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

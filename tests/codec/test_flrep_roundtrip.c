@@ -1,0 +1,125 @@
+/* tests/codec/test_flrep_roundtrip.c — random worlds with spawns, despawns and events over thousands
+ * of ticks: the state read back equals the quantized state the writer handed back, entity by
+ * entity, field by field, every tick; and what it handed back is the quantizer's output. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flrep_testlib.h"
+
+static void read_back_equal(const char *path, const tl_session *s, bool from_memory)
+{
+    dg_error err;
+    dg_error_clear(&err);
+    dg_flrep_reader *r = NULL;
+    size_t len = 0;
+    uint8_t *buf = NULL;
+    if (from_memory) {
+        buf = tl_slurp(path, &len);
+        assert_int_equal(dg_flrep_reader_open_mem(&r, buf, len, NULL, &err), DG_OK);
+    } else if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK) {
+        fail_msg("open: %s: %s", err.where, err.msg);
+    }
+    const dg_flrep_file_info *info = dg_flrep_reader_info(r);
+    assert_false(info->recovered);
+    assert_int_equal(info->tick_count, s->count);
+    assert_int_equal(info->first_tick, s->ticks[0].tick);
+    assert_int_equal(info->last_tick, s->ticks[s->count - 1].tick);
+    dg_flrep_tick t;
+    for (size_t i = 0; i < s->count; i++) {
+        int rc = dg_flrep_reader_next(r, &t, &err);
+        if (rc != 1)
+            fail_msg("tick %zu: rc %d: %s: %s", i, rc, err.where, err.msg);
+        tl_assert_tick_equal(&s->ticks[i], &t);
+    }
+    assert_int_equal(dg_flrep_reader_next(r, &t, &err), 0);
+    dg_flrep_reader_close(r);
+    free(buf);
+}
+
+static void roundtrip(const tl_params *p)
+{
+    char path[256];
+    tl_temp_path(path, sizeof path, ".flrep");
+    tl_session s;
+    tl_record(path, p, &s);
+    read_back_equal(path, &s, false);
+    read_back_equal(path, &s, true);
+    tl_session_free(&s);
+    remove(path);
+}
+
+static void test_roundtrip_churn_events(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        tl_params p = {.seed = seed, .ticks = 3000, .entities = 40, .churn = true, .events = true};
+        roundtrip(&p);
+    }
+}
+
+static void test_roundtrip_odd_rate_gaps_short_keyframes(void **state)
+{
+    (void)state;
+    tl_params p = {.seed = 77, .ticks = 2000, .entities = 25, .churn = true, .events = true,
+                   .keyframe = 15, .tick_rate = 7, .tick_step = 2};
+    roundtrip(&p);
+    tl_params q = {.seed = 78, .ticks = 1200, .entities = 10, .churn = true, .keyframe = 3600, .tick_rate = 15};
+    roundtrip(&q);
+}
+
+static void test_roundtrip_empty_world_ticks(void **state)
+{
+    (void)state;
+    tl_params p = {.seed = 5, .ticks = 300, .entities = 0, .churn = false, .events = true};
+    roundtrip(&p);
+}
+
+static void test_handed_back_state_is_the_quantizer_output(void **state)
+{
+    (void)state;
+    char path[256];
+    tl_temp_path(path, sizeof path, ".flrep");
+    dg_flrep_header h = tl_header(60, 0);
+    dg_flrep_writer *w = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    assert_int_equal(dg_flrep_writer_open(&w, path, &h, NULL, &err), DG_OK);
+    dg_entity_in in[2] = {
+        {.id = 9, .type_index = 0, .faction_index = 1, .pos = {1.0 / 128, -3.3, 6.4e6}, .vel = {250.015625, 0, -1},
+         .rot = {0.1, 0.2, -0.9, 0.3}, .health = 0.5, .flags = 3},
+        {.id = 4, .type_index = 7, .faction_index = 5, .pos = {-20e6, 20e6, 0}, .rot = {-1, 0, 0, 0}, .health = 2}};
+    dg_qentity q[2], want;
+    assert_int_equal(dg_flrep_writer_tick(w, 1, in, 2, NULL, 0, q, &err), DG_OK);
+    assert_int_equal(q[0].id, 4); /* sorted by id */
+    assert_int_equal(dg_quant_entity(&in[1], &want, &err), DG_OK);
+    assert_true(dg_qentity_equal(&q[0], &want));
+    assert_int_equal(dg_quant_entity(&in[0], &want, &err), DG_OK);
+    assert_true(dg_qentity_equal(&q[1], &want));
+    /* the quantization rules of FORMAT-flrep.md §6.1, checked by hand */
+    assert_int_equal(q[1].pos[0], 1);          /* 1/128 m = 0.5 quantum rounds away from zero */
+    assert_int_equal(q[1].vel[0], 8001);       /* 250.015625 * 32 = 8000.5 rounds away from zero */
+    assert_int_equal(q[0].pos[0], -20000000 * 64);
+    assert_int_equal(q[0].health, 10000);      /* clamped */
+    assert_int_equal(q[0].rot_largest, 0);     /* w = -1 negated to +1 */
+    assert_int_equal(q[0].rot[0], 0);
+    assert_int_equal(q[1].rot_largest, 2);     /* |y| largest; y negative so the quaternion is negated */
+    assert_int_equal(dg_flrep_writer_close(w, &err), DG_OK);
+    remove(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip_churn_events),
+        cmocka_unit_test(test_roundtrip_odd_rate_gaps_short_keyframes),
+        cmocka_unit_test(test_roundtrip_empty_world_ticks),
+        cmocka_unit_test(test_handed_back_state_is_the_quantizer_output),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

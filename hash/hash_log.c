@@ -4,6 +4,7 @@
 #include "detgate/hash.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -711,4 +712,88 @@ dg_status dg_hash_log_compare(dg_hash_log_reader *a, dg_hash_log_reader *b, dg_h
                    : out->ticks_subquantum ? DG_HASH_SUBQUANTUM
                                            : DG_HASH_SAME;
     return st;
+}
+
+/* ---- summary -------------------------------------------------------------------------------------- */
+typedef struct log__out {
+    char *p;
+    size_t cap, len;
+} log__out;
+
+static void log__say(log__out *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void log__say(log__out *o, const char *fmt, ...)
+{
+    if (o->len + 1 >= o->cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(o->p + o->len, o->cap - o->len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        o->len = o->len + (size_t)n < o->cap ? o->len + (size_t)n : o->cap - 1;
+}
+
+static void log__say_ids(log__out *o, const dg_hash_log_cmp *c, dg_hash_diff_kind kind, const char *label,
+                         bool *first)
+{
+    bool any = false;
+    for (size_t i = 0; i < c->n_ids; i++) {
+        if (c->id_kinds[i] != kind)
+            continue;
+        if (!any)
+            log__say(o, "%s%s", *first ? " " : "; ", label);
+        log__say(o, " %" PRIu32, c->ids[i]);
+        any = true;
+        *first = false;
+    }
+}
+
+static void log__say_first(log__out *o, const dg_hash_log_cmp *c)
+{
+    log__say(o, "diverged at tick %" PRIu64, c->first_tick);
+    if (c->first_missing_a || c->first_missing_b) {
+        log__say(o, " (tick only in %s)", c->first_missing_a ? "b" : "a");
+        return;
+    }
+    log__say(o, " (%s%s%s)", c->first_state ? "state differs" : "state equal",
+             c->first_events ? ", events differ" : "", c->first_count ? ", entity count differs" : "");
+    if (!c->entities_known)
+        return;
+    log__say(o, ":");
+    bool first = true;
+    log__say_ids(o, c, DG_HASH_DIFF_CHANGED, "entities changed", &first);
+    log__say_ids(o, c, DG_HASH_DIFF_ADDED, "added", &first);
+    log__say_ids(o, c, DG_HASH_DIFF_LOST, "lost", &first);
+    size_t total = c->entity_counts.changed + c->entity_counts.added + c->entity_counts.lost;
+    if (total > c->n_ids)
+        log__say(o, " (first %zu of %zu)", c->n_ids, total);
+    if (total == 0)
+        log__say(o, " no entity hash differs");
+}
+
+void dg_hash_log_cmp_summary(const dg_hash_log_cmp *c, char *buf, size_t cap)
+{
+    if (!buf || cap == 0)
+        return;
+    buf[0] = '\0';
+    log__out o = {buf, cap, 0};
+    uint64_t ticks = c->ticks_a > c->ticks_b ? c->ticks_a : c->ticks_b;
+    if (c->verdict == DG_HASH_SAME) {
+        log__say(&o, "same: %" PRIu64 " ticks, every hash equal", ticks);
+        return;
+    }
+    if (c->verdict == DG_HASH_DIVERGED) {
+        log__say_first(&o, c);
+        log__say(&o, "; %" PRIu64 " of %" PRIu64 " ticks differ", c->ticks_differing, ticks);
+    } else {
+        log__say(&o, "sub-quantum: quantized state and events equal on all %" PRIu64 " ticks", ticks);
+    }
+    if (c->ticks_subquantum)
+        log__say(&o, "; raw floats differ below a quantum from tick %" PRIu64 " (%" PRIu64 " ticks)",
+                 c->first_subquantum_tick, c->ticks_subquantum);
 }

@@ -222,6 +222,11 @@ typedef struct dg_hash_log_cmp {
 dg_status dg_hash_log_compare(dg_hash_log_reader *a, dg_hash_log_reader *b, dg_hash_log_cmp *out,
                               dg_error *err);
 
+/* One line (no '\n') for a human: the verdict, the first differing tick, what differed there and
+ * the entity ids, e.g. "diverged at tick 4312 (state differs): entities changed 7 19; 1 of 40 ticks
+ * differ". Always NUL-terminated; truncated to cap. */
+void dg_hash_log_cmp_summary(const dg_hash_log_cmp *c, char *buf, size_t cap);
+
 /* 16 lowercase hex digits and a NUL. */
 void dg_hash_hex(uint64_t h, char out[17]);
 

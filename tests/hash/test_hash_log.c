@@ -402,6 +402,10 @@ static void test_compare_same_subquantum_diverged(void **state)
     assert_int_equal(c.verdict, DG_HASH_SUBQUANTUM);
     assert_true(c.first_subquantum_tick == 12);
     assert_true(c.ticks_subquantum == RUN_TICKS - 12);
+    char line[256];
+    dg_hash_log_cmp_summary(&c, line, sizeof line);
+    assert_string_equal(line, "sub-quantum: quantized state and events equal on all 40 ticks; "
+                              "raw floats differ below a quantum from tick 12 (28 ticks)");
 
     make_run(&b, 20, 19, false); /* entity 19 moves one quantum from tick 20 */
     c = compare_runs(&a, &b, false);
@@ -415,6 +419,10 @@ static void test_compare_same_subquantum_diverged(void **state)
     assert_int_equal(c.id_kinds[0], DG_HASH_DIFF_CHANGED);
     assert_int_equal(c.entity_counts.changed, 1);
     assert_int_equal(c.entity_counts.same, RUN_ENTS - 2); /* entity 7 is gone by tick 20 */
+    dg_hash_log_cmp_summary(&c, line, sizeof line);
+    assert_string_equal(line, "diverged at tick 20 (state differs): entities changed 19; 20 of 40 ticks differ");
+    dg_hash_log_cmp_summary(&c, line, 12);
+    assert_string_equal(line, "diverged at");
 }
 
 static void test_compare_missing_tick_and_entity(void **state)
@@ -449,6 +457,10 @@ static void test_compare_missing_tick_and_entity(void **state)
     /* Tick 5 differs, tick 30 is missing from b, tick 40 is missing from a. */
     assert_true(c.ticks_differing == 3);
     assert_true(c.ticks_a == RUN_TICKS && c.ticks_b == RUN_TICKS);
+    char line[256];
+    dg_hash_log_cmp_summary(&c, line, sizeof line);
+    assert_string_equal(line, "diverged at tick 5 (state differs): added 25; lost 3; "
+                              "3 of 40 ticks differ");
 }
 
 static void test_compare_first_is_missing_tick(void **state)
@@ -470,6 +482,130 @@ static void test_compare_first_is_missing_tick(void **state)
     assert_true(c.first_missing_b && !c.first_missing_a);
 }
 
+
+/* ---- hostile input ----------------------------------------------------------------------------------- */
+static dg_status parse_all(const void *buf, size_t len, uint64_t *ticks)
+{
+    dg_hash_log_reader *rd = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    *ticks = 0;
+    dg_status st = dg_hash_log_open_mem(&rd, buf, len, "m", &err);
+    bool eof = false;
+    dg_hash_log_tick t;
+    while (st == DG_OK && !eof) {
+        st = dg_hash_log_next(rd, &t, &eof, &err);
+        if (st == DG_OK && !eof) {
+            (*ticks)++;
+            for (uint32_t i = 0; i < t.entity_count; i++) /* touch what the reader hands out */
+                assert_true(t.ids[i] != 0);
+        }
+    }
+    dg_hash_log_free(rd);
+    if (st != DG_OK)
+        assert_int_equal(err.code, st); /* every failure explains itself */
+    return st;
+}
+
+static void test_mutated_logs_fail_cleanly(void **state)
+{
+    (void)state;
+    static run r;
+    make_run(&r, 1000, 0, false);
+    char pp[320], pz[320];
+    path_of(pp, sizeof pp, "a.log");
+    path_of(pz, sizeof pz, "a.log.zst");
+    write_run(pp, &r, true, true);
+    write_run(pz, &r, true, true);
+    size_t plen = 0, zlen = 0;
+    uint8_t *plain = slurp(pp, &plen);
+    uint8_t *z = slurp(pz, &zlen);
+    uint64_t ticks = 0;
+    assert_int_equal(parse_all(plain, plen, &ticks), DG_OK);
+    assert_true(ticks == RUN_TICKS);
+    /* Every truncation of the plain log is an error (the trailer is required). */
+    for (size_t cut = 0; cut < plen; cut += plen / 251 + 1)
+        assert_int_not_equal(parse_all(plain, cut, &ticks), DG_OK);
+    /* Byte flips: must not crash or leak (ASan); most are errors. A flip inside a hash's hex digits
+     * to another hex digit is a valid log with a different hash, which is fine. */
+    uint64_t s = 12345;
+    size_t errors = 0, trials = 0;
+    for (int i = 0; i < 600; i++) {
+        s = s * 6364136223846793005u + 1442695040888963407u;
+        size_t pos = (size_t)(s >> 33) % plen;
+        uint8_t old = plain[pos];
+        plain[pos] = (uint8_t)(s >> 17);
+        if (plain[pos] != old) {
+            trials++;
+            errors += parse_all(plain, plen, &ticks) != DG_OK;
+        }
+        plain[pos] = old;
+    }
+    assert_true(errors > trials / 2);
+    /* Flips and cuts in the compressed form: the zstd checksum or the parser catches them. */
+    for (size_t pos = 0; pos < zlen; pos += zlen / 199 + 1) {
+        uint8_t old = z[pos];
+        z[pos] ^= 0x5a;
+        (void)parse_all(z, zlen, &ticks);
+        z[pos] = old;
+        assert_int_not_equal(parse_all(z, pos, &ticks), DG_OK);
+    }
+    free(plain);
+    free(z);
+}
+
+static uint8_t *compress_with(const char *text, size_t len, int window_log, size_t *zlen)
+{
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    assert_non_null(cc);
+    size_t cap = ZSTD_compressBound(len) + 64;
+    uint8_t *out = malloc(cap);
+    assert_non_null(out);
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_windowLog, window_log);
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, 0); /* so the header declares the window */
+    ZSTD_outBuffer o = {out, cap, 0};
+    ZSTD_inBuffer in = {text, len, 0};
+    /* continue first, then end: zstd cannot see the whole input, keeps the window it was given */
+    assert_false(ZSTD_isError(ZSTD_compressStream2(cc, &o, &in, ZSTD_e_continue)));
+    size_t rem = ZSTD_compressStream2(cc, &o, &in, ZSTD_e_end);
+    assert_false(ZSTD_isError(rem));
+    assert_int_equal(rem, 0);
+    ZSTD_freeCCtx(cc);
+    *zlen = o.pos;
+    return out;
+}
+
+static void test_zstd_window_cap_and_multiple_frames(void **state)
+{
+    (void)state;
+    const char *text = HDR T1 E1 END1;
+    size_t n = strlen(text), zlen = 0;
+    uint64_t ticks = 0;
+    /* A frame demanding a 32 MiB window is refused before any such allocation. */
+    uint8_t *big = compress_with(text, n, 25, &zlen);
+    dg_error err;
+    dg_error_clear(&err);
+    dg_hash_log_reader *rd = NULL;
+    dg_status st = dg_hash_log_open_mem(&rd, big, zlen, "big.zst", &err);
+    assert_int_equal(st, DG_E_COMPRESS);
+    assert_non_null(strstr(err.msg, "zstd"));
+    free(big);
+    /* The same text split over two frames (as a concatenation of .zst files) reads as one log. */
+    size_t half = strlen(HDR) + 5, z1 = 0, z2 = 0;
+    uint8_t *f1 = compress_with(text, half, 20, &z1);
+    uint8_t *f2 = compress_with(text + half, n - half, 20, &z2);
+    uint8_t *both = malloc(z1 + z2);
+    memcpy(both, f1, z1);
+    memcpy(both + z1, f2, z2);
+    assert_int_equal(parse_all(both, z1 + z2, &ticks), DG_OK);
+    assert_true(ticks == 1);
+    /* ... and the first frame alone is a truncated log. */
+    assert_int_not_equal(parse_all(f1, z1, &ticks), DG_OK);
+    free(f1);
+    free(f2);
+    free(both);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,6 +618,8 @@ int main(void)
         cmocka_unit_test(test_compare_same_subquantum_diverged),
         cmocka_unit_test(test_compare_missing_tick_and_entity),
         cmocka_unit_test(test_compare_first_is_missing_tick),
+        cmocka_unit_test(test_mutated_logs_fail_cleanly),
+        cmocka_unit_test(test_zstd_window_cap_and_multiple_frames),
     };
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);
 }

@@ -51,7 +51,7 @@ static inline uint64_t hash__u32x2(uint32_t lo, uint32_t hi) { return (uint64_t)
 
 /* ---- entities ---------------------------------------------------------------------------------- */
 /* The 48-byte record as six little-endian u64 words (byte offsets in docs/STATE-HASH.md §2). */
-void dg_hash_entity_bytes(const dg_qentity *e, uint8_t out[DG_HASH_ENTITY_BYTES])
+static inline void hash__entity_record(const dg_qentity *e, uint8_t out[DG_HASH_ENTITY_BYTES])
 {
     hash__put64(out + 0, (uint64_t)e->id | (uint64_t)e->type_index << 32 | (uint64_t)e->faction_index << 48);
     hash__put64(out + 8, hash__u32x2((uint32_t)e->pos[0], (uint32_t)e->pos[1]));
@@ -62,10 +62,22 @@ void dg_hash_entity_bytes(const dg_qentity *e, uint8_t out[DG_HASH_ENTITY_BYTES]
     hash__put64(out + 40, (uint64_t)e->flags | (uint64_t)e->rot_largest << 16); /* bytes 43..47: 0 */
 }
 
+void dg_hash_entity_bytes(const dg_qentity *e, uint8_t out[DG_HASH_ENTITY_BYTES])
+{
+    hash__entity_record(e, out);
+}
+
+static inline uint64_t hash__entity(const dg_qentity *e)
+{
+    uint8_t rec[DG_HASH_ENTITY_BYTES];
+    hash__entity_record(e, rec);
+    return XXH3_64bits_withSeed(rec, sizeof rec, DG_HASH_SEED_ENTITY);
+}
+
 uint64_t dg_hash_entity(const dg_qentity *e)
 {
     uint8_t rec[DG_HASH_ENTITY_BYTES];
-    dg_hash_entity_bytes(e, rec);
+    hash__entity_record(e, rec);
     return XXH3_64bits_withSeed(rec, sizeof rec, DG_HASH_SEED_ENTITY);
 }
 
@@ -188,7 +200,7 @@ uint64_t dg_hash_tick_add(dg_hash_stream *s, const dg_qentity *e)
     if ((uint64_t)e->id < s->last_id_ || e->id == 0)
         s->order_errors_++;
     s->last_id_ = (uint64_t)e->id + 1;
-    uint64_t h = dg_hash_entity(e);
+    uint64_t h = hash__entity(e);
     hash__feed64(s, h);
     s->count_++;
     return h;
@@ -292,10 +304,7 @@ void dg_hash_raw_entity(dg_hash_stream *s, uint32_t id, const double *fields, si
     if ((uint64_t)id < s->last_id_ || id == 0)
         s->order_errors_++;
     s->last_id_ = (uint64_t)id + 1;
-    uint8_t head[8];
-    hash__put32(head, id);
-    hash__put32(head + 4, (uint32_t)n);
-    hash__feed(s, head, sizeof head);
+    hash__feed64(s, hash__u32x2(id, (uint32_t)n)); /* u32 id then u32 n, little-endian */
     for (size_t i = 0; i < n; i++)
         hash__feed64(s, hash__f64_bits(fields[i]));
     s->count_++;

@@ -90,7 +90,7 @@ dg_status dg_hash_tick_checked(uint64_t tick, const dg_qentity *ents, size_t n, 
 #endif
 typedef struct dg_hash_stream {
     DG_HASH_ALIGN64 unsigned char xxh_[640]; /* an XXH3_state_t */
-    uint8_t batch_[256];                      /* pending bytes not yet fed to XXH3 */
+    uint8_t batch_[1024];                     /* pending bytes not yet fed to XXH3 */
     uint32_t batch_len_;
     uint32_t count_;       /* entities added */
     uint64_t tick_;

@@ -188,16 +188,24 @@ static void test_tick_hash_matches_independent_route(void **state)
 static void test_many_entities_match_independent_route(void **state)
 {
     (void)state;
-    /* 100 entities: the state buffer crosses the module's 256-byte batching and XXH3's 240-byte
-     * short-input limit, so the streaming path is compared with the one-shot library call. */
-    dg_qentity e[100];
-    for (int i = 0; i < 100; i++) {
+    /* 300 entities (2412 state bytes): crosses the module's 1024-byte batching twice and XXH3's
+     * 240-byte short-input limit, so the streaming path is compared with the one-shot library call. */
+    static dg_qentity e[300];
+    for (int i = 0; i < 300; i++) {
         e[i] = k_ents[i % 3];
         e[i].id = (uint32_t)(i * 3 + 1);
         e[i].pos[0] = i * 1000 - 7;
     }
-    dg_tick_hash th = dg_hash_tick(99, e, 100, NULL, 0, NULL);
-    assert_true(th.state == doc_state_hash(99, e, 100));
+    dg_tick_hash th = dg_hash_tick(99, e, 300, NULL, 0, NULL);
+    assert_true(th.state == doc_state_hash(99, e, 300));
+    /* Event text longer than the batch goes to XXH3 directly; same value. */
+    static char text[2000];
+    for (int i = 0; i < 2000; i++)
+        text[i] = (char)('a' + i % 26);
+    dg_event ev[3] = {k_events[0], k_events[1], k_events[1]};
+    ev[1].text = text;
+    ev[1].text_len = 2000;
+    assert_true(dg_hash_events(ev, 3) == doc_events_hash(ev, 3));
 }
 
 static void test_stream_equals_one_shot(void **state)

@@ -562,7 +562,10 @@ static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opt
     r->ctx = (flrep_tick_ctx){r->tables.hdr.tick_rate_hz, &r->tables.type_set, &r->tables.faction_set, UINT64_MAX};
     dg_error why;
     dg_error_clear(&why);
-    if (read_trailer(r, &why) != DG_OK) {
+    dg_status tst = read_trailer(r, &why);
+    if (tst == DG_E_LIMIT) /* an intact index naming a chunk over the cap: refuse, do not "recover" */
+        return dg_error_set(err, why.code, why.offset, why.where, "%s", why.msg);
+    if (tst != DG_OK) {
         r->info.recovered = true;
         dg_error_format(&why, r->info.recovery_reason, sizeof r->info.recovery_reason);
         st = recover_index(r, err);

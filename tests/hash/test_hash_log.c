@@ -269,6 +269,7 @@ static const bad_case k_bad[] = {
     {HDR T1 E1 "0000000001 T 0 0123456789abcdef 0000000000000001 -\n" END1, DG_E_SYNTAX, "bad:4:1", "a tick > 1"},
     {HDR T1 E1 "# comment\n", DG_E_SYNTAX, "bad:4:1", "the trailer"},
     {HDR "0000000001 T 1 0123456789abcdef 0000000000000001 -\r\n" E1 END1, DG_E_SYNTAX, "bad:2:51", "found \"\\x0d\""},
+    {HDR T1 E1 "0000000002 T 0 0123456789abcdef 0000000000000001 -                                                                                                                                                                                                                                                \n" END1, DG_E_SYNTAX, "bad:4:257", "at most 256 bytes"},
     {HDR "0000000001 T 4294967296 0123456789abcdef 0000000000000001 -\n", DG_E_SYNTAX, "bad:2:14", "an entity count"},
 };
 

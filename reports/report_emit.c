@@ -27,7 +27,7 @@ static bool rsink__reserve(dg_rsink *s, size_t extra)
 {
     if (s->nomem)
         return false;
-    if (extra <= s->cap - s->len)
+    if (extra < s->cap - s->len) /* strictly: the NUL after the bytes needs room too */
         return true;
     size_t want = s->len + extra + 1;
     if (want < s->len) {
@@ -274,11 +274,17 @@ void dg_rep__double_buf(char *buf, size_t cap, double v, bool json)
         snprintf(buf, cap, "%s", json ? "null" : "n/a");
         return;
     }
-    for (int prec = 15; prec <= 17; prec++) {
+    /* JSON: the shortest of 15..17 digits that reads back exactly. For people: the shortest exact
+     * form up to 12 digits (every value derived from quanta has one), else 6 significant digits
+     * (an angle from acos has 17 and nobody wants them). */
+    int lo = json ? 15 : 1, hi = json ? 17 : 12;
+    bool exact = false;
+    for (int prec = lo; prec <= hi && !exact; prec++) {
         snprintf(buf, cap, "%.*g", prec, v);
-        if (prec == 17 || strtod(buf, NULL) == v)
-            break;
+        exact = strtod(buf, NULL) == v;
     }
+    if (!exact && !json)
+        snprintf(buf, cap, "%.6g", v);
     /* A locale with a decimal comma must not leak into JSON or a table. */
     for (char *p = buf; *p; p++)
         if (*p == ',')

@@ -496,16 +496,22 @@ static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const d
 
 /* ---- page ------------------------------------------------------------------------------------- */
 
+/* The scenario's cells span all its check rows (rowspan), so each scenario reads as one block. */
 static void ht__summary_row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t idx)
 {
-    dg_rsink_puts(s, "<tr><td>");
-    ht__esc(s, sc->name);
-    dg_rsink_puts(s, "</td><td>");
-    ht__esc(s, dg_rep__str_or(sc->format, ""));
-    dg_rsink_printf(s, "</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td><td>",
-                    (unsigned long long)sc->ticks, (unsigned long long)sc->entity_ticks);
+    dg_rsink_puts(s, "<tr>");
+    if (!c || c == &sc->checks[0]) {
+        unsigned span = sc->n_checks ? (unsigned)sc->n_checks : 1u;
+        dg_rsink_printf(s, "<td rowspan=\"%u\">", span);
+        ht__esc(s, sc->name);
+        dg_rsink_printf(s, "</td><td rowspan=\"%u\">", span);
+        ht__esc(s, dg_rep__str_or(sc->format, ""));
+        dg_rsink_printf(s, "</td><td class=\"num\" rowspan=\"%u\">%llu</td><td class=\"num\" rowspan=\"%u\">%llu</td>",
+                        span, (unsigned long long)sc->ticks, span, (unsigned long long)sc->entity_ticks);
+    }
+    dg_rsink_puts(s, "<td>");
     if (!c) {
-        dg_rsink_puts(s, "—</td><td></td><td></td><td></td></tr>\n");
+        dg_rsink_puts(s, "—</td><td></td><td></td><td>no checks</td></tr>\n");
         return;
     }
     if (c->status == DG_REPORT_FAIL) {
@@ -528,7 +534,7 @@ static void ht__summary_row(dg_rsink *s, const dg_report_scenario *sc, const dg_
 
 static void ht__summary(dg_rsink *s, const dg_report *r)
 {
-    dg_rsink_puts(s, "<h2>Summary</h2>\n<table><thead><tr><th>Scenario</th><th>Format</th><th>Ticks</th>"
+    dg_rsink_puts(s, "<h2>Summary</h2>\n<table class=\"summary\"><thead><tr><th>Scenario</th><th>Format</th><th>Ticks</th>"
                      "<th>Entity-ticks</th><th>Check</th><th>Result</th><th>First divergent tick</th><th>Note</th>"
                      "</tr></thead><tbody>\n");
     uint32_t idx = 0;

@@ -11,6 +11,7 @@ typedef struct jw {
     dg_rsink *s;
     int depth;
     bool first[JW_MAX_DEPTH];
+    bool flat[JW_MAX_DEPTH]; /* leaf objects (a field, a range, a point) stay on one line */
 } jw;
 
 static void jw__indent(jw *w)
@@ -22,9 +23,15 @@ static void jw__indent(jw *w)
 
 static void jw__sep(jw *w)
 {
-    if (!w->first[w->depth])
-        dg_rsink_put(w->s, ",", 1);
+    bool first = w->first[w->depth];
     w->first[w->depth] = false;
+    if (w->flat[w->depth]) {
+        if (!first)
+            dg_rsink_put(w->s, ", ", 2);
+        return;
+    }
+    if (!first)
+        dg_rsink_put(w->s, ",", 1);
     jw__indent(w);
 }
 
@@ -37,20 +44,30 @@ static void jw__key(jw *w, const char *key)
     }
 }
 
-static void jw_open(jw *w, const char *key, char bracket)
+static void jw__open(jw *w, const char *key, char bracket, bool flat)
 {
     jw__key(w, key);
     dg_rsink_put(w->s, &bracket, 1);
-    if (w->depth + 1 < JW_MAX_DEPTH)
-        w->depth++;
+    w->depth++; /* the model nests 11 levels at most: well under JW_MAX_DEPTH */
     w->first[w->depth] = true;
+    w->flat[w->depth] = flat || w->flat[w->depth - 1];
+}
+
+static void jw_open(jw *w, const char *key, char bracket)
+{
+    jw__open(w, key, bracket, false);
+}
+
+static void jw_open_flat(jw *w, const char *key, char bracket)
+{
+    jw__open(w, key, bracket, true);
 }
 
 static void jw_close(jw *w, char bracket)
 {
-    bool empty = w->first[w->depth];
+    bool empty = w->first[w->depth], flat = w->flat[w->depth];
     w->depth--;
-    if (!empty)
+    if (!empty && !flat)
         jw__indent(w);
     dg_rsink_put(w->s, &bracket, 1);
 }
@@ -105,7 +122,7 @@ static void jw_null(jw *w, const char *key)
 
 static void json__field(jw *w, const dg_report_field *f)
 {
-    jw_open(w, NULL, '{');
+    jw_open_flat(w, NULL, '{');
     jw_str(w, "field", f->name);
     jw_str(w, "unit", f->unit);
     if (f->has_quanta) {
@@ -152,7 +169,7 @@ static void json__tick(jw *w, const dg_report_tick *t)
     jw_u64(w, "entitiesAdded", t->added);
     jw_u64(w, "entitiesLost", t->lost);
     jw_u64(w, "entitiesChanged", t->changed);
-    jw_open(w, "events", '{');
+    jw_open_flat(w, "events", '{');
     jw_bool(w, "differ", t->events_differ);
     jw_u64(w, "countA", t->events_a);
     jw_u64(w, "countB", t->events_b);
@@ -169,7 +186,7 @@ static void json__points(jw *w, const char *key, const dg_report_point *p, uint3
 {
     jw_open(w, key, '[');
     for (uint32_t i = 0; i < n; i++) {
-        jw_open(w, NULL, '{');
+        jw_open_flat(w, NULL, '{');
         jw_u64(w, "tick", p[i].tick);
         jw_double(w, "x", p[i].x);
         jw_double(w, "y", p[i].y);
@@ -205,7 +222,7 @@ static void json__timeline(jw *w, const dg_report_check *c)
     jw_open(w, "buckets", '[');
     for (uint32_t i = 0; i < c->n_buckets; i++) {
         const dg_report_bucket *b = &c->buckets[i];
-        jw_open(w, NULL, '{');
+        jw_open_flat(w, NULL, '{');
         jw_u64(w, "first", b->first);
         jw_u64(w, "last", b->last);
         jw_u64(w, "ticks", b->ticks);
@@ -229,7 +246,7 @@ static void json__check(jw *w, const dg_report_check *c)
     jw_u64(w, "divergentTicks", c->divergent_ticks);
     jw_open(w, "ranges", '[');
     for (uint32_t i = 0; i < c->n_ranges; i++) {
-        jw_open(w, NULL, '{');
+        jw_open_flat(w, NULL, '{');
         jw_u64(w, "first", c->ranges[i].first);
         jw_u64(w, "last", c->ranges[i].last);
         jw_u64(w, "count", c->ranges[i].count);
@@ -283,7 +300,7 @@ static void json__bisect(jw *w, const dg_report_bisect *b)
     jw_tick(w, "firstDivergentTick", b->first_tick);
     jw_open(w, "steps", '[');
     for (uint32_t i = 0; i < b->n_steps; i++) {
-        jw_open(w, NULL, '{');
+        jw_open_flat(w, NULL, '{');
         jw_str(w, "commit", b->steps[i].commit);
         jw_str(w, "verdict", json__verdict(b->steps[i].verdict));
         jw_tick(w, "firstDivergentTick", b->steps[i].first_tick);

@@ -16,11 +16,17 @@ static void ju__attr(dg_rsink *s, const char *name, const char *value)
     dg_rsink_puts(s, "\"");
 }
 
+/* Seconds with three decimals: the one form every JUnit consumer parses (no exponent). */
 static void ju__attr_time(dg_rsink *s, double seconds)
 {
-    char d[40];
-    dg_rep__double_buf(d, sizeof d, seconds >= 0 ? seconds : 0, false);
-    dg_rsink_printf(s, " time=\"%s\"", d[0] == 'n' ? "0" : d);
+    char d[64];
+    if (!(seconds >= 0) || seconds > 1e12)
+        seconds = 0;
+    snprintf(d, sizeof d, "%.3f", seconds);
+    for (char *p = d; *p; p++)
+        if (*p == ',')
+            *p = '.';
+    dg_rsink_printf(s, " time=\"%s\"", d);
 }
 
 /* "first divergent tick 4312: entities 7, 19 differ" — what a CI dashboard shows in one line. */

@@ -74,6 +74,7 @@ static dg_status read_strings(dg_rply_file *f, dg_error *err)
         return dg_error_set(err, DG_E_TRUNCATED, DG_RPLY_HEADER_SIZE, "string table",
                             "stringCount %u needs at least %u bytes, found %llu left", n, n * 2,
                             (unsigned long long)left);
+    f->index_at = DG_RPLY_HEADER_SIZE;
     if (n == 0)
         return DG_OK;
     f->strings = calloc(n, sizeof *f->strings);

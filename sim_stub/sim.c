@@ -1134,7 +1134,9 @@ static void expire_and_crash(dg_sim *sim)
             r->dead = 1;
             continue;
         }
-        if ((r->cat == DG_SIM_CAT_AIRCRAFT || r->cat == DG_SIM_CAT_MISSILE) && dgv_len(sim->ents[i].pos) < R)
+        if (r->cat == DG_SIM_CAT_MISSILE && dgv_len(sim->ents[i].pos) < R)
+            r->dead = 1; /* a missile that reaches the ground is simply gone */
+        else if (r->cat == DG_SIM_CAT_AIRCRAFT && dgv_len(sim->ents[i].pos) < R)
             kill_entity(sim, (long)i, 0, DG_SIM_WEAPON_NONE); /* flew into the ground */
     }
 }

@@ -486,6 +486,13 @@ dg_status dg_hash_log_open(dg_hash_log_reader **out, const char *path, dg_error 
     return st == DG_OK ? log__reader_new(out, src, path, err) : st;
 }
 
+dg_status dg_hash_log_open_fp(dg_hash_log_reader **out, FILE *fp, const char *name, dg_error *err)
+{
+    hash__src *src = NULL;
+    dg_status st = hash__src_open_fp(&src, fp, err);
+    return st == DG_OK ? log__reader_new(out, src, name, err) : st;
+}
+
 dg_status dg_hash_log_open_mem(dg_hash_log_reader **out, const void *buf, size_t len,
                                const char *name, dg_error *err)
 {

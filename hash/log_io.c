@@ -16,6 +16,7 @@
 /* ---- source -------------------------------------------------------------------------------------- */
 struct hash__src {
     FILE *fp;                 /* file source, or NULL */
+    bool own_fp;              /* close fp with the source */
     const uint8_t *mem;       /* memory source */
     size_t mem_len, mem_pos;
     uint8_t *raw;             /* IO__CHUNK bytes of compressed input (zstd only) */
@@ -67,15 +68,17 @@ static dg_status io__sniff(hash__src *s, dg_error *err)
     return DG_OK;
 }
 
-static dg_status io__src_new(hash__src **out, FILE *fp, const void *mem, size_t len, dg_error *err)
+static dg_status io__src_new(hash__src **out, FILE *fp, bool own_fp, const void *mem, size_t len,
+                             dg_error *err)
 {
     hash__src *s = calloc(1, sizeof *s);
     if (!s) {
-        if (fp)
+        if (fp && own_fp)
             fclose(fp);
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "hash log", "reader allocation");
     }
     s->fp = fp;
+    s->own_fp = own_fp;
     s->mem = mem;
     s->mem_len = len;
     dg_status st = io__sniff(s, err);
@@ -93,12 +96,17 @@ dg_status hash__src_open_file(hash__src **out, const char *path, dg_error *err)
     if (!fp)
         return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open for reading: %s",
                             strerror(errno));
-    return io__src_new(out, fp, NULL, 0, err);
+    return io__src_new(out, fp, true, NULL, 0, err);
+}
+
+dg_status hash__src_open_fp(hash__src **out, FILE *fp, dg_error *err)
+{
+    return io__src_new(out, fp, false, NULL, 0, err);
 }
 
 dg_status hash__src_open_mem(hash__src **out, const void *buf, size_t len, dg_error *err)
 {
-    return io__src_new(out, NULL, buf ? buf : "", buf ? len : 0, err);
+    return io__src_new(out, NULL, false, buf ? buf : "", buf ? len : 0, err);
 }
 
 static dg_status io__zstd_read(hash__src *s, void *buf, size_t cap, size_t *got, const char *name,
@@ -154,7 +162,7 @@ void hash__src_close(hash__src *s)
 {
     if (!s)
         return;
-    if (s->fp)
+    if (s->fp && s->own_fp)
         fclose(s->fp);
     ZSTD_freeDCtx(s->dctx);
     free(s->raw);

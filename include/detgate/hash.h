@@ -82,7 +82,8 @@ dg_status dg_hash_tick_checked(uint64_t tick, const dg_qentity *ents, size_t n, 
 
 /* ---- streaming forms (for a caller that rebuilds the state entity by entity) -------------------- */
 
-/* Opaque streaming state; lives on the caller's stack, no allocation. Do not touch its fields. */
+/* Opaque streaming state; lives on the caller's stack, no allocation. Do not touch its fields.
+ * It is 64-byte aligned: heap copies need aligned_alloc(64, sizeof(dg_hash_stream)). */
 #if defined(__cplusplus)
 #define DG_HASH_ALIGN64 alignas(64)
 #else
@@ -179,6 +180,8 @@ dg_status dg_hash_log_close(dg_hash_log_writer *w, dg_error *err);
 
 /* Opens a log; zstd is detected by its magic number, not the file name. Reads the header. */
 dg_status dg_hash_log_open(dg_hash_log_reader **out, const char *path, dg_error *err);
+/* The same from an open stream (e.g. stdin; not closed by dg_hash_log_free); name is used in errors. */
+dg_status dg_hash_log_open_fp(dg_hash_log_reader **out, FILE *fp, const char *name, dg_error *err);
 /* The same over a caller-owned buffer (must outlive the reader); name is used in errors. */
 dg_status dg_hash_log_open_mem(dg_hash_log_reader **out, const void *buf, size_t len,
                                const char *name, dg_error *err);

@@ -214,6 +214,13 @@ static void test_round_trip_zstd(void **state)
     assert_int_equal(dg_hash_log_open_mem(&rd, z, zlen, "mem.zst", &err), DG_OK);
     expect_reads_back(rd, &r, true, true);
     dg_hash_log_free(rd);
+    FILE *fp = fopen(pz, "rb"); /* from a stream the reader does not own (stdin-like) */
+    assert_non_null(fp);
+    assert_int_equal(dg_hash_log_open_fp(&rd, fp, "-", &err), DG_OK);
+    expect_reads_back(rd, &r, true, true);
+    dg_hash_log_free(rd);
+    assert_int_equal(fgetc(fp), EOF); /* still open: the reader consumed it but did not close it */
+    fclose(fp);
 
     /* Truncated compressed stream: an error, not a silent short log. */
     size_t ticks_read = 0;

@@ -199,11 +199,15 @@ static bool rep__xml_char_ok(uint32_t cp)
     return true;
 }
 
-void dg_rep__xml_text(dg_rsink *s, const char *str)
+static void rep__xml(dg_rsink *s, const char *str, bool attr)
 {
     if (!str)
         return;
     DG_REP_FOREACH_CP(str, cp, {
+        if (!attr && (cp == '\n' || cp == '\t')) {
+            dg_rsink_put(s, cp == '\n' ? "\n" : "\t", 1);
+            continue;
+        }
         switch (cp) {
         case '&': dg_rsink_puts(s, "&amp;"); break;
         case '<': dg_rsink_puts(s, "&lt;"); break;
@@ -217,6 +221,16 @@ void dg_rep__xml_text(dg_rsink *s, const char *str)
         default: dg_rep__put_utf8(s, rep__xml_char_ok(cp) ? cp : 0xFFFD);
         }
     });
+}
+
+void dg_rep__xml_text(dg_rsink *s, const char *str)
+{
+    rep__xml(s, str, true);
+}
+
+void dg_rep__xml_content(dg_rsink *s, const char *str)
+{
+    rep__xml(s, str, false);
 }
 
 void dg_rep__md_text(dg_rsink *s, const char *str)
@@ -274,17 +288,27 @@ void dg_rep__double_buf(char *buf, size_t cap, double v, bool json)
         snprintf(buf, cap, "%s", json ? "null" : "n/a");
         return;
     }
-    /* JSON: the shortest of 15..17 digits that reads back exactly. For people: the shortest exact
-     * form up to 12 digits (every value derived from quanta has one), else 6 significant digits
-     * (an angle from acos has 17 and nobody wants them). */
-    int lo = json ? 15 : 1, hi = json ? 17 : 12;
-    bool exact = false;
-    for (int prec = lo; prec <= hi && !exact; prec++) {
-        snprintf(buf, cap, "%.*g", prec, v);
-        exact = strtod(buf, NULL) == v;
+    if (json) {
+        /* the shortest of 15..17 significant digits that reads back as the same double */
+        for (int prec = 15; prec <= 17; prec++) {
+            snprintf(buf, cap, "%.*g", prec, v);
+            if (strtod(buf, NULL) == v)
+                break;
+        }
+    } else {
+        /* For people: plain decimals, exact when up to 10 places do it (every value derived from
+         * quanta is a multiple of a power of two), else 6 significant digits (an angle from acos
+         * has 17 and nobody wants them). No exponent inside the everyday range. */
+        double m = fabs(v);
+        bool exact = false;
+        if (m == 0 || (m >= 1e-6 && m < 1e12))
+            for (int d = 0; d <= 10 && !exact; d++) {
+                snprintf(buf, cap, "%.*f", d, v);
+                exact = strtod(buf, NULL) == v;
+            }
+        if (!exact)
+            snprintf(buf, cap, "%.6g", v);
     }
-    if (!exact && !json)
-        snprintf(buf, cap, "%.6g", v);
     /* A locale with a decimal comma must not leak into JSON or a table. */
     for (char *p = buf; *p; p++)
         if (*p == ',')
@@ -373,6 +397,23 @@ void dg_rep__check_headline(dg_rsink *s, const dg_report_check *c, void (*esc)(d
     if (c->sub_quantum && c->first_raw_tick != DG_REPORT_TICK_NONE)
         dg_rsink_printf(s, "; sub-quantum: raw float hashes differed from tick %llu while quantized state equal",
                         (unsigned long long)c->first_raw_tick);
+}
+
+void dg_rep__ranges_line(dg_rsink *s, const dg_report_check *c, uint32_t max_shown)
+{
+    dg_rsink_printf(s, "divergent ticks: %llu in %u range%s%s", (unsigned long long)c->divergent_ticks,
+                    (unsigned)c->n_ranges, c->n_ranges == 1 ? "" : "s", c->n_ranges ? ": " : "");
+    uint32_t shown = c->n_ranges < max_shown ? c->n_ranges : max_shown;
+    for (uint32_t i = 0; i < shown; i++) {
+        const dg_report_range *g = &c->ranges[i];
+        dg_rsink_printf(s, "%s%llu", i ? ", " : "", (unsigned long long)g->first);
+        if (g->first != g->last)
+            dg_rsink_printf(s, "..%llu", (unsigned long long)g->last);
+    }
+    if (c->n_ranges > shown)
+        dg_rsink_printf(s, ", ... %u more", (unsigned)(c->n_ranges - shown));
+    if (c->ranges_coalesced)
+        dg_rsink_puts(s, " (range cap reached: the last range holds gaps)");
 }
 
 void dg_rep__count(const dg_report *r, dg_rep__tally *t)

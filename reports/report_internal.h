@@ -36,7 +36,10 @@ void dg_rep__put_utf8(dg_rsink *s, uint32_t cp);
 
 /* Escapers. NULL strings write nothing (callers decide what "missing" looks like). */
 void dg_rep__json_str(dg_rsink *s, const char *str);   /* with the surrounding quotes, or null */
-void dg_rep__xml_text(dg_rsink *s, const char *str);   /* & < > " ' escaped; XML-1.0-invalid chars dropped */
+/* & < > " ' escaped; characters XML 1.0 forbids (and C1 controls) become U+FFFD. _text is safe in
+ * attributes (newlines and tabs as character references), _content keeps them raw for text nodes. */
+void dg_rep__xml_text(dg_rsink *s, const char *str);
+void dg_rep__xml_content(dg_rsink *s, const char *str);
 void dg_rep__md_text(dg_rsink *s, const char *str);    /* Markdown inline / table cell, one line */
 void dg_rep__term_text(dg_rsink *s, const char *str);  /* terminal: control chars shown as '?' */
 /* Display width of a string in a terminal column (code points, C0/C1 counted as one '?'). */
@@ -54,6 +57,8 @@ const char *dg_rep__str_or(const char *s, const char *fallback);
 void dg_rep__check_headline(dg_rsink *s, const dg_report_check *c, void (*esc)(dg_rsink *, const char *));
 /* "entities 7, 19 differ" (first detailed tick, up to `max_ids` ids) */
 void dg_rep__entity_list(dg_rsink *s, const dg_report_check *c, uint32_t max_ids);
+/* "divergent ticks: 1109 in 256 ranges: 4312..4320, 5000..5099, 6000, ... 248 more" */
+void dg_rep__ranges_line(dg_rsink *s, const dg_report_check *c, uint32_t max_shown);
 /* Counts over the report. */
 typedef struct dg_rep__tally {
     uint32_t scenarios, sc_pass, sc_fail, sc_error;

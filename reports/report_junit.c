@@ -53,9 +53,10 @@ static void ju__details(dg_rsink *s, const dg_report_check *c)
         dg_rsink_puts(s, c->message);
         dg_rsink_puts(s, "\n");
     }
-    for (uint32_t i = 0; i < c->n_ranges && i < 32; i++)
-        dg_rsink_printf(s, "divergent ticks %llu..%llu (%llu)\n", (unsigned long long)c->ranges[i].first,
-                        (unsigned long long)c->ranges[i].last, (unsigned long long)c->ranges[i].count);
+    if (c->first_tick != DG_REPORT_TICK_NONE) {
+        dg_rep__ranges_line(s, c, 32);
+        dg_rsink_puts(s, "\n");
+    }
     if (c->n_ticks == 0 || c->ticks[0].tick != c->first_tick)
         return;
     const dg_report_tick *t = &c->ticks[0];
@@ -84,14 +85,18 @@ static void ju__details(dg_rsink *s, const dg_report_check *c)
 
 /* Builds a plain string in a scratch sink, then emits it escaped (messages mix report text and
  * numbers; escaping once at the end keeps every path through the escaper). */
-static void ju__escaped(dg_rsink *s, void (*build)(dg_rsink *, const dg_report_check *), const dg_report_check *c)
+static void ju__escaped(dg_rsink *s, void (*build)(dg_rsink *, const dg_report_check *), const dg_report_check *c,
+                        bool attr)
 {
     dg_rsink tmp;
     dg_rsink_init(&tmp);
     build(&tmp, c);
     if (tmp.nomem)
         s->nomem = true;
-    dg_rep__xml_text(s, tmp.p ? tmp.p : "");
+    if (attr)
+        dg_rep__xml_text(s, tmp.p ? tmp.p : "");
+    else
+        dg_rep__xml_content(s, tmp.p ? tmp.p : "");
     dg_rsink_free(&tmp);
 }
 
@@ -111,13 +116,13 @@ static void ju__testcase(dg_rsink *s, const dg_report_scenario *sc, const dg_rep
     const char *el = c->status == DG_REPORT_FAIL ? "failure" : c->status == DG_REPORT_ERROR ? "error" : NULL;
     if (el) {
         dg_rsink_printf(s, "      <%s message=\"", el);
-        ju__escaped(s, ju__failure_message, c);
+        ju__escaped(s, ju__failure_message, c, true);
         dg_rsink_printf(s, "\" type=\"%s\">", c->status == DG_REPORT_FAIL ? "divergence" : "could-not-test");
-        ju__escaped(s, ju__details, c);
+        ju__escaped(s, ju__details, c, false);
         dg_rsink_printf(s, "</%s>\n", el);
     } else {
         dg_rsink_puts(s, "      <system-out>");
-        ju__escaped(s, ju__details, c);
+        ju__escaped(s, ju__details, c, false);
         dg_rsink_puts(s, "</system-out>\n");
     }
     dg_rsink_puts(s, "    </testcase>\n");
@@ -211,7 +216,7 @@ static void ju__bisect(dg_rsink *s, const dg_report_bisect *b)
                         b->steps[i].verdict == DG_REPORT_GOOD ? "good" : b->steps[i].verdict == DG_REPORT_SKIP ? "skip" : "bad");
     if (tmp.nomem)
         s->nomem = true;
-    dg_rep__xml_text(s, tmp.p ? tmp.p : "");
+    dg_rep__xml_content(s, tmp.p ? tmp.p : "");
     dg_rsink_free(&tmp);
     dg_rsink_puts(s, "</failure>\n    </testcase>\n  </testsuite>\n");
 }

@@ -201,21 +201,8 @@ static void txt__table(txt *t, const txt_row *rows, uint32_t n)
 
 static void txt__ranges(txt *t, const dg_report_check *c)
 {
-    dg_rsink_printf(t->s, "  divergent ticks: %llu in %u range%s%s", (unsigned long long)c->divergent_ticks,
-                    (unsigned)c->n_ranges, c->n_ranges == 1 ? "" : "s", c->n_ranges ? ": " : "");
-    uint32_t shown = c->n_ranges < TXT_RANGES_SHOWN ? c->n_ranges : TXT_RANGES_SHOWN;
-    for (uint32_t i = 0; i < shown; i++) {
-        const dg_report_range *g = &c->ranges[i];
-        if (g->first == g->last)
-            dg_rsink_printf(t->s, "%s%llu", i ? ", " : "", (unsigned long long)g->first);
-        else
-            dg_rsink_printf(t->s, "%s%llu..%llu", i ? ", " : "", (unsigned long long)g->first,
-                            (unsigned long long)g->last);
-    }
-    if (c->n_ranges > shown)
-        dg_rsink_printf(t->s, ", ... %u more", (unsigned)(c->n_ranges - shown));
-    if (c->ranges_coalesced)
-        dg_rsink_puts(t->s, " (range cap reached: the last range holds gaps)");
+    dg_rsink_puts(t->s, "  ");
+    dg_rep__ranges_line(t->s, c, TXT_RANGES_SHOWN);
     dg_rsink_puts(t->s, "\n");
 }
 

@@ -151,6 +151,34 @@ static void test_round_trip_plain(void **state)
     }
 }
 
+static void test_body_lines_are_in_c_sort_order(void **state)
+{
+    (void)state;
+    /* docs/STATE-HASH.md §7 promises that the lines between header and trailer are already sorted
+     * bytewise (so `comm`/`join` work): tick lines before their entity lines, ids in order. */
+    static run r;
+    make_run(&r, 1000, 0, false);
+    char p[320];
+    path_of(p, sizeof p, "a.log");
+    write_run(p, &r, true, true);
+    size_t len = 0;
+    uint8_t *buf = slurp(p, &len);
+    char *text = (char *)buf;
+    text[len - 1] = '\0';
+    char *prev = NULL;
+    size_t lines = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#')
+            continue;
+        if (prev && strcmp(prev, line) >= 0)
+            fail_msg("not sorted: \"%s\" then \"%s\"", prev, line);
+        prev = line;
+        lines++;
+    }
+    assert_true(lines > RUN_TICKS * 20);
+    free(buf);
+}
+
 static void test_canonical_text(void **state)
 {
     (void)state;
@@ -619,6 +647,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_plain),
         cmocka_unit_test(test_canonical_text),
+        cmocka_unit_test(test_body_lines_are_in_c_sort_order),
         cmocka_unit_test(test_round_trip_zstd),
         cmocka_unit_test(test_parser_errors),
         cmocka_unit_test(test_error_offset_is_byte_of_the_column),

@@ -345,6 +345,110 @@ static void ht__legend(dg_rsink *s, const dg_report_trajectory *t, uint64_t firs
     ht__text_el(s, x + 34, y + 50, "start", NULL, b);
 }
 
+/* ---- separation: |B - A| per tick --------------------------------------------------------------- */
+
+#define HT_SEP_H 150.0
+
+/* Walks both sides' points (each in tick order) and calls fn for every tick present on both. */
+typedef void (*ht_pair_fn)(void *ctx, uint64_t tick, double dist);
+
+static void ht__pairs(const dg_report_trajectory *t, ht_pair_fn fn, void *ctx)
+{
+    uint32_t i = 0, j = 0;
+    while (i < t->n_a && j < t->n_b) {
+        const dg_report_point *a = &t->a[i], *b = &t->b[j];
+        if (a->tick < b->tick) {
+            i++;
+        } else if (b->tick < a->tick) {
+            j++;
+        } else {
+            double dx = b->x - a->x, dy = b->y - a->y, dz = b->z - a->z;
+            double d = sqrt(dx * dx + dy * dy + dz * dz);
+            if (isfinite(d))
+                fn(ctx, a->tick, d);
+            i++, j++;
+        }
+    }
+}
+
+typedef struct ht_sep_range {
+    uint64_t t0, t1;
+    double max;
+    uint32_t n;
+} ht_sep_range;
+
+static void ht__sep_range(void *ctx, uint64_t tick, double d)
+{
+    ht_sep_range *r = ctx;
+    if (r->n == 0 || tick < r->t0)
+        r->t0 = tick;
+    if (r->n == 0 || tick > r->t1)
+        r->t1 = tick;
+    if (d > r->max)
+        r->max = d;
+    r->n++;
+}
+
+typedef struct ht_sep_draw {
+    dg_rsink *s;
+    const ht_sep_range *r;
+    bool first;
+} ht_sep_draw;
+
+static double ht__sep_x(const ht_sep_range *r, uint64_t tick)
+{
+    double span = r->t1 > r->t0 ? (double)(r->t1 - r->t0) : 1.0;
+    return HT_ML + (HT_W - HT_ML - HT_MR) * (double)(tick - r->t0) / span;
+}
+
+static void ht__sep_point(void *ctx, uint64_t tick, double d)
+{
+    ht_sep_draw *w = ctx;
+    double base = HT_SEP_H - HT_MB, ph = base - HT_MT;
+    double max = w->r->max > 0 ? w->r->max : 1.0;
+    if (!w->first)
+        dg_rsink_puts(w->s, " ");
+    w->first = false;
+    ht__num(w->s, ht__sep_x(w->r, tick));
+    dg_rsink_puts(w->s, ",");
+    ht__num(w->s, base - ph * d / max);
+}
+
+/* On a map of hundreds of metres a divergence of a few quanta is invisible; this shows it. */
+static void ht__separation(dg_rsink *s, const dg_report_check *c)
+{
+    const dg_report_trajectory *t = &c->trajectory;
+    ht_sep_range r = {0, 0, 0, 0};
+    ht__pairs(t, ht__sep_range, &r);
+    if (r.n < 2)
+        return;
+    const double base = HT_SEP_H - HT_MB, pw = HT_W - HT_ML - HT_MR;
+    dg_rsink_puts(s, "<h3>Separation between the sides, |B − A| in metres</h3>\n");
+    ht__svg_open(s, HT_SEP_H, "distance between side A and side B per tick");
+    ht__line(s, HT_ML, base, HT_ML + pw, base, "stroke=\"#555\"");
+    ht__line(s, HT_ML, HT_MT, HT_ML, base, "stroke=\"#555\"");
+    char b[64];
+    dg_rep__double_buf(b, sizeof b, r.max, false);
+    ht__text_el(s, HT_ML - 6, HT_MT + 4, "end", NULL, b);
+    ht__text_el(s, HT_ML - 6, base, "end", NULL, "0");
+    snprintf(b, sizeof b, "%llu", (unsigned long long)r.t0);
+    ht__text_el(s, HT_ML, base + 16, "start", NULL, b);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)r.t1);
+    ht__text_el(s, HT_ML + pw, base + 16, "end", NULL, b);
+    ht__text_el(s, HT_ML + pw / 2, HT_SEP_H - 4, "middle", NULL, "tick");
+    ht__vtext(s, 14, HT_MT + (base - HT_MT) / 2, "m");
+    if (c->first_tick >= r.t0 && c->first_tick <= r.t1) {
+        double fx = ht__sep_x(&r, c->first_tick);
+        ht__line(s, fx, HT_MT - 10, fx, base, "stroke=\"#111\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"");
+        snprintf(b, sizeof b, "tick %llu", (unsigned long long)c->first_tick);
+        ht__text_el(s, fx + 4, HT_MT - 2, "start", NULL, b);
+    }
+    dg_rsink_puts(s, "<polyline fill=\"none\" stroke=\"" HT_COL_BAR "\" stroke-width=\"2\" points=\"");
+    ht_sep_draw w = {s, &r, true};
+    ht__pairs(t, ht__sep_point, &w);
+    dg_rsink_puts(s, "\"/>\n</svg>\n");
+}
+
 static void ht__trajectory(dg_rsink *s, const dg_report_check *c)
 {
     const dg_report_trajectory *t = &c->trajectory;
@@ -368,6 +472,7 @@ static void ht__trajectory(dg_rsink *s, const dg_report_check *c)
     ht__marker(s, &pj, ht__at_tick(t->b, t->n_b, c->first_tick), HT_COL_B);
     ht__legend(s, t, c->first_tick);
     dg_rsink_puts(s, "</svg>\n");
+    ht__separation(s, c);
     if (t->cut_a || t->cut_b)
         dg_rsink_printf(s, "<p class=\"note\">%u points on side A and %u on side B beyond the cap are not drawn.</p>\n",
                         (unsigned)t->cut_a, (unsigned)t->cut_b);

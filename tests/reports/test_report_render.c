@@ -332,10 +332,19 @@ static void test_html_is_well_formed_and_self_contained(void **state)
     size_t n;
     char *html = render(r, DG_REPORT_HTML, NULL, &n);
     xmlDocPtr doc = parse_xml(html, n, "report.html");
-    /* failing checks with a divergence: golden (timeline + trajectory) and diff (timeline) */
+    /* failing checks with a divergence: golden (timeline, trajectory, separation), diff (timeline) */
     assert_int_equal(xpath_count(doc, "//section[@class='check']"), 3); /* + bisect */
-    assert_int_equal(xpath_count(doc, "//svg"), 3);
-    assert_int_equal(xpath_count(doc, "//svg//polyline"), 2); /* side A and side B */
+    assert_int_equal(xpath_count(doc, "//svg"), 4);
+    assert_int_equal(xpath_count(doc, "//svg[starts-with(@aria-label,'timeline')]"), 2);
+    assert_int_equal(xpath_count(doc, "//svg[starts-with(@aria-label,'trajectory')]//polyline"), 2); /* A and B */
+    /* the separation curve has one vertex per tick present on both sides */
+    xmlChar *pts = xpath_string(doc, "//svg[starts-with(@aria-label,'distance')]/polyline/@points");
+    assert_non_null(pts);
+    size_t vertices = 1;
+    for (const xmlChar *p = pts; *p; p++)
+        vertices += *p == ' ';
+    assert_int_equal(vertices, r->scenarios[1].checks[1].trajectory.n_a);
+    xmlFree(pts);
     assert_true(xpath_count(doc, "//svg//rect") >= 2);
     /* the first divergence is marked with its label */
     char want[64];

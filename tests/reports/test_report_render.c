@@ -4,6 +4,7 @@
  * out of the terminal, files are replaced atomically. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,7 +25,10 @@
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
-static char *render(const dg_report *r, dg_report_kind kind, const dg_report_opts *o, size_t *len)
+/* noinline: gcc -O2's dangling-pointer analysis otherwise mistakes the returned buffer for the
+ * address of the local that received it. */
+__attribute__((noinline)) static char *render(const dg_report *r, dg_report_kind kind, const dg_report_opts *o,
+                                              size_t *len)
 {
     char *out = NULL;
     size_t n = 0;
@@ -468,6 +472,73 @@ static void test_text_summary_lines_and_colour_only_when_asked(void **state)
     dg_report_free(r);
 }
 
+/* ---- hostile and extreme values ---------------------------------------------------------------- */
+
+/* Values at the edges of every type, missing strings, names made only of control characters, a
+ * trajectory with no spread and non-finite points: every kind must still render, and the
+ * machine-readable ones must still parse and validate. */
+static dg_report *extreme_report(void)
+{
+    dg_report *r = dg_report_new(NULL, NULL, NULL, NULL);
+    assert_non_null(r);
+    r->started_unix = INT64_MIN;
+    r->duration_s = NAN;
+    dg_report_scenario *s = dg_report_add_scenario(r, "\x01\x02\x1b\x7f", NULL);
+    s->ticks = 0; /* the divergent tick lies beyond the scenario's tick count */
+    dg_report_check *c = dg_report_add_check(s, "", DG_REPORT_FAIL);
+    c->duration_s = -INFINITY;
+    const uint64_t big = (1ull << 53) + 1; /* not representable as a double: must stay exact */
+    assert_int_equal(dg_report_check_add_divergent(c, big, UINT32_MAX), DG_OK);
+    dg_report_tick *t = dg_report_add_tick(c, big);
+    t->changed = UINT32_MAX;
+    dg_report_entity *e = dg_report_tick_add_entity(t, UINT32_MAX, "", DG_REPORT_ENTITY_CHANGED);
+    dg_report_entity_add_field(e, "pos.x", "m", INT64_MIN, INT64_MAX, -DBL_MAX, DBL_MAX);
+    dg_report_entity_add_field(e, "vel.y", "m/s", 0, 0, -0.0, DBL_MIN);
+    dg_report_entity_add_field_real(e, "rot", "deg", false, 0, 0, NAN);
+    dg_report_tick_add_entity(t, 1, NULL, DG_REPORT_ENTITY_ADDED); /* no fields */
+    dg_report_check_set_trajectory(c, 1, NULL);
+    dg_report_check_add_point(c, 'A', big, 5, 5, 5);
+    dg_report_check_add_point(c, 'A', big + 1, 5, 5, 5);
+    dg_report_check_add_point(c, 'B', big, NAN, INFINITY, 5);
+    dg_report_check_add_point(c, 'B', big + 1, 5, 5, 5);
+    dg_report_add_scenario(r, "", "");
+    dg_report_set_bisect(r, NULL, NULL, NULL, NULL, NULL, DG_REPORT_TICK_NONE);
+    return r;
+}
+
+static void test_extreme_values_render_and_parse(void **state)
+{
+    (void)state;
+    dg_report *r = extreme_report();
+    for (int k = 0; k < 5; k++) {
+        size_t n;
+        char *out = render(r, (dg_report_kind)k, NULL, &n);
+        assert_true(n > 0);
+        assert_null(strstr(out, "nan"));
+        assert_null(strstr(out, "inf"));
+        if (k == DG_REPORT_JUNIT || k == DG_REPORT_HTML)
+            xmlFreeDoc(parse_xml(out, n, dg_report_kind_name((dg_report_kind)k)));
+        assert_null(strchr(out, '\x1b')); /* no kind lets a name's ESC through */
+        free(out);
+    }
+    json_t *doc = render_json(r), *schema = load_schema();
+    char msg[512];
+    if (!sc_validate(schema, doc, msg, sizeof msg))
+        fail_msg("extreme report JSON violates the schema: %s", msg);
+    json_t *check = json_array_get(json_object_get(json_array_get(json_object_get(doc, "scenarios"), 0), "checks"), 0);
+    assert_true(json_integer_value(json_object_get(check, "firstDivergentTick")) == (json_int_t)((1ull << 53) + 1));
+    json_t *f0 = json_array_get(json_object_get(json_array_get(json_object_get(json_array_get(json_object_get(check, "ticks"), 0),
+                                                                               "entities"), 0), "fields"), 0);
+    assert_true(json_integer_value(json_object_get(f0, "aQ")) == INT64_MIN);
+    assert_true(json_integer_value(json_object_get(f0, "deltaQ")) == INT64_MAX);
+    assert_true(json_number_value(json_object_get(f0, "b")) == DBL_MAX);
+    assert_true(json_is_null(json_object_get(json_array_get(json_object_get(doc, "scenarios"), 0), "format")));
+    assert_true(json_is_null(json_object_get(doc, "durationSeconds")));
+    json_decref(schema);
+    json_decref(doc);
+    dg_report_free(r);
+}
+
 /* ---- files ------------------------------------------------------------------------------------ */
 
 static int count_entries(const char *dir)
@@ -564,6 +635,7 @@ int main(void)
         cmocka_unit_test(test_markdown_summary_and_first_tick_table),
         cmocka_unit_test(test_markdown_stays_under_the_cap_for_huge_results),
         cmocka_unit_test(test_text_summary_lines_and_colour_only_when_asked),
+        cmocka_unit_test(test_extreme_values_render_and_parse),
         cmocka_unit_test(test_write_file_replaces_atomically_and_cleans_up),
         cmocka_unit_test(test_write_to_stream_reports_io_errors),
     };

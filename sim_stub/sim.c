@@ -1104,7 +1104,7 @@ static void resolve_hits(dg_sim *sim)
     }
     /* Hits were collected in missile-id order; the injection re-orders them by record address, the
      * way a loop over a pointer-keyed set would. Order matters: it decides who gets the kill. */
-    if (sim->inj.flags & DG_SIM_INJ_POINTER_ORDER)
+    if ((sim->inj.flags & DG_SIM_INJ_POINTER_ORDER) && sim->nhits > 1)
         qsort(sim->hits, sim->nhits, sizeof *sim->hits, cmp_hit_address);
     for (size_t k = 0; k < sim->nhits; k++) {
         rec *m = sim->hits[k].missile, *v = sim->hits[k].victim;

@@ -69,7 +69,7 @@ static inline uint64_t dg_zigzag(int64_t v)
 }
 static inline int64_t dg_unzigzag(uint64_t z)
 {
-    return (z & 1) ? -(int64_t)(z >> 1) - 1 : (int64_t)(z >> 1);
+    return (int64_t)((z >> 1) ^ (0 - (z & 1)));
 }
 
 static inline void dg_bitw_seg(dg_bitw *w, int64_t v) { dg_bitw_eg(w, dg_zigzag(v)); }
@@ -137,10 +137,9 @@ static inline uint64_t dg_bitr_get(dg_bitr *r, unsigned k)
     return v;
 }
 
-static inline uint64_t dg_bitr_eg(dg_bitr *r)
+/* Slow path: long codes, or the end of the block is near. */
+static inline uint64_t dg_bitr_eg_slow(dg_bitr *r)
 {
-    if (r->n < 41)
-        dg_bitr_refill(r);
     unsigned zeros;
     if (r->acc != 0) {
         zeros = (unsigned)__builtin_ctzll(r->acc);
@@ -170,7 +169,51 @@ static inline uint64_t dg_bitr_eg(dg_bitr *r)
     return (((uint64_t)1 << zeros) | low) - 1;
 }
 
+/* The common case without data-dependent branches: residuals are mostly 0 and +-1, and a branch
+ * on the code length would mispredict half the time. */
+static inline uint64_t dg_bitr_eg(dg_bitr *r)
+{
+    if (r->n < 32)   /* refill rarely: most codes are 1-3 bits */
+        dg_bitr_refill(r);
+    unsigned zeros = (unsigned)__builtin_ctzll(r->acc | ((uint64_t)1 << 63));
+    unsigned len = 2 * zeros + 1;
+    if (__builtin_expect(zeros <= 15 && len <= r->n, 1)) {
+        uint64_t x = ((r->acc >> (zeros + 1)) & (((uint64_t)1 << zeros) - 1)) | ((uint64_t)1 << zeros);
+        r->acc >>= len;
+        r->n -= len;
+        return x - 1;
+    }
+    return dg_bitr_eg_slow(r);
+}
+
 static inline int64_t dg_bitr_seg(dg_bitr *r) { return dg_unzigzag(dg_bitr_eg(r)); }
+
+/* Three consecutive SEG codes at once when they fit in the next DG_SEG3_BITS bits (the common
+ * case: residuals of a quantum or two). One table lookup replaces three dependent decodes. */
+#define DG_SEG3_BITS 11
+typedef struct dg_seg3_entry {
+    int8_t v[3];
+    uint8_t bits;   /* 0 = the three codes do not fit: decode one by one */
+} dg_seg3_entry;
+
+extern const dg_seg3_entry *dg_seg3_table(void);
+
+static inline void dg_bitr_seg3(dg_bitr *r, const dg_seg3_entry *table, int64_t out[3])
+{
+    if (r->n < 32)
+        dg_bitr_refill(r);
+    const dg_seg3_entry *e = &table[r->acc & ((1u << DG_SEG3_BITS) - 1)];
+    if (__builtin_expect(e->bits != 0 && e->bits <= r->n, 1)) {
+        out[0] = e->v[0];
+        out[1] = e->v[1];
+        out[2] = e->v[2];
+        r->acc >>= e->bits;
+        r->n -= e->bits;
+        return;
+    }
+    for (int i = 0; i < 3; i++)
+        out[i] = dg_bitr_seg(r);
+}
 
 /* True when everything was consumed except zero padding bits in the last byte. */
 static inline bool dg_bitr_at_clean_end(dg_bitr *r)

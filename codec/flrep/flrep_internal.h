@@ -93,6 +93,7 @@ void flrep_world_swap(flrep_world *a, flrep_world *b);
 /* Everything a tick decoder needs besides the bytes. */
 typedef struct flrep_tick_ctx {
     uint32_t tick_rate_hz;
+    uint64_t rate_magic;                /* ceil(2^64 / tick_rate_hz): exact division by multiply */
     const flrep_index_set *types, *factions;
     uint64_t fault_double_delta_tick;   /* test hook; UINT64_MAX = off */
 } flrep_tick_ctx;
@@ -116,7 +117,7 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
                             const dg_event **events_out, size_t *nev_out, dg_error *err);
 
 /* Encodes one tick: the world moves from *world to `cur` (sorted, distinct ids). */
-dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyframe, uint32_t tick_rate_hz,
+dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyframe, const flrep_tick_ctx *ctx,
                             flrep_world *world, const dg_qentity *cur, size_t n, const dg_event *ev,
                             size_t nev, dg_buf *scratch_bits, dg_error *err);
 
@@ -143,6 +144,10 @@ dg_status flrep_chunk_decompress(void *dctx, const uint8_t *src, const flrep_chu
 dg_status flrep_chunk_validate(const uint8_t *content, const flrep_chunk_hdr *h, uint64_t offset,
                                size_t chunk_no, const flrep_tick_ctx *ctx, flrep_world *world,
                                flrep_tick_scratch *s, dg_error *err);
+
+/* Fills ctx (rate, magic, sets, fault hook off). */
+void flrep_tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep_index_set *types,
+                         const flrep_index_set *factions);
 
 void flrep_chunk_where(char *buf, size_t cap, size_t chunk_no, const flrep_chunk_hdr *h);
 

@@ -559,7 +559,7 @@ static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opt
         st = read_sections(r, pos, err);
     if (st != DG_OK)
         return st;
-    r->ctx = (flrep_tick_ctx){r->tables.hdr.tick_rate_hz, &r->tables.type_set, &r->tables.faction_set, UINT64_MAX};
+    flrep_tick_ctx_init(&r->ctx, r->tables.hdr.tick_rate_hz, &r->tables.type_set, &r->tables.faction_set);
     dg_error why;
     dg_error_clear(&why);
     dg_status tst = read_trailer(r, &why);

@@ -4,6 +4,7 @@
 #include "flrep_bits.h"
 #include "flrep_internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,9 +92,28 @@ static bool reserve_events(flrep_tick_scratch *s, size_t n)
 
 /* ---- the predictor (shared by both directions, so they cannot disagree) ------------------ */
 
-static int64_t rdiv(int64_t a, int64_t b)
+__extension__ typedef unsigned __int128 flrep_u128;
+
+void flrep_tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep_index_set *types,
+                         const flrep_index_set *factions)
 {
-    return a >= 0 ? (a + b / 2) / b : -((-a + b / 2) / b);
+    ctx->tick_rate_hz = tick_rate_hz;
+    /* ceil(2^64 / b); for b = 1 the product below is done without it */
+    ctx->rate_magic = tick_rate_hz > 1 ? UINT64_MAX / tick_rate_hz + 1 : 0;
+    ctx->types = types;
+    ctx->factions = factions;
+    ctx->fault_double_delta_tick = UINT64_MAX;
+}
+
+/* rdiv of FORMAT-flrep.md §6.4: round(a / b) half away from zero. The quotient comes from one
+ * multiply by ceil(2^64/b), exact because |a| + b/2 < 2^35 and b <= 100000, so n * b < 2^64
+ * (Granlund–Montgomery); an integer divide here was a third of the decoder's time. */
+static inline int64_t rdiv(int64_t a, const flrep_tick_ctx *ctx)
+{
+    uint64_t b = ctx->tick_rate_hz;
+    uint64_t n = (uint64_t)(a >= 0 ? a : -a) + b / 2;
+    uint64_t q = b == 1 ? n : (uint64_t)(((flrep_u128)n * ctx->rate_magic) >> 64);
+    return a >= 0 ? (int64_t)q : -(int64_t)q;
 }
 
 static bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
@@ -102,7 +122,7 @@ static bool fits_rot(int64_t v) { return v >= -DG_QROT_SCALE && v <= DG_QROT_SCA
 /* Applies a DELTA record to prev (with its context, valid when pred->seq == seq). Returns false
  * (with *why set) when the result leaves the quantized domain. */
 static bool apply_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t seq, const flrep_rec *r,
-                        uint32_t rate, dg_qentity *out, flrep_pred *out_pred, const char **why)
+                        const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred, const char **why)
 {
     bool ctx = pred->seq == seq && seq != 0;
     dg_qentity q = *prev;
@@ -113,7 +133,7 @@ static bool apply_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t
             *why = "velocity leaves the i32 range";
             return false;
         }
-        int64_t p = (int64_t)prev->pos[i] + rdiv(2 * v, rate) + (r->motion ? r->pres[i] : 0);
+        int64_t p = (int64_t)prev->pos[i] + rdiv(2 * v, tc) + (r->motion ? r->pres[i] : 0);
         if (!fits_i32(p)) {
             *why = "position leaves the i32 range";
             return false;
@@ -171,21 +191,56 @@ static void read_rot(dg_bitr *b, dg_qentity *q)
         q->rot[i] = (int16_t)(uint16_t)dg_bitr_get(b, 16);
 }
 
-static void read_delta_fields(dg_bitr *b, flrep_rec *r)
+/* ---- the SEG triple table ---- */
+
+static dg_seg3_entry seg3_table[1u << DG_SEG3_BITS];
+static pthread_once_t seg3_once = PTHREAD_ONCE_INIT;
+
+/* Decodes up to three SEG codes from the low bits of `bits` with the reference decoder. */
+static void seg3_fill(void)
+{
+    for (uint32_t idx = 0; idx < (1u << DG_SEG3_BITS); idx++) {
+        uint8_t byte[8] = {(uint8_t)idx, (uint8_t)(idx >> 8)};
+        dg_bitr b;
+        dg_bitr_init(&b, byte, 2);
+        dg_seg3_entry e = {{0, 0, 0}, 0};
+        unsigned used = 0;
+        bool fits = true;
+        for (int k = 0; k < 3 && fits; k++) {
+            dg_bitr probe = b;
+            int64_t v = dg_unzigzag(dg_bitr_eg(&probe));
+            unsigned consumed = (unsigned)(16 - probe.n - (unsigned)(probe.end - probe.p) * 8);
+            if (!probe.ok || consumed > DG_SEG3_BITS) {
+                fits = false;
+                break;
+            }
+            e.v[k] = (int8_t)v;
+            used = consumed;
+            b = probe;
+        }
+        e.bits = fits ? (uint8_t)used : 0;
+        seg3_table[idx] = e;
+    }
+}
+
+const dg_seg3_entry *dg_seg3_table(void)
+{
+    pthread_once(&seg3_once, seg3_fill);
+    return seg3_table;
+}
+
+static void read_delta_fields(dg_bitr *b, flrep_rec *r, const dg_seg3_entry *t3)
 {
     r->motion = (uint8_t)dg_bitr_get(b, 1);
     r->rot_full = 0;
     if (r->motion) {
-        for (int i = 0; i < 3; i++)
-            r->vres[i] = dg_bitr_seg(b);
-        for (int i = 0; i < 3; i++)
-            r->pres[i] = dg_bitr_seg(b);
+        dg_bitr_seg3(b, t3, r->vres);
+        dg_bitr_seg3(b, t3, r->pres);
         r->rot_full = (uint8_t)dg_bitr_get(b, 1);
         if (r->rot_full)
             read_rot(b, &r->full);
         else
-            for (int i = 0; i < 3; i++)
-                r->rres[i] = dg_bitr_seg(b);
+            dg_bitr_seg3(b, t3, r->rres);
     }
     r->attr_mask = 0;
     if (dg_bitr_get(b, 1)) {
@@ -211,6 +266,7 @@ static dg_status decode_records(const uint8_t *block, const tick_hdr *th, bool k
 {
     dg_bitr b;
     dg_bitr_init(&b, block, th->rec_bytes);
+    const dg_seg3_entry *t3 = dg_seg3_table();
     uint64_t prev = 0;
     for (uint32_t i = 0; i < th->nrec; i++) {
         flrep_rec *r = &s->recs[i];
@@ -239,7 +295,7 @@ static dg_status decode_records(const uint8_t *block, const tick_hdr *th, bool k
             if (b.ok && r->full.rot[0] == INT16_MIN)
                 b.ok = false;
         } else if (r->kind == FLREP_REC_DELTA) {
-            read_delta_fields(&b, r);
+            read_delta_fields(&b, r, t3);
         }
         if (!b.ok)
             return dg_error_set(err, DG_E_MALFORMED, th->block_offset + (uint64_t)(b.p - block), where,
@@ -317,10 +373,10 @@ static dg_status merge_records(const flrep_world *world, const tick_hdr *th, uin
         const char *why = NULL;
         dg_qentity q;
         flrep_pred p;
-        bool ok = apply_delta(&world->ents[wi], &world->pred[wi], seq, r, ctx->tick_rate_hz, &q, &p, &why);
+        bool ok = apply_delta(&world->ents[wi], &world->pred[wi], seq, r, ctx, &q, &p, &why);
         if (ok && twice) {
             dg_qentity q2 = q;
-            ok = apply_delta(&q2, &p, seq, r, ctx->tick_rate_hz, &q, &p, &why);
+            ok = apply_delta(&q2, &p, seq, r, ctx, &q, &p, &why);
             p.seq = seq + 1;
         }
         if (!ok)
@@ -499,7 +555,7 @@ static void write_full(dg_bitw *b, const dg_qentity *q)
 
 /* Residuals that make apply_delta(prev) produce cur exactly. */
 static void make_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t seq, const dg_qentity *cur,
-                       uint32_t rate, flrep_rec *r)
+                       const flrep_tick_ctx *tc, flrep_rec *r)
 {
     bool ctx = pred->seq == seq && seq != 0;
     bool zero = true;
@@ -509,7 +565,7 @@ static void make_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t 
     for (int i = 0; i < 3; i++) {
         int64_t vp = (int64_t)prev->vel[i] + (ctx ? pred->dv[i] : 0);
         r->vres[i] = (int64_t)cur->vel[i] - vp;
-        int64_t pp = (int64_t)prev->pos[i] + rdiv(2 * (int64_t)cur->vel[i], rate);
+        int64_t pp = (int64_t)prev->pos[i] + rdiv(2 * (int64_t)cur->vel[i], tc);
         r->pres[i] = (int64_t)cur->pos[i] - pp;
         zero = zero && r->vres[i] == 0 && r->pres[i] == 0;
     }
@@ -622,7 +678,7 @@ static dg_status check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_
     return DG_OK;
 }
 
-dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyframe, uint32_t rate,
+dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyframe, const flrep_tick_ctx *tc,
                             flrep_world *world, const dg_qentity *cur, size_t n, const dg_event *ev, size_t nev,
                             dg_buf *bits, dg_error *err)
 {
@@ -659,7 +715,7 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyfr
             continue;
         }
         flrep_rec r;
-        make_delta(&world->ents[wi], &world->pred[wi], seq, &cur[i], rate, &r);
+        make_delta(&world->ents[wi], &world->pred[wi], seq, &cur[i], tc, &r);
         write_delta(&b, &r);
         wi++;
     }

@@ -222,7 +222,7 @@ dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg
         ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
         w->rate = h.tick_rate_hz;
         w->kf_interval = h.keyframe_interval_ticks;
-        w->ctx = (flrep_tick_ctx){w->rate, &w->types, &w->factions, UINT64_MAX};
+        flrep_tick_ctx_init(&w->ctx, w->rate, &w->types, &w->factions);
         w->data_start = w->preamble.len;
         st = open_next_file(w, err);
     }
@@ -268,7 +268,7 @@ static dg_status append_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity
 {
     size_t mark = w->content.len;
     bool keyframe = w->seq == 0;
-    dg_status st = flrep_encode_tick(&w->content, tick, w->seq, keyframe, w->rate, &w->world, e, n, ev, nev,
+    dg_status st = flrep_encode_tick(&w->content, tick, w->seq, keyframe, &w->ctx, &w->world, e, n, ev, nev,
                                      &w->bits, err);
     if (st == DG_OK) {
         dg_cur c;

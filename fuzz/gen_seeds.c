@@ -1,0 +1,238 @@
+/* fuzz/gen_seeds.c — the seed generator: records synthetic sessions through the public .flrep writer
+ * and writes every target's seed corpus from them: whole files (plus truncated, trailer-damaged and
+ * extra-section variants) for the reader-level targets, and each header / section / chunk / tick
+ * stream / trailer cut out for the per-parser targets.
+ *
+ *   gen_seeds OUTDIR          the full set (what the nightly and OSS-Fuzz builds seed with)
+ *   gen_seeds --small OUTDIR  the small set committed under corpus/fuzz/ */
+#include "fuzz_common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zstd.h>
+
+static const char *g_out;
+static unsigned g_written;
+
+static void put_seed(const char *target, const char *name, const uint8_t *buf, size_t len)
+{
+    char dir[1024], path[1200];
+    snprintf(dir, sizeof dir, "%s/%s", g_out, target);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "gen_seeds: cannot create %s\n", dir);
+        exit(1);
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (!dg_fuzz_write_file(path, buf, len)) {
+        fprintf(stderr, "gen_seeds: cannot write %s\n", path);
+        exit(1);
+    }
+    g_written++;
+}
+
+typedef struct rec {
+    const char *name;
+    dg_fuzz_rec_params p;
+    bool fixture_compatible;   /* same tables, rate and interval as the fixture */
+    uint8_t *buf;
+    size_t len;
+    dg_fuzz_layout lay;
+} rec;
+
+/* The file with extra sections inserted before the end marker; chunks moved, trailer rebuilt. */
+static uint8_t *with_sections(const rec *r, const uint8_t *extra, size_t extra_len, bool reverse, size_t *out_len)
+{
+    dg_buf b;
+    dg_buf_init(&b);
+    dg_buf_put(&b, r->buf, r->lay.header_end);
+    if (extra_len)
+        dg_buf_put(&b, extra, extra_len);
+    for (size_t i = 0; i < r->lay.nsections; i++) {
+        size_t k = reverse ? r->lay.nsections - 1 - i : i;
+        dg_buf_put(&b, r->buf + r->lay.sections[k].offset - 6, r->lay.sections[k].length + 6);
+    }
+    dg_buf_u16(&b, 0);
+    dg_buf_u32(&b, 0);
+    dg_flrep_chunk_info ci[256];
+    for (size_t i = 0; i < r->lay.nchunks; i++) {
+        const uint8_t *c = r->buf + r->lay.chunks[i].offset;
+        ci[i] = (dg_flrep_chunk_info){b.len, dg_le64(c + 8), dg_le64(c + 16), dg_le32(c + 4), dg_le32(c + 24),
+                                      dg_le32(c + 28)};
+        dg_buf_put(&b, c, r->lay.chunks[i].length);
+    }
+    flrep_trailer_encode(&b, ci, r->lay.nchunks, b.len);
+    *out_len = b.len;
+    return b.p;
+}
+
+static void file_seeds(const rec *r, bool small)
+{
+    static const char *targets[] = {"flrep_file", "flrep_roundtrip"};
+    char name[128];
+    for (int t = 0; t < 2; t++) {
+        snprintf(name, sizeof name, "%s.flrep", r->name);
+        put_seed(targets[t], name, r->buf, r->len);
+        if (r->lay.nchunks < 2 || (small && t == 1))
+            continue;
+        /* cut inside the second chunk: recovery keeps the first */
+        size_t cut = r->lay.chunks[1].offset + r->lay.chunks[1].length / 2;
+        snprintf(name, sizeof name, "%s-cut.flrep", r->name);
+        put_seed(targets[t], name, r->buf, cut);
+        /* damaged trailer entry: recovery over the whole file */
+        uint8_t *d = malloc(r->len);
+        memcpy(d, r->buf, r->len);
+        d[r->lay.table_offset + 40] ^= 0x01;
+        snprintf(name, sizeof name, "%s-badindex.flrep", r->name);
+        put_seed(targets[t], name, d, r->len);
+        free(d);
+    }
+}
+
+static void header_seeds(const rec *r)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s.hdr", r->name);
+    put_seed("flrep_header", name, r->buf, r->lay.header_end);
+    uint8_t *d = malloc(r->lay.header_end + 8);
+    memcpy(d, r->buf, r->lay.header_end);
+    d[4] = 2;  /* a newer major: refused with the version message */
+    snprintf(name, sizeof name, "%s-major2.hdr", r->name);
+    put_seed("flrep_header", name, d, r->lay.header_end);
+    d[4] = 0;
+    snprintf(name, sizeof name, "%s-major0.hdr", r->name);
+    put_seed("flrep_header", name, d, r->lay.header_end);
+    /* a newer minor with 8 appended body bytes: read, tail skipped */
+    d[4] = 1;
+    d[6] = 3;
+    size_t lpos = 10 + dg_le16(r->buf + 8);
+    dg_put_le32(d + lpos, dg_le32(d + lpos) + 8);
+    memset(d + r->lay.header_end, 0xAB, 8);
+    snprintf(name, sizeof name, "%s-minor3.hdr", r->name);
+    put_seed("flrep_header", name, d, r->lay.header_end + 8);
+    free(d);
+}
+
+static void section_seeds(const rec *r, bool fixture_compatible)
+{
+    static const char *by_id[] = {NULL, "flrep_types", "flrep_factions", "flrep_roster"};
+    char name[128];
+    for (size_t i = 0; i < r->lay.nsections; i++) {
+        uint16_t id = r->lay.sections[i].id;
+        if (id < 1 || id > 3)
+            continue;
+        snprintf(name, sizeof name, "%s.sec%u", r->name, id);
+        put_seed(by_id[id], name, r->buf + r->lay.sections[i].offset, r->lay.sections[i].length);
+    }
+    if (!fixture_compatible)
+        return;
+    /* the section list as the flrep_sections target sees it (after the fixture's header) */
+    snprintf(name, sizeof name, "%s.sections", r->name);
+    put_seed("flrep_sections", name, r->buf + r->lay.header_end, r->lay.data_start - r->lay.header_end);
+    snprintf(name, sizeof name, "%s-withdata.sections", r->name);
+    put_seed("flrep_sections", name, r->buf + r->lay.header_end, r->len - r->lay.header_end);
+    /* a camera track (0x0004) and an unknown section (0x1234), and the sections reversed */
+    static const uint8_t extra[] = {0x04, 0x00, 0x03, 0x00, 0x00, 0x00, 0xCA, 0x4D, 0x01,
+                                    0x34, 0x12, 0x02, 0x00, 0x00, 0x00, 0xFF, 0xEE};
+    size_t len;
+    uint8_t *f = with_sections(r, extra, sizeof extra, true, &len);
+    snprintf(name, sizeof name, "%s-camera-unknown.sections", r->name);
+    put_seed("flrep_sections", name, f + r->lay.header_end, len - r->lay.header_end);
+    snprintf(name, sizeof name, "%s-camera-unknown.flrep", r->name);
+    put_seed("flrep_file", name, f, len);
+    free(f);
+}
+
+static void chunk_seeds(const rec *r, size_t max_chunks)
+{
+    char name[128];
+    for (size_t i = 0; i < r->lay.nchunks && i < max_chunks; i++) {
+        const uint8_t *c = r->buf + r->lay.chunks[i].offset;
+        snprintf(name, sizeof name, "%s.chunk%zu", r->name, i);
+        put_seed("flrep_chunk", name, c, r->lay.chunks[i].length);
+        size_t dsize = dg_le32(c + 28);
+        uint8_t *content = malloc(dsize ? dsize : 1);
+        size_t got = ZSTD_decompress(content, dsize, c + 36, dg_le32(c + 24));
+        if (ZSTD_isError(got) || got != dsize) {
+            fprintf(stderr, "gen_seeds: %s chunk %zu does not decompress\n", r->name, i);
+            exit(1);
+        }
+        snprintf(name, sizeof name, "%s.ticks%zu", r->name, i);
+        put_seed("flrep_ticks", name, content, dsize);
+        free(content);
+    }
+}
+
+static void trailer_and_recovery_seeds(const rec *r)
+{
+    char name[128];
+    size_t tl = r->len - r->lay.table_offset;
+    const uint8_t *t = r->buf + r->lay.table_offset;
+    if (strcmp(r->name, "fixture") == 0) {  /* the trailer target appends to the fixture's chunks */
+        put_seed("flrep_trailer", "fixture.trailer", t, tl);
+        uint8_t *d = malloc(tl);
+        memcpy(d, t, tl);
+        d[tl - 16] ^= 0x80;  /* indexCheck */
+        put_seed("flrep_trailer", "fixture-badcheck.trailer", d, tl);
+        memcpy(d, t, tl);
+        d[4] ^= 0x01;  /* entryCount */
+        put_seed("flrep_trailer", "fixture-badcount.trailer", d, tl);
+        put_seed("flrep_trailer", "fixture-cut.trailer", t, tl / 2);
+        free(d);
+    }
+    snprintf(name, sizeof name, "%s.chunks", r->name);
+    put_seed("flrep_recovery", name, r->buf + r->lay.data_start, r->lay.table_offset - r->lay.data_start);
+    snprintf(name, sizeof name, "%s-trailer.chunks", r->name);
+    put_seed("flrep_recovery", name, r->buf + r->lay.data_start, r->len - r->lay.data_start);
+    if (r->lay.nchunks >= 2) {
+        snprintf(name, sizeof name, "%s-cut.chunks", r->name);
+        put_seed("flrep_recovery", name, r->buf + r->lay.data_start,
+                 r->lay.chunks[1].offset + r->lay.chunks[1].length / 2 - r->lay.data_start);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    bool small = argc == 3 && strcmp(argv[1], "--small") == 0;
+    if (argc != 2 && !small) {
+        fprintf(stderr, "usage: gen_seeds [--small] OUTDIR\n");
+        return 2;
+    }
+    g_out = argv[argc - 1];
+    if (mkdir(g_out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "gen_seeds: cannot create %s\n", g_out);
+        return 1;
+    }
+    dg_fuzz_rec_params fx = dg_fuzz_fixture_params();
+    /* name, {seed, ticks, entities, keyframe, rate, step, churn, events}, fixture-compatible */
+    rec recs[] = {
+        {"fixture", fx, true, NULL, 0, {0}},
+        {"empty", {1, 0, 0, 15, 60, 1, false, false}, true, NULL, 0, {0}},
+        {"one-tick", {2, 1, 1, 15, 60, 1, false, true}, true, NULL, 0, {0}},
+        {"churn60", {3, small ? 45 : 150, small ? 6 : 24, 15, 60, 1, true, true}, true, NULL, 0, {0}},
+        {"steady30", {4, small ? 40 : 300, small ? 3 : 12, small ? 16 : 120, 30, 3, false, false}, false, NULL, 0, {0}},
+        {"slow7", {5, 30, 4, 3600, 7, 1, true, true}, false, NULL, 0, {0}},
+        {"busy60", {6, 600, 64, 120, 60, 1, true, true}, false, NULL, 0, {0}},  /* full set only */
+    };
+    size_t nrec = sizeof recs / sizeof recs[0] - (small ? 1 : 0);
+    for (size_t i = 0; i < nrec; i++) {
+        rec *r = &recs[i];
+        r->buf = dg_fuzz_record(&r->p, &r->len);
+        if (!r->buf || !dg_fuzz_layout_of(r->buf, r->len, &r->lay)) {
+            fprintf(stderr, "gen_seeds: recording %s failed\n", r->name);
+            return 1;
+        }
+        file_seeds(r, small);
+        header_seeds(r);
+        section_seeds(r, r->fixture_compatible);
+        chunk_seeds(r, small ? 3 : 256);
+        if (r->fixture_compatible)
+            trailer_and_recovery_seeds(r);
+    }
+    for (size_t i = 0; i < nrec; i++)
+        free(recs[i].buf);
+    printf("gen_seeds: %u seeds in %s\n", g_written, g_out);
+    return 0;
+}

@@ -308,13 +308,17 @@ static uint32_t anim_alloc(dg_rply_state *s)
     return ++s->anims_used;
 }
 
+/* Sorted insert into a pool list. The pool may move when it grows, so the insertion point is kept
+ * as the index of the previous node (0 = the list head), never as a pointer into the pool. */
 static bool prop_set(dg_rply_state *s, dg_rply_entity *e, uint16_t name, const dg_rply_value *v)
 {
-    uint32_t *link = &e->props;
-    while (*link && s->props[*link - 1].name < name)
-        link = &s->props[*link - 1].next;
-    if (*link && s->props[*link - 1].name == name) {
-        s->props[*link - 1].value = *v;
+    uint32_t prev = 0, cur = e->props;
+    while (cur && s->props[cur - 1].name < name) {
+        prev = cur;
+        cur = s->props[cur - 1].next;
+    }
+    if (cur && s->props[cur - 1].name == name) {
+        s->props[cur - 1].value = *v;
         return true;
     }
     uint32_t k = prop_alloc(s);
@@ -323,28 +327,34 @@ static bool prop_set(dg_rply_state *s, dg_rply_entity *e, uint16_t name, const d
     dg_rply_prop *p = &s->props[k - 1];
     p->name = name;
     p->value = *v;
-    p->next = *link;
-    *link = k;
+    p->next = cur;
+    if (prev)
+        s->props[prev - 1].next = k;
+    else
+        e->props = k;
     return true;
 }
 
 static bool anim_play(dg_rply_state *s, dg_rply_entity *e, const dg_rply_op *op)
 {
-    uint32_t *link = &e->anims;
-    while (*link && s->anims[*link - 1].handle < op->u.anim.handle)
-        link = &s->anims[*link - 1].next;
-    dg_rply_anim *a;
-    if (*link && s->anims[*link - 1].handle == op->u.anim.handle) {
-        a = &s->anims[*link - 1];
-    } else {
+    uint32_t prev = 0, cur = e->anims;
+    while (cur && s->anims[cur - 1].handle < op->u.anim.handle) {
+        prev = cur;
+        cur = s->anims[cur - 1].next;
+    }
+    if (!cur || s->anims[cur - 1].handle != op->u.anim.handle) {
         uint32_t k = anim_alloc(s);
         if (!k)
             return false;
-        a = &s->anims[k - 1];
-        a->next = *link;
-        a->handle = op->u.anim.handle;
-        *link = k;
+        s->anims[k - 1].next = cur;
+        s->anims[k - 1].handle = op->u.anim.handle;
+        if (prev)
+            s->anims[prev - 1].next = k;
+        else
+            e->anims = k;
+        cur = k;
     }
+    dg_rply_anim *a = &s->anims[cur - 1];
     a->anim = op->u.anim.anim;
     a->fade = op->u.anim.fade;
     a->speed = op->u.anim.speed;

@@ -513,8 +513,9 @@ static bool pos_delta(const dg_rply_xstate *x, const double pos[3], int64_t d[3]
 static bool yaw_delta(const dg_rply_xstate *x, const double q[4], int64_t *d, double *diff)
 {
     double shown = x->rot[0] * (PI / 32767.0) + x->drot[0] / 64.0;
-    *diff = wrap_pi(dg_rply_quat_yaw(q) - shown);
-    *d = (int64_t)round_half_away(*diff * 64.0);
+    double wrapped = wrap_pi(dg_rply_quat_yaw(q) - shown);
+    *d = (int64_t)round_half_away(wrapped * 64.0);
+    *diff = fabs(wrapped);
     return (double)x->drot[0] + (double)*d < 2147483647.0 && (double)x->drot[0] + (double)*d > -2147483647.0;
 }
 

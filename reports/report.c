@@ -436,6 +436,98 @@ uint32_t dg_report_entity_diff_qentity(dg_report_entity *e, const dg_qentity *a,
     return e->n_fields - before;
 }
 
+/* ---- whole-tick diff from two states ----------------------------------------------------------- */
+
+static bool report__ids_ascending(const dg_qentity *e, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (e[i].id <= e[i - 1].id)
+            return false;
+    return true;
+}
+
+/* One merge walk over both id-sorted arrays; visit(kind, a, b) for every entity that differs
+ * (a NULL for added, b NULL for lost). Returns the counts. */
+typedef struct report__counts {
+    uint32_t added, lost, changed;
+} report__counts;
+
+typedef void (*report__visit_fn)(void *ctx, dg_report_entity_kind kind, const dg_qentity *a, const dg_qentity *b);
+
+static report__counts report__merge(const dg_report_tick_states *st, report__visit_fn visit, void *ctx)
+{
+    report__counts n = {0, 0, 0};
+    size_t i = 0, j = 0;
+    while (i < st->n_a || j < st->n_b) {
+        const dg_qentity *a = i < st->n_a ? &st->a[i] : NULL, *b = j < st->n_b ? &st->b[j] : NULL;
+        if (a && (!b || a->id < b->id)) {
+            n.lost++;
+            if (visit)
+                visit(ctx, DG_REPORT_ENTITY_LOST, a, NULL);
+            i++;
+        } else if (b && (!a || b->id < a->id)) {
+            n.added++;
+            if (visit)
+                visit(ctx, DG_REPORT_ENTITY_ADDED, NULL, b);
+            j++;
+        } else {
+            if (!dg_qentity_equal(a, b)) {
+                n.changed++;
+                if (visit)
+                    visit(ctx, DG_REPORT_ENTITY_CHANGED, a, b);
+            }
+            i++, j++;
+        }
+    }
+    return n;
+}
+
+typedef struct report__detail_ctx {
+    dg_report_tick *t;
+    const dg_report_tick_states *st;
+} report__detail_ctx;
+
+static void report__add_entity_diff(void *vctx, dg_report_entity_kind kind, const dg_qentity *a, const dg_qentity *b)
+{
+    report__detail_ctx *ctx = vctx;
+    uint32_t id = a ? a->id : b->id;
+    const char *name = ctx->st->name_of ? ctx->st->name_of(ctx->st->name_ctx, id) : NULL;
+    dg_report_entity *e = dg_report_tick_add_entity(ctx->t, id, name, kind);
+    if (e && kind == DG_REPORT_ENTITY_CHANGED)
+        dg_report_entity_diff_qentity(e, a, b);
+}
+
+dg_status dg_report_check_add_states(dg_report_check *c, const dg_report_tick_states *st, uint32_t *n_divergent)
+{
+    if (n_divergent)
+        *n_divergent = 0;
+    if (!c || !st || (st->n_a && !st->a) || (st->n_b && !st->b) || !report__ids_ascending(st->a, st->n_a) ||
+        !report__ids_ascending(st->b, st->n_b))
+        return DG_E_USAGE;
+    report__counts n = report__merge(st, NULL, NULL);
+    uint64_t total = (uint64_t)n.added + n.lost + n.changed;
+    uint32_t total32 = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+    if (total == 0 && !st->events_differ)
+        return DG_OK;
+    dg_status rc = dg_report_check_add_divergent(c, st->tick, total32);
+    if (rc != DG_OK)
+        return rc;
+    if (n_divergent)
+        *n_divergent = total32;
+    dg_report_tick *t = dg_report_add_tick(c, st->tick);
+    if (!t)
+        return c->report_->nomem ? DG_E_NOMEM : DG_OK; /* beyond the detail cap: counted */
+    t->added = n.added;
+    t->lost = n.lost;
+    t->changed = n.changed;
+    t->events_differ = st->events_differ;
+    t->events_a = st->events_a;
+    t->events_b = st->events_b;
+    report__detail_ctx ctx = {t, st};
+    report__merge(st, report__add_entity_diff, &ctx);
+    return c->report_->nomem ? DG_E_NOMEM : DG_OK;
+}
+
 /* ---- trajectory ------------------------------------------------------------------------------- */
 
 dg_status dg_report_check_set_trajectory(dg_report_check *c, uint32_t entity_id, const char *name)

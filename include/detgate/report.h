@@ -275,6 +275,29 @@ bool dg_report_entity_add_field_real(dg_report_entity *e, const char *name, cons
  * the number of fields added. */
 uint32_t dg_report_entity_diff_qentity(dg_report_entity *e, const dg_qentity *a, const dg_qentity *b);
 
+/* Two sides' quantized states at one tick, for dg_report_check_add_states. */
+typedef struct dg_report_tick_states {
+    uint64_t tick;
+    const dg_qentity *a; /* side A, sorted by id, strictly ascending */
+    size_t n_a;
+    const dg_qentity *b; /* side B, same order */
+    size_t n_b;
+    bool events_differ;  /* the tick's events hashed differently */
+    uint32_t events_a, events_b;
+    /* Optional: the name (callsign) of an entity, or NULL; called only for kept entity diffs. */
+    const char *(*name_of)(void *ctx, uint32_t id);
+    void *name_ctx;
+} dg_report_tick_states;
+
+/* Diffs one tick's two states into the check in one call: counts the entities added (in B only),
+ * lost (in A only) and changed; if anything differs (or events_differ) records the tick as
+ * divergent (dg_report_check_add_divergent) and, while the detail cap allows, as a detailed tick
+ * with its entity and field diffs (in id order). *n_divergent (may be NULL) gets added + lost +
+ * changed. Equal states record nothing. DG_E_USAGE, with nothing changed, when an array is not
+ * strictly ascending by id or the tick is not after the last divergent one. Allocates nothing
+ * per entity; only the kept detail grows report-owned arrays. */
+dg_status dg_report_check_add_states(dg_report_check *c, const dg_report_tick_states *st, uint32_t *n_divergent);
+
 /* Trajectory of the first divergent entity (id, name) on side 'A' or 'B'. set_trajectory resets
  * it; add_point appends (points beyond the cap are counted in cut_a/cut_b). DG_E_USAGE for a
  * side other than 'A'/'B'. */

@@ -334,6 +334,81 @@ static void test_trajectory_caps_points_per_side(void **state)
     dg_report_free(r);
 }
 
+static const char *name_of(void *ctx, uint32_t id)
+{
+    (void)ctx;
+    return id == 2 ? "Two" : NULL;
+}
+
+static void test_add_states_diffs_a_whole_tick(void **state)
+{
+    (void)state;
+    dg_report *r = new_report(NULL);
+    dg_report_check *c = new_check(r);
+    /* A: 1 2 3 5   B: 2 3 4 5 — 1 lost, 4 added, 2 changed (pos), 3 and 5 equal */
+    dg_qentity a[4] = {{.id = 1}, {.id = 2, .pos = {64, 0, 0}}, {.id = 3}, {.id = 5, .health = 10}};
+    dg_qentity b[4] = {{.id = 2, .pos = {65, 0, 0}}, {.id = 3}, {.id = 4}, {.id = 5, .health = 10}};
+    dg_report_tick_states st = {.tick = 30, .a = a, .n_a = 4, .b = b, .n_b = 4, .name_of = name_of};
+    uint32_t n = 99;
+    assert_int_equal(dg_report_check_add_states(c, &st, &n), DG_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(c->first_tick, 30);
+    assert_int_equal(c->divergent_ticks, 1);
+    assert_int_equal(c->buckets[0].entities, 3);
+    assert_int_equal(c->n_ticks, 1);
+    const dg_report_tick *t = &c->ticks[0];
+    assert_int_equal(t->lost, 1);
+    assert_int_equal(t->added, 1);
+    assert_int_equal(t->changed, 1);
+    assert_int_equal(t->n_entities, 3);
+    /* in id order: 1 lost, 2 changed (named), 4 added */
+    assert_int_equal(t->entities[0].id, 1);
+    assert_int_equal(t->entities[0].kind, DG_REPORT_ENTITY_LOST);
+    assert_int_equal(t->entities[0].n_fields, 0);
+    assert_int_equal(t->entities[1].id, 2);
+    assert_string_equal(t->entities[1].name, "Two");
+    assert_int_equal(t->entities[1].n_fields, 1);
+    assert_string_equal(t->entities[1].fields[0].name, "pos.x");
+    assert_int_equal(t->entities[2].id, 4);
+    assert_int_equal(t->entities[2].kind, DG_REPORT_ENTITY_ADDED);
+
+    /* equal states record nothing */
+    dg_report_tick_states same = {.tick = 31, .a = a, .n_a = 4, .b = a, .n_b = 4};
+    assert_int_equal(dg_report_check_add_states(c, &same, &n), DG_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(c->divergent_ticks, 1);
+    /* events alone make a divergent tick with no entity diffs */
+    same.events_differ = true;
+    same.events_a = 1;
+    assert_int_equal(dg_report_check_add_states(c, &same, &n), DG_OK);
+    assert_int_equal(c->divergent_ticks, 2);
+    assert_int_equal(c->ticks[1].n_entities, 0);
+    assert_true(c->ticks[1].events_differ);
+    dg_report_free(r);
+}
+
+static void test_add_states_refuses_unsorted_input_and_changes_nothing(void **state)
+{
+    (void)state;
+    dg_report *r = new_report(NULL);
+    dg_report_check *c = new_check(r);
+    dg_qentity a[2] = {{.id = 5}, {.id = 3}};
+    dg_qentity b[2] = {{.id = 3}, {.id = 3}};
+    dg_report_tick_states st = {.tick = 1, .a = a, .n_a = 2, .b = b, .n_b = 0};
+    assert_int_equal(dg_report_check_add_states(c, &st, NULL), DG_E_USAGE);
+    st.a = b; /* duplicate ids are not ascending either */
+    assert_int_equal(dg_report_check_add_states(c, &st, NULL), DG_E_USAGE);
+    st.n_a = 0;
+    st.a = NULL;
+    st.b = a;
+    st.n_b = 1;
+    assert_int_equal(dg_report_check_add_states(c, &st, NULL), DG_OK); /* one added entity */
+    assert_int_equal(dg_report_check_add_states(c, &st, NULL), DG_E_USAGE); /* same tick again */
+    assert_int_equal(c->divergent_ticks, 1);
+    assert_int_equal(c->n_ticks, 1);
+    dg_report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +426,8 @@ int main(void)
         cmocka_unit_test(test_statuses_rank_error_over_fail_over_pass),
         cmocka_unit_test(test_kind_names_round_trip),
         cmocka_unit_test(test_trajectory_caps_points_per_side),
+        cmocka_unit_test(test_add_states_diffs_a_whole_tick),
+        cmocka_unit_test(test_add_states_refuses_unsorted_input_and_changes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,7 +70,6 @@ static bool md__fits(dg_rsink *s, size_t mark, const md_budget *b)
 static void md__summary_table(dg_rsink *s, const dg_report *r, md_budget *b)
 {
     dg_rsink_puts(s, "| Scenario | Check | Result | First divergent tick |\n| --- | --- | --- | --- |\n");
-    bool full = false;
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 0; i < r->n_scenarios; i++) {
             const dg_report_scenario *sc = &r->scenarios[i];
@@ -78,12 +77,11 @@ static void md__summary_table(dg_rsink *s, const dg_report *r, md_budget *b)
                 const dg_report_check *c = &sc->checks[j];
                 if ((c->status == DG_REPORT_PASS) != (pass == 1))
                     continue;
+                /* A row that does not fit is left out and counted; later, shorter rows still
+                 * get their chance (one absurd name must not hide every other result). */
                 size_t mark = s->len;
-                if (!full) {
-                    md__row(s, sc, c);
-                    full = !md__fits(s, mark, b);
-                }
-                if (full)
+                md__row(s, sc, c);
+                if (!md__fits(s, mark, b))
                     b->rows_left++;
             }
         }
@@ -157,18 +155,14 @@ static void md__detail(dg_rsink *s, const dg_report_scenario *sc, const dg_repor
 
 static void md__details(dg_rsink *s, const dg_report *r, uint32_t max_rows, md_budget *b)
 {
-    bool full = false;
     for (uint32_t i = 0; i < r->n_scenarios; i++) {
         const dg_report_scenario *sc = &r->scenarios[i];
         for (uint32_t j = 0; j < sc->n_checks; j++) {
             if (sc->checks[j].status != DG_REPORT_FAIL)
                 continue;
             size_t mark = s->len;
-            if (!full) {
-                md__detail(s, sc, &sc->checks[j], max_rows);
-                full = !md__fits(s, mark, b);
-            }
-            if (full)
+            md__detail(s, sc, &sc->checks[j], max_rows);
+            if (!md__fits(s, mark, b))
                 b->details_left++;
         }
     }
@@ -211,6 +205,10 @@ void dg_rep__markdown(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
     md_budget b = {cap - MD_RESERVE, 0, 0};
     uint32_t max_rows = o->rows_per_check ? o->rows_per_check : MD_DEFAULT_ROWS;
     md__header(s, r);
+    if (s->len > b.limit) { /* only an absurd command or version string gets here */
+        dg_rsink_truncate(s, 0);
+        dg_rsink_printf(s, "## detgate: %s\n\n", md__badge(dg_report_overall_status(r)));
+    }
     md__summary_table(s, r, &b);
     md__bisect(s, &r->bisect, &b);
     md__details(s, r, max_rows, &b);

@@ -230,13 +230,15 @@ static void txt__detail(txt *t, const dg_report_scenario *sc, const dg_report_ch
     if (tk->events_differ)
         dg_rsink_printf(t->s, "  events at tick %llu: A %u, B %u\n", (unsigned long long)tk->tick,
                         (unsigned)tk->events_a, (unsigned)tk->events_b);
-    txt_row *rows = max_rows ? malloc((size_t)max_rows * sizeof *rows) : NULL;
-    if (max_rows && !rows) {
+    uint64_t total;
+    txt__collect_rows(tk, NULL, 0, &total); /* count first: allocate what is shown, not the cap */
+    uint32_t want = total < max_rows ? (uint32_t)total : max_rows;
+    txt_row *rows = want ? malloc((size_t)want * sizeof *rows) : NULL;
+    if (want && !rows) {
         t->s->nomem = true;
         return;
     }
-    uint64_t total;
-    uint32_t n = txt__collect_rows(tk, rows, max_rows, &total);
+    uint32_t n = txt__collect_rows(tk, rows, want, &total);
     if (n)
         txt__table(t, rows, n);
     free(rows);

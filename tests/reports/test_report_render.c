@@ -433,6 +433,29 @@ static void test_markdown_stays_under_the_cap_for_huge_results(void **state)
     dg_report_free(r);
 }
 
+static void test_markdown_cap_holds_against_huge_strings(void **state)
+{
+    (void)state;
+    size_t big = 100000;
+    char *huge = malloc(big + 1);
+    memset(huge, 'v', big);
+    huge[big] = '\0';
+    dg_report *r = dg_report_new("gate", huge, NULL, NULL);
+    dg_report_scenario *s = dg_report_add_scenario(r, huge, "flrep");
+    dg_report_check *c = dg_report_add_check(s, "golden", DG_REPORT_FAIL);
+    dg_report_check_add_divergent(c, 7, 1);
+    dg_report_scenario *s2 = dg_report_add_scenario(r, "small", "flrep");
+    dg_report_add_check(s2, "golden", DG_REPORT_FAIL);
+    size_t n;
+    char *md = render(r, DG_REPORT_MARKDOWN, NULL, &n);
+    assert_true(n <= 60000);
+    assert_non_null(strstr(md, "| small | golden |")); /* the row that fits is still there */
+    assert_non_null(strstr(md, "1 more summary rows"));
+    free(md);
+    free(huge);
+    dg_report_free(r);
+}
+
 /* ---- text ------------------------------------------------------------------------------------- */
 
 static void test_text_summary_lines_and_colour_only_when_asked(void **state)
@@ -462,6 +485,11 @@ static void test_text_summary_lines_and_colour_only_when_asked(void **state)
     assert_non_null(strstr(row, "pos.x"));
     assert_int_equal((size_t)(strstr(row, "pos.x") - row), col_hdr);
     free(plain);
+
+    dg_report_opts all = {.rows_per_check = UINT32_MAX}; /* "no cap" must not mean a huge allocation */
+    char *full = render(r, DG_REPORT_TEXT, &all, NULL);
+    assert_null(strstr(full, "more rows"));
+    free(full);
 
     dg_report_opts o = {.colour = true};
     char *col = render(r, DG_REPORT_TEXT, &o, NULL);
@@ -634,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_html_without_divergence_still_parses),
         cmocka_unit_test(test_markdown_summary_and_first_tick_table),
         cmocka_unit_test(test_markdown_stays_under_the_cap_for_huge_results),
+        cmocka_unit_test(test_markdown_cap_holds_against_huge_strings),
         cmocka_unit_test(test_text_summary_lines_and_colour_only_when_asked),
         cmocka_unit_test(test_extreme_values_render_and_parse),
         cmocka_unit_test(test_write_file_replaces_atomically_and_cleans_up),

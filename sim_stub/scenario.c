@@ -423,7 +423,7 @@ static dg_status val_unit(parser *P, const char *p, size_t n, unsigned col, cons
             return DG_OK;
         }
     }
-    return fail_at(P, col, suf, sl, "a unit for %s", what);
+    return fail_at(P, col + (unsigned)(suf - p), suf, sl, "a unit for %s", what);
 }
 
 static dg_status tok_unit(parser *P, const tok *t, const unit *units, double lo, double hi, const char *what,
@@ -936,7 +936,11 @@ static dg_status parse_place(parser *P, scn_place_spec *pl, int allow_area, int 
     const char *opts = allow_area && allow_point ? "at=lat,lon,alt or local=e,n,u or area=e,n,radius"
                      : allow_area ? "area=e,n,radius" : "at=lat,lon,alt or local=e,n,u";
     if (given != 1) {
-        tok *second = given ? (at && loc ? loc : area) : NULL;
+        tok *second = NULL; /* report the later of the two in the line */
+        tok *all[3] = {at, loc, area};
+        for (int i = 0; i < 3; i++)
+            if (all[i] && given > 1 && (!second || all[i]->col > second->col))
+                second = all[i];
         if (second)
             return fail_at(P, second->col, second->key, second->key_len, "only one of %s", opts);
         return fail_at(P, (unsigned)P->line_len + 1, NULL, 0, "a placement: %s", opts);
@@ -980,12 +984,13 @@ static dg_status parse_place(parser *P, scn_place_spec *pl, int allow_area, int 
 }
 
 static dg_status add_roster(parser *P, uint64_t participant, uint32_t entity_id, const char *callsign,
-                            unsigned col)
+                            const tok *pt)
 {
     dg_sim_scenario *s = P->s;
     for (size_t i = 0; i < s->nroster; i++)
         if (s->roster[i].participant_id == participant)
-            return fail_at(P, col, NULL, 0, "a participant id not used before (%llu is taken by entity %u)",
+            return fail_at(P, pt->val_col, pt->val, pt->val_len,
+                           "a participant id not used before (%llu is taken by entity %u)",
                            (unsigned long long)participant, s->roster[i].entity_id);
     if (!GROW(P, roster, cap_roster, s->nroster + 1))
         return nomem(P);
@@ -1127,7 +1132,7 @@ static dg_status st_entities(parser *P, int is_group)
         if (cs) {
             char callsign[DG_SIM_NAME_MAX];
             if (expand_callsign(P, cs, pattern, (uint32_t)id, callsign) ||
-                add_roster(P, participant + (id - lo), (uint32_t)id, callsign, pt->val_col))
+                add_roster(P, participant + (id - lo), (uint32_t)id, callsign, pt))
                 return DG_E_SYNTAX;
         }
     }

@@ -300,6 +300,8 @@ dg_status dg_report_check_add_divergent(dg_report_check *c, uint64_t tick, uint3
         c->first_tick = tick;
     c->divergent_ticks++;
     c->sub_quantum = false;
+    if (c->status == DG_REPORT_PASS) /* a check with a divergent tick cannot pass; ERROR stays */
+        c->status = DG_REPORT_FAIL;
     return DG_OK;
 }
 
@@ -609,6 +611,8 @@ dg_status dg_report_bisect_add_step(dg_report *r, const char *commit, dg_report_
 
 static dg_report_status report__worse(dg_report_status a, dg_report_status b)
 {
+    if ((unsigned)b > DG_REPORT_ERROR) /* the struct is public: an unknown value counts as error */
+        b = DG_REPORT_ERROR;
     /* ERROR outranks FAIL: a check that could not run says less than one that failed, and hiding
      * it behind a FAIL would let a broken setup pass unnoticed once the failure is fixed. */
     return b > a ? b : a;

@@ -432,7 +432,8 @@ void dg_rep__count(const dg_report *r, dg_rep__tally *t)
             switch (sc->checks[j].status) {
             case DG_REPORT_PASS: t->ck_pass++; break;
             case DG_REPORT_FAIL: t->ck_fail++; break;
-            case DG_REPORT_ERROR: t->ck_error++; break;
+            case DG_REPORT_ERROR:
+            default: t->ck_error++; break;
             }
         }
     }

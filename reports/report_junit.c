@@ -113,7 +113,7 @@ static void ju__testcase(dg_rsink *s, const dg_report_scenario *sc, const dg_rep
         return;
     }
     dg_rsink_puts(s, ">\n");
-    const char *el = c->status == DG_REPORT_FAIL ? "failure" : c->status == DG_REPORT_ERROR ? "error" : NULL;
+    const char *el = c->status == DG_REPORT_FAIL ? "failure" : c->status != DG_REPORT_PASS ? "error" : NULL;
     if (el) {
         dg_rsink_printf(s, "      <%s message=\"", el);
         ju__escaped(s, ju__failure_message, c, true);
@@ -151,7 +151,7 @@ static void ju__suite(dg_rsink *s, const dg_report *r, const dg_report_scenario 
     double time_s = 0;
     for (uint32_t i = 0; i < sc->n_checks; i++) {
         fail += sc->checks[i].status == DG_REPORT_FAIL;
-        error += sc->checks[i].status == DG_REPORT_ERROR;
+        error += sc->checks[i].status != DG_REPORT_FAIL && sc->checks[i].status != DG_REPORT_PASS;
         time_s += sc->checks[i].duration_s;
     }
     char ts[32];

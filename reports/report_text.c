@@ -26,6 +26,8 @@ static void txt__status(txt *t, dg_report_status st)
 {
     static const char *const word[3] = {"PASS", "FAIL", "ERROR"};
     static const char *const colour[3] = {"32", "1;31", "1;33"};
+    if ((unsigned)st > DG_REPORT_ERROR)
+        st = DG_REPORT_ERROR;
     txt__sgr(t, colour[st]);
     dg_rsink_puts(t->s, word[st]);
     txt__sgr(t, "0");

@@ -244,8 +244,8 @@ dg_status dg_report_check_set_message(dg_report_check *c, const char *fmt, ...)
 #endif
     ;
 
-/* Records one divergent tick: counts it, folds it into the ranges, feeds the timeline, and sets
- * first_tick if this is the first. Ticks must be offered in strictly increasing order
+/* Records one divergent tick: counts it, folds it into the ranges, feeds the timeline, sets
+ * first_tick if this is the first, and turns a PASS check into FAIL (an ERROR stays ERROR). Ticks must be offered in strictly increasing order
  * (DG_E_USAGE otherwise, nothing changed). n_entities = divergent entities at that tick. */
 dg_status dg_report_check_add_divergent(dg_report_check *c, uint64_t tick, uint32_t n_entities);
 

@@ -31,12 +31,18 @@ static void test_ranges_fold_consecutive_ticks(void **state)
 {
     (void)state;
     dg_report *r = new_report(NULL);
-    dg_report_check *c = new_check(r);
+    dg_report_scenario *s = dg_report_add_scenario(r, "s", "flrep");
+    dg_report_check *c = dg_report_add_check(s, "diff", DG_REPORT_PASS);
+    dg_report_check *e = dg_report_add_check(s, "seek", DG_REPORT_ERROR);
     assert_true(c->first_tick == DG_REPORT_TICK_NONE);
+    assert_int_equal(dg_report_check_add_divergent(e, 4, 1), DG_OK);
+    assert_int_equal(e->status, DG_REPORT_ERROR); /* could not finish: stays an error */
+    c = &s->checks[0];
     const uint64_t ticks[] = {1, 2, 3, 5, 7, 8};
     for (size_t i = 0; i < 6; i++)
         assert_int_equal(dg_report_check_add_divergent(c, ticks[i], 1), DG_OK);
     assert_int_equal(c->first_tick, 1);
+    assert_int_equal(c->status, DG_REPORT_FAIL); /* a divergent tick fails a passing check */
     assert_int_equal(c->divergent_ticks, 6);
     assert_int_equal(c->n_ranges, 3);
     assert_int_equal(c->ranges[0].first, 1);
@@ -287,6 +293,12 @@ static void test_statuses_rank_error_over_fail_over_pass(void **state)
     assert_int_equal(dg_report_scenario_status(&r->scenarios[0]), DG_REPORT_FAIL);
     dg_report_scenario *s2 = dg_report_add_scenario(r, "b", NULL);
     dg_report_add_check(s2, "z", DG_REPORT_ERROR);
+    assert_int_equal(dg_report_overall_status(r), DG_REPORT_ERROR);
+    dg_report_free(r);
+
+    /* the struct is public: a status value outside the enum counts as error, never as pass */
+    r = new_report(NULL);
+    dg_report_add_check(dg_report_add_scenario(r, "odd", NULL), "x", (dg_report_status)7);
     assert_int_equal(dg_report_overall_status(r), DG_REPORT_ERROR);
     dg_report_free(r);
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "rply_internal.h"
+#include "rply_decode.h"
 
 struct dg_rply_checkpoint {
     uint32_t kf;            /* keyframe index entry */
@@ -138,6 +138,7 @@ static dg_status restore(dg_rply_player *p, const dg_rply_checkpoint *c, dg_erro
     s->tick = c->tick;
     s->started = c->started;
     p->it = c->it;
+    p->has_pending = false;
     return DG_OK;
 }
 
@@ -145,6 +146,7 @@ static void rewind_to_start(dg_rply_player *p)
 {
     dg_rply_state_clear(&p->state);
     dg_rply_iter_init(&p->it, p->f);
+    p->has_pending = false;
 }
 
 /* The latest checkpoint at or before stream offset `pos` (NULL if none). */
@@ -164,22 +166,34 @@ static const dg_rply_checkpoint *checkpoint_before(const dg_rply_player *p, uint
     return best;
 }
 
-/* Decodes and applies ops while they belong to ticks <= limit and start before stop_pos. */
+/* Decodes and applies ops while they belong to ticks <= limit and start before stop_pos. The op
+ * that ends the run (the next tick's opener) is kept decoded for the next call. */
 static dg_status run(dg_rply_player *p, uint32_t limit, uint32_t stop_pos, dg_error *err)
 {
     dg_rply_op op;
+    dg_rply_iter next;
     while (p->it.pos < stop_pos) {
-        dg_rply_iter next = p->it;
-        int r = dg_rply_iter_next(&next, &op, err);
-        if (r == 0)
+        if (p->has_pending) {
+            op = p->pending;
+            next = p->pending_it;
+        } else {
+            next = p->it;
+            int r = rply__iter_next(&next, &op, err);
+            if (r == 0)
+                break;
+            if (r < 0)
+                return err && err->code != DG_OK ? err->code : DG_E_MALFORMED;
+        }
+        if (op.tick > limit) {
+            p->pending = op;
+            p->pending_it = next;
+            p->has_pending = true;
             break;
-        if (r < 0)
-            return err ? err->code : DG_E_MALFORMED;
-        if (op.tick > limit)
-            break;
+        }
+        p->has_pending = false;
         if (RPLY_UNLIKELY(next.next_kf != p->it.next_kf))
             capture(p, p->it.next_kf, &p->it);
-        dg_status st = dg_rply_state_apply(&p->state, p->f, &op, err);
+        dg_status st = rply__apply(&p->state, p->f, &op, err);
         if (RPLY_UNLIKELY(st != DG_OK))
             return st;
         p->it = next;
@@ -200,6 +214,7 @@ static void roll_back(dg_rply_player *p, const dg_rply_iter *it0, uint32_t tick0
         return;
     }
     p->it = *it0;
+    p->has_pending = false;
     p->state.tick = tick0;
     p->state.started = started0;
 }
@@ -287,8 +302,8 @@ dg_status dg_rply_validate(const dg_rply_file *f, dg_error *err)
     dg_rply_op op;
     dg_status st = DG_OK;
     int r;
-    while ((r = dg_rply_iter_next(&it, &op, err)) > 0)
-        if ((st = dg_rply_state_apply(&s, f, &op, err)) != DG_OK)
+    while ((r = rply__iter_next(&it, &op, err)) > 0)
+        if ((st = rply__apply(&s, f, &op, err)) != DG_OK)
             break;
     if (r < 0)
         st = err ? err->code : DG_E_MALFORMED;

@@ -10,64 +10,6 @@
 #define ID_SLOTS 65536u
 #define BIT_WORDS (ID_SLOTS / 64u)
 
-/* ---- transforms (shared with the writer) --------------------------------------------------- */
-void rply__xstate_apply_xform(dg_rply_xstate *x, const dg_rply_op *op)
-{
-    uint8_t m = op->mask;
-    if (m & DG_RPLY_XF_POS) {
-        for (int i = 0; i < 3; i++)
-            x->pos_bits[i] = rply__f32_bits(op->u.xform.pos[i]);
-        x->xf |= DG_RPLY_HAS_POS;
-    }
-    if (m & DG_RPLY_XF_ROT) {
-        for (int i = 0; i < 3; i++)
-            x->rot[i] = op->u.xform.rot[i];
-        x->xf = (uint8_t)((x->xf & DG_RPLY_HAS_POS) | DG_RPLY_HAS_ROT);
-    }
-    if (m & DG_RPLY_XF_YAW) {
-        x->rot[0] = op->u.xform.yaw;
-        x->rot[1] = x->rot[2] = 0;
-        x->xf = (uint8_t)((x->xf & DG_RPLY_HAS_POS) | DG_RPLY_HAS_YAW);
-    }
-    /* The spec: "An XFORM resets the entity's accumulated deltas" — all of them, whatever it carries. */
-    for (int i = 0; i < 3; i++)
-        x->dpos[i] = x->drot[i] = 0;
-}
-
-const char *rply__xstate_delta_refusal(const dg_rply_xstate *x, uint8_t mask)
-{
-    if (x->xf == 0)
-        return "XFORM_D before any XFORM of this entity";
-    if ((mask & (DG_RPLY_XD_POS8 | DG_RPLY_XD_POS16)) && !(x->xf & DG_RPLY_HAS_POS))
-        return "position delta on an entity whose XFORMs carried no position";
-    if (mask & DG_RPLY_XD_YAW) {
-        if (x->xf & DG_RPLY_HAS_ROT)
-            return "yaw delta on a tilted entity";
-        if (!(x->xf & DG_RPLY_HAS_YAW))
-            return "yaw delta on an entity whose XFORMs carried no rotation";
-    }
-    if (mask & DG_RPLY_XD_ROT) {
-        if (x->xf & DG_RPLY_HAS_YAW)
-            return "axis-angle delta on a yaw-only entity";
-        if (!(x->xf & DG_RPLY_HAS_ROT))
-            return "axis-angle delta on an entity whose XFORMs carried no rotation";
-    }
-    return NULL;
-}
-
-void rply__xstate_apply_delta(dg_rply_xstate *x, const dg_rply_op *op)
-{
-    uint8_t m = op->mask;
-    if (m & (DG_RPLY_XD_POS8 | DG_RPLY_XD_POS16))
-        for (int i = 0; i < 3; i++)
-            x->dpos[i] = rply__wrap_add(x->dpos[i], op->u.xform_d.dpos[i]);
-    if (m & DG_RPLY_XD_YAW)
-        x->drot[0] = rply__wrap_add(x->drot[0], op->u.xform_d.dyaw);
-    if (m & DG_RPLY_XD_ROT)
-        for (int i = 0; i < 3; i++)
-            x->drot[i] = rply__wrap_add(x->drot[i], op->u.xform_d.drot[i]);
-}
-
 bool dg_rply_xstate_equal(const dg_rply_xstate *a, const dg_rply_xstate *b)
 {
     if (a->xf != b->xf)
@@ -467,8 +409,12 @@ static void despawn(dg_rply_state *s, dg_rply_entity *e)
 dg_status dg_rply_state_apply(dg_rply_state *s, const dg_rply_file *f, const dg_rply_op *op,
                               dg_error *err)
 {
-    s->tick = op->tick;
-    s->started = true;
+    return rply__apply(s, f, op, err);
+}
+
+dg_status rply__apply_other(dg_rply_state *s, const dg_rply_file *f, const dg_rply_op *op,
+                            dg_error *err)
+{
     switch (op->code) {
     case DG_RPLY_OP_TICK:
     case DG_RPLY_OP_TICK_NEXT:

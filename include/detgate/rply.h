@@ -267,7 +267,9 @@ typedef struct dg_rply_player {
     dg_rply_checkpoint *cps;   /* one per keyframe passed (state just before its TICK) */
     uint32_t cp_count, cp_cap;
     size_t cp_bytes, cp_budget;
-    bool failed;               /* the stream failed at it.pos: nothing after it can be played */
+    dg_rply_op pending;        /* the decoded op that opens the next tick (saves decoding it twice) */
+    dg_rply_iter pending_it;   /* the iterator after it */
+    bool has_pending;
     uint64_t ops_applied;
 } dg_rply_player;
 

@@ -12,6 +12,7 @@
 #include "report_internal.h"
 
 #define HT_DEFAULT_ROWS 200u
+#define HT_DEFAULT_SECTIONS 100u
 #define HT_W 960.0
 #define HT_TL_H 170.0
 #define HT_TR_H 440.0
@@ -602,7 +603,8 @@ static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const d
 /* ---- page ------------------------------------------------------------------------------------- */
 
 /* The scenario's cells span all its check rows (rowspan), so each scenario reads as one block. */
-static void ht__summary_row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t idx)
+static void ht__summary_row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t idx,
+                            bool linked)
 {
     dg_rsink_puts(s, "<tr>");
     if (!c || c == &sc->checks[0]) {
@@ -619,7 +621,7 @@ static void ht__summary_row(dg_rsink *s, const dg_report_scenario *sc, const dg_
         dg_rsink_puts(s, "—</td><td></td><td></td><td>no checks</td></tr>\n");
         return;
     }
-    if (c->status == DG_REPORT_FAIL) {
+    if (c->status == DG_REPORT_FAIL && linked) {
         dg_rsink_printf(s, "<a href=\"#check-%u\">", (unsigned)idx);
         ht__esc(s, c->name);
         dg_rsink_puts(s, "</a>");
@@ -637,18 +639,22 @@ static void ht__summary_row(dg_rsink *s, const dg_report_scenario *sc, const dg_
     dg_rsink_puts(s, "</td></tr>\n");
 }
 
-static void ht__summary(dg_rsink *s, const dg_report *r)
+static void ht__summary(dg_rsink *s, const dg_report *r, uint32_t max_sections)
 {
     dg_rsink_puts(s, "<h2>Summary</h2>\n<table class=\"summary\"><thead><tr><th>Scenario</th><th>Format</th><th>Ticks</th>"
                      "<th>Entity-ticks</th><th>Check</th><th>Result</th><th>First divergent tick</th><th>Note</th>"
                      "</tr></thead><tbody>\n");
-    uint32_t idx = 0;
+    uint32_t idx = 0, failing = 0;
     for (uint32_t i = 0; i < r->n_scenarios; i++) {
         const dg_report_scenario *sc = &r->scenarios[i];
         if (sc->n_checks == 0)
-            ht__summary_row(s, sc, NULL, 0);
-        for (uint32_t j = 0; j < sc->n_checks; j++)
-            ht__summary_row(s, sc, &sc->checks[j], idx++);
+            ht__summary_row(s, sc, NULL, 0, false);
+        for (uint32_t j = 0; j < sc->n_checks; j++) {
+            /* link only to sections that are drawn (the first max_sections failing checks) */
+            bool fail = sc->checks[j].status == DG_REPORT_FAIL;
+            ht__summary_row(s, sc, &sc->checks[j], idx++, fail && failing < max_sections);
+            failing += fail;
+        }
     }
     dg_rsink_puts(s, "</tbody></table>\n");
 }
@@ -727,15 +733,26 @@ void dg_rep__html(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
 {
     uint32_t max_rows = o->rows_per_check ? o->rows_per_check : HT_DEFAULT_ROWS;
     ht__head(s, r);
-    ht__summary(s, r);
+    uint32_t max_sections = o->max_sections ? o->max_sections : HT_DEFAULT_SECTIONS;
+    ht__summary(s, r, max_sections);
     ht__bisect(s, &r->bisect);
-    uint32_t idx = 0;
+    uint32_t idx = 0, shown = 0;
+    uint64_t more = 0;
     for (uint32_t i = 0; i < r->n_scenarios; i++) {
         const dg_report_scenario *sc = &r->scenarios[i];
-        for (uint32_t j = 0; j < sc->n_checks; j++, idx++)
-            if (sc->checks[j].status == DG_REPORT_FAIL)
+        for (uint32_t j = 0; j < sc->n_checks; j++, idx++) {
+            if (sc->checks[j].status != DG_REPORT_FAIL)
+                continue;
+            if (shown++ < max_sections)
                 ht__check_section(s, sc, &sc->checks[j], idx, max_rows);
+            else
+                more++;
+        }
     }
+    if (more)
+        dg_rsink_printf(s, "<p class=\"note\">%llu more failing checks are not drawn here (their first divergent "
+                           "ticks are in the summary; the JSON report has every detail).</p>\n",
+                        (unsigned long long)more);
     dg_rsink_puts(s, "<footer>detgate ");
     ht__esc(s, dg_rep__str_or(r->tool_version, ""));
     dg_rsink_printf(s, " · report schema %d · A is the reference side (recording, golden or first file), B the "

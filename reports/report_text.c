@@ -10,6 +10,7 @@
 #define TXT_CELL 160
 #define TXT_DEFAULT_ROWS 40u
 #define TXT_RANGES_SHOWN 8u
+#define TXT_DEFAULT_SECTIONS 10u
 
 typedef struct txt {
     dg_rsink *s;
@@ -300,11 +301,21 @@ void dg_rep__text(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
     txt__summary_header(&t, r);
     for (uint32_t i = 0; i < r->n_scenarios; i++)
         txt__scenario_line(&t, &r->scenarios[i]);
+    uint32_t max_sections = o->max_sections ? o->max_sections : TXT_DEFAULT_SECTIONS, shown = 0;
+    uint64_t more = 0;
     for (uint32_t i = 0; i < r->n_scenarios; i++) {
         const dg_report_scenario *sc = &r->scenarios[i];
-        for (uint32_t j = 0; j < sc->n_checks; j++)
-            if (sc->checks[j].status == DG_REPORT_FAIL)
+        for (uint32_t j = 0; j < sc->n_checks; j++) {
+            if (sc->checks[j].status != DG_REPORT_FAIL)
+                continue;
+            if (shown++ < max_sections)
                 txt__detail(&t, sc, &sc->checks[j], max_rows);
+            else
+                more++;
+        }
     }
+    if (more)
+        dg_rsink_printf(s, "\n... %llu more failing checks not shown in detail (see the summary lines above)\n",
+                        (unsigned long long)more);
     txt__bisect(&t, &r->bisect);
 }

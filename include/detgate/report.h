@@ -221,6 +221,8 @@ typedef struct dg_report_opts {
                                  markdown, 40 for text, 200 for html) */
     size_t markdown_max_bytes; /* markdown: hard size cap including the "... N more" note
                                   (default 60000; GitHub comments stop at 65536 characters) */
+    uint32_t max_sections;    /* text/html: failing checks shown in detail, in report order
+                                 (default 10 for text, 100 for html; the rest are counted) */
 } dg_report_opts;
 
 /* ---- building ------------------------------------------------------------------------------- */

@@ -116,6 +116,24 @@ static xmlChar *xpath_string(xmlDocPtr doc, const char *expr)
     return s;
 }
 
+/* Every in-page link points at an element that exists. */
+static void assert_links_resolve(xmlDocPtr doc)
+{
+    xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
+    xmlXPathObjectPtr o = xmlXPathEvalExpression((const xmlChar *)"//a/@href", ctx);
+    for (int i = 0; o->nodesetval && i < o->nodesetval->nodeNr; i++) {
+        xmlChar *href = xmlNodeGetContent(o->nodesetval->nodeTab[i]);
+        assert_int_equal(href[0], '#');
+        char expr[128];
+        snprintf(expr, sizeof expr, "//*[@id='%s']", (const char *)href + 1);
+        if (xpath_count(doc, expr) != 1)
+            fail_msg("link %s has no target", (const char *)href);
+        xmlFree(href);
+    }
+    xmlXPathFreeObject(o);
+    xmlXPathFreeContext(ctx);
+}
+
 static uint32_t total_checks(const dg_report *r)
 {
     uint32_t n = 0;
@@ -356,6 +374,7 @@ static void test_html_is_well_formed_and_self_contained(void **state)
     assert_int_equal(xpath_count(doc, want), 1);
     /* one summary row per check */
     assert_int_equal(xpath_count(doc, "(//table)[1]/tbody/tr"), (int)total_checks(r));
+    assert_links_resolve(doc);
     /* no script, no network: nothing fetched, nothing executed */
     assert_int_equal(xpath_count(doc, "//script"), 0);
     assert_int_equal(xpath_count(doc, "//*[@src]"), 0);
@@ -368,6 +387,29 @@ static void test_html_is_well_formed_and_self_contained(void **state)
     assert_null(strstr(html, "\x1b"));
     xmlFreeDoc(doc);
     free(html);
+    dg_report_free(r);
+}
+
+static void test_html_and_text_cap_detail_sections_for_huge_results(void **state)
+{
+    (void)state;
+    dg_report *r = fx_many_failures(150);
+    size_t n;
+    char *html = render(r, DG_REPORT_HTML, NULL, &n);
+    xmlDocPtr doc = parse_xml(html, n, "many.html");
+    assert_int_equal(xpath_count(doc, "//section[@class='check']"), 100);
+    assert_int_equal(xpath_count(doc, "//a[@href]"), 100);
+    assert_links_resolve(doc);
+    assert_non_null(strstr(html, "50 more failing checks are not drawn"));
+    xmlFreeDoc(doc);
+    free(html);
+    dg_report_opts o = {.max_sections = 3};
+    char *txt = render(r, DG_REPORT_TEXT, &o, NULL);
+    assert_non_null(strstr(txt, "147 more failing checks not shown in detail"));
+    assert_non_null(strstr(txt, "scenario-00002 / golden"));
+    assert_null(strstr(txt, "scenario-00003 / golden"));
+    assert_non_null(strstr(txt, "FAIL scenario-00149")); /* every summary line is still there */
+    free(txt);
     dg_report_free(r);
 }
 
@@ -659,6 +701,7 @@ int main(void)
         cmocka_unit_test(test_json_doubles_round_trip_and_nan_is_null),
         cmocka_unit_test(test_junit_parses_and_names_the_first_divergent_tick),
         cmocka_unit_test(test_html_is_well_formed_and_self_contained),
+        cmocka_unit_test(test_html_and_text_cap_detail_sections_for_huge_results),
         cmocka_unit_test(test_html_without_divergence_still_parses),
         cmocka_unit_test(test_markdown_summary_and_first_tick_table),
         cmocka_unit_test(test_markdown_stays_under_the_cap_for_huge_results),

@@ -34,7 +34,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dg_error err;
     dg_error_clear(&err);
     dg_status st = dg_flrep_reader_open_mem(&r, file, len, &opts, &err);
-    FUZZ_ASSERT(st == DG_OK, "a valid preamble did not open: %s: %s", err.where, err.msg);
+    /* the one refusal left: an intact index naming a chunk over the cap (the reader does not
+     * "recover" around it) */
+    FUZZ_ASSERT(st == DG_OK || st == DG_E_LIMIT, "a valid preamble did not open: %s: %s", err.where, err.msg);
+    if (st != DG_OK) {
+        free(file);
+        return 0;
+    }
     dg_fuzz_check_reader_info(r, len);
     const dg_flrep_file_info *fi = dg_flrep_reader_info(r);
     dg_flrep_tick t;

@@ -69,7 +69,7 @@ dg_flrep_header dg_fuzz_header(uint32_t tick_rate, uint32_t keyframe)
 
 dg_fuzz_rec_params dg_fuzz_fixture_params(void)
 {
-    dg_fuzz_rec_params p = {0x5EED, 40, 5, 15, 60, 1, true, true};
+    dg_fuzz_rec_params p = {0x5EED, 31, 3, 15, 60, 1, true, true};
     return p;
 }
 

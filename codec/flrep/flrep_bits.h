@@ -12,30 +12,39 @@
 #define DG_EG_MAX_ZEROS 40
 
 /* ---- writer ---- */
+/* Writes into memory the caller reserved (dg_bitw_begin), 32 bits at a time: no bounds check
+ * or call per bit. FLREP_MAX_RECORD_BYTES bounds what one record can take. */
 typedef struct dg_bitw {
     dg_buf *out;
+    uint8_t *p;     /* next byte to store */
     uint64_t acc;   /* pending bits, LSB = next bit to emit */
-    unsigned n;     /* number of pending bits (< 8 after each put) */
+    unsigned n;     /* number of pending bits (< 32 between puts) */
 } dg_bitw;
 
-static inline void dg_bitw_init(dg_bitw *w, dg_buf *out)
+/* Reserves `max_bytes` in out (false if out of memory) and starts writing at its end. */
+static inline bool dg_bitw_begin(dg_bitw *w, dg_buf *out, size_t max_bytes)
 {
     w->out = out;
     w->acc = 0;
     w->n = 0;
+    if (!dg_buf_reserve(out, max_bytes + 8))
+        return false;
+    w->p = out->p + out->len;
+    return true;
 }
 
-/* Appends the low k bits of v (k <= 56), least significant first. */
+/* Appends the low k bits of v (k <= 32), least significant first. */
 static inline void dg_bitw_put(dg_bitw *w, uint64_t v, unsigned k)
 {
     if (k < 64)
         v &= ((uint64_t)1 << k) - 1;
     w->acc |= v << w->n;
     w->n += k;
-    while (w->n >= 8) {
-        dg_buf_u8(w->out, (uint8_t)w->acc);
-        w->acc >>= 8;
-        w->n -= 8;
+    if (w->n >= 32) {
+        dg_put_le32(w->p, (uint32_t)w->acc);
+        w->p += 4;
+        w->acc >>= 32;
+        w->n -= 32;
     }
 }
 
@@ -48,19 +57,17 @@ static inline void dg_bitw_eg(dg_bitw *w, uint64_t v)
 {
     uint64_t x = v + 1;
     unsigned n = dg_bit_floor_log2(x);
-    /* n zeros then a one: the one sits at bit position n of the run. */
-    if (n < 24) {
-        dg_bitw_put(w, (uint64_t)1 << n, n + 1);
-    } else {
-        dg_bitw_put(w, 0, n);
-        dg_bitw_put(w, 1, 1);
+    if (n < 16) {           /* zeros, the one, and the low bits in one put */
+        dg_bitw_put(w, ((x & ((1u << n) - 1)) << (n + 1)) | ((uint64_t)1 << n), 2 * n + 1);
+        return;
     }
-    if (n > 32) {
-        dg_bitw_put(w, x & 0xFFFFFFFFu, 32);
+    dg_bitw_put(w, 0, n > 32 ? 32 : n);
+    if (n > 32)
+        dg_bitw_put(w, 0, n - 32);
+    dg_bitw_put(w, 1, 1);
+    dg_bitw_put(w, x & 0xFFFFFFFFu, n > 32 ? 32 : n);
+    if (n > 32)
         dg_bitw_put(w, (x >> 32) & ((1u << (n - 32)) - 1), n - 32);
-    } else if (n > 0) {
-        dg_bitw_put(w, x, n);
-    }
 }
 
 static inline uint64_t dg_zigzag(int64_t v)
@@ -74,13 +81,15 @@ static inline int64_t dg_unzigzag(uint64_t z)
 
 static inline void dg_bitw_seg(dg_bitw *w, int64_t v) { dg_bitw_eg(w, dg_zigzag(v)); }
 
-/* Pads the last byte with zero bits. */
+/* Pads the last byte with zero bits and commits the bytes to the buffer. */
 static inline void dg_bitw_flush(dg_bitw *w)
 {
-    if (w->n > 0)
-        dg_buf_u8(w->out, (uint8_t)w->acc);
-    w->acc = 0;
-    w->n = 0;
+    while (w->n > 0) {
+        *w->p++ = (uint8_t)w->acc;
+        w->acc >>= 8;
+        w->n = w->n > 8 ? w->n - 8 : 0;
+    }
+    w->out->len = (size_t)(w->p - w->out->p);
 }
 
 /* ---- reader ---- */
@@ -190,7 +199,7 @@ static inline int64_t dg_bitr_seg(dg_bitr *r) { return dg_unzigzag(dg_bitr_eg(r)
 
 /* Three consecutive SEG codes at once when they fit in the next DG_SEG3_BITS bits (the common
  * case: residuals of a quantum or two). One table lookup replaces three dependent decodes. */
-#define DG_SEG3_BITS 11
+#define DG_SEG3_BITS 12
 typedef struct dg_seg3_entry {
     int8_t v[3];
     uint8_t bits;   /* 0 = the three codes do not fit: decode one by one */

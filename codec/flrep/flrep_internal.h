@@ -100,8 +100,6 @@ typedef struct flrep_tick_ctx {
 
 /* Scratch the decoder reuses from tick to tick (no allocation per tick once warm). */
 typedef struct flrep_tick_scratch {
-    struct flrep_rec *recs;
-    size_t rec_cap;
     dg_event *events;
     size_t ev_cap;
     flrep_world next;
@@ -116,10 +114,11 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
                             flrep_tick_scratch *s, uint64_t *tick_out, bool *keyframe_out,
                             const dg_event **events_out, size_t *nev_out, dg_error *err);
 
-/* Encodes one tick: the world moves from *world to `cur` (sorted, distinct ids). */
+/* Encodes one tick: on success the world moves from *world to `cur` (sorted, distinct ids), with
+ * the prediction contexts a reader will have; `next` is scratch. On error *world is unchanged. */
 dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyframe, const flrep_tick_ctx *ctx,
-                            flrep_world *world, const dg_qentity *cur, size_t n, const dg_event *ev,
-                            size_t nev, dg_buf *scratch_bits, dg_error *err);
+                            flrep_world *world, flrep_world *next, const dg_qentity *cur, size_t n,
+                            const dg_event *ev, size_t nev, dg_buf *scratch_bits, dg_error *err);
 
 /* ---- chunks and trailer (flrep_chunk.c) --------------------------------------------------- */
 typedef struct flrep_chunk_hdr {

@@ -54,25 +54,9 @@ void flrep_world_swap(flrep_world *a, flrep_world *b)
 
 void flrep_tick_scratch_free(flrep_tick_scratch *s)
 {
-    free(s->recs);
     free(s->events);
     flrep_world_free(&s->next);
     memset(s, 0, sizeof *s);
-}
-
-static bool reserve_recs(flrep_tick_scratch *s, size_t n)
-{
-    if (n <= s->rec_cap)
-        return true;
-    size_t cap = s->rec_cap ? s->rec_cap : 64;
-    while (cap < n)
-        cap *= 2;
-    flrep_rec *r = realloc(s->recs, cap * sizeof *r);
-    if (!r)
-        return false;
-    s->recs = r;
-    s->rec_cap = cap;
-    return true;
 }
 
 static bool reserve_events(flrep_tick_scratch *s, size_t n)
@@ -111,62 +95,67 @@ void flrep_tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep
 static inline int64_t rdiv(int64_t a, const flrep_tick_ctx *ctx)
 {
     uint64_t b = ctx->tick_rate_hz;
-    uint64_t n = (uint64_t)(a >= 0 ? a : -a) + b / 2;
+    uint64_t sign = (uint64_t)(a >> 63);            /* all ones when negative: no branch on the sign */
+    uint64_t n = (((uint64_t)a ^ sign) - sign) + b / 2;
     uint64_t q = b == 1 ? n : (uint64_t)(((flrep_u128)n * ctx->rate_magic) >> 64);
-    return a >= 0 ? (int64_t)q : -(int64_t)q;
+    return (int64_t)((q ^ sign) - sign);
 }
 
 static bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 static bool fits_rot(int64_t v) { return v >= -DG_QROT_SCALE && v <= DG_QROT_SCALE; }
 
-/* Applies a DELTA record to prev (with its context, valid when pred->seq == seq). Returns false
- * (with *why set) when the result leaves the quantized domain. */
+/* Applies a DELTA record to prev (with its context, valid when pred->seq == seq), writing the
+ * result field by field straight into *out (a struct assembled on the stack and copied whole
+ * stalls on store forwarding). out never aliases prev. Returns false (with *why set) when the
+ * result leaves the quantized domain; *out is then garbage the caller discards. */
 static bool apply_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t seq, const flrep_rec *r,
                         const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred, const char **why)
 {
     bool ctx = pred->seq == seq && seq != 0;
-    dg_qentity q = *prev;
-    flrep_pred np = {{0, 0, 0}, {0, 0, 0}, 0};
+    bool ok = true;
+    /* residuals are zero when motion = 0 (read_delta_fields clears them) */
     for (int i = 0; i < 3; i++) {
-        int64_t v = (int64_t)prev->vel[i] + (ctx ? pred->dv[i] : 0) + (r->motion ? r->vres[i] : 0);
-        if (!fits_i32(v)) {
-            *why = "velocity leaves the i32 range";
-            return false;
-        }
-        int64_t p = (int64_t)prev->pos[i] + rdiv(2 * v, tc) + (r->motion ? r->pres[i] : 0);
-        if (!fits_i32(p)) {
-            *why = "position leaves the i32 range";
-            return false;
-        }
-        q.vel[i] = (int32_t)v;
-        q.pos[i] = (int32_t)p;
-        np.dv[i] = (int32_t)(v - prev->vel[i]);  /* |dv| < 2^32 fits: both are i32 */
+        int64_t v = (int64_t)prev->vel[i] + (ctx ? pred->dv[i] : 0) + r->vres[i];
+        int64_t p = (int64_t)prev->pos[i] + rdiv(2 * v, tc) + r->pres[i];
+        ok &= fits_i32(v) & fits_i32(p);
+        out->vel[i] = (int32_t)v;
+        out->pos[i] = (int32_t)p;
+        out_pred->dv[i] = (int32_t)(v - prev->vel[i]);  /* both i32: the difference fits when v does */
     }
-    if (r->motion && r->rot_full) {
-        q.rot_largest = r->full.rot_largest;
-        memcpy(q.rot, r->full.rot, sizeof q.rot);
-    } else {
+    if (!ok) {
+        *why = "position or velocity leaves the i32 range";
+        return false;
+    }
+    if (r->rot_full) {
+        out->rot_largest = r->full.rot_largest;
         for (int i = 0; i < 3; i++) {
-            int64_t v = (int64_t)prev->rot[i] + (ctx ? pred->drot[i] : 0) + (r->motion ? r->rres[i] : 0);
-            if (!fits_rot(v)) {
-                *why = "rotation component leaves -32767..32767";
-                return false;
-            }
-            q.rot[i] = (int16_t)v;
-            np.drot[i] = (int32_t)(v - prev->rot[i]);
+            out->rot[i] = r->full.rot[i];
+            out_pred->drot[i] = 0;
+        }
+    } else {
+        out->rot_largest = prev->rot_largest;
+        for (int i = 0; i < 3; i++) {
+            int64_t v = (int64_t)prev->rot[i] + (ctx ? pred->drot[i] : 0) + r->rres[i];
+            ok &= fits_rot(v);
+            out->rot[i] = (int16_t)v;
+            out_pred->drot[i] = (int32_t)(v - prev->rot[i]);
+        }
+        if (!ok) {
+            *why = "rotation component leaves -32767..32767";
+            return false;
         }
     }
-    if (!dg_quant_rot_valid(q.rot, q.rot_largest)) {
+    if (!dg_quant_rot_valid(out->rot, out->rot_largest)) {
         *why = "rotation is not a unit quaternion";
         return false;
     }
-    if (r->attr_mask & 1) q.type_index = r->attrs[0];
-    if (r->attr_mask & 2) q.faction_index = r->attrs[1];
-    if (r->attr_mask & 4) q.health = r->attrs[2];
-    if (r->attr_mask & 8) q.flags = r->attrs[3];
-    np.seq = seq + 1;
-    *out = q;
-    *out_pred = np;
+    out->id = prev->id;
+    out->pad_ = 0;
+    out->type_index = (r->attr_mask & 1) ? r->attrs[0] : prev->type_index;
+    out->faction_index = (r->attr_mask & 2) ? r->attrs[1] : prev->faction_index;
+    out->health = (r->attr_mask & 4) ? r->attrs[2] : prev->health;
+    out->flags = (r->attr_mask & 8) ? r->attrs[3] : prev->flags;
+    out_pred->seq = seq + 1;
     return true;
 }
 
@@ -231,19 +220,27 @@ const dg_seg3_entry *dg_seg3_table(void)
 
 static void read_delta_fields(dg_bitr *b, flrep_rec *r, const dg_seg3_entry *t3)
 {
-    r->motion = (uint8_t)dg_bitr_get(b, 1);
-    r->rot_full = 0;
-    if (r->motion) {
+    uint32_t flags = (uint32_t)dg_bitr_get(b, 3);   /* motion, rotFull, attrs */
+    r->motion = flags & 1;
+    r->rot_full = (flags >> 1) & 1;
+    if (r->rot_full && !r->motion)
+        b->ok = false;   /* rotFull belongs to the motion fields */
+    if (!r->motion) {
+        memset(r->vres, 0, sizeof r->vres);
+        memset(r->pres, 0, sizeof r->pres);
+        memset(r->rres, 0, sizeof r->rres);
+    } else {
         dg_bitr_seg3(b, t3, r->vres);
         dg_bitr_seg3(b, t3, r->pres);
-        r->rot_full = (uint8_t)dg_bitr_get(b, 1);
-        if (r->rot_full)
+        if (r->rot_full) {
             read_rot(b, &r->full);
-        else
+            memset(r->rres, 0, sizeof r->rres);
+        } else {
             dg_bitr_seg3(b, t3, r->rres);
+        }
     }
     r->attr_mask = 0;
-    if (dg_bitr_get(b, 1)) {
+    if (flags & 4) {
         r->attr_mask = (uint8_t)dg_bitr_get(b, 4);
         if (r->attr_mask == 0)
             b->ok = false;   /* attrs = 1 promises at least one field */
@@ -253,6 +250,29 @@ static void read_delta_fields(dg_bitr *b, flrep_rec *r, const dg_seg3_entry *t3)
     }
 }
 
+/* The record nearly every moving entity has: the next id, DELTA, motion, no rotFull, no attrs —
+ * bits 1, 00, 1, 0, 0 (LSB first) — read with one test instead of five dependent reads. */
+#define FLREP_FAST_PREFIX 0x09u
+#define FLREP_FAST_PREFIX_BITS 6u
+
+static bool read_fast_delta(dg_bitr *b, flrep_rec *r, const dg_seg3_entry *t3)
+{
+    if (b->n < 32)
+        dg_bitr_refill(b);
+    if ((b->acc & ((1u << FLREP_FAST_PREFIX_BITS) - 1)) != FLREP_FAST_PREFIX || b->n < FLREP_FAST_PREFIX_BITS)
+        return false;
+    b->acc >>= FLREP_FAST_PREFIX_BITS;
+    b->n -= FLREP_FAST_PREFIX_BITS;
+    r->kind = FLREP_REC_DELTA;
+    r->motion = 1;
+    r->rot_full = 0;
+    r->attr_mask = 0;
+    dg_bitr_seg3(b, t3, r->vres);
+    dg_bitr_seg3(b, t3, r->pres);
+    dg_bitr_seg3(b, t3, r->rres);
+    return true;
+}
+
 typedef struct tick_hdr {
     uint64_t tick;
     uint16_t flags, nrec, nev;
@@ -260,54 +280,53 @@ typedef struct tick_hdr {
     uint64_t block_offset;
 } tick_hdr;
 
-/* Decodes the record block into s->recs. */
-static dg_status decode_records(const uint8_t *block, const tick_hdr *th, bool keyframe, flrep_tick_scratch *s,
-                                const char *where, dg_error *err)
+/* Decodes one record at b (prev = previous id of the tick). */
+static dg_status decode_record(dg_bitr *b, const uint8_t *block, const tick_hdr *th, uint32_t i, bool keyframe,
+                               uint64_t *prev, const dg_seg3_entry *t3, flrep_rec *r, const char *where,
+                               dg_error *err)
 {
-    dg_bitr b;
-    dg_bitr_init(&b, block, th->rec_bytes);
-    const dg_seg3_entry *t3 = dg_seg3_table();
-    uint64_t prev = 0;
-    for (uint32_t i = 0; i < th->nrec; i++) {
-        flrep_rec *r = &s->recs[i];
-        uint64_t gap = dg_bitr_eg(&b);
-        uint64_t id = prev + gap + 1;
-        r->kind = (uint8_t)dg_bitr_get(&b, 2);
-        if (!b.ok)
-            return dg_error_set(err, DG_E_MALFORMED, th->block_offset + (uint64_t)(b.p - block), where,
-                                "record %u of %u: expected an id gap and kind, found the block exhausted or a bad code",
-                                i, th->nrec);
-        if (id > UINT32_MAX)
+    if (!keyframe && read_fast_delta(b, r, t3)) {
+        if (*prev >= UINT32_MAX)
             return dg_error_set(err, DG_E_RANGE, th->block_offset, where,
                                 "record %u: expected an entity id <= 4294967295, found %llu", i,
-                                (unsigned long long)id);
-        r->id = (uint32_t)id;
-        prev = id;
-        if (r->kind == 3 || (keyframe && r->kind != FLREP_REC_FULL))
-            return dg_error_set(err, DG_E_MALFORMED, th->block_offset, where,
-                                "record %u (entity %u): expected kind %s, found %u", i, r->id,
-                                keyframe ? "FULL (1) in a keyframe tick" : "0, 1 or 2", r->kind);
-        if (r->kind == FLREP_REC_FULL) {
-            r->full.id = r->id;
-            read_full_fields(&b, &r->full);
-            read_rot(&b, &r->full);
-            r->full.pad_ = 0;
-            if (b.ok && r->full.rot[0] == INT16_MIN)
-                b.ok = false;
-        } else if (r->kind == FLREP_REC_DELTA) {
-            read_delta_fields(&b, r, t3);
-        }
-        if (!b.ok)
-            return dg_error_set(err, DG_E_MALFORMED, th->block_offset + (uint64_t)(b.p - block), where,
-                                "record %u (entity %u): expected a complete %s record, found the block exhausted "
-                                "or a bad code",
-                                i, r->id, r->kind == FLREP_REC_FULL ? "FULL" : "DELTA");
+                                (unsigned long long)*prev + 1);
+        r->id = (uint32_t)++*prev;
+        if (!b->ok)
+            return dg_error_set(err, DG_E_MALFORMED, th->block_offset + (uint64_t)(b->p - block), where,
+                                "record %u (entity %u): expected a complete DELTA record, found the block exhausted "
+                                "or a bad code", i, r->id);
+        return DG_OK;
     }
-    if (!dg_bitr_at_clean_end(&b))
-        return dg_error_set(err, DG_E_MALFORMED, th->block_offset + th->rec_bytes, where,
-                            "expected the record block (%u bytes) to end after %u records with zero padding, "
-                            "found unused bytes or non-zero padding bits",
-                            th->rec_bytes, th->nrec);
+    uint64_t id = *prev + dg_bitr_eg(b) + 1;
+    r->kind = (uint8_t)dg_bitr_get(b, 2);
+    if (!b->ok)
+        return dg_error_set(err, DG_E_MALFORMED, th->block_offset + (uint64_t)(b->p - block), where,
+                            "record %u of %u: expected an id gap and kind, found the block exhausted or a bad code",
+                            i, th->nrec);
+    if (id > UINT32_MAX)
+        return dg_error_set(err, DG_E_RANGE, th->block_offset, where,
+                            "record %u: expected an entity id <= 4294967295, found %llu", i, (unsigned long long)id);
+    r->id = (uint32_t)id;
+    *prev = id;
+    if (r->kind == 3 || (keyframe && r->kind != FLREP_REC_FULL))
+        return dg_error_set(err, DG_E_MALFORMED, th->block_offset, where,
+                            "record %u (entity %u): expected kind %s, found %u", i, r->id,
+                            keyframe ? "FULL (1) in a keyframe tick" : "0, 1 or 2", r->kind);
+    if (r->kind == FLREP_REC_FULL) {
+        r->full.id = r->id;
+        read_full_fields(b, &r->full);
+        read_rot(b, &r->full);
+        r->full.pad_ = 0;
+        if (b->ok && r->full.rot[0] == INT16_MIN)
+            b->ok = false;
+    } else if (r->kind == FLREP_REC_DELTA) {
+        read_delta_fields(b, r, t3);
+    }
+    if (!b->ok)
+        return dg_error_set(err, DG_E_MALFORMED, th->block_offset + (uint64_t)(b->p - block), where,
+                            "record %u (entity %u): expected a complete %s record, found the block exhausted "
+                            "or a bad code",
+                            i, r->id, r->kind == FLREP_REC_FULL ? "FULL" : "DELTA");
     return DG_OK;
 }
 
@@ -331,19 +350,27 @@ static dg_status check_state(const dg_qentity *q, const flrep_tick_ctx *ctx, con
     return DG_OK;
 }
 
-/* Builds the world after this tick into s->next from *world and s->recs. */
-static dg_status merge_records(const flrep_world *world, const tick_hdr *th, uint32_t seq, bool keyframe,
-                               const flrep_tick_ctx *ctx, flrep_tick_scratch *s, const char *where, dg_error *err)
+/* Decodes the record block and builds the world after this tick into s->next, in one pass over
+ * the records and the previous world (both sorted by id). *world is only read. */
+static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world, const tick_hdr *th, uint32_t seq,
+                                  bool keyframe, const flrep_tick_ctx *ctx, flrep_tick_scratch *s, const char *where,
+                                  dg_error *err)
 {
     flrep_world *nx = &s->next;
     if (!flrep_world_reserve(nx, (keyframe ? 0 : world->n) + th->nrec))
         return dg_error_set(err, DG_E_NOMEM, th->block_offset, where, "out of memory for %zu entities",
                             world->n + th->nrec);
+    dg_bitr b;
+    dg_bitr_init(&b, block, th->rec_bytes);
+    const dg_seg3_entry *t3 = dg_seg3_table();
+    uint64_t prev = 0;
     size_t wi = 0, out = 0;
     size_t wn = keyframe ? 0 : world->n;
     bool twice = th->tick == ctx->fault_double_delta_tick;
+    flrep_rec rec, *r = &rec;
     for (uint32_t i = 0; i < th->nrec; i++) {
-        const flrep_rec *r = &s->recs[i];
+        if (decode_record(&b, block, th, i, keyframe, &prev, t3, r, where, err))
+            return err ? err->code : DG_E_MALFORMED;
         size_t run = wi;
         while (wi < wn && world->ents[wi].id < r->id)
             wi++;
@@ -371,20 +398,20 @@ static dg_status merge_records(const flrep_world *world, const tick_hdr *th, uin
             continue;
         }
         const char *why = NULL;
-        dg_qentity q;
-        flrep_pred p;
-        bool ok = apply_delta(&world->ents[wi], &world->pred[wi], seq, r, ctx, &q, &p, &why);
+        dg_qentity *q = &nx->ents[out];
+        flrep_pred *p = &nx->pred[out];
+        bool ok = apply_delta(&world->ents[wi], &world->pred[wi], seq, r, ctx, q, p, &why);
         if (ok && twice) {
-            dg_qentity q2 = q;
-            ok = apply_delta(&q2, &p, seq, r, ctx, &q, &p, &why);
-            p.seq = seq + 1;
+            dg_qentity q2 = *q;
+            flrep_pred p2 = *p;
+            ok = apply_delta(&q2, &p2, seq, r, ctx, q, p, &why);
+            p->seq = seq + 1;
         }
         if (!ok)
             return dg_error_set(err, DG_E_RANGE, th->block_offset, where, "record %u (entity %u): %s", i, r->id, why);
-        if (check_state(&q, ctx, where, th->block_offset, err))
+        /* apply_delta checked the rotation; only changed attributes need checking */
+        if (r->attr_mask && check_state(q, ctx, where, th->block_offset, err))
             return err ? err->code : DG_E_MALFORMED;
-        nx->ents[out] = q;
-        nx->pred[out] = p;
         out++;
         wi++;
     }
@@ -394,6 +421,11 @@ static dg_status merge_records(const flrep_world *world, const tick_hdr *th, uin
         out += wn - wi;
     }
     nx->n = out;
+    if (!dg_bitr_at_clean_end(&b))
+        return dg_error_set(err, DG_E_MALFORMED, th->block_offset + th->rec_bytes, where,
+                            "expected the record block (%u bytes) to end after %u records with zero padding, "
+                            "found unused bytes or non-zero padding bits",
+                            th->rec_bytes, th->nrec);
     return DG_OK;
 }
 
@@ -507,14 +539,12 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
                     (unsigned long long)th.tick, th.nev, dg_cur_left(c));
         return err ? err->code : DG_E_TRUNCATED;
     }
-    if (!reserve_recs(s, th.nrec) || !reserve_events(s, th.nev))
+    if (!reserve_events(s, th.nev))
         return dg_error_set(err, DG_E_NOMEM, start, c->where, "out of memory for tick %llu",
                             (unsigned long long)th.tick);
     char where[128];
     snprintf(where, sizeof where, "%s, tick %llu", c->where, (unsigned long long)th.tick);
-    dg_status st = decode_records(block, &th, keyframe, s, where, err);
-    if (st == DG_OK)
-        st = merge_records(world, &th, seq, keyframe, ctx, s, where, err);
+    dg_status st = decode_and_merge(block, world, &th, seq, keyframe, ctx, s, where, err);
     size_t nev = 0;
     if (st == DG_OK)
         st = decode_events(c, &th, s, &nev);
@@ -559,8 +589,9 @@ static void make_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t 
 {
     bool ctx = pred->seq == seq && seq != 0;
     bool zero = true;
-    memset(r, 0, sizeof *r);
     r->id = cur->id;
+    r->rot_full = 0;
+    r->attr_mask = 0;
     r->kind = FLREP_REC_DELTA;
     for (int i = 0; i < 3; i++) {
         int64_t vp = (int64_t)prev->vel[i] + (ctx ? pred->dv[i] : 0);
@@ -593,20 +624,18 @@ static void make_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t 
 static void write_delta(dg_bitw *b, const flrep_rec *r)
 {
     dg_bitw_put(b, FLREP_REC_DELTA, 2);
-    dg_bitw_put(b, r->motion, 1);
+    dg_bitw_put(b, (uint64_t)r->motion | (uint64_t)r->rot_full << 1 | (uint64_t)(r->attr_mask != 0) << 2, 3);
     if (r->motion) {
         for (int i = 0; i < 3; i++)
             dg_bitw_seg(b, r->vres[i]);
         for (int i = 0; i < 3; i++)
             dg_bitw_seg(b, r->pres[i]);
-        dg_bitw_put(b, r->rot_full, 1);
         if (r->rot_full)
             write_rot(b, &r->full);
         else
             for (int i = 0; i < 3; i++)
                 dg_bitw_seg(b, r->rres[i]);
     }
-    dg_bitw_put(b, r->attr_mask != 0, 1);
     if (r->attr_mask) {
         dg_bitw_put(b, r->attr_mask, 4);
         for (int i = 0; i < 4; i++)
@@ -678,15 +707,40 @@ static dg_status check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_
     return DG_OK;
 }
 
+/* The world after an encoded record, computed with the decoder's own apply_delta: the writer's
+ * prediction contexts are the reader's by construction, and a residual that does not reproduce
+ * the state exactly is caught here rather than in a file. */
+static bool track_record(const flrep_world *world, size_t wi, uint32_t seq, const flrep_rec *r, const dg_qentity *cur,
+                         const flrep_tick_ctx *tc, flrep_world *next)
+{
+    dg_qentity *q = &next->ents[next->n];
+    flrep_pred *p = &next->pred[next->n];
+    next->n++;
+    if (!r) {   /* FULL or unlisted: the state as given, no context */
+        *q = *cur;
+        memset(p, 0, sizeof *p);
+        return true;
+    }
+    const char *why;
+    return apply_delta(&world->ents[wi], &world->pred[wi], seq, r, tc, q, p, &why) && dg_qentity_equal(q, cur);
+}
+
 dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyframe, const flrep_tick_ctx *tc,
-                            flrep_world *world, const dg_qentity *cur, size_t n, const dg_event *ev, size_t nev,
-                            dg_buf *bits, dg_error *err)
+                            flrep_world *world, flrep_world *next, const dg_qentity *cur, size_t n, const dg_event *ev,
+                            size_t nev, dg_buf *bits, dg_error *err)
 {
     if (check_events(tick, ev, nev, err))
         return err ? err->code : DG_E_RANGE;
+    if (!flrep_world_reserve(next, n))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory for %zu entities", n);
+    next->n = 0;
+    bool tracked = true;
     dg_buf_reset(bits);
     dg_bitw b;
-    dg_bitw_init(&b, bits);
+    /* one record is at most 65 (id gap) + 2 + 9 * 71 (residuals) + 52 + 70 bits < 96 bytes */
+    if (!dg_bitw_begin(&b, bits, (n + (keyframe ? 0 : world->n)) * 96))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
+                            (unsigned long long)tick);
     size_t wi = 0, nrec = 0;
     uint32_t prev_id = 0;
     size_t wn = keyframe ? 0 : world->n;
@@ -704,6 +758,7 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyfr
             break;
         bool present = wi < wn && world->ents[wi].id == id;
         if (present && dg_qentity_equal(&world->ents[wi], &cur[i])) {
+            track_record(world, wi, seq, NULL, &cur[i], tc, next);
             wi++;
             continue;  /* unchanged: no record */
         }
@@ -712,14 +767,20 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyfr
         nrec++;
         if (!present) {
             write_full(&b, &cur[i]);
+            track_record(world, wi, seq, NULL, &cur[i], tc, next);
             continue;
         }
         flrep_rec r;
         make_delta(&world->ents[wi], &world->pred[wi], seq, &cur[i], tc, &r);
         write_delta(&b, &r);
+        tracked &= track_record(world, wi, seq, &r, &cur[i], tc, next);
         wi++;
     }
     dg_bitw_flush(&b);
+    if (!tracked)
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
+                            "tick %llu: a DELTA record does not reproduce the state it encodes (codec bug)",
+                            (unsigned long long)tick);
     if (nrec > UINT16_MAX)
         return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer",
                             "tick %llu: expected at most 65535 entity records, found %zu", (unsigned long long)tick, nrec);
@@ -733,5 +794,6 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyfr
     if (!out->ok || !bits->ok)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
                             (unsigned long long)tick);
+    flrep_world_swap(world, next);
     return DG_OK;
 }

@@ -112,11 +112,11 @@ static void test_hand_built_file_decodes_as_the_page_says(void **state)
     beg(&w, 4);
     bput(&w, 0, 2);
     bput(&w, 1, 1);                      /* motion */
+    bput(&w, 0, 1);                      /* rotFull = 0 */
+    bput(&w, 1, 1);                      /* attrs */
     bseg(&w, 6); bseg(&w, 0); bseg(&w, 0);     /* vres */
     bseg(&w, -1); bseg(&w, 0); bseg(&w, 2);    /* pres */
-    bput(&w, 0, 1);                      /* rotFull = 0 */
     bseg(&w, 3); bseg(&w, 0); bseg(&w, -2);    /* rres */
-    bput(&w, 1, 1);                      /* attrs */
     bput(&w, 4, 4);                      /* health only */
     bput(&w, 5000, 16);
     beg(&w, 1);
@@ -128,8 +128,7 @@ static void test_hand_built_file_decodes_as_the_page_says(void **state)
     memset(&w, 0, sizeof w);             /* tick 103: DELTA 5 with motion = 0 (pure prediction) */
     beg(&w, 4);
     bput(&w, 0, 2);
-    bput(&w, 0, 1);
-    bput(&w, 0, 1);
+    bput(&w, 0, 3);                      /* motion = rotFull = attrs = 0 */
     tick(&content, 103, 0, 1, 0, &w);
 
     bytes file = {{0}, 0};

@@ -416,6 +416,29 @@ void dg_rep__ranges_line(dg_rsink *s, const dg_report_check *c, uint32_t max_sho
         dg_rsink_puts(s, " (range cap reached: the last range holds gaps)");
 }
 
+void dg_rep__seconds(char *buf, size_t cap, double v)
+{
+    if (!isfinite(v) || v < 0) {
+        snprintf(buf, cap, "n/a");
+        return;
+    }
+    snprintf(buf, cap, v < 10 ? "%.2f s" : "%.1f s", v);
+    for (char *p = buf; *p; p++)
+        if (*p == ',')
+            *p = '.';
+}
+
+void dg_rep__tally_line(dg_rsink *s, const dg_report *r)
+{
+    dg_rep__tally t;
+    dg_rep__count(r, &t);
+    char d[48];
+    dg_rep__seconds(d, sizeof d, r->duration_s);
+    dg_rsink_printf(s, "%u scenario%s (%u passed, %u failed, %u could not be tested), %u check%s, %s",
+                    (unsigned)t.scenarios, t.scenarios == 1 ? "" : "s", (unsigned)t.sc_pass, (unsigned)t.sc_fail,
+                    (unsigned)t.sc_error, (unsigned)t.checks, t.checks == 1 ? "" : "s", d);
+}
+
 void dg_rep__count(const dg_report *r, dg_rep__tally *t)
 {
     memset(t, 0, sizeof *t);

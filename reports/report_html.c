@@ -33,7 +33,7 @@ static const char ht__css[] =
     ".meta{color:#5a6270;margin:0 0 12px}"
     "table{border-collapse:collapse;background:#fff;margin:6px 0 10px;font-size:13px}"
     "th,td{border:1px solid #d0d4d9;padding:3px 8px;text-align:left;vertical-align:top}"
-    "th{background:#eceef1}td.num{text-align:right;font-variant-numeric:tabular-nums;"
+    "th{background:#eceef1}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums;"
     "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}"
     ".badge{display:inline-block;border-radius:4px;padding:0 7px;font-weight:600;font-size:12px;color:#fff}"
     ".pass{background:#2e7d32}.fail{background:#c62828}.error{background:#b26a00}"
@@ -711,19 +711,13 @@ static void ht__head(dg_rsink *s, const dg_report *r)
     dg_rsink_puts(s, " ");
     ht__badge(s, st);
     dg_rsink_puts(s, "</h1>\n");
-    dg_rep__tally t;
-    dg_rep__count(r, &t);
-    char when[40] = "";
+    dg_rsink_puts(s, "<p class=\"meta\">");
+    dg_rep__tally_line(s, r);
     time_t tt = (time_t)r->started_unix;
     struct tm tmv;
-    if (gmtime_r(&tt, &tmv))
-        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tmv);
-    char d[40];
-    dg_rep__double_buf(d, sizeof d, r->duration_s, false);
-    dg_rsink_printf(s, "<p class=\"meta\">%u scenarios: %u passed, %u failed, %u could not be tested · %u checks · "
-                       "started %s · %s s",
-                    (unsigned)t.scenarios, (unsigned)t.sc_pass, (unsigned)t.sc_fail, (unsigned)t.sc_error,
-                    (unsigned)t.checks, when, d);
+    char when[40];
+    if (r->started_unix != 0 && gmtime_r(&tt, &tmv) && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tmv))
+        dg_rsink_printf(s, " · started %s", when);
     if (r->nomem)
         dg_rsink_puts(s, " · <strong>incomplete: out of memory while building</strong>");
     dg_rsink_puts(s, "</p>\n");

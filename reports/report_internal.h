@@ -65,6 +65,10 @@ typedef struct dg_rep__tally {
     uint32_t checks, ck_pass, ck_fail, ck_error;
 } dg_rep__tally;
 void dg_rep__count(const dg_report *r, dg_rep__tally *t);
+/* "2.50 s" ("n/a" for negative or non-finite) */
+void dg_rep__seconds(char *buf, size_t cap, double v);
+/* "3 scenarios (1 passed, 1 failed, 1 could not be tested), 7 checks, 12.5 s" — plain ASCII. */
+void dg_rep__tally_line(dg_rsink *s, const dg_report *r);
 
 /* Renderers into a sink (the public writers wrap these). */
 void dg_rep__text(const dg_report *r, const dg_report_opts *o, dg_rsink *s);

@@ -17,17 +17,11 @@ static const char *md__badge(dg_report_status st)
 
 static void md__header(dg_rsink *s, const dg_report *r)
 {
-    dg_rep__tally t;
-    dg_rep__count(r, &t);
     dg_report_status st = dg_report_overall_status(r);
     dg_rsink_puts(s, "## detgate ");
     dg_rep__md_text(s, dg_rep__str_or(r->command, "report"));
     dg_rsink_printf(s, ": %s\n\n", md__badge(st));
-    dg_rsink_printf(s, "%u scenarios: %u passed, %u failed, %u could not be tested · %u checks", (unsigned)t.scenarios,
-                    (unsigned)t.sc_pass, (unsigned)t.sc_fail, (unsigned)t.sc_error, (unsigned)t.checks);
-    char d[40];
-    dg_rep__double_buf(d, sizeof d, r->duration_s, false);
-    dg_rsink_printf(s, " · %s s", d);
+    dg_rep__tally_line(s, r);
     if (r->tool_version) {
         dg_rsink_puts(s, " · detgate ");
         dg_rep__md_text(s, r->tool_version);

@@ -36,8 +36,6 @@ static void txt__status(txt *t, dg_report_status st)
 
 static void txt__summary_header(txt *t, const dg_report *r)
 {
-    dg_rep__tally ty;
-    dg_rep__count(r, &ty);
     txt__sgr(t, "1");
     dg_rsink_puts(t->s, "detgate ");
     dg_rep__term_text(t->s, dg_rep__str_or(r->command, "report"));
@@ -48,12 +46,9 @@ static void txt__summary_header(txt *t, const dg_report *r)
     txt__sgr(t, "0");
     dg_rsink_puts(t->s, ": ");
     txt__status(t, dg_report_overall_status(r));
-    dg_rsink_printf(t->s, " — %u scenarios (%u passed, %u failed, %u could not be tested), %u checks, ",
-                    (unsigned)ty.scenarios, (unsigned)ty.sc_pass, (unsigned)ty.sc_fail, (unsigned)ty.sc_error,
-                    (unsigned)ty.checks);
-    char d[40];
-    dg_rep__double_buf(d, sizeof d, r->duration_s, false);
-    dg_rsink_printf(t->s, "%s s%s\n", d, r->nomem ? " (INCOMPLETE: out of memory while building)" : "");
+    dg_rsink_puts(t->s, " — ");
+    dg_rep__tally_line(t->s, r);
+    dg_rsink_printf(t->s, "%s\n", r->nomem ? " (INCOMPLETE: out of memory while building)" : "");
 }
 
 static bool txt__noteworthy(const dg_report_check *c)

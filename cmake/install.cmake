@@ -23,5 +23,8 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/detgateConfigVersion.cmake
 install(FILES ${CMAKE_BINARY_DIR}/detgateConfig.cmake ${CMAKE_BINARY_DIR}/detgateConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/detgate)
 
+# Relocatable: the prefix is found from the .pc file's own folder, so --prefix at install time works.
+file(RELATIVE_PATH DG_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+string(REGEX REPLACE "/$" "" DG_PC_TO_PREFIX "${DG_PC_TO_PREFIX}")
 configure_file(${CMAKE_SOURCE_DIR}/cmake/detgate-codec.pc.in ${CMAKE_BINARY_DIR}/detgate-codec.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/detgate-codec.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -7,7 +7,7 @@
  *   velocity  int32 per axis, 1/32 m/s
  *   rotation  smallest-three unit quaternion: index of the largest component (made >= 0) and the
  *             other three in index order as int16, value = c * sqrt(2) * 32767 (|c| <= 1/sqrt 2),
- *             angular error <= 0.003 degrees
+ *             angular error under 0.004 degrees (spec: <= 0.01)
  *   health    uint16, 1/10000 of full health (10000 = 100%)
  * Quantization is plain IEEE arithmetic (no libm transcendental), so every compiler agrees. */
 #ifndef DETGATE_QUANT_H

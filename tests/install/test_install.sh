@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# tests/install/test_install.sh BUILD_DIR SOURCE_DIR — installs the codec into a temporary prefix,
+# then builds a consumer with find_package(detgate) and another with pkg-config, and runs both.
+set -euo pipefail
+build=$1 src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+cmake -S "$src/tests/install/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/consumer" >/dev/null
+"$tmp/consumer/consumer" "$tmp/a.flrep"
+libdir=$(ls -d "$tmp"/prefix/lib*/pkgconfig | head -n 1)
+PKG_CONFIG_PATH="$libdir" cc -std=c11 "$src/tests/install/consumer/main.c" -o "$tmp/pc-consumer" \
+  $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs --static detgate-codec)
+"$tmp/pc-consumer" "$tmp/b.flrep"
+echo "install: find_package and pkg-config consumers both round-trip"

@@ -483,12 +483,12 @@ static dg_status val_tick(parser *P, const char *p, size_t n, unsigned col, cons
         scale = ss->tick_rate_hz * 3600.0;
     else
         return fail_at(P, col + (unsigned)(suf - p), suf, sl, "a time unit (ms, s, min, h) for %s", what);
-    if (sl == 0 && v != (double)(uint64_t)v)
-        return fail_at(P, col, p, n, "%s as a whole number of ticks", what);
     double t = v * scale + 0.5;
     if (!(t < (double)ss->duration_ticks))
         return fail_at(P, col, p, n, "%s before the end of the session (tick < %llu)", what,
                        (unsigned long long)ss->duration_ticks);
+    if (sl == 0 && v != (double)(uint64_t)v) /* v < duration here, so the cast is defined */
+        return fail_at(P, col, p, n, "%s as a whole number of ticks", what);
     *out = (uint64_t)t;
     return DG_OK;
 }

@@ -120,7 +120,7 @@ static inline void rply__xstate_apply_delta(dg_rply_xstate *x, const dg_rply_op 
 dg_status rply__apply_other(dg_rply_state *s, const dg_rply_file *f, const dg_rply_op *op,
                             dg_error *err);
 
-/* One op applied to the state: ticks and transform deltas inline, the rest out of line. */
+/* One op applied to the state: ticks and transforms inline, the rest out of line. */
 static inline dg_status rply__apply(dg_rply_state *s, const dg_rply_file *f, const dg_rply_op *op,
                                     dg_error *err)
 {
@@ -137,6 +137,12 @@ static inline dg_status rply__apply(dg_rply_state *s, const dg_rply_file *f, con
         }
     } else if (op->code == DG_RPLY_OP_TICK_NEXT || op->code == DG_RPLY_OP_TICK) {
         return DG_OK;
+    } else if (op->code == DG_RPLY_OP_XFORM) {
+        uint16_t k = s->slot[op->entity];
+        if (RPLY_LIKELY(k != 0)) {
+            rply__xstate_apply_xform(&s->live[k - 1].x, op);
+            return DG_OK;
+        }
     }
     return rply__apply_other(s, f, op, err);
 }

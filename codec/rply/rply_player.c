@@ -170,19 +170,26 @@ static const dg_rply_checkpoint *checkpoint_before(const dg_rply_player *p, uint
  * that ends the run (the next tick's opener) is kept decoded for the next call. */
 static dg_status run(dg_rply_player *p, uint32_t limit, uint32_t stop_pos, dg_error *err)
 {
+    /* The iterator lives in locals here: the state writes through pointers, and a copy inside the
+     * player would have to be reloaded after every op. */
+    dg_rply_iter cur = p->it, next;
     dg_rply_op op;
-    dg_rply_iter next;
-    while (p->it.pos < stop_pos) {
+    uint64_t applied = 0;
+    dg_status st = DG_OK;
+    while (cur.pos < stop_pos) {
         if (p->has_pending) {
             op = p->pending;
             next = p->pending_it;
+            p->has_pending = false;
         } else {
-            next = p->it;
+            next = cur;
             int r = rply__iter_next(&next, &op, err);
             if (r == 0)
                 break;
-            if (r < 0)
-                return err && err->code != DG_OK ? err->code : DG_E_MALFORMED;
+            if (r < 0) {
+                st = err && err->code != DG_OK ? err->code : DG_E_MALFORMED;
+                break;
+            }
         }
         if (op.tick > limit) {
             p->pending = op;
@@ -190,16 +197,17 @@ static dg_status run(dg_rply_player *p, uint32_t limit, uint32_t stop_pos, dg_er
             p->has_pending = true;
             break;
         }
-        p->has_pending = false;
-        if (RPLY_UNLIKELY(next.next_kf != p->it.next_kf))
-            capture(p, p->it.next_kf, &p->it);
-        dg_status st = rply__apply(&p->state, p->f, &op, err);
+        if (RPLY_UNLIKELY(next.next_kf != cur.next_kf))
+            capture(p, cur.next_kf, &cur);
+        st = rply__apply(&p->state, p->f, &op, err);
         if (RPLY_UNLIKELY(st != DG_OK))
-            return st;
-        p->it = next;
-        p->ops_applied++;
+            break;
+        cur = next;
+        applied++;
     }
-    return DG_OK;
+    p->it = cur;
+    p->ops_applied += applied;
+    return st;
 }
 
 /* Puts the player back exactly where it was (iterator `it0`, state tick/started) after a failure:

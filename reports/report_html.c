@@ -429,7 +429,10 @@ static void ht__separation(dg_rsink *s, const dg_report_check *c)
     ht__line(s, HT_ML, base, HT_ML + pw, base, "stroke=\"#555\"");
     ht__line(s, HT_ML, HT_MT, HT_ML, base, "stroke=\"#555\"");
     char b[64];
-    dg_rep__double_buf(b, sizeof b, r.max, false);
+    snprintf(b, sizeof b, "%.4g", r.max); /* an axis label, not a value: 4 digits fit the margin */
+    for (char *p = b; *p; p++)
+        if (*p == ',')
+            *p = '.';
     ht__text_el(s, HT_ML - 6, HT_MT + 4, "end", NULL, b);
     ht__text_el(s, HT_ML - 6, base, "end", NULL, "0");
     snprintf(b, sizeof b, "%llu", (unsigned long long)r.t0);

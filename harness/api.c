@@ -1,0 +1,326 @@
+/* harness/api.c — the engine-facing C API (include/detgate/harness.h): a session records what the
+ * engine hands over through the same record side as `detgate verify`, keeps the inputs in a private
+ * spill file so the record side can be re-derived for a diff, then runs the verify checks. */
+#include "detgate/harness.h"
+#include "harness_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The spill is a process-private scratch file read back by the same process, never a format:
+ * per tick u64 tick, u64 n, u64 nev, n dg_entity_in, nev (dg_event, text bytes). */
+typedef struct spill_source {
+    FILE *f;
+    char path[512];
+    dg_entity_in *ents;
+    size_t cap;
+    dg_event *evs;
+    size_t cap_ev;
+    char *text;
+    size_t cap_text;
+} spill_source;
+
+struct dg_harness_session {
+    harness__source src; /* reads the spill back */
+    spill_source sp;
+    dg_harness_options opts;
+    char name[DG_HASH_LOG_NAME_MAX + 1];
+    char rec_path[512];
+    bool temp_rec;
+    dg_flrep_writer *w;
+    harness__stream rec;
+    dg_qentity *q;
+    dg_entity_in *sorted;
+    size_t cap;
+    bool failed;
+    /* copies of the header tables (the caller's may go away) */
+    dg_flrep_header hdr;
+};
+
+dg_harness_options dg_harness_default_options(void)
+{
+    dg_harness_options o = {0};
+    o.name = "engine";
+    o.keep_inputs = true;
+    o.seek_random = 32;
+    return o;
+}
+
+static dg_status fit(void **p, size_t *cap, size_t n, size_t elem, dg_error *err)
+{
+    if (n <= *cap)
+        return DG_OK;
+    size_t nc = *cap ? *cap * 2 : 64;
+    while (nc < n)
+        nc *= 2;
+    void *q = realloc(*p, nc * elem);
+    if (!q)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "harness session", "out of memory");
+    *p = q;
+    *cap = nc;
+    return DG_OK;
+}
+
+static int spill_next(harness__source *s, harness__frame *f, dg_error *err)
+{
+    spill_source *sp = s->impl;
+    uint64_t h[3];
+    size_t got = fread(h, sizeof h[0], 3, sp->f);
+    if (got == 0 && feof(sp->f))
+        return 0;
+    if (got != 3 || fit((void **)&sp->ents, &sp->cap, h[1], sizeof *sp->ents, err) ||
+        fit((void **)&sp->evs, &sp->cap_ev, h[2], sizeof *sp->evs, err) ||
+        fread(sp->ents, sizeof *sp->ents, h[1], sp->f) != h[1]) {
+        dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, sp->path, "spill file unreadable");
+        return -1;
+    }
+    size_t text_total = 0;
+    for (size_t i = 0; i < h[2]; i++) {
+        if (fread(&sp->evs[i], sizeof sp->evs[i], 1, sp->f) != 1)
+            return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, sp->path, "spill file unreadable"), -1;
+        text_total += sp->evs[i].text_len;
+    }
+    if (fit((void **)&sp->text, &sp->cap_text, text_total + 1, 1, err) != DG_OK)
+        return -1;
+    size_t at = 0;
+    for (size_t i = 0; i < h[2]; i++) {
+        size_t tl = sp->evs[i].text_len;
+        if (tl && fread(sp->text + at, 1, tl, sp->f) != tl)
+            return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, sp->path, "spill file unreadable"), -1;
+        sp->evs[i].text = tl ? sp->text + at : NULL;
+        at += tl;
+    }
+    dg_hash_stream hs;
+    dg_hash_raw_begin(&hs, h[0]);
+    for (size_t i = 0; i < h[1]; i++) {
+        const dg_entity_in *e = &sp->ents[i];
+        double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
+                                          e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
+        dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+    }
+    *f = (harness__frame){h[0], sp->ents, h[1], sp->evs, h[2], true, dg_hash_raw_end(&hs)};
+    return 1;
+}
+
+static dg_status spill_rewind(harness__source *s, dg_error *err)
+{
+    spill_source *sp = s->impl;
+    if (!sp->f)
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "harness session",
+                            "inputs were not kept (keep_inputs = false): the record side cannot be re-derived");
+    if (fflush(sp->f) != 0 || fseeko(sp->f, 0, SEEK_SET) != 0)
+        return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, sp->path, "cannot rewind: %s", strerror(errno));
+    return DG_OK;
+}
+
+static void session_free(dg_harness_session *s)
+{
+    if (s->w)
+        dg_flrep_writer_abort(s->w);
+    if (s->sp.f) {
+        fclose(s->sp.f);
+        remove(s->sp.path);
+    }
+    if (s->temp_rec)
+        remove(s->rec_path);
+    free(s->sp.ents);
+    free(s->sp.evs);
+    free(s->sp.text);
+    free(s->q);
+    free(s->sorted);
+    harness__stream_free(&s->rec);
+    free(s);
+}
+
+void dg_harness_abort(dg_harness_session *s)
+{
+    if (s)
+        session_free(s);
+}
+
+dg_status dg_harness_open(dg_harness_session **out, const dg_flrep_header *hdr, const dg_harness_options *opts,
+                          dg_error *err)
+{
+    *out = NULL;
+    if (!hdr)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_harness_open", "hdr is NULL");
+    dg_harness_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_harness_open", "out of memory");
+    s->opts = opts ? *opts : dg_harness_default_options();
+    harness__scenario_name(s->opts.name ? s->opts.name : "engine", s->name, sizeof s->name);
+    if (s->opts.recording_path) {
+        snprintf(s->rec_path, sizeof s->rec_path, "%s", s->opts.recording_path);
+    } else {
+        s->temp_rec = harness__temp_path(s->rec_path, sizeof s->rec_path, NULL, "session", ".flrep");
+    }
+    dg_status st = dg_flrep_writer_open(&s->w, s->rec_path, hdr, NULL, err);
+    if (st == DG_OK && s->opts.keep_inputs) {
+        harness__temp_path(s->sp.path, sizeof s->sp.path, NULL, "spill", ".bin");
+        s->sp.f = fopen(s->sp.path, "w+b");
+        if (!s->sp.f)
+            st = dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, s->sp.path, "cannot create: %s", strerror(errno));
+    }
+    if (st != DG_OK) {
+        s->temp_rec = false; /* nothing was renamed into place */
+        session_free(s);
+        return st;
+    }
+    s->hdr = *hdr;
+    s->src.hdr = *hdr; /* only the names (roster) are read from it, while the writer owns the copies */
+    snprintf(s->src.name, sizeof s->src.name, "%s", s->name);
+    s->src.next = spill_next;
+    s->src.rewind = spill_rewind;
+    s->src.impl = &s->sp;
+    *out = s;
+    return DG_OK;
+}
+
+static int cmp_in(const void *a, const void *b)
+{
+    uint32_t x = ((const dg_entity_in *)a)->id, y = ((const dg_entity_in *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+static dg_status spill_write(spill_source *sp, uint64_t tick, const dg_entity_in *e, size_t n, const dg_event *ev,
+                             size_t nev, dg_error *err)
+{
+    uint64_t h[3] = {tick, n, nev};
+    bool ok = fwrite(h, sizeof h[0], 3, sp->f) == 3 && fwrite(e, sizeof *e, n, sp->f) == n;
+    for (size_t i = 0; ok && i < nev; i++)
+        ok = fwrite(&ev[i], sizeof ev[i], 1, sp->f) == 1;
+    for (size_t i = 0; ok && i < nev; i++)
+        ok = !ev[i].text_len || fwrite(ev[i].text, 1, ev[i].text_len, sp->f) == ev[i].text_len;
+    return ok ? DG_OK : dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, sp->path, "spill write failed");
+}
+
+dg_status dg_harness_tick(dg_harness_session *s, uint64_t tick, const dg_entity_in *ents, size_t n,
+                          const dg_event *events, size_t nev, dg_error *err)
+{
+    if (!s || s->failed)
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "dg_harness_tick", "session failed or NULL");
+    if (n > s->cap) {
+        size_t nc = n * 2;
+        dg_qentity *q = realloc(s->q, nc * sizeof *q);
+        if (q)
+            s->q = q;
+        dg_entity_in *so = realloc(s->sorted, nc * sizeof *so);
+        if (so)
+            s->sorted = so;
+        if (!q || !so) {
+            s->failed = true;
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_harness_tick", "out of memory");
+        }
+        s->cap = nc;
+    }
+    if (n)
+        memcpy(s->sorted, ents, n * sizeof *ents);
+    qsort(s->sorted, n, sizeof *s->sorted, cmp_in);
+    dg_status st = dg_flrep_writer_tick(s->w, tick, s->sorted, n, events, nev, s->q, err);
+    if (st == DG_OK && s->sp.f)
+        st = spill_write(&s->sp, tick, s->sorted, n, events, nev, err);
+    if (st != DG_OK) {
+        s->failed = true;
+        return st;
+    }
+    dg_hash_stream hs;
+    dg_hash_raw_begin(&hs, tick);
+    for (size_t i = 0; i < n; i++) {
+        const dg_entity_in *e = &s->sorted[i];
+        double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
+                                          e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
+        dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+    }
+    dg_tick_hash th = dg_hash_tick(tick, s->q, n, events, nev, NULL);
+    harness__tickrec r = {tick, th.state, th.events, th.combined, dg_hash_raw_end(&hs), th.entity_count, true};
+    if ((st = harness__stream_push(&s->rec, &r, err)) != DG_OK)
+        s->failed = true;
+    return st;
+}
+
+static void fill_result(dg_harness_result *out, const dg_report_scenario *sc, const harness__stream *rec)
+{
+    memset(out, 0, sizeof *out);
+    out->ticks = rec ? rec->n : sc->ticks;
+    out->entity_ticks = rec ? rec->entity_ticks : sc->entity_ticks;
+    out->first_divergent_tick = DG_REPORT_TICK_NONE;
+    for (uint32_t i = 0; sc && i < sc->n_checks; i++) {
+        const dg_report_check *c = &sc->checks[i];
+        out->failed_checks += c->status == DG_REPORT_FAIL;
+        out->error_checks += c->status == DG_REPORT_ERROR;
+        if (c->first_tick < out->first_divergent_tick)
+            out->first_divergent_tick = c->first_tick;
+    }
+}
+
+dg_status dg_harness_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out, dg_error *err)
+{
+    if (!s)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_harness_finish", "session is NULL");
+    if (s->failed) {
+        session_free(s);
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "dg_harness_finish", "a tick failed earlier");
+    }
+    dg_flrep_writer *w = s->w;
+    s->w = NULL;
+    dg_status st = dg_flrep_writer_close(w, err);
+    if (st == DG_OK && s->rec.n == 0)
+        st = dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "dg_harness_finish", "no tick was recorded");
+    if (st != DG_OK) {
+        session_free(s);
+        return st;
+    }
+    dg_report *own = NULL;
+    if (!report)
+        report = own = dg_report_new("verify", HARNESS_VERSION, NULL, err);
+    dg_report_scenario *sc = report ? dg_report_add_scenario(report, s->name, "flrep") : NULL;
+    if (!sc) {
+        dg_report_free(own);
+        session_free(s);
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_harness_finish", "out of memory");
+    }
+    sc->ticks = s->rec.n;
+    sc->entity_ticks = s->rec.entity_ticks;
+    harness__verify_opts vo = {UINT64_MAX, s->opts.seek_random ? s->opts.seek_random : 32, 0,
+                               s->opts.skip_recovery, NULL, NULL};
+    harness__verify_file(sc, &s->src, s->rec_path, &s->rec, &vo);
+    if (out)
+        fill_result(out, sc, &s->rec);
+    dg_report_free(own);
+    session_free(s);
+    return DG_OK;
+}
+
+dg_status dg_harness_diff_files(const char *a, const char *b, const char *name, dg_report *report,
+                                dg_harness_result *out, dg_error *err)
+{
+    dg_report *own = NULL;
+    if (!report)
+        report = own = dg_report_new("diff", HARNESS_VERSION, NULL, err);
+    dg_report_scenario *sc = report ? dg_report_add_scenario(report, name ? name : "diff", "flrep") : NULL;
+    dg_report_check *c = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
+    if (!c) {
+        dg_report_free(own);
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_harness_diff_files", "out of memory");
+    }
+    uint64_t nd = harness__compare_files(c, sc, a, b, err);
+    dg_status st = DG_OK;
+    if (nd == UINT64_MAX) {
+        char buf[512];
+        dg_error_format(err, buf, sizeof buf);
+        c->status = DG_REPORT_ERROR;
+        dg_report_check_set_message(c, "%s", buf);
+        st = err->code;
+    } else if (nd > 0) {
+        c->status = DG_REPORT_FAIL;
+        dg_report_check_set_message(c, "%llu ticks differ; first at tick %llu", (unsigned long long)nd,
+                                    (unsigned long long)c->first_tick);
+    } else {
+        dg_report_check_set_message(c, "%llu ticks, identical", (unsigned long long)sc->ticks);
+    }
+    if (out)
+        fill_result(out, sc, NULL);
+    dg_report_free(own);
+    return st;
+}

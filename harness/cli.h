@@ -1,0 +1,120 @@
+/* harness/cli.h — the `detgate` command line's private wiring: one function per subcommand, the
+ * shared report flags, exit codes, progress line and messages. Only the CLI prints. */
+#ifndef DETGATE_HARNESS_CLI_H
+#define DETGATE_HARNESS_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "harness_internal.h"
+
+/* Exit codes (docs/CLI.md): the same meaning for every subcommand, and the ones git bisect run
+ * understands. */
+enum {
+    CLI_EQUAL = 0,     /* everything compared equal */
+    CLI_DIVERGED = 1,  /* a divergence was found */
+    CLI_USAGE = 2,     /* bad input or usage */
+    CLI_UNTESTED = 125 /* could not test (build failed, missing golden, internal error) */
+};
+
+typedef struct cli_cmd {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+    const char *help; /* full --help text, with an example */
+} cli_cmd;
+
+extern const cli_cmd cli_commands[];
+
+/* Subcommands. argv[0] is the subcommand name. */
+int cli_info(int argc, char **argv);
+int cli_dump(int argc, char **argv);
+int cli_hash(int argc, char **argv);
+int cli_record(int argc, char **argv);
+int cli_verify(int argc, char **argv);
+int cli_diff(int argc, char **argv);
+int cli_gate(int argc, char **argv);
+int cli_bless(int argc, char **argv);
+int cli_bisect(int argc, char **argv);
+int cli_bisect_step(int argc, char **argv);
+int cli_matrix(int argc, char **argv);
+
+/* Prints the help of a subcommand to f. */
+void cli_print_help(FILE *f, const char *cmd);
+/* "detgate <cmd>: <message>" on stderr, then a hint to --help; returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* "detgate <cmd>: <formatted dg_error>" on stderr. */
+void cli_print_error(const char *cmd, const dg_error *err);
+
+/* ---- reports ---------------------------------------------------------------------------------- */
+typedef struct cli_reports {
+    const char *dir;  /* --report-dir: report.{txt,json,xml,md,html} */
+    const char *text, *json, *junit, *markdown, *html;
+    bool quiet;       /* --quiet: no summary on stdout */
+    bool no_summary;  /* the command prints something else on stdout */
+} cli_reports;
+
+/* Long options shared by every reporting command; returns true when opt was one of them. */
+#define CLI_REPORT_OPTS                                                                          \
+    {"report-dir", 1, 0, 0x100}, {"text", 1, 0, 0x101}, {"json", 1, 0, 0x102}, {"junit", 1, 0, 0x103}, \
+        {"markdown", 1, 0, 0x104}, {"html", 1, 0, 0x105}, {"quiet", 0, 0, 'q'}
+bool cli_report_opt(cli_reports *r, int opt, const char *arg);
+/* Writes every requested rendering (atomically) and the text summary on stdout. Returns false when
+ * a report could not be written (message on stderr). */
+bool cli_write_reports(const dg_report *rep, const cli_reports *r, const char *cmd);
+/* Exit code for a finished report: 0 pass, 1 any fail, 125 any error (and no fail). */
+int cli_exit_for(const dg_report *rep);
+
+/* ---- progress (a single updating line on a TTY, nothing otherwise) ----------------------------- */
+typedef struct cli_progress {
+    bool on;
+    const char *label;
+    double last;
+} cli_progress;
+void cli_progress_init(cli_progress *p, const char *label);
+void cli_progress_cb(void *user, uint64_t tick, uint64_t total);
+void cli_progress_done(cli_progress *p);
+
+/* ---- files --------------------------------------------------------------------------------------- */
+typedef enum cli_kind { CLI_KIND_UNKNOWN, CLI_KIND_FLREP, CLI_KIND_RPLY, CLI_KIND_HASHLOG } cli_kind;
+/* Detects a file by its first bytes ("FLRP", "RPLY", a hash log or zstd). -1 when unreadable. */
+int cli_detect(const char *path, cli_kind *kind, dg_error *err);
+/* Whole file into memory (for the RPLY dump, which takes a buffer). */
+uint8_t *cli_slurp(const char *path, size_t *len, dg_error *err);
+bool cli_file_exists(const char *path);
+bool cli_is_dir(const char *path);
+/* mkdir -p */
+bool cli_mkdirs(const char *path);
+/* Parses an unsigned decimal; false on anything else. */
+bool cli_parse_u64(const char *s, uint64_t *out);
+
+/* The scenario argument: a path to a .scn, or a bare name looked up in corpus_dir. */
+bool cli_resolve_scenario(const char *arg, const char *corpus_dir, char *out, size_t cap);
+
+/* ---- shared run pieces (cli_run.c) ------------------------------------------------------------------ */
+typedef struct cli_run_opts {
+    const char *inject;
+    uint32_t keyframe;
+    const char *states;        /* --states FILE instead of a scenario */
+    uint64_t fault_tick;       /* --replay-fault double-delta:T */
+    size_t seek_random, seek_max_edges;
+    bool skip_recovery;
+    const char *keep;          /* keep the recording here */
+    const char *hash_log;      /* also write the record-side hash log */
+    bool log_entities;
+} cli_run_opts;
+
+void cli_run_opts_init(cli_run_opts *o);
+/* Opens the source for a scenario path (or the states file). */
+dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__source **out, dg_error *err);
+/* Records src to path, then verifies it into a new scenario of rep. rec receives the record-side
+ * stream. Returns -1 when it could not run (error check added, err filled), else failed checks. */
+int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path, const cli_run_opts *o,
+                          harness__stream *rec, dg_report_scenario **sc_out, dg_error *err);
+
+#endif

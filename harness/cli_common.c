@@ -1,0 +1,265 @@
+/* harness/cli_common.c — what every `detgate` subcommand shares: error and usage messages, the
+ * report flags and their atomic writing, exit codes, the TTY progress line, file-kind detection. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "detgate %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(see: detgate %s --help)\n", cmd);
+    va_end(ap);
+    return CLI_USAGE;
+}
+
+void cli_print_error(const char *cmd, const dg_error *err)
+{
+    char buf[600];
+    dg_error_format(err, buf, sizeof buf);
+    fprintf(stderr, "detgate %s: %s\n", cmd, buf);
+}
+
+/* ---- reports ------------------------------------------------------------------------------------ */
+
+bool cli_report_opt(cli_reports *r, int opt, const char *arg)
+{
+    switch (opt) {
+    case 0x100: r->dir = arg; return true;
+    case 0x101: r->text = arg; return true;
+    case 0x102: r->json = arg; return true;
+    case 0x103: r->junit = arg; return true;
+    case 0x104: r->markdown = arg; return true;
+    case 0x105: r->html = arg; return true;
+    case 'q': r->quiet = true; return true;
+    default: return false;
+    }
+}
+
+static bool write_one(const dg_report *rep, dg_report_kind kind, const char *path, const char *cmd)
+{
+    dg_error err;
+    dg_error_clear(&err);
+    if (dg_report_write_file(rep, kind, path, NULL, &err) != DG_OK) {
+        cli_print_error(cmd, &err);
+        return false;
+    }
+    return true;
+}
+
+bool cli_write_reports(const dg_report *rep, const cli_reports *r, const char *cmd)
+{
+    bool ok = true;
+    if (r->dir) {
+        static const struct { dg_report_kind k; const char *name; } files[] = {
+            {DG_REPORT_TEXT, "report.txt"}, {DG_REPORT_JSON, "report.json"}, {DG_REPORT_JUNIT, "report.xml"},
+            {DG_REPORT_MARKDOWN, "report.md"}, {DG_REPORT_HTML, "report.html"}};
+        if (!cli_mkdirs(r->dir)) {
+            fprintf(stderr, "detgate %s: cannot create report folder %s: %s\n", cmd, r->dir, strerror(errno));
+            ok = false;
+        } else {
+            for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+                char path[4096];
+                snprintf(path, sizeof path, "%s/%s", r->dir, files[i].name);
+                ok &= write_one(rep, files[i].k, path, cmd);
+            }
+        }
+    }
+    const char *paths[5] = {r->text, r->json, r->junit, r->markdown, r->html};
+    static const dg_report_kind kinds[5] = {DG_REPORT_TEXT, DG_REPORT_JSON, DG_REPORT_JUNIT, DG_REPORT_MARKDOWN,
+                                            DG_REPORT_HTML};
+    for (int i = 0; i < 5; i++)
+        if (paths[i])
+            ok &= write_one(rep, kinds[i], paths[i], cmd);
+    if (!r->quiet && !r->no_summary) {
+        dg_report_opts ro = {0};
+        ro.colour = isatty(fileno(stdout)) && !getenv("NO_COLOR");
+        dg_error err;
+        dg_error_clear(&err);
+        dg_report_write_text(rep, stdout, &ro, &err);
+        fflush(stdout);
+    }
+    return ok;
+}
+
+int cli_exit_for(const dg_report *rep)
+{
+    bool fail = false, error = false;
+    for (uint32_t i = 0; i < rep->n_scenarios; i++) {
+        dg_report_status s = dg_report_scenario_status(&rep->scenarios[i]);
+        fail |= s == DG_REPORT_FAIL;
+        error |= s == DG_REPORT_ERROR;
+    }
+    if (rep->bisect.present && rep->bisect.first_bad_commit)
+        fail = true;
+    return fail ? CLI_DIVERGED : error ? CLI_UNTESTED : CLI_EQUAL;
+}
+
+/* ---- progress ------------------------------------------------------------------------------------- */
+
+void cli_progress_init(cli_progress *p, const char *label)
+{
+    p->on = isatty(fileno(stderr)) != 0;
+    p->label = label;
+    p->last = 0;
+}
+
+void cli_progress_cb(void *user, uint64_t tick, uint64_t total)
+{
+    cli_progress *p = user;
+    if (!p || !p->on)
+        return;
+    double now = harness__now();
+    if (now - p->last < 0.2)
+        return;
+    p->last = now;
+    if (total)
+        fprintf(stderr, "\r%s: tick %llu/%llu (%3.0f%%)   ", p->label, (unsigned long long)tick,
+                (unsigned long long)total, 100.0 * (double)(tick + 1) / (double)total);
+    else
+        fprintf(stderr, "\r%s: tick %llu   ", p->label, (unsigned long long)tick);
+    fflush(stderr);
+}
+
+void cli_progress_done(cli_progress *p)
+{
+    if (p->on && p->last > 0)
+        fprintf(stderr, "\r\033[K");
+    p->last = 0;
+}
+
+/* ---- files ---------------------------------------------------------------------------------------- */
+
+int cli_detect(const char *path, cli_kind *kind, dg_error *err)
+{
+    *kind = CLI_KIND_UNKNOWN;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    unsigned char m[4] = {0};
+    size_t n = fread(m, 1, 4, f);
+    fclose(f);
+    if (n == 4 && memcmp(m, "FLRP", 4) == 0)
+        *kind = CLI_KIND_FLREP;
+    else if (n == 4 && memcmp(m, "RPLY", 4) == 0)
+        *kind = CLI_KIND_RPLY;
+    else if ((n == 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd) ||
+             (n >= 2 && m[0] == '#' && m[1] == ' '))
+        *kind = CLI_KIND_HASHLOG;
+    return 0;
+}
+
+uint8_t *cli_slurp(const char *path, size_t *len, dg_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    uint8_t *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 1 << 16;
+            uint8_t *b = realloc(buf, nc);
+            if (!b) {
+                free(buf);
+                fclose(f);
+                dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory reading the file");
+                return NULL;
+            }
+            buf = b;
+            cap = nc;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    bool bad = ferror(f) != 0;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "read failed");
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+bool cli_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool cli_is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool cli_mkdirs(const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf)
+        return false;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == 0) {
+            char c = buf[i];
+            buf[i] = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return false;
+            buf[i] = c;
+        }
+    }
+    return cli_is_dir(path);
+}
+
+bool cli_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s)
+        return false;
+    uint64_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        uint64_t d = (uint64_t)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+bool cli_resolve_scenario(const char *arg, const char *corpus_dir, char *out, size_t cap)
+{
+    if (cli_file_exists(arg)) {
+        snprintf(out, cap, "%s", arg);
+        return true;
+    }
+    if (!strchr(arg, '/')) {
+        snprintf(out, cap, "%s/%s.scn", corpus_dir ? corpus_dir : "corpus/scenarios", arg);
+        if (cli_file_exists(out))
+            return true;
+#ifdef DETGATE_SOURCE_DIR
+        snprintf(out, cap, "%s/corpus/scenarios/%s.scn", DETGATE_SOURCE_DIR, arg);
+        if (!corpus_dir && cli_file_exists(out))
+            return true;
+#endif
+    }
+    snprintf(out, cap, "%s", arg);
+    return false;
+}

@@ -1,0 +1,377 @@
+/* harness/cli_file.c — the recording-inspection commands: `detgate info`, `detgate dump --json`
+ * and `detgate hash`. The format is detected by its magic; RPLY files go to harness/rply_dump.h
+ * when the build has it. Nothing goes to stdout for a file that fails validation (unless --partial). */
+#include "cli.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef DETGATE_HAVE_RPLY_DUMP
+#include "rply_dump.h"
+#endif
+
+static const char *section_name(uint16_t id)
+{
+    switch (id) {
+    case 1: return "entity-type manifest";
+    case 2: return "faction table";
+    case 3: return "roster / name table";
+    case 4: return "camera track (reserved)";
+    default: return "unknown (skipped)";
+    }
+}
+
+static void print_str(FILE *f, dg_flrep_str s) { fprintf(f, "%.*s", (int)s.len, s.s ? s.s : ""); }
+
+/* ---- RPLY ---------------------------------------------------------------------------------------- */
+
+static int rply_command(const char *cmd, const char *path, bool json, bool partial)
+{
+#ifdef DETGATE_HAVE_RPLY_DUMP
+    dg_error err;
+    dg_error_clear(&err);
+    size_t len = 0;
+    uint8_t *buf = cli_slurp(path, &len, &err);
+    if (!buf) {
+        cli_print_error(cmd, &err);
+        return CLI_USAGE;
+    }
+    int rc = json ? dg_rply_dump_json(buf, len, stdout, partial, 0, &err) : dg_rply_print_info(buf, len, stdout, &err);
+    free(buf);
+    fflush(stdout);
+    if (rc != 0) {
+        cli_print_error(cmd, &err);
+        return CLI_USAGE;
+    }
+    return CLI_EQUAL;
+#else
+    (void)json;
+    (void)partial;
+    fprintf(stderr, "detgate %s: %s: an RPLY file, and this build has no RPLY dump (harness/rply_dump.c)\n", cmd,
+            path);
+    return CLI_USAGE;
+#endif
+}
+
+/* ---- info ---------------------------------------------------------------------------------------- */
+
+static void print_flrep_info(const char *path, dg_flrep_reader *r)
+{
+    const dg_flrep_header *h = dg_flrep_reader_header(r);
+    const dg_flrep_file_info *in = dg_flrep_reader_info(r);
+    printf("file:               %s (%" PRIu64 " bytes)\n", path, in->file_size);
+    printf("format:             .flrep %u.%u, recorded by ", h->major, h->minor);
+    print_str(stdout, h->engine_version);
+    printf("\ntick rate:          %u Hz\n", h->tick_rate_hz);
+    printf("planet radius:      %.3f m\n", h->planet_radius_m);
+    printf("start:              %" PRIu64 " (unix seconds)\n", h->start_unix_seconds);
+    printf("mission:            ");
+    print_str(stdout, h->mission_id);
+    printf("%s\nsession flags:      0x%08x\n", h->mission_id.len ? "" : "(free flight)", h->session_flags);
+    printf("keyframe interval:  %u ticks\n", h->keyframe_interval_ticks);
+    printf("tables:             %zu types, %zu factions, %zu participants, %zu mission objects\n", h->type_count,
+           h->faction_count, h->participant_count, h->mission_object_count);
+    printf("sections:           %zu\n", in->section_count);
+    for (size_t i = 0; i < in->section_count; i++)
+        printf("  0x%04x %-26s %8u bytes at %" PRIu64 "\n", in->sections[i].id, section_name(in->sections[i].id),
+               in->sections[i].length, in->sections[i].offset);
+    if (in->tick_count == 0) {
+        printf("ticks:              none\n");
+    } else {
+        double dur = h->tick_rate_hz ? (double)(in->last_tick - in->first_tick + 1) / h->tick_rate_hz : 0;
+        printf("ticks:              %" PRIu64 " .. %" PRIu64 " (%" PRIu64 " ticks, %.3f s)\n", in->first_tick,
+               in->last_tick, in->tick_count, dur);
+    }
+    uint64_t csum = 0, dsum = 0, cmin = UINT64_MAX, cmax = 0;
+    for (size_t i = 0; i < in->chunk_count; i++) {
+        uint64_t c = in->chunks[i].compressed_size;
+        csum += c;
+        dsum += in->chunks[i].decompressed_size;
+        cmin = c < cmin ? c : cmin;
+        cmax = c > cmax ? c : cmax;
+    }
+    printf("keyframes:          %zu (one per chunk)\n", in->chunk_count);
+    if (in->chunk_count) {
+        printf("chunks:             %zu, compressed %" PRIu64 " bytes (min %" PRIu64 ", avg %.0f, max %" PRIu64
+               "), decompressed %" PRIu64 " bytes (ratio %.2f)\n",
+               in->chunk_count, csum, cmin, (double)csum / (double)in->chunk_count, cmax, dsum,
+               csum ? (double)dsum / (double)csum : 0.0);
+    } else {
+        printf("chunks:             0\n");
+    }
+    if (in->tick_count)
+        printf("bytes per tick:     %.1f (whole file), %.1f (chunks only)\n",
+               (double)in->file_size / (double)in->tick_count, (double)csum / (double)in->tick_count);
+    if (in->recovered)
+        printf("index:              RECOVERED by a forward scan (%s)\n", in->recovery_reason);
+    else
+        printf("index:              trailer valid\n");
+}
+
+int cli_info(int argc, char **argv)
+{
+    if (argc != 2)
+        return cli_usage_error("info", "expected exactly one FILE");
+    const char *path = argv[1];
+    dg_error err;
+    dg_error_clear(&err);
+    cli_kind kind;
+    if (cli_detect(path, &kind, &err) < 0) {
+        cli_print_error("info", &err);
+        return CLI_USAGE;
+    }
+    if (kind == CLI_KIND_RPLY)
+        return rply_command("info", path, false, false);
+    if (kind != CLI_KIND_FLREP) {
+        fprintf(stderr, "detgate info: %s: not a recording (expected magic FLRP or RPLY)\n", path);
+        return CLI_USAGE;
+    }
+    dg_flrep_reader *r = NULL;
+    if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK) {
+        cli_print_error("info", &err);
+        return CLI_USAGE;
+    }
+    print_flrep_info(path, r);
+    dg_flrep_reader_close(r);
+    return CLI_EQUAL;
+}
+
+/* ---- dump ---------------------------------------------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s, size_t n)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_fstr(FILE *f, dg_flrep_str s) { json_str(f, s.s ? s.s : "", s.len); }
+
+static void dump_header(FILE *f, const dg_flrep_reader *r)
+{
+    const dg_flrep_header *h = dg_flrep_reader_header(r);
+    const dg_flrep_file_info *in = dg_flrep_reader_info(r);
+    fprintf(f, "{\"type\":\"header\",\"format\":\"flrep\",\"major\":%u,\"minor\":%u,\"engineVersion\":", h->major,
+            h->minor);
+    json_fstr(f, h->engine_version);
+    fprintf(f, ",\"tickRateHz\":%u,\"planetRadiusM\":%.17g,\"startUnixSeconds\":%" PRIu64 ",\"missionId\":",
+            h->tick_rate_hz, h->planet_radius_m, h->start_unix_seconds);
+    json_fstr(f, h->mission_id);
+    fprintf(f, ",\"sessionFlags\":%u,\"keyframeIntervalTicks\":%u,\"ticks\":%" PRIu64 ",\"firstTick\":%" PRIu64
+               ",\"lastTick\":%" PRIu64 ",\"chunks\":%zu,\"recovered\":%s}\n",
+            h->session_flags, h->keyframe_interval_ticks, in->tick_count, in->first_tick, in->last_tick,
+            in->chunk_count, in->recovered ? "true" : "false");
+    for (size_t i = 0; i < in->section_count; i++) {
+        const dg_flrep_section_info *s = &in->sections[i];
+        fprintf(f, "{\"type\":\"section\",\"id\":%u,\"name\":\"%s\",\"length\":%u,\"offset\":%" PRIu64, s->id,
+                section_name(s->id), s->length, s->offset);
+        if (s->id == 1) {
+            fputs(",\"types\":[", f);
+            for (size_t k = 0; k < h->type_count; k++) {
+                fprintf(f, "%s{\"index\":%u,\"id\":", k ? "," : "", h->types[k].index);
+                json_fstr(f, h->types[k].id);
+                fputs(",\"name\":", f);
+                json_fstr(f, h->types[k].name);
+                fprintf(f, ",\"category\":%u,\"projectileKind\":%u}", h->types[k].category, h->types[k].projectile_kind);
+            }
+            fputc(']', f);
+        } else if (s->id == 2) {
+            fputs(",\"factions\":[", f);
+            for (size_t k = 0; k < h->faction_count; k++) {
+                fprintf(f, "%s{\"index\":%u,\"id\":", k ? "," : "", h->factions[k].index);
+                json_fstr(f, h->factions[k].id);
+                fputs(",\"name\":", f);
+                json_fstr(f, h->factions[k].name);
+                fputc('}', f);
+            }
+            fputc(']', f);
+        } else if (s->id == 3) {
+            fputs(",\"participants\":[", f);
+            for (size_t k = 0; k < h->participant_count; k++) {
+                fprintf(f, "%s{\"participantId\":%u,\"entityId\":%u,\"callsign\":", k ? "," : "",
+                        h->participants[k].participant_id, h->participants[k].entity_id);
+                json_fstr(f, h->participants[k].callsign);
+                fputc('}', f);
+            }
+            fputs("],\"missionObjects\":[", f);
+            for (size_t k = 0; k < h->mission_object_count; k++) {
+                fprintf(f, "%s{\"objectId\":", k ? "," : "");
+                json_fstr(f, h->mission_objects[k].object_id);
+                fprintf(f, ",\"entityId\":%u}", h->mission_objects[k].entity_id);
+            }
+            fputc(']', f);
+        }
+        fputs("}\n", f);
+    }
+}
+
+static void dump_tick(FILE *f, const dg_flrep_tick *t)
+{
+    fprintf(f, "{\"type\":\"tick\",\"tick\":%" PRIu64 ",\"keyframe\":%s,\"entities\":[", t->tick,
+            t->keyframe ? "true" : "false");
+    for (size_t i = 0; i < t->ent_count; i++) {
+        const dg_qentity *e = &t->ents[i];
+        fprintf(f,
+                "%s{\"id\":%u,\"type\":%u,\"faction\":%u,\"pos\":[%d,%d,%d],\"vel\":[%d,%d,%d],\"rot\":[%d,%d,%d],"
+                "\"rotLargest\":%u,\"health\":%u,\"flags\":%u}",
+                i ? "," : "", e->id, e->type_index, e->faction_index, e->pos[0], e->pos[1], e->pos[2], e->vel[0],
+                e->vel[1], e->vel[2], e->rot[0], e->rot[1], e->rot[2], e->rot_largest, e->health, e->flags);
+    }
+    fputs("],\"events\":[", f);
+    for (size_t i = 0; i < t->event_count; i++) {
+        const dg_event *v = &t->events[i];
+        fprintf(f, "%s{\"kind\":%u,\"tick\":%" PRIu64 ",\"a\":%u,\"b\":%u,\"c\":%u,\"d\":%u,\"text\":", i ? "," : "",
+                v->kind, v->tick, v->a, v->b, v->c, v->d);
+        json_str(f, v->text ? v->text : "", v->text_len);
+        fputc('}', f);
+    }
+    fputs("]}\n", f);
+}
+
+int cli_dump(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", 0, 0, 'j'}, {"partial", 0, 0, 'p'}, {0, 0, 0, 0}};
+    bool json = false, partial = false;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 'j')
+            json = true;
+        else if (c == 'p')
+            partial = true;
+        else
+            return cli_usage_error("dump", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (optind != argc - 1)
+        return cli_usage_error("dump", "expected exactly one FILE");
+    if (!json)
+        return cli_usage_error("dump", "the only output format is --json (JSON Lines)");
+    const char *path = argv[optind];
+    dg_error err;
+    dg_error_clear(&err);
+    cli_kind kind;
+    if (cli_detect(path, &kind, &err) < 0) {
+        cli_print_error("dump", &err);
+        return CLI_USAGE;
+    }
+    if (kind == CLI_KIND_RPLY)
+        return rply_command("dump", path, true, partial);
+    if (kind != CLI_KIND_FLREP) {
+        fprintf(stderr, "detgate dump: %s: not a recording (expected magic FLRP or RPLY)\n", path);
+        return CLI_USAGE;
+    }
+    dg_flrep_reader *r = NULL;
+    if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK) {
+        cli_print_error("dump", &err);
+        return CLI_USAGE;
+    }
+    /* Validate first: a bad file prints nothing on stdout (unless --partial asks for the prefix). */
+    if (!partial && dg_flrep_reader_validate(r, &err) != DG_OK) {
+        dg_flrep_reader_close(r);
+        cli_print_error("dump", &err);
+        return CLI_USAGE;
+    }
+    dump_header(stdout, r);
+    dg_flrep_tick t;
+    int rc;
+    while ((rc = dg_flrep_reader_next(r, &t, &err)) == 1)
+        dump_tick(stdout, &t);
+    dg_flrep_reader_close(r);
+    fflush(stdout);
+    if (rc < 0) {
+        cli_print_error("dump", &err);
+        return CLI_USAGE;
+    }
+    return CLI_EQUAL;
+}
+
+/* ---- hash ---------------------------------------------------------------------------------------- */
+
+int cli_hash(int argc, char **argv)
+{
+    static const struct option opts[] = {{"output", 1, 0, 'o'}, {"entities", 0, 0, 'e'}, {0, 0, 0, 0}};
+    const char *out = NULL;
+    bool entities = false;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        if (c == 'o')
+            out = optarg;
+        else if (c == 'e')
+            entities = true;
+        else
+            return cli_usage_error("hash", "unknown option or missing value '%s'", argv[optind - 1]);
+    }
+    if (optind != argc - 1)
+        return cli_usage_error("hash", "expected exactly one FILE");
+    const char *path = argv[optind];
+    dg_error err;
+    dg_error_clear(&err);
+    cli_kind kind;
+    if (cli_detect(path, &kind, &err) < 0) {
+        cli_print_error("hash", &err);
+        return CLI_USAGE;
+    }
+    if (kind != CLI_KIND_FLREP) {
+        fprintf(stderr, "detgate hash: %s: not a .flrep recording (expected magic FLRP)\n", path);
+        return CLI_USAGE;
+    }
+    /* Validate before printing anything, so a bad file leaves no partial log behind. */
+    dg_flrep_reader *r = NULL;
+    dg_status st = dg_flrep_reader_open_file(&r, path, NULL, &err);
+    if (st == DG_OK)
+        st = dg_flrep_reader_validate(r, &err);
+    dg_flrep_reader_close(r);
+    if (st != DG_OK) {
+        cli_print_error("hash", &err);
+        return CLI_USAGE;
+    }
+    dg_hash_log_header lh = {0};
+    harness__scenario_name(path, lh.scenario, sizeof lh.scenario);
+    snprintf(lh.format, sizeof lh.format, "flrep");
+    lh.entities = entities;
+    lh.raw = false;
+    dg_hash_log_writer *w = NULL;
+    char tmp[4200];
+    if (out) {
+        /* temp + rename: an interrupted run leaves no half-written log under the final name */
+        size_t ol = strlen(out);
+        bool zst = ol > 4 && strcmp(out + ol - 4, ".zst") == 0;
+        snprintf(tmp, sizeof tmp, "%s.tmp-%ld%s", out, (long)getpid(), zst ? ".zst" : "");
+        st = dg_hash_log_create(&w, tmp, &lh, &err);
+    } else {
+        st = dg_hash_log_create_fp(&w, stdout, false, &lh, &err);
+    }
+    harness__stream s = {0};
+    if (st == DG_OK)
+        st = harness__replay_hash(path, UINT64_MAX, w, entities, &s, &err);
+    dg_status cst = dg_hash_log_close(w, st == DG_OK ? &err : NULL);
+    if (st == DG_OK)
+        st = cst;
+    harness__stream_free(&s);
+    if (out) {
+        if (st == DG_OK && rename(tmp, out) != 0)
+            st = dg_error_set(&err, DG_E_IO, DG_OFFSET_NONE, out, "cannot rename the finished log into place");
+        if (st != DG_OK)
+            remove(tmp);
+    }
+    fflush(stdout);
+    if (st != DG_OK) {
+        cli_print_error("hash", &err);
+        return CLI_USAGE;
+    }
+    return CLI_EQUAL;
+}

@@ -1,0 +1,480 @@
+/* harness/cli_gate.c — what gates a merge: `detgate gate` verifies every scenario of the corpus and
+ * compares each fresh recording with its golden (NAME.flrep: state diff; NAME.hashlog.zst: hashes
+ * and raw float hashes); `detgate bless` re-records goldens on purpose and appends who, what and why
+ * to corpus/golden/BLESS.log, so an intended change is a reviewed diff, not a pasted constant. */
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NAME_CAP 256
+
+typedef struct name_list {
+    char (*v)[NAME_CAP];
+    size_t n, cap;
+} name_list;
+
+static bool names_add(name_list *l, const char *s)
+{
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 32;
+        char (*v)[NAME_CAP] = realloc(l->v, nc * sizeof *v);
+        if (!v)
+            return false;
+        l->v = v;
+        l->cap = nc;
+    }
+    snprintf(l->v[l->n++], NAME_CAP, "%s", s);
+    return true;
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+
+/* Scenario names (file stems) of the corpus .scn files, sorted: the order shards are cut from. */
+static bool list_corpus(const char *dir, name_list *out)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n > 4 && n < NAME_CAP && strcmp(e->d_name + n - 4, ".scn") == 0 && e->d_name[0] != '.') {
+            char stem[NAME_CAP];
+            snprintf(stem, sizeof stem, "%.*s", (int)(n - 4), e->d_name);
+            names_add(out, stem);
+        }
+    }
+    closedir(d);
+    qsort(out->v, out->n, sizeof *out->v, cmp_name);
+    return true;
+}
+
+static bool parse_shard(const char *s, uint64_t *i, uint64_t *n)
+{
+    const char *slash = strchr(s, '/');
+    char a[32];
+    if (!slash || (size_t)(slash - s) >= sizeof a)
+        return false;
+    snprintf(a, sizeof a, "%.*s", (int)(slash - s), s);
+    return cli_parse_u64(a, i) && cli_parse_u64(slash + 1, n) && *n >= 1 && *i >= 1 && *i <= *n;
+}
+
+/* ---- the golden comparison ------------------------------------------------------------------------ */
+
+static void golden_paths(const char *dir, const char *name, char *flrep, char *log, size_t cap)
+{
+    snprintf(flrep, cap, "%s/%s.flrep", dir, name);
+    snprintf(log, cap, "%s/%s.hashlog.zst", dir, name);
+}
+
+static void check_error(dg_report_check *c, const dg_error *err)
+{
+    char buf[600];
+    dg_error_format(err, buf, sizeof buf);
+    c->status = DG_REPORT_ERROR;
+    dg_report_check_set_message(c, "%s", buf);
+}
+
+static void check_golden(dg_report_scenario *sc, const char *golden_dir, const char *rec_path,
+                         const harness__stream *rec, bool strict_raw)
+{
+    double t0 = harness__now();
+    char gf[4096], gl[4096];
+    golden_paths(golden_dir, sc->name, gf, gl, sizeof gf);
+    dg_report_check *c = dg_report_add_check(sc, "golden", DG_REPORT_PASS);
+    if (!c)
+        return;
+    bool have_f = cli_file_exists(gf), have_l = cli_file_exists(gl);
+    dg_error err;
+    dg_error_clear(&err);
+    if (!have_f && !have_l) {
+        c->status = DG_REPORT_ERROR;
+        dg_report_check_set_message(c, "no golden for %s in %s: record one with `detgate bless %s --reason \"...\"`",
+                                    sc->name, golden_dir, sc->name);
+        return;
+    }
+    uint64_t nd = 0, first_raw = DG_REPORT_TICK_NONE;
+    if (have_f) {
+        nd = harness__compare_files(c, NULL, gf, rec_path, &err);
+        if (nd == UINT64_MAX) {
+            check_error(c, &err);
+            return;
+        }
+    }
+    if (have_l) {
+        harness__stream g = {0};
+        if (harness__load_log(gl, &g, NULL, &err) != DG_OK) {
+            check_error(c, &err);
+            harness__stream_free(&g);
+            return;
+        }
+        uint64_t first[1];
+        size_t nfirst;
+        /* With a .flrep golden the state diff is already in the check; the log adds the raw hashes. */
+        uint64_t nl = harness__compare_streams(have_f ? NULL : c, &g, rec, DG_REPORT_TICK_NONE, first, 1, &nfirst,
+                                               &first_raw);
+        if (!have_f)
+            nd = nl;
+        harness__stream_free(&g);
+    }
+    if (first_raw != DG_REPORT_TICK_NONE) {
+        if (nd == 0)
+            dg_report_check_set_raw_divergence(c, first_raw);
+        else
+            c->first_raw_tick = first_raw;
+    }
+    if (nd > 0) {
+        c->status = DG_REPORT_FAIL;
+        dg_report_check_set_message(
+            c, "%llu of %zu ticks differ from the golden (%s); first at tick %llu%s%s", (unsigned long long)nd, rec->n,
+            have_f ? "recording" : "hash log", (unsigned long long)c->first_tick,
+            first_raw < c->first_tick ? "; raw floats already differed from tick " : "",
+            first_raw < c->first_tick ? "(see firstRawTick)" : "");
+    } else if (first_raw != DG_REPORT_TICK_NONE) {
+        c->status = strict_raw ? DG_REPORT_FAIL : DG_REPORT_PASS;
+        dg_report_check_set_message(c, "quantized state identical to the golden; raw floats differ from tick %llu "
+                                       "(sub-quantum drift%s)",
+                                    (unsigned long long)first_raw, strict_raw ? ", --strict-raw" : "");
+    } else {
+        dg_report_check_set_message(c, "%zu ticks identical to the golden (%s%s%s)", rec->n, have_f ? "recording" : "",
+                                    have_f && have_l ? " + " : "", have_l ? "hash log with raw floats" : "");
+    }
+    c->duration_s = harness__now() - t0;
+}
+
+/* ---- gate ---------------------------------------------------------------------------------------- */
+
+enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES };
+
+int cli_gate(int argc, char **argv)
+{
+    static const struct option opts[] = {{"corpus", 1, 0, G_CORPUS}, {"golden", 1, 0, G_GOLDEN},
+                                         {"scenario", 1, 0, G_SCENARIO}, {"shard", 1, 0, G_SHARD},
+                                         {"strict-raw", 0, 0, G_STRICT}, {"seek-samples", 1, 0, G_SEEKS},
+                                         {"seek-edges", 1, 0, G_EDGES}, CLI_REPORT_OPTS, {0, 0, 0, 0}};
+    const char *corpus = "corpus/scenarios", *golden = "corpus/golden";
+    name_list only = {0}, all = {0};
+    uint64_t shard_i = 1, shard_n = 1, v;
+    bool strict = false;
+    cli_reports rp = {0};
+    cli_run_opts ro;
+    cli_run_opts_init(&ro);
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+        if (cli_report_opt(&rp, c, optarg))
+            continue;
+        switch (c) {
+        case G_CORPUS: corpus = optarg; break;
+        case G_GOLDEN: golden = optarg; break;
+        case G_SCENARIO: names_add(&only, optarg); break;
+        case G_STRICT: strict = true; break;
+        case G_SHARD:
+            if (!parse_shard(optarg, &shard_i, &shard_n))
+                return cli_usage_error("gate", "--shard: expected I/N with 1 <= I <= N, found '%s'", optarg);
+            break;
+        case G_SEEKS:
+            if (!cli_parse_u64(optarg, &v))
+                return cli_usage_error("gate", "--seek-samples: expected a count, found '%s'", optarg);
+            ro.seek_random = (size_t)v;
+            break;
+        case G_EDGES:
+            if (!cli_parse_u64(optarg, &v))
+                return cli_usage_error("gate", "--seek-edges: expected a count, found '%s'", optarg);
+            ro.seek_max_edges = (size_t)v;
+            break;
+        default: return cli_usage_error("gate", "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc)
+        return cli_usage_error("gate", "unexpected argument '%s' (use --scenario NAME)", argv[optind]);
+    if (!rp.dir && !rp.text && !rp.json && !rp.junit && !rp.markdown && !rp.html)
+        rp.dir = "build/reports";
+    if (!list_corpus(corpus, &all)) {
+        fprintf(stderr, "detgate gate: cannot read the corpus folder %s: %s (run from the repository root or "
+                        "give --corpus)\n", corpus, strerror(errno));
+        return CLI_USAGE;
+    }
+    for (size_t i = 0; i < only.n; i++) {
+        bool found = false;
+        for (size_t k = 0; k < all.n && !found; k++)
+            found = strcmp(all.v[k], only.v[i]) == 0;
+        if (!found) {
+            fprintf(stderr, "detgate gate: no scenario '%s' in %s\n", only.v[i], corpus);
+            free(only.v);
+            free(all.v);
+            return CLI_USAGE;
+        }
+    }
+    dg_error err;
+    dg_error_clear(&err);
+    dg_report *rep = dg_report_new("gate", HARNESS_VERSION, NULL, &err);
+    if (!rep)
+        return CLI_UNTESTED;
+    double t0 = harness__now();
+    size_t ran = 0;
+    for (size_t i = 0; i < all.n; i++) {
+        if (i % shard_n != shard_i - 1)
+            continue;
+        bool wanted = only.n == 0;
+        for (size_t k = 0; k < only.n && !wanted; k++)
+            wanted = strcmp(all.v[i], only.v[k]) == 0;
+        if (!wanted)
+            continue;
+        ran++;
+        char scn[4096], rec_path[4096];
+        snprintf(scn, sizeof scn, "%s/%s.scn", corpus, all.v[i]);
+        harness__source *src = NULL;
+        dg_error_clear(&err);
+        if (cli_open_source(scn, &ro, &src, &err) != DG_OK) {
+            dg_report_scenario *sc = dg_report_add_scenario(rep, all.v[i], "flrep");
+            dg_report_check *ck = sc ? dg_report_add_check(sc, "scenario", DG_REPORT_ERROR) : NULL;
+            if (ck)
+                check_error(ck, &err);
+            continue;
+        }
+        harness__temp_path(rec_path, sizeof rec_path, NULL, src->name, ".flrep");
+        harness__stream rec = {0};
+        dg_report_scenario *sc = NULL;
+        int f = cli_record_and_verify(rep, src, rec_path, &ro, &rec, &sc, &err);
+        if (f >= 0 && sc)
+            check_golden(sc, golden, rec_path, &rec, strict);
+        harness__stream_free(&rec);
+        harness__source_free(src);
+        remove(rec_path);
+    }
+    rep->duration_s = harness__now() - t0;
+    free(only.v);
+    free(all.v);
+    if (ran == 0)
+        fprintf(stderr, "detgate gate: shard %llu/%llu of %s holds no scenario\n", (unsigned long long)shard_i,
+                (unsigned long long)shard_n, corpus);
+    bool ok = cli_write_reports(rep, &rp, "gate");
+    int code = cli_exit_for(rep);
+    dg_report_free(rep);
+    return ok ? code : (code ? code : CLI_UNTESTED);
+}
+
+/* ---- bless ---------------------------------------------------------------------------------------- */
+
+/* First line of a command's output (git user, revision), or "" when it fails. */
+static void command_line(const char *cmd, char *out, size_t cap)
+{
+    out[0] = 0;
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return;
+    if (fgets(out, (int)cap, p)) {
+        size_t n = strlen(out);
+        while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+            out[--n] = 0;
+    }
+    if (pclose(p) != 0)
+        out[0] = 0;
+}
+
+static void who(char *out, size_t cap)
+{
+    char name[200], mail[200];
+    command_line("git config user.name 2>/dev/null", name, sizeof name);
+    command_line("git config user.email 2>/dev/null", mail, sizeof mail);
+    if (name[0])
+        snprintf(out, cap, "%s%s%s%s", name, mail[0] ? " <" : "", mail, mail[0] ? ">" : "");
+    else
+        snprintf(out, cap, "%s", getenv("USER") ? getenv("USER") : "unknown");
+}
+
+/* The log value spelling: double-quoted, with \" \\ and control bytes escaped (one line per entry). */
+static void quoted(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\x%02x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+/* First tick where the new record side differs from the old golden: the log golden if there is one,
+ * else the replayed .flrep golden. "new" when there was no golden. */
+static void first_changed(const char *gf, const char *gl, const harness__stream *rec, char *out, size_t cap)
+{
+    harness__stream old = {0};
+    dg_error err;
+    dg_error_clear(&err);
+    dg_status st;
+    if (cli_file_exists(gl))
+        st = harness__load_log(gl, &old, NULL, &err);
+    else if (cli_file_exists(gf))
+        st = harness__replay_hash(gf, UINT64_MAX, NULL, false, &old, &err);
+    else {
+        snprintf(out, cap, "new");
+        return;
+    }
+    if (st != DG_OK) {
+        snprintf(out, cap, "unknown");
+        harness__stream_free(&old);
+        return;
+    }
+    uint64_t first[1], first_raw;
+    size_t nf;
+    uint64_t nd = harness__compare_streams(NULL, &old, rec, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+    if (nd)
+        snprintf(out, cap, "%llu", (unsigned long long)first[0]);
+    else if (first_raw != DG_REPORT_TICK_NONE)
+        snprintf(out, cap, "none (raw floats from %llu)", (unsigned long long)first_raw);
+    else
+        snprintf(out, cap, "none");
+    harness__stream_free(&old);
+}
+
+static bool append_log(const char *golden, const char *name, const char *changed, size_t ticks, const char *reason)
+{
+    char path[4096], by[420], rev[64];
+    snprintf(path, sizeof path, "%s/BLESS.log", golden);
+    who(by, sizeof by);
+    command_line("git rev-parse --short HEAD 2>/dev/null", rev, sizeof rev);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char ts[32];
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return false;
+    fprintf(f, "%s scenario=%s first_changed_tick=", ts, name);
+    quoted(f, changed);
+    fprintf(f, " ticks=%zu by=", ticks);
+    quoted(f, by);
+    fprintf(f, " rev=%s reason=", rev[0] ? rev : "unknown");
+    quoted(f, reason);
+    fputc('\n', f);
+    bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+    return fclose(f) == 0 && ok;
+}
+
+enum { B_CORPUS = 0x400, B_GOLDEN, B_REASON, B_ALL, B_MAX };
+
+static int bless_one(const char *name, const char *scn, const char *golden, const char *reason, uint64_t max_bytes,
+                     dg_report *rep)
+{
+    harness__source *src = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    cli_run_opts ro;
+    cli_run_opts_init(&ro);
+    if (cli_open_source(scn, &ro, &src, &err) != DG_OK) {
+        cli_print_error("bless", &err);
+        return CLI_USAGE;
+    }
+    char gf[4096], gl[4096], tf[4200], tl[4200];
+    golden_paths(golden, name, gf, gl, sizeof gf);
+    snprintf(tf, sizeof tf, "%s/.bless-%s-%ld.flrep", golden, name, (long)getpid());
+    snprintf(tl, sizeof tl, "%s/.bless-%s-%ld.hashlog.zst", golden, name, (long)getpid());
+    ro.hash_log = tl;
+    harness__stream rec = {0};
+    dg_report_scenario *sc = NULL;
+    int f = cli_record_and_verify(rep, src, tf, &ro, &rec, &sc, &err);
+    harness__source_free(src);
+    int code = CLI_EQUAL;
+    if (f != 0) {
+        fprintf(stderr, "detgate bless: %s does not verify (record vs replay, seek or recovery): not blessed\n", name);
+        code = f < 0 ? CLI_UNTESTED : CLI_DIVERGED;
+    } else {
+        char changed[96];
+        first_changed(gf, gl, &rec, changed, sizeof changed);
+        struct stat st;
+        bool keep_flrep = stat(tf, &st) == 0 && (uint64_t)st.st_size <= max_bytes;
+        bool ok = rename(tl, gl) == 0;
+        if (ok && keep_flrep)
+            ok = rename(tf, gf) == 0;
+        else if (ok && cli_file_exists(gf))
+            ok = remove(gf) == 0; /* a golden .flrep that is now too large would go stale */
+        if (!ok || !append_log(golden, name, changed, rec.n, reason)) {
+            fprintf(stderr, "detgate bless: %s: cannot write the golden or the log in %s: %s\n", name, golden,
+                    strerror(errno));
+            code = CLI_UNTESTED;
+        } else {
+            printf("blessed %s: %zu ticks, first changed tick %s; %s%s\n", name, rec.n, changed, gl,
+                   keep_flrep ? " + .flrep" : " (hash log only: recording larger than --flrep-max-bytes)");
+        }
+    }
+    remove(tf);
+    remove(tl);
+    harness__stream_free(&rec);
+    return code;
+}
+
+int cli_bless(int argc, char **argv)
+{
+    static const struct option opts[] = {{"corpus", 1, 0, B_CORPUS}, {"golden", 1, 0, B_GOLDEN},
+                                         {"reason", 1, 0, B_REASON}, {"all", 0, 0, B_ALL},
+                                         {"flrep-max-bytes", 1, 0, B_MAX}, {0, 0, 0, 0}};
+    const char *corpus = "corpus/scenarios", *golden = "corpus/golden", *reason = NULL;
+    bool all = false;
+    uint64_t max_bytes = 1u << 20;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case B_CORPUS: corpus = optarg; break;
+        case B_GOLDEN: golden = optarg; break;
+        case B_REASON: reason = optarg; break;
+        case B_ALL: all = true; break;
+        case B_MAX:
+            if (!cli_parse_u64(optarg, &max_bytes))
+                return cli_usage_error("bless", "--flrep-max-bytes: expected a byte count, found '%s'", optarg);
+            break;
+        default: return cli_usage_error("bless", "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (!reason || !reason[strspn(reason, " \t")])
+        return cli_usage_error("bless", "--reason \"why\" is required: the bless log records why a golden changed");
+    name_list names = {0};
+    if (all) {
+        if (!list_corpus(corpus, &names))
+            return cli_usage_error("bless", "cannot read the corpus folder %s", corpus);
+    }
+    for (int i = optind; i < argc; i++)
+        names_add(&names, argv[i]);
+    if (names.n == 0)
+        return cli_usage_error("bless", "expected SCENARIO... or --all");
+    if (!cli_mkdirs(golden)) {
+        free(names.v);
+        fprintf(stderr, "detgate bless: cannot create %s: %s\n", golden, strerror(errno));
+        return CLI_USAGE;
+    }
+    dg_error err;
+    dg_error_clear(&err);
+    dg_report *rep = dg_report_new("bless", HARNESS_VERSION, NULL, &err);
+    int worst = CLI_EQUAL;
+    for (size_t i = 0; i < names.n && rep; i++) {
+        char scn[4096], name[DG_HASH_LOG_NAME_MAX + 1];
+        if (!cli_resolve_scenario(names.v[i], corpus, scn, sizeof scn)) {
+            fprintf(stderr, "detgate bless: no scenario '%s' in %s\n", names.v[i], corpus);
+            worst = CLI_USAGE;
+            continue;
+        }
+        harness__scenario_name(scn, name, sizeof name);
+        int code = bless_one(name, scn, golden, reason, max_bytes, rep);
+        if (code > worst || (worst == CLI_EQUAL && code))
+            worst = code;
+    }
+    free(names.v);
+    dg_report_free(rep);
+    return worst;
+}

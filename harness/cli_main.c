@@ -1,0 +1,162 @@
+/* harness/cli_main.c — the `detgate` front door: finds the subcommand, prints help (every
+ * subcommand has one, with an example), and returns the subcommand's exit code. */
+#include "cli.h"
+
+#include <string.h>
+
+#define REPORT_FLAGS_HELP                                                                                  \
+    "Reports (any combination):\n"                                                                         \
+    "  --report-dir DIR   write DIR/report.{txt,json,xml,md,html}\n"                                       \
+    "  --text FILE  --json FILE  --junit FILE  --markdown FILE  --html FILE\n"                             \
+    "  -q, --quiet        no text summary on stdout\n"
+
+#define EXIT_HELP "Exit: 0 all equal, 1 divergence found, 2 bad input or usage, 125 could not test.\n"
+
+const cli_cmd cli_commands[] = {
+    {"info", cli_info, "header, sections, tick range, chunks and sizes of a recording",
+     "usage: detgate info FILE\n"
+     "Prints what a recording holds: header, sections, tick range and duration, keyframes, chunk count\n"
+     "and sizes, bytes per tick, and whether the index trailer was recovered by a forward scan.\n"
+     "The format is detected by its magic (FLRP or RPLY).\n"
+     "Exit: 0 ok, 2 unreadable input (the error on stderr).\n"
+     "Example: detgate info build/rec/dogfight-40.flrep\n"},
+    {"dump", cli_dump, "JSON Lines dump of every tick of a recording",
+     "usage: detgate dump FILE --json [--partial]\n"
+     "One JSON object per line: the header, each section, then one line per tick with its entity\n"
+     "records (rebuilt quantized values) and events. The whole file is validated first, so a bad\n"
+     "file prints nothing on stdout; --partial prints what was read before the error.\n"
+     "Exit: 0 ok, 2 unreadable input (the error on stderr).\n"
+     "Example: detgate dump rec.flrep --json | jq -c 'select(.type==\"tick\") | .tick'\n"},
+    {"record", cli_record, "record a scenario (or a state stream) to a recording",
+     "usage: detgate record SCENARIO -o FILE [--format flrep] [--keyframe-interval N] [--inject SPEC]\n"
+     "                      [--hash-log LOG[.zst]] [--log-entities]\n"
+     "       detgate record --states STREAM -o FILE ...\n"
+     "SCENARIO is a .scn path or a name in corpus/scenarios. Each tick goes through the real\n"
+     "quantizer and writer; --hash-log also writes the record-side hash log (with raw float\n"
+     "hashes). --inject breaks determinism on purpose (sim_stub switches, docs/SCENARIOS.md):\n"
+     "  bitflip:tick=T,entity=ID,field=pos.x,bit=B | fma | libm-trig | pointer-order | clock-seed |\n"
+     "  racy-threads   (several separated by ';')\n"
+     "Exit: 0 written, 2 bad input or usage.\n"
+     "Example: detgate record dogfight-40 -o /tmp/d.flrep --inject 'bitflip:tick=300,entity=7,field=pos.x,bit=40'\n"},
+    {"hash", cli_hash, "print the per-tick hash log of a recording (replay side)",
+     "usage: detgate hash FILE [-o LOG[.zst]] [--entities]\n"
+     "Reads the recording, rebuilds every tick and prints its hash log (docs/STATE-HASH.md §7):\n"
+     "one T line per tick; with --entities one e line per entity. -o writes to a file (.zst\n"
+     "compresses). Two equal runs print byte-identical logs, so plain `diff` compares them.\n"
+     "Exit: 0 ok, 2 unreadable input.\n"
+     "Example: detgate hash a.flrep > a.log && detgate hash b.flrep | diff a.log -\n"},
+    {"verify", cli_verify, "record, replay, compare; check seek and crash recovery",
+     "usage: detgate verify SCENARIO [--inject SPEC] [--keyframe-interval N] [--keep FILE]\n"
+     "       detgate verify --states STREAM [...]\n"
+     "  [--seek-samples N] [--seek-edges N] [--no-recovery] [--replay-fault double-delta:TICK]\n"
+     "Runs the session through sim_stub and the real codec (record side hashes exactly what was\n"
+     "written), reads the file back and hashes every rebuilt tick (replay side), and compares the\n"
+     "two streams tick by tick; on a mismatch it diffs the states behind the hashes down to entity\n"
+     "and field. Then seeks forwards and backwards to chunk edges, first, last and N random ticks\n"
+     "(default 32; --seek-edges caps the chunk edges, 0 = all) and cuts the trailer off (and the\n"
+     "last chunk short) to check crash recovery. --states reads an engine's per-tick state stream\n"
+     "(CSV or JSON Lines, docs/STATES-STREAM.md) instead of a scenario. --replay-fault is a test\n"
+     "hook: the reader applies that tick's delta records twice.\n" REPORT_FLAGS_HELP EXIT_HELP
+     "Example: detgate verify dogfight-40 --report-dir build/reports/verify\n"},
+    {"diff", cli_diff, "compare two recordings (or two hash logs) tick by tick",
+     "usage: detgate diff A B [report flags]\n"
+     "A is the reference. Recordings are replayed in lockstep: hash first, and on every divergent\n"
+     "tick the states are diffed (entities added, lost, changed; fields with both values in quanta\n"
+     "and in metres / degrees / m/s). Two hash logs are compared by hash (and raw hash: a\n"
+     "sub-quantum drift is reported).\n" REPORT_FLAGS_HELP EXIT_HELP
+     "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
+    {"gate", cli_gate, "verify every scenario and compare it with its golden",
+     "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N]\n"
+     "                    [--strict-raw] [report flags]\n"
+     "For every scenario in the corpus (default corpus/scenarios): verify (record vs replay, seek,\n"
+     "recovery), then compare the recording with the golden in corpus/golden: NAME.flrep (state\n"
+     "diff) and NAME.hashlog.zst (hashes, raw float hashes). Any divergence fails the run.\n"
+     "A raw-only (sub-quantum) drift is reported but passes unless --strict-raw.\n"
+     "--shard I/N (1 <= I <= N) runs scenarios whose position in name order is I modulo N.\n"
+     "Reports go to build/reports unless --report-dir (or another report flag) is given.\n" REPORT_FLAGS_HELP
+     EXIT_HELP "Example: detgate gate --shard 1/2 --junit build/gate-1.xml\n"},
+    {"bless", cli_bless, "re-record goldens on purpose, with a reason in the bless log",
+     "usage: detgate bless SCENARIO... --reason \"why\" [--corpus DIR] [--golden DIR] [--all]\n"
+     "                     [--flrep-max-bytes N]\n"
+     "Records each scenario, refuses if it does not verify, writes corpus/golden/NAME.hashlog.zst\n"
+     "(every tick: hashes and raw float hashes) and NAME.flrep when the recording is at most\n"
+     "--flrep-max-bytes (default 1048576), and appends one line per scenario to\n"
+     "corpus/golden/BLESS.log: time, who (git user), scenario, the first tick that changed against\n"
+     "the old golden, revision, reason. Commit the goldens and the log together.\n"
+     "Exit: 0 blessed, 1 a scenario failed verify (nothing blessed for it), 2 usage.\n"
+     "Example: detgate bless dogfight-40 --reason \"new drag model (#123)\"\n"},
+    {"bisect", cli_bisect, "find the commit that broke determinism of a scenario",
+     "usage: detgate bisect --good REV --bad REV --scenario S [--repo DIR] [--work DIR] [--keep]\n"
+     "                      [report flags]\n"
+     "Records S at the good revision once, then drives `git bisect run` in a separate worktree:\n"
+     "each step builds that revision in its own build folder (cmake), records S with that build\n"
+     "and compares it with the good recording: 0 same, 1 diverged, 125 cannot build/test.\n"
+     "Ends by naming the first bad commit and its first divergent tick with the field diff.\n"
+     "Your working tree is not touched. The scenario file is taken from the current tree.\n"
+     REPORT_FLAGS_HELP EXIT_HELP "Example: detgate bisect --good v0.3 --bad HEAD --scenario dogfight-40\n"},
+    {"bisect-step", cli_bisect_step, NULL,
+     "usage: detgate bisect-step --work DIR --scenario FILE --good-rec FILE --repo DIR\n"
+     "Internal: one `git bisect run` step (build HEAD of the worktree, record, compare).\n"},
+    {"matrix", cli_matrix, "first divergent tick for every pair of toolchain configurations",
+     "usage: detgate matrix --scenario S [--configs LIST] [--work DIR] [--keep] [report flags]\n"
+     "Builds sim_stub in several configurations (default: gcc and clang x -O0 -O2 -O3 x\n"
+     "-ffp-contract=off/fast, 12 builds), records S with each and prints, for every pair, the first\n"
+     "divergent tick or \"identical\" (and sub-quantum raw drift). LIST is comma separated, each\n"
+     "CC:OPT:CONTRACT, e.g. gcc:-O2:off,clang:-O3:fast.\n" REPORT_FLAGS_HELP EXIT_HELP
+     "Example: detgate matrix --scenario dogfight-40 --configs gcc:-O0:off,gcc:-O2:fast\n"},
+    {NULL, NULL, NULL, NULL},
+};
+
+void cli_print_help(FILE *f, const char *cmd)
+{
+    for (const cli_cmd *c = cli_commands; c->name; c++)
+        if (strcmp(c->name, cmd) == 0) {
+            fputs(c->help, f);
+            return;
+        }
+}
+
+static void main_help(FILE *f)
+{
+    fputs("usage: detgate COMMAND [options]   (detgate COMMAND --help for each)\n"
+          "A determinism and regression gate for game/simulation replays.\n\nCommands:\n",
+          f);
+    for (const cli_cmd *c = cli_commands; c->name; c++)
+        if (c->summary)
+            fprintf(f, "  %-8s %s\n", c->name, c->summary);
+    fputs("\nExit codes: 0 all equal, 1 divergence found, 2 bad input or usage, 125 could not test.\n"
+          "Example: detgate gate            (from the repository root: the whole corpus vs goldens)\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        main_help(stderr);
+        return CLI_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        if (argc > 2)
+            cli_print_help(stdout, argv[2]);
+        else
+            main_help(stdout);
+        return CLI_EQUAL;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        puts(HARNESS_VERSION);
+        return CLI_EQUAL;
+    }
+    for (const cli_cmd *c = cli_commands; c->name; c++) {
+        if (strcmp(c->name, argv[1]) != 0)
+            continue;
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+                fputs(c->help, stdout);
+                return CLI_EQUAL;
+            }
+        return c->run(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "detgate: unknown command '%s'\n\n", argv[1]);
+    main_help(stderr);
+    return CLI_USAGE;
+}

@@ -1,0 +1,342 @@
+/* harness/cli_run.c — the commands that run the gate's machinery on one input: `detgate record`,
+ * `detgate verify` (record side vs replay side, seek, recovery) and `detgate diff A B`. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void cli_run_opts_init(cli_run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->fault_tick = UINT64_MAX;
+    o->seek_random = 32;
+}
+
+dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__source **out, dg_error *err)
+{
+    if (o->states)
+        return harness__source_states(out, o->states, o->keyframe, err);
+    return harness__source_scenario(out, scenario, o->inject, o->keyframe, err);
+}
+
+static bool bad_input(dg_status st)
+{
+    return st == DG_E_SYNTAX || st == DG_E_RANGE || st == DG_E_USAGE || st == DG_E_UTF8 || st == DG_E_MALFORMED;
+}
+
+int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path, const cli_run_opts *o,
+                          harness__stream *rec, dg_report_scenario **sc_out, dg_error *err)
+{
+    dg_report_scenario *sc = dg_report_add_scenario(rep, src->name, "flrep");
+    if (sc_out)
+        *sc_out = sc;
+    if (!sc)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "report", "out of memory"), -1;
+    cli_progress pr;
+    char label[128];
+    snprintf(label, sizeof label, "%s: record", src->name);
+    cli_progress_init(&pr, label);
+    harness__record_opts ro = {o->hash_log, o->log_entities, "flrep", cli_progress_cb, &pr};
+    double t0 = harness__now();
+    dg_status st = harness__record(src, path, &ro, rec, err);
+    cli_progress_done(&pr);
+    if (st != DG_OK) {
+        dg_report_check *c = dg_report_add_check(sc, "record", DG_REPORT_ERROR);
+        char buf[600];
+        dg_error_format(err, buf, sizeof buf);
+        if (c) {
+            dg_report_check_set_message(c, "could not record: %s", buf);
+            c->duration_s = harness__now() - t0;
+        }
+        return -1;
+    }
+    struct stat stt;
+    sc->ticks = rec->n;
+    sc->entity_ticks = rec->entity_ticks;
+    sc->file_bytes = stat(path, &stt) == 0 ? (uint64_t)stt.st_size : 0;
+    harness__verify_opts vo = {o->fault_tick, o->seek_random, o->seek_max_edges, o->skip_recovery, NULL, NULL};
+    return harness__verify_file(sc, src, path, rec, &vo);
+}
+
+/* ---- option parsing shared by record and verify ------------------------------------------------- */
+
+enum { OPT_INJECT = 0x200, OPT_KEYFRAME, OPT_STATES, OPT_KEEP, OPT_HASHLOG, OPT_LOGENT, OPT_FAULT, OPT_SEEKS,
+       OPT_EDGES, OPT_NOREC, OPT_FORMAT, OPT_CORPUS };
+
+static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **format, const char **corpus)
+{
+    uint64_t v;
+    switch (c) {
+    case OPT_INJECT: o->inject = optarg; return 0;
+    case OPT_STATES: o->states = optarg; return 0;
+    case OPT_KEEP: o->keep = optarg; return 0;
+    case OPT_HASHLOG: o->hash_log = optarg; return 0;
+    case OPT_LOGENT: o->log_entities = true; return 0;
+    case OPT_NOREC: o->skip_recovery = true; return 0;
+    case OPT_FORMAT: *format = optarg; return 0;
+    case OPT_CORPUS: *corpus = optarg; return 0;
+    case OPT_KEYFRAME:
+        if (!cli_parse_u64(optarg, &v) || v < DG_FLREP_KEYFRAME_MIN || v > DG_FLREP_KEYFRAME_MAX)
+            return cli_usage_error(cmd, "--keyframe-interval: expected %d..%d, found '%s'", DG_FLREP_KEYFRAME_MIN,
+                                   DG_FLREP_KEYFRAME_MAX, optarg);
+        o->keyframe = (uint32_t)v;
+        return 0;
+    case OPT_FAULT:
+        if (strncmp(optarg, "double-delta:", 13) != 0 || !cli_parse_u64(optarg + 13, &o->fault_tick))
+            return cli_usage_error(cmd, "--replay-fault: expected double-delta:TICK, found '%s'", optarg);
+        return 0;
+    case OPT_SEEKS:
+        if (!cli_parse_u64(optarg, &v) || v > 1000000)
+            return cli_usage_error(cmd, "--seek-samples: expected 0..1000000, found '%s'", optarg);
+        o->seek_random = (size_t)v;
+        return 0;
+    case OPT_EDGES:
+        if (!cli_parse_u64(optarg, &v) || v > 100000000)
+            return cli_usage_error(cmd, "--seek-edges: expected a count (0 = all), found '%s'", optarg);
+        o->seek_max_edges = (size_t)v;
+        return 0;
+    default: return -1;
+    }
+}
+
+#define RUN_LONG_OPTS                                                                                     \
+    {"inject", 1, 0, OPT_INJECT}, {"keyframe-interval", 1, 0, OPT_KEYFRAME}, {"states", 1, 0, OPT_STATES},      \
+        {"keep", 1, 0, OPT_KEEP}, {"hash-log", 1, 0, OPT_HASHLOG}, {"log-entities", 0, 0, OPT_LOGENT},        \
+        {"replay-fault", 1, 0, OPT_FAULT}, {"seek-samples", 1, 0, OPT_SEEKS}, {"seek-edges", 1, 0, OPT_EDGES}, \
+        {"no-recovery", 0, 0, OPT_NOREC}, {"format", 1, 0, OPT_FORMAT}, {"corpus", 1, 0, OPT_CORPUS}
+
+/* Resolves the scenario argument and opens the source; prints the error and returns an exit code
+ * (or 0 with *src set). */
+static int open_input(const char *cmd, const char *arg, const char *corpus, const cli_run_opts *o,
+                      harness__source **src)
+{
+    char path[4096] = "";
+    dg_error err;
+    dg_error_clear(&err);
+    if (!o->states) {
+        if (!arg)
+            return cli_usage_error(cmd, "expected a SCENARIO (a .scn file or a name in corpus/scenarios) or --states");
+        if (!cli_resolve_scenario(arg, corpus, path, sizeof path)) {
+            fprintf(stderr, "detgate %s: no scenario '%s' (not a file, and not in %s)\n", cmd, arg,
+                    corpus ? corpus : "corpus/scenarios");
+            return CLI_USAGE;
+        }
+    } else if (arg) {
+        return cli_usage_error(cmd, "give either a SCENARIO or --states, not both");
+    }
+    dg_status st = cli_open_source(path, o, src, &err);
+    if (st != DG_OK) {
+        cli_print_error(cmd, &err);
+        return bad_input(st) || st == DG_E_IO ? CLI_USAGE : CLI_UNTESTED;
+    }
+    return 0;
+}
+
+int cli_record(int argc, char **argv)
+{
+    static const struct option opts[] = {RUN_LONG_OPTS, {"output", 1, 0, 'o'}, {0, 0, 0, 0}};
+    cli_run_opts o;
+    cli_run_opts_init(&o);
+    const char *out = NULL, *format = "flrep", *corpus = NULL;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        if (c == 'o') {
+            out = optarg;
+            continue;
+        }
+        int rc = parse_run_opt("record", c, &o, &format, &corpus);
+        if (rc > 0)
+            return rc;
+        if (rc < 0)
+            return cli_usage_error("record", "unknown option or missing value '%s'", argv[optind - 1]);
+    }
+    if (!out)
+        return cli_usage_error("record", "-o FILE is required");
+    if (strcmp(format, "flrep") != 0)
+        return cli_usage_error("record", "--format: this build records 'flrep' only (found '%s'); RPLY recording "
+                                         "is not wired yet", format);
+    if (optind < argc - 1)
+        return cli_usage_error("record", "expected one SCENARIO");
+    harness__source *src = NULL;
+    int rc = open_input("record", optind < argc ? argv[optind] : NULL, corpus, &o, &src);
+    if (rc)
+        return rc;
+    harness__stream rec = {0};
+    dg_error err;
+    dg_error_clear(&err);
+    cli_progress pr;
+    cli_progress_init(&pr, "record");
+    harness__record_opts ro = {o.hash_log, o.log_entities, "flrep", cli_progress_cb, &pr};
+    dg_status st = harness__record(src, out, &ro, &rec, &err);
+    cli_progress_done(&pr);
+    harness__source_free(src);
+    if (st != DG_OK) {
+        cli_print_error("record", &err);
+        harness__stream_free(&rec);
+        return bad_input(st) ? CLI_USAGE : CLI_UNTESTED;
+    }
+    fprintf(stderr, "detgate record: %s: %zu ticks, %llu entity-ticks\n", out, rec.n,
+            (unsigned long long)rec.entity_ticks);
+    harness__stream_free(&rec);
+    return CLI_EQUAL;
+}
+
+int cli_verify(int argc, char **argv)
+{
+    static const struct option opts[] = {RUN_LONG_OPTS, CLI_REPORT_OPTS, {0, 0, 0, 0}};
+    cli_run_opts o;
+    cli_run_opts_init(&o);
+    cli_reports rp = {0};
+    const char *format = "flrep", *corpus = NULL;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+        if (cli_report_opt(&rp, c, optarg))
+            continue;
+        int rc = parse_run_opt("verify", c, &o, &format, &corpus);
+        if (rc > 0)
+            return rc;
+        if (rc < 0)
+            return cli_usage_error("verify", "unknown option or missing value '%s'", argv[optind - 1]);
+    }
+    if (optind < argc - 1)
+        return cli_usage_error("verify", "expected one SCENARIO");
+    harness__source *src = NULL;
+    int rc = open_input("verify", optind < argc ? argv[optind] : NULL, corpus, &o, &src);
+    if (rc)
+        return rc;
+    char path[4096];
+    bool temp = !o.keep;
+    if (o.keep)
+        snprintf(path, sizeof path, "%s", o.keep);
+    else
+        harness__temp_path(path, sizeof path, NULL, src->name, ".flrep");
+    dg_error err;
+    dg_error_clear(&err);
+    dg_report *rep = dg_report_new("verify", HARNESS_VERSION, NULL, &err);
+    if (!rep) {
+        harness__source_free(src);
+        cli_print_error("verify", &err);
+        return CLI_UNTESTED;
+    }
+    double t0 = harness__now();
+    harness__stream rec = {0};
+    int failed = cli_record_and_verify(rep, src, path, &o, &rec, NULL, &err);
+    rep->duration_s = harness__now() - t0;
+    harness__stream_free(&rec);
+    harness__source_free(src);
+    if (temp)
+        remove(path);
+    bool ok = cli_write_reports(rep, &rp, "verify");
+    int code = failed < 0 && bad_input(err.code) ? CLI_USAGE : cli_exit_for(rep);
+    dg_report_free(rep);
+    return ok ? code : (code ? code : CLI_UNTESTED);
+}
+
+/* ---- diff ---------------------------------------------------------------------------------------- */
+
+static void diff_logs(dg_report_check *c, dg_report_scenario *sc, const char *a, const char *b, dg_error *err)
+{
+    harness__stream sa = {0}, sb = {0};
+    dg_status st = harness__load_log(a, &sa, NULL, err);
+    if (st == DG_OK)
+        st = harness__load_log(b, &sb, NULL, err);
+    if (st != DG_OK) {
+        char buf[600];
+        dg_error_format(err, buf, sizeof buf);
+        c->status = DG_REPORT_ERROR;
+        dg_report_check_set_message(c, "%s", buf);
+    } else {
+        uint64_t first[1], first_raw;
+        size_t nfirst;
+        uint64_t nd = harness__compare_streams(c, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw);
+        sc->ticks = sa.n;
+        sc->entity_ticks = sb.entity_ticks;
+        if (first_raw != DG_REPORT_TICK_NONE)
+            dg_report_check_set_raw_divergence(c, first_raw);
+        c->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
+        if (nd)
+            dg_report_check_set_message(c, "%llu ticks differ (hash logs); first at tick %llu%s",
+                                        (unsigned long long)nd, (unsigned long long)first[0],
+                                        first_raw < first[0] ? "; raw floats differed earlier" : "");
+        else if (first_raw != DG_REPORT_TICK_NONE)
+            dg_report_check_set_message(c, "quantized state identical; raw floats differ from tick %llu (sub-quantum)",
+                                        (unsigned long long)first_raw);
+        else
+            dg_report_check_set_message(c, "%zu ticks, identical", sa.n);
+    }
+    harness__stream_free(&sa);
+    harness__stream_free(&sb);
+}
+
+int cli_diff(int argc, char **argv)
+{
+    static const struct option opts[] = {CLI_REPORT_OPTS, {0, 0, 0, 0}};
+    cli_reports rp = {0};
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1)
+        if (!cli_report_opt(&rp, c, optarg))
+            return cli_usage_error("diff", "unknown option or missing value '%s'", argv[optind - 1]);
+    if (optind != argc - 2)
+        return cli_usage_error("diff", "expected two files A B");
+    const char *a = argv[optind], *b = argv[optind + 1];
+    dg_error err;
+    dg_error_clear(&err);
+    cli_kind ka, kb;
+    if (cli_detect(a, &ka, &err) < 0 || cli_detect(b, &kb, &err) < 0) {
+        cli_print_error("diff", &err);
+        return CLI_USAGE;
+    }
+    if (ka != kb || (ka != CLI_KIND_FLREP && ka != CLI_KIND_HASHLOG)) {
+        fprintf(stderr, "detgate diff: expected two .flrep recordings or two hash logs (%s, %s)\n", a, b);
+        return CLI_USAGE;
+    }
+    dg_report *rep = dg_report_new("diff", HARNESS_VERSION, NULL, &err);
+    char name[DG_HASH_LOG_NAME_MAX + 1];
+    harness__scenario_name(b, name, sizeof name);
+    dg_report_scenario *sc = rep ? dg_report_add_scenario(rep, name, ka == CLI_KIND_FLREP ? "flrep" : "hashlog") : NULL;
+    dg_report_check *ck = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
+    if (!ck) {
+        dg_report_free(rep);
+        fprintf(stderr, "detgate diff: out of memory\n");
+        return CLI_UNTESTED;
+    }
+    double t0 = harness__now();
+    int code;
+    if (ka == CLI_KIND_FLREP) {
+        uint64_t nd = harness__compare_files(ck, sc, a, b, &err);
+        struct stat st;
+        sc->file_bytes = stat(b, &st) == 0 ? (uint64_t)st.st_size : 0;
+        if (nd == UINT64_MAX) {
+            cli_print_error("diff", &err);
+            dg_report_free(rep);
+            return CLI_USAGE;
+        }
+        ck->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
+        if (nd)
+            dg_report_check_set_message(ck, "%llu ticks differ; first at tick %llu", (unsigned long long)nd,
+                                        (unsigned long long)ck->first_tick);
+        else
+            dg_report_check_set_message(ck, "%llu ticks, identical", (unsigned long long)sc->ticks);
+    } else {
+        diff_logs(ck, sc, a, b, &err);
+        if (ck->status == DG_REPORT_ERROR) {
+            cli_print_error("diff", &err);
+            dg_report_free(rep);
+            return CLI_USAGE;
+        }
+    }
+    ck->duration_s = rep->duration_s = harness__now() - t0;
+    bool ok = cli_write_reports(rep, &rp, "diff");
+    code = cli_exit_for(rep);
+    dg_report_free(rep);
+    return ok ? code : (code ? code : CLI_UNTESTED);
+}

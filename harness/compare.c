@@ -1,0 +1,356 @@
+/* harness/compare.c — the harness's comparisons: two hash streams, a stream and a hash log, two
+ * recordings in lockstep, and the state diff behind a hash mismatch (entities added, lost or
+ * changed; which fields; both values in quanta and real units) written into a dg_report check. */
+#include "harness_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DETAIL_MAX 16          /* ticks diffed in detail when the record side must be re-derived */
+#define TRAJ_BEFORE 120        /* trajectory window around the first divergence, in ticks */
+#define TRAJ_AFTER 240
+
+/* ---- world diffs ----------------------------------------------------------------------------- */
+
+uint32_t harness__count_diff(const dg_qentity *a, size_t na, const dg_qentity *b, size_t nb)
+{
+    size_t i = 0, j = 0;
+    uint32_t n = 0;
+    while (i < na || j < nb) {
+        if (j >= nb || (i < na && a[i].id < b[j].id)) {
+            n++;
+            i++;
+        } else if (i >= na || b[j].id < a[i].id) {
+            n++;
+            j++;
+        } else {
+            n += !dg_qentity_equal(&a[i], &b[j]);
+            i++;
+            j++;
+        }
+    }
+    return n;
+}
+
+static void add_entity(dg_report_tick *t, const dg_qentity *a, const dg_qentity *b, dg_report_entity_kind k,
+                       const dg_flrep_header *names)
+{
+    char nb[DG_REPORT_NAME_CAP];
+    uint32_t id = a ? a->id : b->id;
+    dg_report_entity *e = dg_report_tick_add_entity(t, id, harness__entity_name(names, id, nb, sizeof nb), k);
+    if (e && a && b)
+        dg_report_entity_diff_qentity(e, a, b);
+}
+
+void harness__diff_worlds(dg_report_tick *t, const dg_qentity *a, size_t na, const dg_qentity *b,
+                          size_t nb, const dg_flrep_header *names)
+{
+    size_t i = 0, j = 0;
+    while (i < na || j < nb) {
+        if (j >= nb || (i < na && a[i].id < b[j].id)) {
+            t->lost++;
+            add_entity(t, &a[i++], NULL, DG_REPORT_ENTITY_LOST, names);
+        } else if (i >= na || b[j].id < a[i].id) {
+            t->added++;
+            add_entity(t, NULL, &b[j++], DG_REPORT_ENTITY_ADDED, names);
+        } else {
+            if (!dg_qentity_equal(&a[i], &b[j])) {
+                t->changed++;
+                add_entity(t, &a[i], &b[j], DG_REPORT_ENTITY_CHANGED, names);
+            }
+            i++;
+            j++;
+        }
+    }
+}
+
+static bool rec_equal(const harness__tickrec *a, const harness__tickrec *b)
+{
+    return a->count == b->count && a->state == b->state && a->events == b->events;
+}
+
+/* ---- two streams ------------------------------------------------------------------------------ */
+
+uint64_t harness__compare_streams(dg_report_check *c, const harness__stream *a, const harness__stream *b,
+                                  uint64_t add_after, uint64_t *first_ticks, size_t max_first, size_t *n_first,
+                                  uint64_t *first_raw)
+{
+    size_t i = 0, j = 0;
+    uint64_t diverged = 0;
+    *n_first = 0;
+    *first_raw = DG_REPORT_TICK_NONE;
+    while (i < a->n || j < b->n) {
+        uint64_t tick;
+        bool differs;
+        if (j >= b->n || (i < a->n && a->v[i].tick < b->v[j].tick)) {
+            tick = a->v[i++].tick;
+            differs = true;
+        } else if (i >= a->n || b->v[j].tick < a->v[i].tick) {
+            tick = b->v[j++].tick;
+            differs = true;
+        } else {
+            tick = a->v[i].tick;
+            differs = !rec_equal(&a->v[i], &b->v[j]);
+            if (a->v[i].has_raw && b->v[j].has_raw && a->v[i].raw != b->v[j].raw &&
+                *first_raw == DG_REPORT_TICK_NONE)
+                *first_raw = tick;
+            i++;
+            j++;
+        }
+        if (!differs)
+            continue;
+        diverged++;
+        if (*n_first < max_first)
+            first_ticks[(*n_first)++] = tick;
+        /* Hashes alone do not say how many entities differ: 0 means "not localized". */
+        if (c && (add_after == DG_REPORT_TICK_NONE || tick > add_after))
+            dg_report_check_add_divergent(c, tick, 0);
+    }
+    return diverged;
+}
+
+/* ---- record side re-derived from the source vs the recording ---------------------------------- */
+
+static dg_status quantize_frame(const harness__frame *f, dg_qentity *q, dg_error *err)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (dg_quant_entity(&f->ents[i], &q[i], err) != DG_OK)
+            return err->code;
+    return DG_OK;
+}
+
+static int read_to(dg_flrep_reader *r, uint64_t tick, dg_flrep_tick *t, dg_error *err)
+{
+    int rc;
+    while ((rc = dg_flrep_reader_next(r, t, err)) == 1 && t->tick < tick) {
+    }
+    if (rc == 1 && t->tick != tick)
+        return 0;
+    return rc;
+}
+
+static int source_to(harness__source *s, uint64_t tick, harness__frame *f, dg_error *err)
+{
+    int rc;
+    while ((rc = s->next(s, f, err)) == 1 && f->tick < tick) {
+    }
+    if (rc == 1 && f->tick != tick)
+        return 0;
+    return rc;
+}
+
+dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *src, const char *path,
+                                         uint64_t fault_tick, const uint64_t *ticks, size_t n, dg_error *err)
+{
+    dg_flrep_reader *r = NULL;
+    dg_qentity *q = NULL;
+    size_t qcap = 0;
+    dg_error scratch_err; /* errors past the first detail tick only stop the detail */
+    dg_error_clear(&scratch_err);
+    dg_status st = src->rewind(src, err);
+    if (st == DG_OK)
+        st = dg_flrep_reader_open_file(&r, path, NULL, err);
+    if (st != DG_OK)
+        return st;
+    if (fault_tick != UINT64_MAX)
+        dg_flrep_reader_set_fault_double_delta(r, fault_tick);
+    for (size_t k = 0; k < n && st == DG_OK; k++) {
+        harness__frame f;
+        dg_flrep_tick t;
+        int fs = source_to(src, ticks[k], &f, err);
+        int rs = fs < 0 ? -1 : read_to(r, ticks[k], &t, err);
+        if (fs < 0 || rs < 0) {
+            st = err->code;
+            break;
+        }
+        dg_report_tick *rt = dg_report_add_tick(c, ticks[k]);
+        uint32_t ndiff = 0;
+        if (fs == 1 && f.n > qcap) {
+            free(q);
+            qcap = f.n * 2;
+            q = malloc(qcap * sizeof *q);
+            if (!q) {
+                st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
+                break;
+            }
+        }
+        if (fs == 1 && (st = quantize_frame(&f, q, err)) != DG_OK)
+            break;
+        const dg_qentity *qa = fs == 1 ? q : NULL;
+        size_t na = fs == 1 ? f.n : 0;
+        const dg_qentity *qb = rs == 1 ? t.ents : NULL;
+        size_t nb = rs == 1 ? t.ent_count : 0;
+        ndiff = harness__count_diff(qa, na, qb, nb);
+        if (rt) {
+            harness__diff_worlds(rt, qa, na, qb, nb, &src->hdr);
+            uint64_t ea = fs == 1 ? dg_hash_events(f.events, f.nev) : 0;
+            uint64_t eb = rs == 1 ? dg_hash_events(t.events, t.event_count) : 0;
+            rt->events_differ = ea != eb;
+            rt->events_a = fs == 1 ? (uint32_t)f.nev : 0;
+            rt->events_b = rs == 1 ? (uint32_t)t.event_count : 0;
+        }
+        dg_report_check_add_divergent(c, ticks[k], ndiff);
+        /* The reader is linear: re-open it after a tick it lacked so the next target is reachable. */
+        if (rs == 0) {
+            dg_flrep_reader_seek(r, ticks[k], &scratch_err);
+        }
+    }
+    free(q);
+    dg_flrep_reader_close(r);
+    return st;
+}
+
+/* ---- two recordings in lockstep ---------------------------------------------------------------- */
+
+typedef struct side {
+    dg_flrep_reader *r;
+    dg_flrep_tick t;
+    int rc; /* 1 = t valid, 0 = end */
+    uint64_t entity_ticks;
+} side;
+
+static dg_status side_next(side *s, dg_error *err)
+{
+    s->rc = dg_flrep_reader_next(s->r, &s->t, err);
+    if (s->rc < 0)
+        return err->code;
+    if (s->rc == 1)
+        s->entity_ticks += s->t.ent_count;
+    return DG_OK;
+}
+
+static void trajectory(dg_report_check *c, const char *pa, const char *pb, uint64_t first, uint32_t id,
+                       const dg_flrep_header *names)
+{
+    char nb[DG_REPORT_NAME_CAP];
+    dg_report_check_set_trajectory(c, id, harness__entity_name(names, id, nb, sizeof nb));
+    const char *paths[2] = {pa, pb};
+    for (int s = 0; s < 2; s++) {
+        dg_flrep_reader *r = NULL;
+        dg_error scratch_err; /* a trajectory is best effort: a read error only shortens it */
+        dg_error_clear(&scratch_err);
+        if (dg_flrep_reader_open_file(&r, paths[s], NULL, &scratch_err) != DG_OK)
+            continue;
+        uint64_t from = first > TRAJ_BEFORE ? first - TRAJ_BEFORE : 0;
+        dg_flrep_tick t;
+        if (dg_flrep_reader_seek(r, from, &scratch_err) == DG_OK) {
+            while (dg_flrep_reader_next(r, &t, &scratch_err) == 1 && t.tick <= first + TRAJ_AFTER) {
+                size_t lo = 0, hi = t.ent_count;
+                while (lo < hi) {
+                    size_t mid = (lo + hi) / 2;
+                    if (t.ents[mid].id < id)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                if (lo < t.ent_count && t.ents[lo].id == id) {
+                    double m[3];
+                    dg_quant_pos_m(&t.ents[lo], m);
+                    dg_report_check_add_point(c, s == 0 ? 'A' : 'B', t.tick, m[0], m[1], m[2]);
+                }
+            }
+        }
+        dg_flrep_reader_close(r);
+    }
+}
+
+static uint32_t first_diff_id(const dg_qentity *a, size_t na, const dg_qentity *b, size_t nb)
+{
+    size_t i = 0, j = 0;
+    while (i < na || j < nb) {
+        if (j >= nb || (i < na && a[i].id < b[j].id))
+            return a[i].id;
+        if (i >= na || b[j].id < a[i].id)
+            return b[j].id;
+        if (!dg_qentity_equal(&a[i], &b[j]))
+            return a[i].id;
+        i++;
+        j++;
+    }
+    return 0;
+}
+
+uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, const char *pa, const char *pb,
+                                dg_error *err)
+{
+    side a = {0}, b = {0};
+    uint64_t diverged = 0, first = DG_REPORT_TICK_NONE;
+    uint32_t first_id = 0;
+    dg_status st = dg_flrep_reader_open_file(&a.r, pa, NULL, err);
+    if (st == DG_OK)
+        st = dg_flrep_reader_open_file(&b.r, pb, NULL, err);
+    if (st == DG_OK)
+        st = side_next(&a, err);
+    if (st == DG_OK)
+        st = side_next(&b, err);
+    const dg_flrep_header *names = a.r ? dg_flrep_reader_header(a.r) : NULL;
+    while (st == DG_OK && (a.rc == 1 || b.rc == 1)) {
+        bool only_a = b.rc != 1 || (a.rc == 1 && a.t.tick < b.t.tick);
+        bool only_b = a.rc != 1 || (b.rc == 1 && b.t.tick < a.t.tick);
+        uint64_t tick = only_b ? b.t.tick : a.t.tick;
+        const dg_qentity *qa = only_b ? NULL : a.t.ents;
+        size_t na = only_b ? 0 : a.t.ent_count;
+        const dg_qentity *qb = only_a ? NULL : b.t.ents;
+        size_t nb = only_a ? 0 : b.t.ent_count;
+        bool events_differ = false;
+        bool differs = only_a || only_b;
+        if (!differs) {
+            dg_tick_hash ha = dg_hash_tick(tick, qa, na, a.t.events, a.t.event_count, NULL);
+            dg_tick_hash hb = dg_hash_tick(tick, qb, nb, b.t.events, b.t.event_count, NULL);
+            differs = ha.combined != hb.combined;
+            events_differ = ha.events != hb.events;
+        }
+        if (differs) {
+            diverged++;
+            if (first == DG_REPORT_TICK_NONE) {
+                first = tick;
+                first_id = first_diff_id(qa, na, qb, nb);
+            }
+            dg_report_check_add_divergent(c, tick, harness__count_diff(qa, na, qb, nb));
+            dg_report_tick *rt = dg_report_add_tick(c, tick);
+            if (rt) {
+                harness__diff_worlds(rt, qa, na, qb, nb, names);
+                rt->events_differ = events_differ || only_a || only_b;
+                rt->events_a = only_b ? 0 : (uint32_t)a.t.event_count;
+                rt->events_b = only_a ? 0 : (uint32_t)b.t.event_count;
+            }
+        }
+        if (!only_b)
+            st = side_next(&a, err);
+        if (st == DG_OK && !only_a)
+            st = side_next(&b, err);
+    }
+    if (sc) {
+        sc->ticks = a.r ? dg_flrep_reader_info(a.r)->tick_count : 0;
+        sc->entity_ticks = b.entity_ticks;
+    }
+    dg_flrep_reader_close(a.r);
+    dg_flrep_reader_close(b.r);
+    if (st != DG_OK)
+        return UINT64_MAX;
+    if (first != DG_REPORT_TICK_NONE && first_id != 0)
+        trajectory(c, pa, pb, first, first_id, NULL);
+    return diverged;
+}
+
+/* ---- a stream against a hash log (golden) ------------------------------------------------------- */
+
+dg_status harness__load_log(const char *log, harness__stream *out, dg_hash_log_header *hdr, dg_error *err)
+{
+    dg_hash_log_reader *r = NULL;
+    if (dg_hash_log_open(&r, log, err) != DG_OK)
+        return err->code;
+    if (hdr)
+        *hdr = *dg_hash_log_header_of(r);
+    dg_hash_log_tick lt;
+    bool eof = false;
+    dg_status st = DG_OK;
+    while (st == DG_OK && (st = dg_hash_log_next(r, &lt, &eof, err)) == DG_OK && !eof) {
+        harness__tickrec rec = {lt.tick, lt.state, lt.events, 0, lt.raw, lt.entity_count, lt.has_raw};
+        st = harness__stream_push(out, &rec, err);
+    }
+    dg_hash_log_free(r);
+    return st;
+}
+
+size_t harness__detail_max(void) { return DETAIL_MAX; }

@@ -1,0 +1,275 @@
+/* harness/engine.c — the two sides of the gate: the record side (source -> real quantizer and writer
+ * -> hash of exactly the quantized state that was written) and the replay side (real reader ->
+ * rebuilt state -> hash). Both keep only the per-tick hashes; entity states are re-derived when a
+ * diff needs them, so memory stays flat however long the recording. */
+#include "harness_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void harness__stream_free(harness__stream *s)
+{
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+dg_status harness__stream_push(harness__stream *s, const harness__tickrec *r, dg_error *err)
+{
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 1024;
+        harness__tickrec *v = realloc(s->v, nc * sizeof *v);
+        if (!v)
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "hash stream", "out of memory");
+        s->v = v;
+        s->cap = nc;
+    }
+    s->v[s->n++] = *r;
+    s->entity_ticks += r->count;
+    return DG_OK;
+}
+
+size_t harness__stream_find(const harness__stream *s, uint64_t tick)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->v[mid].tick < tick)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (lo < s->n && s->v[lo].tick == tick) ? lo : SIZE_MAX;
+}
+
+/* Scratch arrays that grow to the widest tick seen, never per tick. */
+typedef struct scratch {
+    dg_qentity *q;
+    uint64_t *eh;
+    uint32_t *ids;
+    size_t cap;
+} scratch;
+
+static dg_status scratch_fit(scratch *s, size_t n, dg_error *err)
+{
+    if (n <= s->cap)
+        return DG_OK;
+    size_t nc = s->cap ? s->cap : 256;
+    while (nc < n)
+        nc *= 2;
+    dg_qentity *q = realloc(s->q, nc * sizeof *q);
+    if (q)
+        s->q = q;
+    uint64_t *eh = realloc(s->eh, nc * sizeof *eh);
+    if (eh)
+        s->eh = eh;
+    uint32_t *ids = realloc(s->ids, nc * sizeof *ids);
+    if (ids)
+        s->ids = ids;
+    if (!q || !eh || !ids)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "harness", "out of memory (%zu entities)", n);
+    s->cap = nc;
+    return DG_OK;
+}
+
+static void scratch_free(scratch *s)
+{
+    free(s->q);
+    free(s->eh);
+    free(s->ids);
+    memset(s, 0, sizeof *s);
+}
+
+static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_hash *th,
+                          const harness__frame *f, const dg_qentity *q, scratch *sc, dg_error *err)
+{
+    if (!log)
+        return DG_OK;
+    dg_hash_log_tick lt = {0};
+    lt.tick = th->tick;
+    lt.entity_count = th->entity_count;
+    lt.state = th->state;
+    lt.events = th->events;
+    lt.has_raw = f && f->has_raw;
+    lt.raw = f ? f->raw : 0;
+    if (entities) {
+        for (size_t i = 0; i < th->entity_count; i++)
+            sc->ids[i] = q[i].id;
+        lt.ids = sc->ids;
+        lt.hashes = sc->eh;
+    }
+    return dg_hash_log_write(log, &lt, err);
+}
+
+dg_status harness__record(harness__source *src, const char *path, const harness__record_opts *o,
+                          harness__stream *out, dg_error *err)
+{
+    dg_flrep_writer *w = NULL;
+    dg_hash_log_writer *log = NULL;
+    scratch sc = {0};
+    harness__frame f;
+    dg_status st = dg_flrep_writer_open(&w, path, &src->hdr, NULL, err);
+    if (st != DG_OK)
+        return st;
+    if (o && o->hash_log) {
+        dg_hash_log_header lh = {0};
+        snprintf(lh.scenario, sizeof lh.scenario, "%s", src->name);
+        snprintf(lh.format, sizeof lh.format, "%s", o->format_name ? o->format_name : "flrep");
+        lh.entities = o->log_entities;
+        lh.raw = true;
+        st = dg_hash_log_create(&log, o->hash_log, &lh, err);
+    }
+    int rc = 0;
+    while (st == DG_OK && (rc = src->next(src, &f, err)) == 1) {
+        if ((st = scratch_fit(&sc, f.n, err)) != DG_OK)
+            break;
+        st = dg_flrep_writer_tick(w, f.tick, f.ents, f.n, f.events, f.nev, sc.q, err);
+        if (st != DG_OK)
+            break;
+        /* The record side hashes what the writer handed back: exactly what went to disk. */
+        dg_tick_hash th = dg_hash_tick(f.tick, sc.q, f.n, f.events, f.nev, sc.eh);
+        harness__tickrec r = {f.tick, th.state, th.events, th.combined, f.raw, th.entity_count, f.has_raw};
+        if ((st = harness__stream_push(out, &r, err)) != DG_OK)
+            break;
+        st = log_tick(log, o && o->log_entities, &th, &f, sc.q, &sc, err);
+        if (o && o->progress)
+            o->progress(o->progress_user, f.tick, src->expected_ticks);
+    }
+    if (st == DG_OK && rc < 0)
+        st = err->code;
+    if (st == DG_OK && out->n == 0)
+        st = dg_error_set(err, DG_E_MALFORMED, DG_OFFSET_NONE, src->name, "the source produced no tick");
+    scratch_free(&sc);
+    if (st != DG_OK) {
+        dg_flrep_writer_abort(w);
+        if (log) {
+            dg_hash_log_close(log, NULL);
+            remove(o->hash_log);
+        }
+        return st;
+    }
+    st = dg_flrep_writer_close(w, err);
+    dg_status lst = log ? dg_hash_log_close(log, err) : DG_OK;
+    return st != DG_OK ? st : lst;
+}
+
+dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_log_writer *log,
+                               bool log_entities, harness__stream *out, dg_error *err)
+{
+    dg_flrep_reader *r = NULL;
+    scratch sc = {0};
+    dg_status st = dg_flrep_reader_open_file(&r, path, NULL, err);
+    if (st != DG_OK)
+        return st;
+    if (fault_tick != UINT64_MAX)
+        dg_flrep_reader_set_fault_double_delta(r, fault_tick);
+    dg_flrep_tick t;
+    int rc;
+    while ((rc = dg_flrep_reader_next(r, &t, err)) == 1) {
+        uint64_t *eh = NULL;
+        if (log && log_entities) {
+            if ((st = scratch_fit(&sc, t.ent_count, err)) != DG_OK)
+                break;
+            eh = sc.eh;
+        }
+        dg_tick_hash th = dg_hash_tick(t.tick, t.ents, t.ent_count, t.events, t.event_count, eh);
+        harness__tickrec rec = {t.tick, th.state, th.events, th.combined, 0, th.entity_count, false};
+        if ((st = harness__stream_push(out, &rec, err)) != DG_OK)
+            break;
+        if (log && (st = log_tick(log, log_entities, &th, NULL, t.ents, &sc, err)) != DG_OK)
+            break;
+    }
+    if (st == DG_OK && rc < 0)
+        st = err->code;
+    scratch_free(&sc);
+    dg_flrep_reader_close(r);
+    return st;
+}
+
+/* ---- small utilities ------------------------------------------------------------------------ */
+
+double harness__now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem, const char *suffix)
+{
+    static unsigned counter;
+    if (!dir) {
+        dir = getenv("TMPDIR");
+        if (!dir || !dir[0])
+            dir = "/tmp";
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int n = snprintf(buf, cap, "%s/dg-%s-%ld-%lx-%u%s", dir, stem ? stem : "tmp", (long)getpid(),
+                     (unsigned long)ts.tv_nsec, counter++, suffix ? suffix : "");
+    return n > 0 && (size_t)n < cap;
+}
+
+dg_status harness__copy_prefix(const char *src, const char *dst, uint64_t len, dg_error *err)
+{
+    FILE *in = fopen(src, "rb");
+    if (!in)
+        return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, src, "cannot open: %s", strerror(errno));
+    FILE *o = fopen(dst, "wb");
+    if (!o) {
+        fclose(in);
+        return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, dst, "cannot create: %s", strerror(errno));
+    }
+    char buf[1 << 16];
+    uint64_t left = len;
+    dg_status st = DG_OK;
+    while (left > 0) {
+        size_t want = left < sizeof buf ? (size_t)left : sizeof buf;
+        size_t got = fread(buf, 1, want, in);
+        if (got == 0 || fwrite(buf, 1, got, o) != got) {
+            st = dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, dst, "copy failed after %llu bytes",
+                              (unsigned long long)(len - left));
+            break;
+        }
+        left -= got;
+    }
+    fclose(in);
+    if (fclose(o) != 0 && st == DG_OK)
+        st = dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, dst, "write failed: %s", strerror(errno));
+    return st;
+}
+
+const char *harness__entity_name(const dg_flrep_header *h, uint32_t id, char *buf, size_t cap)
+{
+    if (!h || !buf || cap == 0)
+        return NULL;
+    for (size_t i = 0; i < h->participant_count; i++) {
+        const dg_flrep_participant *p = &h->participants[i];
+        if (p->entity_id == id && p->callsign.len > 0) {
+            size_t n = p->callsign.len < cap - 1 ? p->callsign.len : cap - 1;
+            memcpy(buf, p->callsign.s, n);
+            buf[n] = 0;
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+void harness__scenario_name(const char *path, char *out, size_t cap)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = 0;
+    for (const char *p = base; *p && *p != '.' && n + 1 < cap && n < DG_HASH_LOG_NAME_MAX; p++) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                  c == '-' || c == '+';
+        out[n++] = ok ? c : '_';
+    }
+    if (n == 0 && cap > 1)
+        out[n++] = 'x';
+    if (cap)
+        out[n] = 0;
+}

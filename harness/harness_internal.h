@@ -1,0 +1,160 @@
+/* harness/harness_internal.h — the harness room's private wiring: tick sources (a scenario through
+ * sim_stub, an engine's state stream), the record side (source -> quantizer/writer -> hash), the
+ * replay side (reader -> rebuilt state -> hash), and the comparisons that fill a dg_report.
+ * Private names carry the harness__ prefix; the public C API is include/detgate/harness.h. */
+#ifndef DETGATE_HARNESS_INTERNAL_H
+#define DETGATE_HARNESS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "detgate/error.h"
+#include "detgate/flrep.h"
+#include "detgate/hash.h"
+#include "detgate/quant.h"
+#include "detgate/report.h"
+
+#define HARNESS_VERSION "detgate 0.1.0"
+#define HARNESS_RAW_FIELDS 11 /* pos 3, vel 3, rot 4, health: the floats an entity_in carries */
+
+/* ---- a source of ticks ---------------------------------------------------------------------- */
+
+/* One tick as the source hands it over: the whole live world (sorted by id) and its events.
+ * Arrays belong to the source and stay valid until its next call. */
+typedef struct harness__frame {
+    uint64_t tick;
+    const dg_entity_in *ents;
+    size_t n;
+    const dg_event *events;
+    size_t nev;
+    bool has_raw;
+    uint64_t raw; /* raw float hash (docs/STATE-HASH.md §6) of the floats handed to the quantizer */
+} harness__frame;
+
+typedef struct harness__source harness__source;
+struct harness__source {
+    char name[DG_HASH_LOG_NAME_MAX + 1]; /* scenario name, a hash-log token */
+    dg_flrep_header hdr;                 /* tables point into the source */
+    uint64_t expected_ticks;             /* 0 when unknown (progress display only) */
+    /* 1 = *f filled, 0 = end, -1 = error (err set). */
+    int (*next)(harness__source *s, harness__frame *f, dg_error *err);
+    /* Starts again from the first tick (the record side is re-derived this way for a diff). */
+    dg_status (*rewind)(harness__source *s, dg_error *err);
+    void (*destroy)(harness__source *s);
+    void *impl;
+};
+
+/* Scenario file through sim_stub; inject may be NULL or "" for none. keyframe 0 = the scenario's. */
+dg_status harness__source_scenario(harness__source **out, const char *path, const char *inject,
+                                   uint32_t keyframe, dg_error *err);
+/* A per-tick entity state stream (CSV or JSON Lines, docs/STATES-STREAM.md). */
+dg_status harness__source_states(harness__source **out, const char *path, uint32_t keyframe,
+                                 dg_error *err);
+void harness__source_free(harness__source *s);
+/* True when the build includes sim_stub. */
+bool harness__have_sim(void);
+
+/* ---- the record side ------------------------------------------------------------------------ */
+
+typedef struct harness__tickrec {
+    uint64_t tick;
+    uint64_t state, events, combined, raw;
+    uint32_t count;
+    bool has_raw;
+} harness__tickrec;
+
+/* The per-tick hash stream of one side (never the entity states: those are re-derived on demand). */
+typedef struct harness__stream {
+    harness__tickrec *v;
+    size_t n, cap;
+    uint64_t entity_ticks;
+} harness__stream;
+
+void harness__stream_free(harness__stream *s);
+dg_status harness__stream_push(harness__stream *s, const harness__tickrec *r, dg_error *err);
+/* Index of tick in s (binary search), or SIZE_MAX. */
+size_t harness__stream_find(const harness__stream *s, uint64_t tick);
+
+typedef struct harness__record_opts {
+    const char *hash_log;      /* also write a hash log here (".zst" compresses); NULL = none */
+    bool log_entities;         /* the log carries entity lines */
+    const char *format_name;   /* "flrep" */
+    void (*progress)(void *user, uint64_t tick, uint64_t total);
+    void *progress_user;
+} harness__record_opts;
+
+/* Source -> writer (path) -> quantized state -> hash. Fills *out (the record-side stream). */
+dg_status harness__record(harness__source *src, const char *path, const harness__record_opts *o,
+                          harness__stream *out, dg_error *err);
+
+/* ---- the replay side ------------------------------------------------------------------------- */
+
+/* Every tick of a recording, hashed; optional hash log writer. fault_tick != UINT64_MAX applies the
+ * reader's double-delta fault at that tick (tests). */
+dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_log_writer *log,
+                               bool log_entities, harness__stream *out, dg_error *err);
+
+/* ---- comparisons ----------------------------------------------------------------------------- */
+
+/* Merges two sorted quantized worlds into the report tick: counts and per-entity field diffs. */
+void harness__diff_worlds(dg_report_tick *t, const dg_qentity *a, size_t na, const dg_qentity *b,
+                          size_t nb, const dg_flrep_header *names);
+/* Counts only (added + lost + changed). */
+uint32_t harness__count_diff(const dg_qentity *a, size_t na, const dg_qentity *b, size_t nb);
+
+/* Compares two hash streams tick by tick (merged on tick number). Returns the number of divergent
+ * ticks; the first max_first of them go to first_ticks; *first_raw gets the first tick whose raw
+ * hashes differ (both sides carrying one), DG_REPORT_TICK_NONE if none. When c is non-NULL every
+ * divergent tick after add_after (all when add_after is DG_REPORT_TICK_NONE) is added to c. */
+uint64_t harness__compare_streams(dg_report_check *c, const harness__stream *a, const harness__stream *b,
+                                  uint64_t add_after, uint64_t *first_ticks, size_t max_first, size_t *n_first,
+                                  uint64_t *first_raw);
+
+/* Re-runs the source and diffs its quantized worlds with the recording's rebuilt worlds at the
+ * given ticks (increasing), adding the detail to c. fault_tick as for harness__replay_hash. */
+dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *src, const char *path,
+                                         uint64_t fault_tick, const uint64_t *ticks, size_t n,
+                                         dg_error *err);
+
+/* Lockstep comparison of two recordings (A reference, B the other): hash first, state diff on every
+ * divergent tick (the first limits' worth in detail). Fills check c; returns divergent tick count
+ * or UINT64_MAX on error (err set, c marked error). */
+uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, const char *a,
+                                const char *b, dg_error *err);
+
+/* Reads a whole hash log (plain or zstd) into a stream (a few dozen bytes per tick). */
+dg_status harness__load_log(const char *log, harness__stream *out, dg_hash_log_header *hdr, dg_error *err);
+/* Ticks diffed in detail when the record side must be re-derived from its source. */
+size_t harness__detail_max(void);
+
+/* ---- the verify checks ---------------------------------------------------------------------- */
+
+typedef struct harness__verify_opts {
+    uint64_t fault_tick;       /* replay-side double-delta fault; UINT64_MAX = none */
+    size_t seek_random;        /* random sample ticks besides edges (default 32) */
+    size_t seek_max_edges;     /* cap on chunk edges sampled (0 = all) */
+    bool skip_recovery;
+    void (*progress)(void *user, uint64_t tick, uint64_t total);
+    void *progress_user;
+} harness__verify_opts;
+
+/* Runs record-vs-replay, seek and recovery on a recording whose record side is `rec` (and whose
+ * source is src, for diffs). Adds checks to sc. Returns the number of failed checks, or -1 when a
+ * check could not run (error check added). */
+int harness__verify_file(dg_report_scenario *sc, harness__source *src, const char *path,
+                         const harness__stream *rec, const harness__verify_opts *o);
+
+/* ---- small utilities ------------------------------------------------------------------------ */
+double harness__now(void);
+/* A temp path in dir (NULL = $TMPDIR or /tmp) with the given suffix; returns false on overflow. */
+bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem, const char *suffix);
+/* Copies the first len bytes of src to dst. */
+dg_status harness__copy_prefix(const char *src, const char *dst, uint64_t len, dg_error *err);
+/* Entity display name from the roster (callsign), or NULL. */
+const char *harness__entity_name(const dg_flrep_header *h, uint32_t id, char *buf, size_t cap);
+/* Basename of path without the extension, sanitized to a hash-log token. */
+void harness__scenario_name(const char *path, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,338 @@
+/* harness/verify.c — the three checks `detgate verify` runs on a fresh recording: record side vs
+ * replay side tick by tick, seek consistency (forwards and rewinding, always at chunk edges, the
+ * first and the last tick), and crash recovery (the trailer cut off, then the last chunk cut short:
+ * every complete chunk must play back with identical hashes). */
+#include "harness_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FLCK_FRAMING 36u
+
+static void fail_error(dg_report_check *c, const dg_error *err)
+{
+    char buf[512];
+    dg_error_format(err, buf, sizeof buf);
+    c->status = DG_REPORT_ERROR;
+    dg_report_check_set_message(c, "%s", buf);
+}
+
+/* ---- record side vs replay side ---------------------------------------------------------------- */
+
+static int check_record_vs_replay(dg_report_scenario *sc, harness__source *src, const char *path,
+                                  const harness__stream *rec, const harness__verify_opts *o)
+{
+    double t0 = harness__now();
+    dg_report_check *c = dg_report_add_check(sc, "record-vs-replay", DG_REPORT_PASS);
+    if (!c)
+        return -1;
+    harness__stream rp = {0};
+    dg_error err;
+    dg_error_clear(&err);
+    dg_status st = harness__replay_hash(path, o->fault_tick, NULL, false, &rp, &err);
+    char rerr[512] = "";
+    harness__stream want = *rec;
+    if (st != DG_OK) {
+        /* The reader rejecting its own writer's output is a codec regression, not a missing input:
+         * compare what it did rebuild, and count the tick it failed on as divergent too. */
+        dg_error_format(&err, rerr, sizeof rerr);
+        want.n = rp.n < rec->n ? rp.n : rec->n;
+    }
+    uint64_t first[64], first_raw;
+    size_t nfirst = 0, want_detail = harness__detail_max();
+    uint64_t nd = harness__compare_streams(NULL, &want, &rp, DG_REPORT_TICK_NONE, first, want_detail, &nfirst,
+                                           &first_raw);
+    int failed = 0;
+    if (nd > 0) {
+        dg_error derr;
+        dg_error_clear(&derr);
+        dg_status ds = harness__detail_source_vs_file(c, src, path, o->fault_tick, first, nfirst, &derr);
+        if (ds != DG_OK) /* the detail stopped early: still count the ticks it did not reach */
+            for (size_t k = 0; k < nfirst; k++)
+                if (c->n_ranges == 0 || first[k] > c->ranges[c->n_ranges - 1].last)
+                    dg_report_check_add_divergent(c, first[k], 0);
+        harness__compare_streams(c, &want, &rp, first[nfirst - 1], first, 0, &nfirst, &first_raw);
+    }
+    if (st != DG_OK && want.n < rec->n)
+        dg_report_check_add_divergent(c, rec->v[want.n].tick, 0);
+    if (nd > 0 || st != DG_OK) {
+        c->status = DG_REPORT_FAIL;
+        failed = 1;
+        if (nd > 0)
+            dg_report_check_set_message(c, "%llu of %zu ticks differ between the record side and the replay side; "
+                                           "first at tick %llu%s%s",
+                                        (unsigned long long)nd, rec->n, (unsigned long long)c->first_tick,
+                                        st != DG_OK ? "; then the reader rejected the file: " : "", rerr);
+        else
+            dg_report_check_set_message(c, "the reader rejected the recording after %zu of %zu ticks: %s", rp.n,
+                                        rec->n, rerr);
+    } else {
+        dg_report_check_set_message(c, "%zu ticks, %llu entity-ticks: record and replay hashes identical", rec->n,
+                                    (unsigned long long)rec->entity_ticks);
+    }
+    harness__stream_free(&rp);
+    c->duration_s = harness__now() - t0;
+    return failed;
+}
+
+/* ---- seek consistency ------------------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static size_t sort_unique(uint64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_u64);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || v[k - 1] != v[i])
+            v[k++] = v[i];
+    return k;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The sample: first and last tick, both edges of every chunk (evenly thinned to the cap), and a
+ * reproducible random handful. */
+static size_t seek_sample(const dg_flrep_file_info *info, const harness__stream *rec,
+                          const harness__verify_opts *o, uint64_t **out)
+{
+    size_t nch = info->chunk_count;
+    size_t stride = 1;
+    if (o->seek_max_edges && nch * 2 > o->seek_max_edges)
+        stride = (nch * 2 + o->seek_max_edges - 1) / o->seek_max_edges;
+    size_t cap = 2 + 2 * (nch / stride + 1) + o->seek_random;
+    uint64_t *v = malloc(cap * sizeof *v);
+    if (!v)
+        return 0;
+    size_t n = 0;
+    v[n++] = rec->v[0].tick;
+    v[n++] = rec->v[rec->n - 1].tick;
+    for (size_t i = 0; i < nch; i += stride) {
+        v[n++] = info->chunks[i].first_tick;
+        v[n++] = info->chunks[i].last_tick;
+    }
+    uint64_t seed = rec->n * 0x9E3779B97F4A7C15ull ^ rec->v[0].state;
+    for (size_t i = 0; i < o->seek_random && n < cap; i++)
+        v[n++] = rec->v[splitmix(&seed) % rec->n].tick;
+    *out = v;
+    return sort_unique(v, n);
+}
+
+static bool seek_matches(dg_flrep_reader *r, const harness__stream *rec, uint64_t tick, dg_error *err, bool *io)
+{
+    dg_flrep_tick t;
+    *io = false;
+    if (dg_flrep_reader_seek(r, tick, err) != DG_OK || dg_flrep_reader_next(r, &t, err) != 1) {
+        *io = true;
+        return false;
+    }
+    size_t k = harness__stream_find(rec, tick);
+    if (t.tick != tick || k == SIZE_MAX)
+        return false;
+    dg_tick_hash h = dg_hash_tick(t.tick, t.ents, t.ent_count, t.events, t.event_count, NULL);
+    return h.state == rec->v[k].state && h.events == rec->v[k].events && h.entity_count == rec->v[k].count;
+}
+
+/* Diffs the world after a seek against linear playback at the same ticks (A = linear, B = seek). */
+static void seek_detail(dg_report_check *c, const char *path, uint64_t fault, const uint64_t *bad, size_t n)
+{
+    dg_flrep_reader *lin = NULL, *sk = NULL;
+    dg_error scratch_err; /* the detail is best effort: the check has already failed */
+    dg_error_clear(&scratch_err);
+    if (dg_flrep_reader_open_file(&lin, path, NULL, &scratch_err) != DG_OK ||
+        dg_flrep_reader_open_file(&sk, path, NULL, &scratch_err) != DG_OK) {
+        dg_flrep_reader_close(lin);
+        return;
+    }
+    if (fault != UINT64_MAX) {
+        dg_flrep_reader_set_fault_double_delta(lin, fault);
+        dg_flrep_reader_set_fault_double_delta(sk, fault);
+    }
+    const dg_flrep_header *names = dg_flrep_reader_header(lin);
+    dg_flrep_tick a, b;
+    int ra = 1;
+    for (size_t k = 0; k < n; k++) {
+        while ((ra = dg_flrep_reader_next(lin, &a, &scratch_err)) == 1 && a.tick < bad[k]) {
+        }
+        int rb = dg_flrep_reader_seek(sk, bad[k], &scratch_err) == DG_OK ? dg_flrep_reader_next(sk, &b, &scratch_err) : -1;
+        bool ha = ra == 1 && a.tick == bad[k], hb = rb == 1 && b.tick == bad[k];
+        dg_report_check_add_divergent(c, bad[k], harness__count_diff(ha ? a.ents : NULL, ha ? a.ent_count : 0,
+                                                                     hb ? b.ents : NULL, hb ? b.ent_count : 0));
+        dg_report_tick *rt = dg_report_add_tick(c, bad[k]);
+        if (rt)
+            harness__diff_worlds(rt, ha ? a.ents : NULL, ha ? a.ent_count : 0, hb ? b.ents : NULL,
+                                 hb ? b.ent_count : 0, names);
+        if (ra != 1)
+            break;
+    }
+    dg_flrep_reader_close(lin);
+    dg_flrep_reader_close(sk);
+}
+
+static int check_seek(dg_report_scenario *sc, const char *path, const harness__stream *rec,
+                      const harness__verify_opts *o)
+{
+    double t0 = harness__now();
+    dg_report_check *c = dg_report_add_check(sc, "seek", DG_REPORT_PASS);
+    if (!c)
+        return -1;
+    dg_flrep_reader *r = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK) {
+        fail_error(c, &err);
+        return -1;
+    }
+    if (o->fault_tick != UINT64_MAX)
+        dg_flrep_reader_set_fault_double_delta(r, o->fault_tick);
+    uint64_t *sample = NULL;
+    size_t ns = seek_sample(dg_flrep_reader_info(r), rec, o, &sample);
+    uint64_t *bad = malloc((ns ? ns : 1) * 2 * sizeof *bad);
+    size_t nbad = 0, seeks = 0;
+    bool io_failed = false;
+    for (int pass = 0; pass < 2 && bad; pass++) {
+        /* Pass 0 walks forwards, pass 1 rewinds: both directions must land on the same state. */
+        for (size_t i = 0; i < ns; i++) {
+            uint64_t tick = sample[pass == 0 ? i : ns - 1 - i];
+            bool io;
+            seeks++;
+            if (!seek_matches(r, rec, tick, &err, &io)) {
+                bad[nbad++] = tick;
+                io_failed |= io;
+            }
+        }
+    }
+    dg_flrep_reader_close(r);
+    nbad = bad ? sort_unique(bad, nbad) : 0;
+    int failed = 0;
+    if (!bad || !sample) {
+        c->status = DG_REPORT_ERROR;
+        dg_report_check_set_message(c, "out of memory");
+        failed = -1;
+    } else if (nbad > 0) {
+        c->status = DG_REPORT_FAIL;
+        failed = 1;
+        seek_detail(c, path, o->fault_tick, bad, nbad);
+        char ebuf[400] = "";
+        if (io_failed)
+            dg_error_format(&err, ebuf, sizeof ebuf);
+        dg_report_check_set_message(c, "%zu of %zu sampled ticks give a different state after a seek than in "
+                                       "linear playback; first at tick %llu%s%s",
+                                    nbad, ns, (unsigned long long)bad[0], io_failed ? "; seek failed: " : "", ebuf);
+    } else {
+        dg_report_check_set_message(c, "%zu ticks sampled (chunk edges, first, last, %zu random), %zu seeks "
+                                       "forwards and backwards: all equal to linear playback",
+                                    ns, o->seek_random, seeks);
+    }
+    free(sample);
+    free(bad);
+    c->duration_s = harness__now() - t0;
+    return failed;
+}
+
+/* ---- crash recovery ------------------------------------------------------------------------------ */
+
+/* Plays a truncated copy and checks it yields exactly `want` (a prefix of the record side). */
+static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, const harness__stream *want,
+                         const char *label, char *msg, size_t cap)
+{
+    char tmp[512];
+    dg_error err;
+    dg_error_clear(&err);
+    if (!harness__temp_path(tmp, sizeof tmp, NULL, "recovery", ".flrep") ||
+        harness__copy_prefix(path, tmp, cut, &err) != DG_OK) {
+        dg_error_format(&err, msg, cap);
+        return -1;
+    }
+    harness__stream got = {0};
+    dg_flrep_reader *r = NULL;
+    bool recovered = false;
+    if (dg_flrep_reader_open_file(&r, tmp, NULL, &err) == DG_OK) {
+        recovered = dg_flrep_reader_info(r)->recovered;
+        dg_flrep_reader_close(r);
+    }
+    dg_status st = harness__replay_hash(tmp, UINT64_MAX, NULL, false, &got, &err);
+    remove(tmp);
+    int failed = 0;
+    uint64_t first[1], first_raw;
+    size_t nfirst = 0;
+    if (st != DG_OK) {
+        char ebuf[400];
+        dg_error_format(&err, ebuf, sizeof ebuf);
+        snprintf(msg, cap, "%s: playback failed after %zu ticks: %s", label, got.n, ebuf);
+        failed = 1;
+    } else if (!recovered) {
+        snprintf(msg, cap, "%s: the reader did not report a recovered index", label);
+        failed = 1;
+    } else if (harness__compare_streams(NULL, want, &got, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw) > 0) {
+        harness__compare_streams(c, want, &got, DG_REPORT_TICK_NONE, first, 0, &nfirst, &first_raw);
+        snprintf(msg, cap, "%s: recovered playback differs from the recording (%zu ticks recovered, %zu expected)",
+                 label, got.n, want->n);
+        failed = 1;
+    } else {
+        snprintf(msg, cap, "%s: %zu ticks recovered, identical", label, got.n);
+    }
+    harness__stream_free(&got);
+    return failed;
+}
+
+static int check_recovery(dg_report_scenario *sc, const char *path, const harness__stream *rec)
+{
+    double t0 = harness__now();
+    dg_report_check *c = dg_report_add_check(sc, "recovery", DG_REPORT_PASS);
+    if (!c)
+        return -1;
+    dg_flrep_reader *r = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK) {
+        fail_error(c, &err);
+        return -1;
+    }
+    const dg_flrep_file_info *info = dg_flrep_reader_info(r);
+    size_t nch = info->chunk_count;
+    char m1[600] = "", m2[600] = "no second chunk to cut";
+    int f1 = 0, f2 = 0;
+    if (nch == 0) {
+        snprintf(m1, sizeof m1, "no chunk");
+    } else {
+        const dg_flrep_chunk_info *last = &info->chunks[nch - 1];
+        uint64_t end = last->offset + FLCK_FRAMING + last->compressed_size;
+        f1 = recovery_case(c, path, end, rec, "trailer cut off", m1, sizeof m1);
+        if (nch >= 2 && f1 == 0) {
+            harness__stream prefix = *rec;
+            uint64_t keep_last = info->chunks[nch - 2].last_tick;
+            while (prefix.n > 0 && prefix.v[prefix.n - 1].tick > keep_last)
+                prefix.n--;
+            f2 = recovery_case(c, path, last->offset + FLCK_FRAMING + last->compressed_size / 2, &prefix,
+                               "last chunk cut short", m2, sizeof m2);
+        }
+    }
+    dg_flrep_reader_close(r);
+    int failed = (f1 < 0 || f2 < 0) ? -1 : (f1 || f2);
+    c->status = failed < 0 ? DG_REPORT_ERROR : failed ? DG_REPORT_FAIL : DG_REPORT_PASS;
+    dg_report_check_set_message(c, "%s; %s", m1, m2);
+    c->duration_s = harness__now() - t0;
+    return failed;
+}
+
+int harness__verify_file(dg_report_scenario *sc, harness__source *src, const char *path,
+                         const harness__stream *rec, const harness__verify_opts *o)
+{
+    int a = check_record_vs_replay(sc, src, path, rec, o);
+    int b = check_seek(sc, path, rec, o);
+    int c = o->skip_recovery ? 0 : check_recovery(sc, path, rec);
+    if (a < 0 || b < 0 || c < 0)
+        return -1;
+    return a + b + c;
+}

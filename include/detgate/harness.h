@@ -1,0 +1,88 @@
+/* detgate — the harness C API for engines that link the library (prefix dg_harness_).
+ *
+ * An engine opens a session with its recording header, hands over its whole world tick by tick
+ * (float-domain dg_entity_in + match events, as it would to the .flrep writer), and finishes: the
+ * session has then done what `detgate verify --states` does — each tick went through the real
+ * quantizer and writer and its quantized state was hashed (record side); the file is read back,
+ * every tick rebuilt and hashed (replay side); the two hash streams are compared tick by tick; seek
+ * consistency and crash recovery are checked; on a mismatch the states behind the hashes are
+ * diffed down to entity and field. The result lands in a dg_report (detgate/report.h) that any of
+ * the five renderers can write.
+ *
+ *     dg_harness_session *s;
+ *     dg_harness_open(&s, &hdr, NULL, &err);
+ *     for (tick ...) dg_harness_tick(s, tick, ents, n, events, nev, &err);
+ *     dg_report *rep = dg_report_new("verify", "my-engine 1.2", NULL, &err);
+ *     dg_harness_result res;
+ *     dg_harness_finish(s, rep, &res, &err);          // res.failed_checks == 0: deterministic codec path
+ *     dg_report_write_file(rep, DG_REPORT_JUNIT, "verify.xml", NULL, &err);
+ *
+ * Memory: the session keeps a few dozen bytes of hashes per tick. To diff the record side after a
+ * mismatch it keeps the ticks' inputs in a temporary spill file (about 100 bytes per entity-tick,
+ * removed by finish/abort); set keep_inputs = false to skip it (a mismatch is then reported by tick
+ * only). Not thread-safe: one session per thread. */
+#ifndef DETGATE_HARNESS_H
+#define DETGATE_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "detgate/error.h"
+#include "detgate/flrep.h"
+#include "detgate/quant.h"
+#include "detgate/report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dg_harness_session dg_harness_session;
+
+typedef struct dg_harness_options {
+    const char *name;           /* scenario name in the report (default "engine") */
+    const char *recording_path; /* keep the .flrep here; NULL = a temporary file, removed by finish */
+    bool keep_inputs;           /* spill inputs for record-side diffs (dg_harness_default_options: true) */
+    uint32_t seek_random;       /* random seek samples besides chunk edges/first/last (default 32) */
+    bool skip_recovery;         /* skip the crash-recovery check */
+} dg_harness_options;
+
+typedef struct dg_harness_result {
+    uint64_t ticks;         /* ticks recorded */
+    uint64_t entity_ticks;  /* sum over ticks of live entities */
+    int failed_checks;      /* checks that found a divergence (0 = all equal) */
+    int error_checks;       /* checks that could not run */
+    uint64_t first_divergent_tick; /* DG_REPORT_TICK_NONE when none */
+} dg_harness_result;
+
+/* The defaults: name "engine", temporary recording, keep_inputs true, 32 random seek samples. */
+dg_harness_options dg_harness_default_options(void);
+
+/* Starts a session. hdr as for dg_flrep_writer_open; hdr and its tables must stay valid until
+ * dg_harness_finish (the roster names the entities in diffs). opts may be NULL (defaults). */
+dg_status dg_harness_open(dg_harness_session **out, const dg_flrep_header *hdr, const dg_harness_options *opts,
+                          dg_error *err);
+
+/* One tick: ents is the whole live world (any order, distinct ids >= 1), events the tick's match
+ * events (their tick field must equal tick). Ticks must increase strictly. On error the session is
+ * unusable except for dg_harness_abort. */
+dg_status dg_harness_tick(dg_harness_session *s, uint64_t tick, const dg_entity_in *ents, size_t n,
+                          const dg_event *events, size_t nev, dg_error *err);
+
+/* Closes the recording and runs the checks; adds one scenario with its checks to report (may be
+ * NULL) and fills *out (may be NULL). Frees s (always). Returns DG_OK when the checks ran, whatever
+ * they found; an error when the recording could not be completed. */
+dg_status dg_harness_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out, dg_error *err);
+
+/* Abandons the session: removes the temporary files, frees s. s may be NULL. */
+void dg_harness_abort(dg_harness_session *s);
+
+/* Compares two .flrep recordings tick by tick (A is the reference): hash first, state diff on every
+ * divergent tick. Adds a scenario named `name` with one "diff" check to report (may be NULL). */
+dg_status dg_harness_diff_files(const char *a, const char *b, const char *name, dg_report *report,
+                                dg_harness_result *out, dg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -14,6 +14,7 @@ typedef struct wr_ent {
     bool live;
     bool has_x;          /* a full XFORM was written since the spawn */
     bool kf_done;        /* a full XFORM was written in the current keyframe tick */
+    bool has_sample;     /* pos/q hold a dg_rply_writer_transform sample (raw ops leave it false) */
     uint32_t live_at;    /* index in w->live */
     dg_rply_xstate x;    /* what the player rebuilds */
     double pos[3];       /* last sample (for keyframe refreshes) */
@@ -292,7 +293,9 @@ static void begin_tick(dg_rply_writer *w, uint32_t tick)
 static dg_status emit_full(dg_rply_writer *w, wr_ent *e, uint16_t id, dg_error *err);
 
 /* A keyframe promises a full XFORM of every live entity: refresh the ones the caller did not
- * sample this tick from their last sample. */
+ * sample this tick from their last sample. Entities driven only by raw XFORM/XFORM_D ops have no
+ * sample to refresh from (their accumulated deltas cannot be re-based exactly), so they are the raw
+ * caller's to write. */
 static dg_status close_tick(dg_rply_writer *w, dg_error *err)
 {
     if (!w->is_kf)
@@ -300,7 +303,7 @@ static dg_status close_tick(dg_rply_writer *w, dg_error *err)
     for (uint32_t i = 0; i < w->live_count; i++) {
         uint16_t id = w->live[i];
         wr_ent *e = &w->ent[id];
-        if (e->has_x && !e->kf_done && emit_full(w, e, id, err) != DG_OK)
+        if (e->has_x && e->has_sample && !e->kf_done && emit_full(w, e, id, err) != DG_OK)
             return err ? err->code : DG_E_USAGE;
     }
     return DG_OK;
@@ -572,6 +575,7 @@ dg_status dg_rply_writer_transform(dg_rply_writer *w, uint16_t id, const double 
         return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "rply writer",
                             "entity %u rotation is not a usable quaternion", id);
     double inv = 1.0 / sqrt(n2);
+    e->has_sample = true;
     for (int i = 0; i < 3; i++)
         e->pos[i] = pos[i];
     for (int i = 0; i < 4; i++)

@@ -233,6 +233,7 @@ typedef struct dg_rply_state {
 dg_status dg_rply_state_init(dg_rply_state *s, dg_error *err);
 void dg_rply_state_free(dg_rply_state *s);
 void dg_rply_state_clear(dg_rply_state *s);             /* empty, keeps allocations */
+/* dst: initialised, or zero-filled (then it is initialised here). */
 dg_status dg_rply_state_copy(dg_rply_state *dst, const dg_rply_state *src, dg_error *err);
 /* Applies one decoded op with the state rules (live ids, parents, XFORM_D preconditions). A failure
  * names the op; the state may then be half-changed (dg_rply_player is the tick-atomic layer). */
@@ -422,7 +423,9 @@ dg_rply_writer *dg_rply_writer_new(const dg_rply_writer_config *cfg, dg_error *e
 void dg_rply_writer_free(dg_rply_writer *w);
 
 /* Starts tick `tick` (strictly greater than the previous one; the first may be 0). Nothing is
- * written for a tick until it has an op, except keyframe ticks (absolute TICK + index entry). */
+ * written for a tick until it has an op, except keyframe ticks (absolute TICK + index entry). When a
+ * keyframe tick closes, every live entity sampled through dg_rply_writer_transform that got no full
+ * XFORM in it is written from its last sample. */
 dg_status dg_rply_writer_tick(dg_rply_writer *w, uint32_t tick, dg_error *err);
 /* Interns a string; returns its id through *id. */
 dg_status dg_rply_writer_string(dg_rply_writer *w, const char *s, size_t len, uint16_t *id,

@@ -1114,6 +1114,43 @@ static void writer_keyframes(void **state)
     dg_rply_writer_free(w);
 }
 
+/* Raw-driven entities are not refreshed at keyframes from a sample they never had. */
+static void writer_keyframe_raw_entities(void **state)
+{
+    (void)state;
+    dg_rply_writer *w = new_writer(5, true, true);
+    OK(dg_rply_writer_spawn(w, 1, "part:Ball", 0, E));
+    float pos[3] = {1, 2, 3};
+    OK(dg_rply_writer_xform_raw(w, 1, DG_RPLY_XF_POS, pos, NULL, 0, E));
+    for (uint32_t t = 1; t <= 12; t++) {
+        OK(dg_rply_writer_tick(w, t, E));
+        OK(dg_rply_writer_xform_d_raw(w, 1, DG_RPLY_XD_POS8, (int16_t[3]){1, 0, -1}, 0, NULL, E));
+    }
+    dg_rply_op ops[64];
+    dg_rply_file f;
+    uint8_t *buf;
+    size_t n = collect(w, ops, 64, &f, &buf);
+    int xforms = 0, deltas = 0;
+    for (size_t i = 0; i < n; i++) {
+        xforms += ops[i].code == DG_RPLY_OP_XFORM;
+        deltas += ops[i].code == DG_RPLY_OP_XFORM_D;
+    }
+    assert_int_equal(xforms, 1);
+    assert_int_equal(deltas, 12);
+    assert_int_equal(f.hdr.keyframe_count, 3); /* ticks 0, 5, 10 */
+    dg_rply_player p;
+    OK(dg_rply_player_init(&p, &f, 0, E));
+    OK(dg_rply_player_advance(&p, 12, E));
+    const dg_rply_entity *e = dg_rply_state_find(dg_rply_player_state(&p), 1);
+    assert_int_equal(e->x.dpos[0], 12);
+    assert_int_equal(e->x.dpos[2], -12);
+    assert_true(dg_rply_xstate_equal(&e->x, dg_rply_writer_xstate(w, 1)));
+    dg_rply_player_free(&p);
+    dg_rply_file_close(&f);
+    free(buf);
+    dg_rply_writer_free(w);
+}
+
 static void writer_delta_widths_and_modes(void **state)
 {
     (void)state;
@@ -1398,6 +1435,7 @@ int main(void)
         cmocka_unit_test(failing_tick_leaves_state),
         cmocka_unit_test(writer_tick_openers),
         cmocka_unit_test(writer_keyframes),
+        cmocka_unit_test(writer_keyframe_raw_entities),
         cmocka_unit_test(writer_delta_widths_and_modes),
         cmocka_unit_test(writer_thresholds),
         cmocka_unit_test(writer_full_every_tick),

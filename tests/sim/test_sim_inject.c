@@ -173,6 +173,16 @@ static void test_pointer_order_changes_kill_credit(void **st)
     dg_sim_scenario_free(scn);
 }
 
+/* The bundled events scenario carries the same double hit: pointer order changes it from tick 62. */
+static void test_pointer_order_in_events_scenario(void **st)
+{
+    (void)st;
+    dg_sim_scenario *scn = sim_load_bundled("events");
+    dg_sim_inject ptr = only(DG_SIM_INJ_POINTER_ORDER);
+    assert_int_equal(sim_first_diff(scn, NULL, &ptr, 200), 62);
+    dg_sim_scenario_free(scn);
+}
+
 static void test_clock_seed_changes_state(void **st)
 {
     (void)st;
@@ -281,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_bitflip_exactly_at_T),     cmocka_unit_test(test_bitflip_is_one_bit),
         cmocka_unit_test(test_bitflip_missing_entity),   cmocka_unit_test(test_fma_changes_state),
         cmocka_unit_test(test_libm_trig_changes_state),  cmocka_unit_test(test_pointer_order_changes_kill_credit),
+        cmocka_unit_test(test_pointer_order_in_events_scenario),
         cmocka_unit_test(test_clock_seed_changes_state), cmocka_unit_test(test_racy_threads_change_state),
         cmocka_unit_test(test_inject_parse),
     };

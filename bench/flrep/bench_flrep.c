@@ -178,14 +178,15 @@ static double read_all(const char *path, uint64_t *entity_ticks)
 int main(int argc, char **argv)
 {
     char path[256];
-    if (argc == 3 && strcmp(argv[1], "--profile-read") == 0) { /* for perf: write once, read 20 times */
+    if (argc >= 3 && strcmp(argv[1], "--profile-read") == 0) { /* for perf: write once, read N times */
         long bytes;
         uint64_t et;
+        int reps = argc > 3 ? atoi(argv[3]) : 20;
         record(argv[2], 1000, 3000, 60, 120, &bytes);
         double s = 0;
-        for (int i = 0; i < 20; i++)
+        for (int i = 0; i < reps; i++)
             s += read_all(argv[2], &et);
-        printf("read: %.1f M entity-ticks/s\n", 20.0 * (double)et / s / 1e6);
+        printf("read: %.1f M entity-ticks/s\n", reps * (double)et / s / 1e6);
         return 0;
     }
     snprintf(path, sizeof path, "%s/bench-flrep-%ld.flrep", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",

@@ -117,7 +117,7 @@ static bool apply_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t
     for (int i = 0; i < 3; i++) {
         int64_t v = (int64_t)prev->vel[i] + (ctx ? pred->dv[i] : 0) + r->vres[i];
         int64_t p = (int64_t)prev->pos[i] + rdiv(2 * v, tc) + r->pres[i];
-        ok &= fits_i32(v) & fits_i32(p);
+        ok &= (int)fits_i32(v) & (int)fits_i32(p);
         out->vel[i] = (int32_t)v;
         out->pos[i] = (int32_t)p;
         out_pred->dv[i] = (int32_t)(v - prev->vel[i]);  /* both i32: the difference fits when v does */

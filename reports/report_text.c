@@ -122,6 +122,16 @@ static void txt__cellf_entity(char *dst, const dg_report_entity *e)
     dg_rsink_free(&tmp);
 }
 
+/* A harness-supplied string (field name, unit) made terminal-safe into a cell. */
+static void txt__cell_term(char *dst, const char *str)
+{
+    dg_rsink tmp;
+    dg_rsink_init(&tmp);
+    dg_rep__term_text(&tmp, str);
+    txt__cell(dst, tmp.p ? tmp.p : "");
+    dg_rsink_free(&tmp);
+}
+
 static void txt__fill_row(txt_row *row, const dg_report_entity *e, const dg_report_field *f)
 {
     memset(row, 0, sizeof *row);
@@ -131,7 +141,7 @@ static void txt__fill_row(txt_row *row, const dg_report_entity *e, const dg_repo
         snprintf(row->cell[2], TXT_CELL, "-");
         return;
     }
-    snprintf(row->cell[2], TXT_CELL, "%s", f->name);
+    txt__cell_term(row->cell[2], f->name);
     if (f->has_values) {
         dg_rep__double_buf(row->cell[3], TXT_CELL, f->a, false);
         dg_rep__double_buf(row->cell[4], TXT_CELL, f->b, false);
@@ -139,7 +149,7 @@ static void txt__fill_row(txt_row *row, const dg_report_entity *e, const dg_repo
     char d[40];
     dg_rep__double_buf(d, sizeof d, f->delta, false);
     snprintf(row->cell[5], TXT_CELL, "%s%s", f->delta > 0 ? "+" : "", d);
-    snprintf(row->cell[6], TXT_CELL, "%s", f->unit);
+    txt__cell_term(row->cell[6], f->unit);
     if (f->has_quanta)
         snprintf(row->cell[7], TXT_CELL, "%lld -> %lld (%+lld q)", (long long)f->a_q, (long long)f->b_q,
                  (long long)f->delta_q);

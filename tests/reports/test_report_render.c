@@ -116,21 +116,29 @@ static xmlChar *xpath_string(xmlDocPtr doc, const char *expr)
     return s;
 }
 
-/* Every in-page link points at an element that exists. */
+/* Every in-page link points at exactly one element with that id (ids gathered once: a query per
+ * link is quadratic on a big page). */
 static void assert_links_resolve(xmlDocPtr doc)
 {
     xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
-    xmlXPathObjectPtr o = xmlXPathEvalExpression((const xmlChar *)"//a/@href", ctx);
-    for (int i = 0; o->nodesetval && i < o->nodesetval->nodeNr; i++) {
-        xmlChar *href = xmlNodeGetContent(o->nodesetval->nodeTab[i]);
+    xmlXPathObjectPtr ids = xmlXPathEvalExpression((const xmlChar *)"//@id", ctx);
+    xmlXPathObjectPtr hrefs = xmlXPathEvalExpression((const xmlChar *)"//a/@href", ctx);
+    int n_ids = ids->nodesetval ? ids->nodesetval->nodeNr : 0;
+    for (int i = 0; hrefs->nodesetval && i < hrefs->nodesetval->nodeNr; i++) {
+        xmlChar *href = xmlNodeGetContent(hrefs->nodesetval->nodeTab[i]);
         assert_int_equal(href[0], '#');
-        char expr[128];
-        snprintf(expr, sizeof expr, "//*[@id='%s']", (const char *)href + 1);
-        if (xpath_count(doc, expr) != 1)
-            fail_msg("link %s has no target", (const char *)href);
+        int found = 0;
+        for (int j = 0; j < n_ids; j++) {
+            xmlChar *id = xmlNodeGetContent(ids->nodesetval->nodeTab[j]);
+            found += strcmp((const char *)id, (const char *)href + 1) == 0;
+            xmlFree(id);
+        }
+        if (found != 1)
+            fail_msg("link %s has %d targets", (const char *)href, found);
         xmlFree(href);
     }
-    xmlXPathFreeObject(o);
+    xmlXPathFreeObject(hrefs);
+    xmlXPathFreeObject(ids);
     xmlXPathFreeContext(ctx);
 }
 
@@ -609,6 +617,89 @@ static void test_extreme_values_render_and_parse(void **state)
     dg_report_free(r);
 }
 
+/* Random bytes (a fixed xorshift stream, so a failure reproduces) as every kind of name: whatever
+ * an engine hands over, JSON stays valid UTF-8, XML stays well-formed, the terminal gets no
+ * control character and Markdown no raw tag. */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint32_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 11);
+}
+
+static void random_name(char *buf, size_t cap)
+{
+    static const char *const nasty[] = {"<", ">", "&", "\"", "'", "\\", "|", "`", "]]>", "-->", "\xED\xA0\x80",
+                                        "\xC0\xAF", "\xF4\x90\x80\x80", "\xEF\xBF\xBE", "\xE2\x80\xA8", "\x1b[2J",
+                                        "\xC2\x85", "\xF0\x9F\x9A", "&#0;", "\r\n", "@here"};
+    size_t n = 0, want = rng() % (cap - 1);
+    while (n < want) {
+        const char *piece;
+        char one[2] = {0, 0};
+        if (rng() % 3 == 0) {
+            piece = nasty[rng() % (sizeof nasty / sizeof nasty[0])];
+        } else {
+            one[0] = (char)(1 + rng() % 255); /* any byte but NUL */
+            piece = one;
+        }
+        size_t k = strlen(piece);
+        if (n + k >= cap)
+            break;
+        memcpy(buf + n, piece, k);
+        n += k;
+    }
+    buf[n] = '\0';
+}
+
+static void test_random_bytes_in_names_never_break_a_format(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 40; round++) {
+        char a[80], b[80], c[80], d[80];
+        random_name(a, sizeof a);
+        random_name(b, sizeof b);
+        random_name(c, sizeof c);
+        random_name(d, sizeof d);
+        dg_report *r = dg_report_new(a, b, NULL, NULL);
+        dg_report_scenario *sc = dg_report_add_scenario(r, c, d);
+        dg_report_check *ck = dg_report_add_check(sc, a, DG_REPORT_FAIL);
+        dg_report_check_set_message(ck, "%s", b);
+        dg_report_check_add_divergent(ck, 5, 1);
+        dg_report_entity *e = dg_report_tick_add_entity(dg_report_add_tick(ck, 5), 9, d, DG_REPORT_ENTITY_CHANGED);
+        dg_report_entity_add_field(e, c, a, 1, 2, 0.5, 1.0);
+        dg_report_check_set_trajectory(ck, 9, c);
+        dg_report_check_add_point(ck, 'A', 5, 1, 2, 3);
+        dg_report_set_bisect(r, a, b, c, d, a, 5);
+        dg_report_bisect_add_step(r, d, DG_REPORT_BAD, 5);
+        dg_report_add_check(sc, c, DG_REPORT_ERROR);
+        for (int k = 0; k < 5; k++) {
+            size_t n;
+            char *out = render(r, (dg_report_kind)k, NULL, &n);
+            if (k == DG_REPORT_JSON) {
+                json_error_t je;
+                json_t *doc = json_loadb(out, n, 0, &je);
+                if (!doc)
+                    fail_msg("round %d: JSON does not parse: %s", round, je.text);
+                json_decref(doc);
+            } else if (k == DG_REPORT_JUNIT || k == DG_REPORT_HTML) {
+                xmlFreeDoc(parse_xml(out, n, dg_report_kind_name((dg_report_kind)k)));
+            } else {
+                for (size_t i = 0; i < n; i++)
+                    if ((unsigned char)out[i] < 0x20 && out[i] != '\n')
+                        fail_msg("round %d: %s output has control byte 0x%02x at %zu", round,
+                                 dg_report_kind_name((dg_report_kind)k), (unsigned)(unsigned char)out[i], i);
+                if (k == DG_REPORT_MARKDOWN)
+                    assert_null(strchr(out, '<'));
+            }
+            free(out);
+        }
+        dg_report_free(r);
+    }
+}
+
 /* ---- files ------------------------------------------------------------------------------------ */
 
 static int count_entries(const char *dir)
@@ -708,6 +799,7 @@ int main(void)
         cmocka_unit_test(test_markdown_cap_holds_against_huge_strings),
         cmocka_unit_test(test_text_summary_lines_and_colour_only_when_asked),
         cmocka_unit_test(test_extreme_values_render_and_parse),
+        cmocka_unit_test(test_random_bytes_in_names_never_break_a_format),
         cmocka_unit_test(test_write_file_replaces_atomically_and_cleans_up),
         cmocka_unit_test(test_write_to_stream_reports_io_errors),
     };

@@ -436,6 +436,30 @@ static void j_header(FILE *o, const dg_rply_header *h)
             h->tick_count, h->string_count, h->keyframe_count, h->op_bytes);
 }
 
+static dg_status dump_ops(const dg_rply_file *f, FILE *o, dg_error *err)
+{
+    dg_rply_state s;
+    dg_status st = dg_rply_state_init(&s, err);
+    if (st != DG_OK)
+        return st;
+    dg_rply_iter it;
+    dg_rply_iter_init(&it, f);
+    dg_rply_op op;
+    int r;
+    while ((r = dg_rply_iter_next(&it, &op, err)) > 0) {
+        if ((st = dg_rply_state_apply(&s, f, &op, err)) != DG_OK)
+            break;
+        if (j_op(o, f, &op, err) != 0) {
+            st = err && err->code != DG_OK ? err->code : DG_E_MALFORMED;
+            break;
+        }
+    }
+    if (r < 0)
+        st = err && err->code != DG_OK ? err->code : DG_E_MALFORMED;
+    dg_rply_state_free(&s);
+    return st;
+}
+
 /* Prints as it reads; stops at the first failure (lines before it stay printed). */
 static int dump_stream(const uint8_t *buf, size_t len, FILE *o, uint32_t pv, dg_error *err)
 {
@@ -454,32 +478,22 @@ static int dump_stream(const uint8_t *buf, size_t len, FILE *o, uint32_t pv, dg_
             fprintf(o, "{\"type\":\"keyframe\",\"tick\":%u,\"offset\":%u}\n", k.tick, k.offset);
         }
     }
+    if (st != DG_OK && f.ops_at == 0) {
+        dg_rply_file_close(&f);
+        return (int)st;
+    }
     if (st != DG_OK) {
-        dg_rply_file_close(&f);
-        return (int)st;
+        /* The tables were read; only the stream's length disagrees with the file (cut short, or
+         * bytes after it). The ops that are there were still read before the failure: print them,
+         * and report the first error (the layout's). */
+        uint64_t have = f.len - f.ops_at;
+        if (have < f.hdr.op_bytes)
+            f.hdr.op_bytes = (uint32_t)have;
+        f.ops = f.buf + f.ops_at;
     }
-    dg_rply_state s;
-    if ((st = dg_rply_state_init(&s, err)) != DG_OK) {
-        dg_rply_file_close(&f);
-        return (int)st;
-    }
-    dg_rply_iter it;
-    dg_rply_iter_init(&it, &f);
-    dg_rply_op op;
-    int r;
-    while ((r = dg_rply_iter_next(&it, &op, err)) > 0) {
-        if ((st = dg_rply_state_apply(&s, &f, &op, err)) != DG_OK)
-            break;
-        if (j_op(o, &f, &op, err) != 0) {
-            st = err ? err->code : DG_E_MALFORMED;
-            break;
-        }
-    }
-    if (r < 0)
-        st = err && err->code != DG_OK ? err->code : DG_E_MALFORMED;
-    dg_rply_state_free(&s);
+    dg_status ops_st = dump_ops(&f, o, err);
     dg_rply_file_close(&f);
-    return (int)st;
+    return (int)(st != DG_OK ? st : ops_st);
 }
 
 static dg_status validate_all(const uint8_t *buf, size_t len, uint32_t pv, dg_rply_file *f,

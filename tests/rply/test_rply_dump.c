@@ -430,6 +430,19 @@ static void dump_partial_and_refusals(void **state)
     assert_int_equal(L.n, 1 + nstr + nkf + before);
     free_lines(&L);
     fclose(fp);
+    /* a stream cut short: the complete ops before the cut are printed with --partial */
+    buf[at] = DG_RPLY_OP_ANIM_STOP;
+    fp = tmpfile();
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_dump_json(buf, at + 2, fp, false, 0, &err), DG_E_TRUNCATED);
+    assert_int_equal(ftell(fp), 0);
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_dump_json(buf, at + 2, fp, true, 0, &err), DG_E_TRUNCATED);
+    assert_non_null(strstr(err.msg, "opBytes"));
+    L = parse_lines(fp);
+    assert_int_equal(L.n, 1 + nstr + nkf + before);
+    free_lines(&L);
+    fclose(fp);
     /* a placeVersion mismatch prints nothing, even with --partial */
     buf[at] = DG_RPLY_OP_ANIM_STOP;
     fp = tmpfile();

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# tests/harness/cli_test.sh — drives the `detgate` CLI like a user and a CI job would: exit codes for
+# bad input and usage (2), help with an example on every subcommand, info/dump/hash on good and
+# corrupted files, verify catching a replay-side codec fault at its tick, diff naming the tick,
+# entity and field of an injected bit flip, gate/bless/--shard against a throwaway golden folder, the
+# state-stream input, and the report files (JSON against its schema, JUnit and HTML well-formed).
+# usage: cli_test.sh DETGATE SOURCE_DIR REPORT_CHECK
+set -u
+DG=$1
+SRC=$2
+CHECK=$3
+SCHEMA=$SRC/docs/report-schema.json
+W=$(mktemp -d "${TMPDIR:-/tmp}/dg-cli-test.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# expect CODE CMD... — runs CMD (stdout to $W/out, stderr to $W/err) and checks its exit code
+expect() {
+  local want=$1
+  shift
+  "$@" >"$W/out" 2>"$W/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
+}
+contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; fi; }
+empty() { if [ ! -s "$1" ]; then ok; else bad "$1 is not empty"; fi; }
+
+# ---- usage and help -----------------------------------------------------------------------------
+expect 2 "$DG"
+expect 2 "$DG" frobnicate
+contains "$W/err" "unknown command"
+expect 0 "$DG" --help
+for c in info dump record hash verify diff gate bless bisect matrix; do
+  expect 0 "$DG" "$c" --help
+  contains "$W/out" "Example"
+done
+expect 2 "$DG" verify --no-such-option dogfight-40
+expect 2 "$DG" verify no-such-scenario
+contains "$W/err" "no scenario"
+expect 2 "$DG" verify dogfight-40 --keyframe-interval 5
+expect 2 "$DG" record dogfight-40
+contains "$W/err" "-o FILE is required"
+expect 2 "$DG" gate --shard 0/2
+expect 2 "$DG" diff only-one-file
+expect 2 "$DG" bless dogfight-40
+contains "$W/err" "reason"
+
+# ---- info / dump / hash ---------------------------------------------------------------------------
+G=$SRC/corpus/golden/dogfight-40.flrep
+expect 2 "$DG" info "$W/missing.flrep"
+printf 'not a recording at all' >"$W/garbage.bin"
+expect 2 "$DG" info "$W/garbage.bin"
+contains "$W/err" "not a recording"
+expect 0 "$DG" info "$G"
+contains "$W/out" "keyframes:"
+contains "$W/out" "bytes per tick:"
+contains "$W/out" "trailer valid"
+expect 0 "$DG" dump "$G" --json
+lines=$(wc -l <"$W/out")
+[ "$lines" -eq $((1 + 3 + 1500)) ] && ok || bad "dump printed $lines lines, expected 1504"
+contains "$W/out" '"type":"tick","tick":1499'
+# a corrupted chunk: validation fails, nothing on stdout; --partial prints what was read before it
+cp "$G" "$W/corrupt.flrep"
+size=$(stat -c %s "$G")
+printf '\xff\xff\xff\xff' | dd of="$W/corrupt.flrep" bs=1 seek=$((size / 2)) conv=notrunc status=none
+expect 2 "$DG" dump "$W/corrupt.flrep" --json
+empty "$W/out"
+[ -s "$W/err" ] && ok || bad "dump of a corrupt file printed no error"
+expect 2 "$DG" dump "$W/corrupt.flrep" --json --partial
+contains "$W/out" '"type":"header"'
+expect 0 "$DG" hash "$G"
+cp "$W/out" "$W/h1.log"
+expect 0 "$DG" hash "$G" -o "$W/h2.log"
+cmp -s "$W/h1.log" "$W/h2.log" && ok || bad "hash to stdout and to -o differ"
+contains "$W/h1.log" "# end ticks=1500"
+expect 0 "$DG" diff "$W/h1.log" "$W/h2.log"
+
+# ---- verify: clean run, reports, a replay-side fault ------------------------------------------------
+expect 0 "$DG" verify dogfight-40 --report-dir "$W/rep-verify" -q
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-verify"
+contains "$W/rep-verify/report.txt" "PASS dogfight-40"
+expect 1 "$DG" verify dogfight-40 --replay-fault double-delta:130 --report-dir "$W/rep-fault" -q
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-fault"
+contains "$W/rep-fault/report.txt" "record-vs-replay: first divergent tick 130"
+
+# ---- record + diff: a bit flip is named by tick, entity and field -------------------------------------
+expect 0 "$DG" record dogfight-40 -o "$W/good.flrep"
+expect 0 "$DG" record dogfight-40 -o "$W/flip.flrep" --inject "bitflip:tick=300,entity=7,field=pos.x,bit=45"
+expect 0 "$DG" diff "$W/good.flrep" "$W/good.flrep"
+expect 1 "$DG" diff "$W/good.flrep" "$W/flip.flrep" --report-dir "$W/rep-diff" --json "$W/diff.json"
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-diff"
+contains "$W/rep-diff/report.txt" "first divergent tick 300: 1 entity changed"
+contains "$W/rep-diff/report.txt" "7 Viper 7 changed pos.x"
+cmp -s "$W/diff.json" "$W/rep-diff/report.json" || grep -q '"firstTick": *300' "$W/diff.json" && ok || bad "--json FILE"
+
+# ---- gate / bless / shard on a throwaway corpus ---------------------------------------------------------
+mkdir -p "$W/corpus" "$W/golden"
+for n in a b c; do cp "$SRC/corpus/scenarios/mars.scn" "$W/corpus/$n.scn"; done
+expect 125 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --report-dir "$W/rep-gate0" -q
+contains "$W/rep-gate0/report.txt" "no golden"
+expect 0 "$DG" bless a b c --corpus "$W/corpus" --golden "$W/golden" --reason "first goldens"
+contains "$W/golden/BLESS.log" 'scenario=b first_changed_tick="new"'
+contains "$W/golden/BLESS.log" 'reason="first goldens"'
+[ -s "$W/golden/a.hashlog.zst" ] && [ -s "$W/golden/a.flrep" ] && ok || bad "bless wrote no golden"
+expect 0 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --report-dir "$W/rep-gate1" -q
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-gate1"
+expect 0 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --shard 1/2 --text "$W/s1.txt" -q
+contains "$W/s1.txt" "PASS a "
+contains "$W/s1.txt" "PASS c "
+grep -q "PASS b " "$W/s1.txt" && bad "shard 1/2 ran b" || ok
+expect 0 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --shard 2/2 --text "$W/s2.txt" -q
+contains "$W/s2.txt" "PASS b "
+# a behaviour change: a different seed diverges from the golden; bless records the first changed tick
+sed 's/seed=[^ ]*/seed=12345/' "$SRC/corpus/scenarios/mars.scn" >"$W/corpus/b.scn"
+expect 1 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --scenario b --report-dir "$W/rep-gate2" -q
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-gate2"
+contains "$W/rep-gate2/report.txt" "golden: first divergent tick"
+expect 0 "$DG" bless b --corpus "$W/corpus" --golden "$W/golden" --reason "new seed for b"
+contains "$W/golden/BLESS.log" 'scenario=b first_changed_tick="0"'
+expect 0 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --scenario b -q --text "$W/g3.txt"
+expect 2 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --scenario nope
+
+# ---- an engine's state stream -----------------------------------------------------------------------------
+{
+  echo "tick,id,type,faction,px,py,pz,vx,vy,vz,qw,qx,qy,qz,health,flags"
+  for t in $(seq 0 99); do
+    for id in 1 2 3; do echo "$t,$id,0,0,$((id * 100 + t)),0,6371000,60,0,0,1,0,0,0,1,0"; done
+  done
+} >"$W/engine.csv"
+expect 0 "$DG" verify --states "$W/engine.csv" --report-dir "$W/rep-states" -q
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-states"
+printf 'tick,id,px,py,pz\n0,1,0,0,0\n0,1,1,1,1\n' >"$W/dup.csv"
+expect 2 "$DG" verify --states "$W/dup.csv"
+contains "$W/err" "dup.csv:3:"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -151,12 +151,123 @@ static void snapshot_flips(void **state)
     free(b);
 }
 
+/* Random op streams behind a valid header, built op by op with plausible payloads (small ids,
+ * string ids around stringCount, any mask, short payloads now and then) so that the decoder and
+ * the state rules are reached deep, not only the opcode check. */
+static uint64_t rs_x = 0xC0FFEE;
+static uint32_t rs(uint32_t n)
+{
+    rs_x ^= rs_x << 13;
+    rs_x ^= rs_x >> 7;
+    rs_x ^= rs_x << 17;
+    return (uint32_t)(rs_x >> 20) % n;
+}
+
+static void random_op(tb *b)
+{
+    unsigned id = 1 + rs(4);
+    switch (rs(14)) {
+    case 0: tb_u8(b, 0); tb_u32(b, rs(40)); break;
+    case 1: tb_u8(b, 10); break;
+    case 2: case 3: tb_u8(b, 1); tb_u16(b, id); tb_u16(b, rs(9)); tb_u16(b, rs(3) ? 0 : 1 + rs(4)); break;
+    case 4: tb_u8(b, 2); tb_u16(b, id); break;
+    case 5: case 6: {
+        unsigned m = rs(4) ? (rs(2) ? 5 : 3) : rs(9);
+        tb_u8(b, 3); tb_u16(b, id); tb_u8(b, m);
+        if (m & 1) { tb_f32(b, (float)rs(100)); tb_f32(b, 0); tb_f32(b, -1); }
+        if (m & 2) { tb_u16(b, rs(65536)); tb_u16(b, rs(65536)); tb_u16(b, rs(65536)); }
+        if (m & 4) tb_u16(b, rs(65536));
+        break;
+    }
+    case 7: case 8: {
+        unsigned m = rs(4) ? (rs(2) ? 5 : 9) : rs(17);
+        tb_u8(b, 11); tb_u8(b, id); tb_u8(b, m);
+        for (unsigned k = 0; k < ((m & 1) ? 3u : 0u) + ((m & 2) ? 6u : 0u) + ((m & 4) ? 1u : 0u) + ((m & 8) ? 3u : 0u); k++)
+            tb_u8(b, rs(256));
+        break;
+    }
+    case 9: {
+        unsigned tag = rs(7);
+        static const unsigned sz[7] = {1, 8, 2, 3, 12, 2, 4};
+        tb_u8(b, 4); tb_u16(b, id); tb_u16(b, rs(9)); tb_u8(b, tag);
+        for (unsigned k = 0; k < sz[tag]; k++)
+            tb_u8(b, tag == 0 ? rs(3) : (tag == 2 || tag == 5) ? (k == 0 ? rs(9) : 0) : rs(256));
+        break;
+    }
+    case 10: tb_u8(b, 5); tb_u16(b, id); tb_u16(b, rs(9)); tb_u8(b, rs(4)); tb_u8(b, 10); tb_u16(b, 256); break;
+    case 11: tb_u8(b, 6 + rs(2)); tb_u16(b, id); tb_u8(b, rs(4)); tb_u8(b, 0); tb_u8(b, 1); break;
+    case 12: tb_u8(b, 8 + rs(2)); tb_u16(b, rs(9)); tb_u16(b, rs(3)); if (rs(2)) { tb_u8(b, 1); tb_u8(b, 2); } break;
+    case 13: {
+        static const uint8_t tiny[] = {10, 0, 1, 0, 'n', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        tb_u8(b, 14); tb_u16(b, id); tb_u32(b, sizeof tiny - rs(2)); tb_put(b, tiny, sizeof tiny);
+        break;
+    }
+    }
+}
+
+static void random_streams(void **state)
+{
+    (void)state;
+    FILE *sink = tmpfile();
+    int valid = 0;
+    for (int round = 0; round < 3000; round++) {
+        tb ops = {0};
+        for (unsigned id = 1; id <= 4; id++)
+            if (rs(4)) {
+                tb_u8(&ops, 1); tb_u16(&ops, id); tb_u16(&ops, 0); tb_u16(&ops, 0);
+            }
+        int n = 1 + (int)rs(30);
+        for (int k = 0; k < n; k++)
+            random_op(&ops);
+        if (rs(8) == 0 && ops.n > 2)
+            ops.p[rs((uint32_t)ops.n)] ^= (uint8_t)(1u << rs(8));
+        tfile t = tfile_default();
+        t.tick_count = 1u + rs(60);
+        tb f = tfile_build(&t, &ops);
+        valid += exercise(f.p, f.n, sink);
+        tb_free(&f);
+        tb_free(&ops);
+    }
+    fprintf(stderr, "random streams: %d of 3000 valid\n", valid);
+    assert_true(valid > 30);
+    fclose(sink);
+}
+
+static void player_misuse(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *buf = sample_file(&len, false);
+    dg_rply_file f;
+    dg_error err;
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_file_open(&f, buf, len, 0, &err), DG_OK);
+    dg_rply_player p;
+    assert_int_equal(dg_rply_player_init(&p, &f, 0, &err), DG_OK);
+    assert_int_equal(dg_rply_player_advance(&p, 5, &err), DG_OK);
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_player_advance(&p, 3, &err), DG_E_USAGE); /* backwards: use seek */
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_player_advance(&p, 8, &err), DG_E_USAGE); /* tickCount is 8 */
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_player_seek(&p, 8, &err), DG_E_USAGE);
+    assert_int_equal(dg_rply_player_state(&p)->tick, 5);
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_player_seek(&p, 3, &err), DG_OK);
+    assert_int_equal(dg_rply_player_state(&p)->tick, 3);
+    dg_rply_player_free(&p);
+    dg_rply_file_close(&f);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(truncation_everywhere),
         cmocka_unit_test(every_bit_flip),
         cmocka_unit_test(snapshot_flips),
+        cmocka_unit_test(random_streams),
+        cmocka_unit_test(player_misuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -314,7 +314,7 @@ static void json__summary(jw *w, const dg_report *r)
 {
     dg_rep__tally t;
     dg_rep__count(r, &t);
-    jw_open(w, "summary", '{');
+    jw_open_flat(w, "summary", '{');
     jw_u64(w, "scenarios", t.scenarios);
     jw_u64(w, "scenariosPassed", t.sc_pass);
     jw_u64(w, "scenariosFailed", t.sc_fail);
@@ -328,7 +328,7 @@ static void json__summary(jw *w, const dg_report *r)
 
 static void json__limits(jw *w, const dg_report_limits *l)
 {
-    jw_open(w, "limits", '{');
+    jw_open_flat(w, "limits", '{');
     jw_u64(w, "ticksPerCheck", l->ticks_per_check);
     jw_u64(w, "entitiesPerTick", l->entities_per_tick);
     jw_u64(w, "fieldsPerEntity", DG_REPORT_FIELDS_MAX);
@@ -349,7 +349,7 @@ void dg_rep__json(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
     w.depth = 1;
     w.first[1] = true;
     jw_u64(&w, "schemaVersion", DG_REPORT_SCHEMA_VERSION);
-    jw_open(&w, "tool", '{');
+    jw_open_flat(&w, "tool", '{');
     jw_str(&w, "name", "detgate");
     jw_str(&w, "version", r->tool_version);
     jw_close(&w, '}');

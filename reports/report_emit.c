@@ -268,15 +268,33 @@ void dg_rep__term_text(dg_rsink *s, const char *str)
     DG_REP_FOREACH_CP(str, cp, { dg_rep__put_utf8(s, rep__term_ok(cp) ? cp : '?'); });
 }
 
+/* Terminal columns of one code point: 0 for combining marks, 2 for East Asian wide/fullwidth
+ * characters and emoji, 1 otherwise (a small table, enough to keep names from shifting columns;
+ * control characters print as '?', one column). */
+static unsigned rep__cp_width(uint32_t cp)
+{
+    static const uint32_t zero[][2] = {{0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x0610, 0x061A},
+                                       {0x064B, 0x065F}, {0x200B, 0x200F}, {0x20D0, 0x20FF}, {0xFE00, 0xFE0F},
+                                       {0xFE20, 0xFE2F}};
+    static const uint32_t wide[][2] = {{0x1100, 0x115F}, {0x2E80, 0x303E}, {0x3041, 0x33FF}, {0x3400, 0x4DBF},
+                                       {0x4E00, 0x9FFF}, {0xA000, 0xA4CF}, {0xAC00, 0xD7A3}, {0xF900, 0xFAFF},
+                                       {0xFE30, 0xFE4F}, {0xFF00, 0xFF60}, {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F},
+                                       {0x1F900, 0x1F9FF}, {0x20000, 0x3FFFD}};
+    for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
+        if (cp >= zero[i][0] && cp <= zero[i][1])
+            return 0;
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
+        if (cp >= wide[i][0] && cp <= wide[i][1])
+            return 2;
+    return 1;
+}
+
 size_t dg_rep__term_width(const char *str)
 {
     size_t w = 0;
     if (!str)
         return 0;
-    DG_REP_FOREACH_CP(str, cp, {
-        (void)cp;
-        w++;
-    });
+    DG_REP_FOREACH_CP(str, cp, { w += rep__cp_width(cp); });
     return w;
 }
 

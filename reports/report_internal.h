@@ -42,7 +42,7 @@ void dg_rep__xml_text(dg_rsink *s, const char *str);
 void dg_rep__xml_content(dg_rsink *s, const char *str);
 void dg_rep__md_text(dg_rsink *s, const char *str);    /* Markdown inline / table cell, one line */
 void dg_rep__term_text(dg_rsink *s, const char *str);  /* terminal: control chars shown as '?' */
-/* Display width of a string in a terminal column (code points, C0/C1 counted as one '?'). */
+/* Columns a (terminal-escaped) string takes: combining marks 0, East Asian wide and emoji 2. */
 size_t dg_rep__term_width(const char *str);
 
 /* Shortest decimal that reads back as the same double ("%.15g".."%.17g"), '.' as the decimal

@@ -536,6 +536,24 @@ static void test_text_summary_lines_and_colour_only_when_asked(void **state)
     assert_int_equal((size_t)(strstr(row, "pos.x") - row), col_hdr);
     free(plain);
 
+    /* wide characters take two columns: a CJK name must not shift the columns after it */
+    dg_report *w = dg_report_new("diff", NULL, NULL, NULL);
+    dg_report_check *wc = dg_report_add_check(dg_report_add_scenario(w, "w", "flrep"), "diff", DG_REPORT_FAIL);
+    dg_report_check_add_divergent(wc, 1, 2);
+    dg_report_tick *wt = dg_report_add_tick(wc, 1);
+    dg_report_entity_add_field(dg_report_tick_add_entity(wt, 1, "\xE9\x9B\xB7\xE9\x9C\x86", DG_REPORT_ENTITY_CHANGED),
+                               "pos.x", "m", 0, 1, 0, 1);                       /* 2 wide chars: 4 columns */
+    dg_report_entity_add_field(dg_report_tick_add_entity(wt, 2, "abcd", DG_REPORT_ENTITY_CHANGED), "pos.y", "m", 0, 1,
+                               0, 1);
+    char *wtxt = render(w, DG_REPORT_TEXT, NULL, NULL);
+    const char *l1 = strstr(wtxt, "1 \xE9\x9B\xB7"), *l2 = strstr(wtxt, "2 abcd");
+    assert_non_null(l1);
+    assert_non_null(l2);
+    /* same column for "changed" on both rows: bytes before it differ by the 2 extra bytes per wide char */
+    assert_int_equal((strstr(l1, "changed") - l1) - 2, strstr(l2, "changed") - l2);
+    free(wtxt);
+    dg_report_free(w);
+
     dg_report_opts all = {.rows_per_check = UINT32_MAX}; /* "no cap" must not mean a huge allocation */
     char *full = render(r, DG_REPORT_TEXT, &all, NULL);
     assert_null(strstr(full, "more rows"));

@@ -473,6 +473,69 @@ static void compare_op(const expect_op *x, const dg_rply_op *op)
     }
 }
 
+/* dg_rply_state_equal sees every kind of difference, and a seek back and forth is equal again. */
+static void state_equality_checks(dg_rply_player *p)
+{
+    dg_rply_state copy;
+    memset(&copy, 0, sizeof copy);
+    OK(dg_rply_state_copy(&copy, dg_rply_player_state(p), E));
+    uint32_t last = copy.tick;
+    OK(dg_rply_player_seek(p, 0, E));
+    OK(dg_rply_player_seek(p, last, E));
+    assert_true(dg_rply_state_equal(dg_rply_player_state(p), &copy));
+    assert_true(dg_rply_state_equal(&copy, dg_rply_player_state(p)));
+    uint16_t id = dg_rply_state_next_id(&copy, 0);
+    assert_true(id != 0);
+    for (int what = 0; what < 8; what++) {
+        dg_rply_state m;
+        memset(&m, 0, sizeof m);
+        OK(dg_rply_state_copy(&m, &copy, E));
+        dg_rply_entity *e = &m.live[m.slot[id] - 1];
+        bool changed = true;
+        switch (what) {
+        case 0: m.tick++; break;
+        case 1: e->parent++; break;
+        case 2: e->x.dpos[1]++; break;
+        case 3: e->x.rot[2] ^= 1; break;
+        case 4: e->snap_len++; break;
+        case 5: e->descriptor++; break;
+        case 6:
+            if (e->props) {
+                dg_rply_prop *pr = &m.props[e->props - 1];
+                const dg_rply_prop *got = dg_rply_state_prop_get(&m, e, pr->name);
+                assert_ptr_equal(got, pr);
+                if (pr->value.tag == 0) pr->value.u.b ^= 1;
+                else if (pr->value.tag == 1) {
+                    uint64_t bits;
+                    memcpy(&bits, &pr->value.u.num, 8);
+                    bits ^= 1; /* one ulp (or another NaN payload): still a difference */
+                    memcpy(&pr->value.u.num, &bits, 8);
+                }
+                else if (pr->value.tag == 3) pr->value.u.rgb[1] ^= 1;
+                else if (pr->value.tag == 4) {
+                    uint32_t bits;
+                    memcpy(&bits, &pr->value.u.vec[2], 4);
+                    bits ^= 1;
+                    memcpy(&pr->value.u.vec[2], &bits, 4);
+                }
+                else pr->value.u.str ^= 1;
+            } else {
+                changed = false;
+            }
+            break;
+        case 7:
+            if (e->anims)
+                m.anims[e->anims - 1].speed ^= 1;
+            else
+                changed = false;
+            break;
+        }
+        assert_int_equal(dg_rply_state_equal(&m, &copy), !changed);
+        dg_rply_state_free(&m);
+    }
+    dg_rply_state_free(&copy);
+}
+
 static void random_session(uint64_t seed, uint32_t ticks)
 {
     rng_state = seed;
@@ -553,6 +616,7 @@ static void random_session(uint64_t seed, uint32_t ticks)
     }
     OK(dg_rply_player_advance(&p, ticks + 2, E));
     model_compare(&s->m, dg_rply_player_state(&p), &f);
+    state_equality_checks(&p);
     dg_rply_player_free(&p);
     dg_rply_file_close(&f);
     free(buf);
@@ -1265,6 +1329,42 @@ static void writer_full_every_tick(void **state)
     dg_rply_writer_free(w);
 }
 
+static void writer_full_on_change(void **state)
+{
+    (void)state;
+    dg_rply_writer *w = new_writer(0, false, true); /* full XFORMs, thresholds, skip unchanged */
+    double q[4] = {1, 0, 0, 0}, pos[3] = {0, 0, 0};
+    OK(dg_rply_writer_spawn(w, 1, "char:1", 0, E));
+    OK(dg_rply_writer_spawn(w, 2, "model:Jeep", 0, E));
+    double tilt[4];
+    quat_from_axis((double[3]){0, 0, 1}, 0.3, tilt);
+    for (uint32_t t = 0; t < 30; t++) {
+        OK(dg_rply_writer_tick(w, t, E));
+        if (t >= 10 && t < 20)
+            pos[2] += 0.5;          /* moves for ten ticks */
+        if (t == 25)
+            pos[2] += 0.01;         /* below the threshold */
+        OK(dg_rply_writer_transform(w, 1, pos, q, E));
+        OK(dg_rply_writer_transform(w, 2, pos, tilt, E));
+    }
+    dg_rply_op ops[128];
+    dg_rply_file f;
+    uint8_t *buf;
+    size_t n = collect(w, ops, 128, &f, &buf);
+    int full1 = 0, full2 = 0, deltas = 0;
+    for (size_t i = 0; i < n; i++) {
+        full1 += ops[i].code == DG_RPLY_OP_XFORM && ops[i].entity == 1;
+        full2 += ops[i].code == DG_RPLY_OP_XFORM && ops[i].entity == 2;
+        deltas += ops[i].code == DG_RPLY_OP_XFORM_D;
+    }
+    assert_int_equal(deltas, 0);
+    assert_int_equal(full1, 1 + 10); /* first sample, then each moving tick */
+    assert_int_equal(full2, 1 + 10);
+    dg_rply_file_close(&f);
+    free(buf);
+    dg_rply_writer_free(w);
+}
+
 static void writer_refuses_misuse(void **state)
 {
     (void)state;
@@ -1288,7 +1388,51 @@ static void writer_refuses_misuse(void **state)
     dg_error_clear(&err);
     double bad[3] = {NAN, 0, 0}, q[4] = {1, 0, 0, 0};
     assert_int_equal(dg_rply_writer_transform(w, 1, bad, q, &err), DG_E_RANGE);
+    dg_error_clear(&err);
+    double zero_q[4] = {0, 0, 0, 0}, pos[3] = {0, 0, 0};
+    assert_int_equal(dg_rply_writer_transform(w, 1, pos, zero_q, &err), DG_E_RANGE);
+    dg_rply_value v;
+    memset(&v, 0, sizeof v);
+    v.tag = 6;
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_writer_prop(w, 1, "x", &v, &err), DG_E_USAGE);
+    v.tag = 0;
+    v.u.b = 2;
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_writer_prop(w, 1, "x", &v, &err), DG_E_USAGE);
+    v.tag = 2;
+    v.u.str = 999;
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_writer_prop(w, 1, "x", &v, &err), DG_E_USAGE);
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_writer_prop_str(w, 1, "x", 0, "y", &err), DG_E_USAGE);
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_writer_anim_play(w, 9, "a", 0, 0, 0, &err), DG_E_USAGE);
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_writer_anim_stop(w, 9, 0, 0, &err), DG_E_USAGE);
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_writer_anim_speed(w, 9, 0, 0, &err), DG_E_USAGE);
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_writer_snapshot_raw(w, 1, (const uint8_t *)"\x09", 1, &err), DG_E_VERSION);
+    dg_error_clear(&err);
+    uint8_t *out;
+    size_t len;
+    OK(dg_rply_writer_tick(w, 5, E));
+    assert_int_equal(dg_rply_writer_finish(w, 3, &out, &len, &err), DG_E_USAGE); /* tickCount <= tick */
+    /* nothing refused above reached the stream: the file reads back valid */
+    OK(dg_rply_writer_finish(w, 0, &out, &len, E));
+    dg_rply_file f;
+    OK(dg_rply_file_open(&f, out, len, 0, E));
+    OK(dg_rply_validate(&f, E));
+    dg_rply_file_close(&f);
+    free(out);
     dg_rply_writer_free(w);
+    dg_rply_writer_config cfg;
+    dg_rply_writer_config_default(&cfg);
+    cfg.tick_rate = 0;
+    dg_error_clear(&err);
+    assert_null(dg_rply_writer_new(&cfg, &err));
+    assert_int_equal(err.code, DG_E_USAGE);
 }
 
 static void writer_save_atomic(void **state)
@@ -1439,6 +1583,7 @@ int main(void)
         cmocka_unit_test(writer_delta_widths_and_modes),
         cmocka_unit_test(writer_thresholds),
         cmocka_unit_test(writer_full_every_tick),
+        cmocka_unit_test(writer_full_on_change),
         cmocka_unit_test(writer_refuses_misuse),
         cmocka_unit_test(writer_save_atomic),
         cmocka_unit_test(snapshot_round_trip),

@@ -1,6 +1,7 @@
 /* tests/rply/test_rply_roundtrip.c — writer -> bytes -> reader: random sessions compared op by op
  * and state by state with a test-side model, XFORM_D accumulation over 100,000 ticks, seek versus
  * linear playback at every tick, the writer's policies, and the snapshot v10 round trip. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>

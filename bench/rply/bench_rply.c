@@ -88,8 +88,11 @@ static void orientation(const walker *w, double t, double q[4])
     quat_mul(tmp, qr, q);
 }
 
+static uint64_t moving_samples, turning_samples, total_samples;
+
 static uint8_t *record(const dg_rply_writer_config *cfg, size_t *len)
 {
+    moving_samples = turning_samples = total_samples = 0;
     dg_error err;
     dg_error_clear(&err);
     dg_rply_writer *w = dg_rply_writer_new(cfg, &err);
@@ -116,6 +119,9 @@ static uint8_t *record(const dg_rply_writer_config *cfg, size_t *len)
         double secs = (double)t / HZ;
         for (int i = 0; i < WALKERS; i++) {
             step(&wk[i], secs);
+            total_samples++;
+            moving_samples += wk[i].moving;
+            turning_samples += wk[i].moving && wk[i].turn != 0.0;
             double q[4];
             orientation(&wk[i], secs, q);
             if (dg_rply_writer_transform(w, (uint16_t)(i + 1), wk[i].pos, q, &err) != DG_OK)
@@ -232,7 +238,9 @@ int main(int argc, char **argv)
                (double)lens[m] / SECONDS, (double)lens[m] / SECONDS / 1024.0,
                (double)lens[m] / TICKS);
     }
-    printf("\ntarget: deltas + thresholds <= 1.3 KB/s -> %s\n\n",
+    printf("\nsession: %.1f%% of samples moving, %.1f%% moving and turning\n",
+           100.0 * moving_samples / total_samples, 100.0 * turning_samples / total_samples);
+    printf("target: deltas + thresholds <= 1.3 KB/s -> %s\n\n",
            (double)lens[2] / SECONDS / 1024.0 <= 1.3 ? "met" : "NOT met");
 
     printf("| file | ops/file | decode ops/s | validate ops/s | read+rebuild ops/s |\n"

@@ -339,13 +339,12 @@ static int scan_number(const char *p, size_t n, double *out, const char **suf, s
     return 1;
 }
 
-static dg_status val_double_in(parser *P, const tok *t, const char *p, size_t n, unsigned col, double lo,
+static dg_status val_double_in(parser *P, const char *p, size_t n, unsigned col, double lo,
                                double hi, const char *what, double *out)
 {
     double v;
     const char *suf;
     size_t sl;
-    (void)t;
     if (!scan_number(p, n, &v, &suf, &sl) || sl != 0)
         return fail_at(P, col, p, n, "%s (a number)", what);
     if (v < lo || v > hi)
@@ -393,7 +392,7 @@ static dg_status tok_double(parser *P, const tok *t, double lo, double hi, const
 {
     if (t->quoted)
         return fail_tok(P, t, "%s (an unquoted number)", what);
-    return val_double_in(P, t, t->val, t->val_len, t->val_col, lo, hi, what, out);
+    return val_double_in(P, t->val, t->val_len, t->val_col, lo, hi, what, out);
 }
 
 /* A number with a unit suffix from a table: {"km", 1000}, ... ; "" = the default unit. */
@@ -1467,11 +1466,6 @@ static dg_status st_event(parser *P, uint8_t kind)
 }
 
 /* ---------- driver ---------- */
-
-typedef struct keyword {
-    const char *word;
-    int needs_session; /* 1 = tick_rate and duration must be known */
-} keyword;
 
 static dg_status statement(parser *P)
 {

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "sim_test_util.h"
+#include "detgate/quant.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -332,12 +333,24 @@ static void test_radius_matters(void **st)
     dg_sim_scenario_free(s2);
 }
 
+/* The sim's event kinds are the codec's (the harness copies them across unchanged). */
+static void test_event_kinds_mirror_quant(void **st)
+{
+    (void)st;
+    assert_int_equal(DG_SIM_EV_KILL, DG_EV_KILL);
+    assert_int_equal(DG_SIM_EV_SPAWN, DG_EV_SPAWN);
+    assert_int_equal(DG_SIM_EV_CHAT, DG_EV_CHAT);
+    assert_int_equal(DG_SIM_EV_ADMIN, DG_EV_ADMIN);
+    assert_int_equal(DG_SIM_EV_ALERT, DG_EV_ALERT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dogfight_40), cmocka_unit_test(test_walkers_20),   cmocka_unit_test(test_churn),
         cmocka_unit_test(test_events),      cmocka_unit_test(test_static_500),   cmocka_unit_test(test_stress_1000),
         cmocka_unit_test(test_long_1h),     cmocka_unit_test(test_mars),         cmocka_unit_test(test_radius_matters),
+        cmocka_unit_test(test_event_kinds_mirror_quant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -300,6 +300,17 @@ dg_status dg_rply_player_seek(dg_rply_player *p, uint32_t tick, dg_error *err)
     return DG_OK;
 }
 
+dg_status dg_rply_player_prepare(dg_rply_player *p, dg_error *err)
+{
+    dg_status st = DG_OK;
+    if (p->f->hdr.tick_count > 0) {
+        rewind_to_start(p);
+        st = run(p, UINT32_MAX, UINT32_MAX, err);
+    }
+    rewind_to_start(p);
+    return st;
+}
+
 dg_status dg_rply_validate(const dg_rply_file *f, dg_error *err)
 {
     dg_rply_state s;

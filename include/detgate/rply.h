@@ -283,6 +283,10 @@ void dg_rply_player_free(dg_rply_player *p);
 dg_status dg_rply_player_advance(dg_rply_player *p, uint32_t tick, dg_error *err);
 /* State at `tick`: nearest keyframe checkpoint at or before it (or the start), then forward. */
 dg_status dg_rply_player_seek(dg_rply_player *p, uint32_t tick, dg_error *err);
+/* Plays the whole stream once (checking every rule and keeping a checkpoint at every keyframe within
+ * the budget), then goes back to the start: later seeks anywhere cost at most one keyframe interval.
+ * On failure the player is back at the start and the error names the op. */
+dg_status dg_rply_player_prepare(dg_rply_player *p, dg_error *err);
 static inline const dg_rply_state *dg_rply_player_state(const dg_rply_player *p) { return &p->state; }
 
 /* Walks the whole op stream through the state rules (every error of the spec page). */

@@ -996,7 +996,17 @@ static void seek_equals_linear(void **state)
             assert_true(dg_rply_state_equal(dg_rply_player_state(&q), &samples[t / 50]));
         dg_rply_player_free(&q);
     }
-    /* a tiny checkpoint budget still seeks correctly (from the start) */
+    /* prepared: one checkpoint per keyframe, then seeks land exactly */
+    OK(dg_rply_player_init(&p, &f, 0, E));
+    OK(dg_rply_player_prepare(&p, E));
+    assert_int_equal(p.cp_count, f.hdr.keyframe_count);
+    assert_false(dg_rply_player_state(&p)->started);
+    for (uint32_t t = ticks; t-- > 0;) {
+        OK(dg_rply_player_seek(&p, (t * 7919u) % ticks, E));
+        assert_true(state_digest(dg_rply_player_state(&p)) == lin[(t * 7919u) % ticks]);
+    }
+    dg_rply_player_free(&p);
+        /* a tiny checkpoint budget still seeks correctly (from the start) */
     OK(dg_rply_player_init(&p, &f, 1, E));
     OK(dg_rply_player_advance(&p, ticks - 1, E));
     assert_int_equal(p.cp_count, 0);
@@ -1057,6 +1067,15 @@ static void failing_tick_leaves_state(void **state)
     dg_error_clear(&err);
     assert_int_equal(dg_rply_player_seek(&p, 170, &err), DG_E_STATE);
     assert_int_equal(dg_rply_player_state(&p)->tick, 100);
+    dg_rply_player_free(&p);
+    /* prepare on the damaged file: the error, and the player back at the start */
+    OK(dg_rply_player_init(&p, &g, 0, E));
+    dg_error_clear(&err);
+    assert_int_equal(dg_rply_player_prepare(&p, &err), DG_E_STATE);
+    assert_false(dg_rply_player_state(&p)->started);
+    assert_int_equal(dg_rply_player_state(&p)->live_count, 0);
+    OK(dg_rply_player_advance(&p, 149, E));
+    assert_true(dg_rply_state_equal(dg_rply_player_state(&p), &before));
     dg_rply_player_free(&p);
     dg_rply_state_free(&before);
     dg_rply_file_close(&g);

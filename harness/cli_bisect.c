@@ -1,6 +1,626 @@
-/* harness/cli_bisect.c — bisect and matrix (being written). */
+/* harness/cli_bisect.c — the commands that build the project elsewhere: `detgate bisect` (records a
+ * scenario at the good revision, then drives `git bisect run` in a separate worktree, each step
+ * built in its own folder) and `detgate matrix` (sim_stub under several compilers and flags, the
+ * first divergent tick for every pair). Your working tree is never touched. */
+/* realpath() is XSI */
+#define _XOPEN_SOURCE 700
 #include "cli.h"
 
-int cli_bisect(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "detgate bisect: not implemented yet\n"); return CLI_UNTESTED; }
-int cli_bisect_step(int argc, char **argv) { (void)argc; (void)argv; return CLI_UNTESTED; }
-int cli_matrix(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "detgate matrix: not implemented yet\n"); return CLI_UNTESTED; }
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PATH_CAP 4096
+#define WORK_CAP 1024 /* work folders, the repository, the scenario: room for the names built on them */
+
+/* ---- running other programs ---------------------------------------------------------------------- */
+
+/* Runs argv (execvp) in cwd (NULL = here) with stdout+stderr appended to log (NULL = inherited).
+ * Returns the exit status, or -1 when it could not run / was killed. */
+static int run(char *const argv[], const char *cwd, const char *log)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        if (cwd && chdir(cwd) != 0)
+            _exit(127);
+        if (log) {
+            int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (fd < 0)
+                _exit(127);
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            close(devnull);
+        }
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* First line of `git -C repo A1 A2 A3 A4` output into out ("" on failure); trailing arguments may be
+ * NULL (the list ends at the first NULL). */
+static bool git_line(const char *repo, char *out, size_t cap, const char *a1, const char *a2, const char *a3,
+                     const char *a4)
+{
+    int fds[2];
+    out[0] = 0;
+    if (pipe(fds) != 0)
+        return false;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2);
+        execlp("git", "git", "-C", repo, a1, a2, a3, a4, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t got;
+    while (n + 1 < cap && (got = read(fds[0], out + n, cap - 1 - n)) > 0)
+        n += (size_t)got;
+    char sink[256];
+    while (read(fds[0], sink, sizeof sink) > 0) {
+    }
+    close(fds[0]);
+    out[n] = 0;
+    char *nl = strchr(out, '\n');
+    if (nl)
+        *nl = 0;
+    int st;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        out[0] = 0;
+        return false;
+    }
+    return out[0] != 0;
+}
+
+static bool self_exe(char *out, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+    if (n <= 0)
+        return false;
+    out[n] = 0;
+    return true;
+}
+
+static bool absolute(const char *in, char *out, size_t cap)
+{
+    char buf[PATH_MAX];
+    if (!realpath(in, buf) || strlen(buf) >= cap)
+        return false;
+    snprintf(out, cap, "%s", buf);
+    return true;
+}
+
+/* Configures and builds the detgate target of the tree at src into bdir (log appended). */
+static bool build_tree(const char *src, const char *bdir, const char *build_type, const char *cc,
+                       const char *sim_flags, const char *log)
+{
+    char s_arg[PATH_CAP + 8], b_arg[PATH_CAP + 8], bt[80], ccarg[200], simf[300];
+    snprintf(s_arg, sizeof s_arg, "-S%s", src);
+    snprintf(b_arg, sizeof b_arg, "-B%s", bdir);
+    snprintf(bt, sizeof bt, "-DCMAKE_BUILD_TYPE=%s", build_type);
+    snprintf(ccarg, sizeof ccarg, "-DCMAKE_C_COMPILER=%s", cc ? cc : "cc");
+    snprintf(simf, sizeof simf, "-DDETGATE_SIM_FLAGS=%s", sim_flags ? sim_flags : "");
+    char *conf[] = {"cmake", s_arg, b_arg, bt, ccarg, simf, "-DDETGATE_MODULES=codec;hash;sim_stub;reports;harness",
+                    "-DDETGATE_TESTS=OFF", "-DDETGATE_BENCH=OFF", "-DDETGATE_FUZZ=OFF", "-DDETGATE_WERROR=OFF", NULL};
+    if (run(conf, NULL, log) != 0)
+        return false;
+    char *bld[] = {"cmake", "--build", (char *)bdir, "--target", "detgate", "-j2", NULL};
+    return run(bld, NULL, log) == 0;
+}
+
+static void built_binary(const char *bdir, char *out, size_t cap) { snprintf(out, cap, "%s/harness/detgate", bdir); }
+
+/* Records scenario with the detgate built in bdir. */
+static bool record_with(const char *bin, const char *scn, const char *out, const char *hash_log, const char *log)
+{
+    char *argv[] = {(char *)bin, "record", (char *)scn, "-o", (char *)out, "--hash-log", (char *)hash_log, NULL};
+    return run(argv, NULL, log) == 0;
+}
+
+/* Compares two recordings into a new "diff" check of a scenario of rep. Returns the first
+ * divergent tick (TICK_NONE when equal), or UINT64_MAX-1 on error. */
+static uint64_t compare_into(dg_report *rep, const char *name, const char *a, const char *b, dg_error *err)
+{
+    dg_report_scenario *sc = dg_report_add_scenario(rep, name, "flrep");
+    dg_report_check *c = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
+    if (!c)
+        return UINT64_MAX - 1;
+    uint64_t nd = harness__compare_files(c, sc, a, b, err);
+    if (nd == UINT64_MAX) {
+        char buf[600];
+        dg_error_format(err, buf, sizeof buf);
+        c->status = DG_REPORT_ERROR;
+        dg_report_check_set_message(c, "%s", buf);
+        return UINT64_MAX - 1;
+    }
+    c->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
+    if (nd)
+        dg_report_check_set_message(c, "%llu ticks differ from the good recording; first at tick %llu",
+                                    (unsigned long long)nd, (unsigned long long)c->first_tick);
+    else
+        dg_report_check_set_message(c, "identical to the good recording");
+    return nd ? c->first_tick : DG_REPORT_TICK_NONE;
+}
+
+/* ---- bisect-step (what git bisect run calls) -------------------------------------------------------- */
+
+enum { S_WORK = 0x500, S_SCN, S_GOOD, S_REPO, S_TYPE, S_GOODREV, S_BADREV, S_KEEP };
+
+int cli_bisect_step(int argc, char **argv)
+{
+    static const struct option opts[] = {{"work", 1, 0, S_WORK}, {"scenario", 1, 0, S_SCN},
+                                         {"good-rec", 1, 0, S_GOOD}, {"repo", 1, 0, S_REPO},
+                                         {"build-type", 1, 0, S_TYPE}, {0, 0, 0, 0}};
+    const char *work = NULL, *scn = NULL, *good = NULL, *repo = ".", *type = "Release";
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case S_WORK: work = optarg; break;
+        case S_SCN: scn = optarg; break;
+        case S_GOOD: good = optarg; break;
+        case S_REPO: repo = optarg; break;
+        case S_TYPE: type = optarg; break;
+        default: return CLI_UNTESTED; /* git bisect run: "cannot test" */
+        }
+    }
+    if (!work || !scn || !good)
+        return CLI_UNTESTED;
+    char sha[64], bdir[PATH_CAP], bin[PATH_CAP], rec[PATH_CAP], hl[PATH_CAP], log[PATH_CAP], steps[PATH_CAP];
+    if (!git_line(repo, sha, sizeof sha, "rev-parse", "HEAD", NULL, NULL))
+        return CLI_UNTESTED;
+    snprintf(bdir, sizeof bdir, "%s/build-%s", work, sha);
+    snprintf(rec, sizeof rec, "%s/rec-%s.flrep", work, sha);
+    snprintf(hl, sizeof hl, "%s/rec-%s.hashlog", work, sha);
+    snprintf(log, sizeof log, "%s/build-%s.log", work, sha);
+    snprintf(steps, sizeof steps, "%s/steps.txt", work);
+    built_binary(bdir, bin, sizeof bin);
+    int verdict;
+    uint64_t first = DG_REPORT_TICK_NONE;
+    if (!build_tree(repo, bdir, type, NULL, NULL, log) || !record_with(bin, scn, rec, hl, log)) {
+        verdict = CLI_UNTESTED;
+    } else {
+        dg_error err;
+        dg_error_clear(&err);
+        dg_report *rep = dg_report_new("bisect", HARNESS_VERSION, NULL, &err);
+        first = rep ? compare_into(rep, "step", good, rec, &err) : UINT64_MAX - 1;
+        dg_report_free(rep);
+        verdict = first == UINT64_MAX - 1 ? CLI_UNTESTED : first == DG_REPORT_TICK_NONE ? CLI_EQUAL : CLI_DIVERGED;
+    }
+    FILE *f = fopen(steps, "a");
+    if (f) {
+        fprintf(f, "%s %d %llu\n", sha, verdict, (unsigned long long)first);
+        fclose(f);
+    }
+    return verdict;
+}
+
+/* ---- bisect ---------------------------------------------------------------------------------------- */
+
+static bool make_work_dir(const char *given, char *out, size_t cap)
+{
+    if (given) {
+        if (!cli_mkdirs(given))
+            return false;
+        return absolute(given, out, cap);
+    }
+    const char *tmp = getenv("TMPDIR");
+    int n = snprintf(out, cap, "%s/dg-bisect-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    return n > 0 && (size_t)n < cap && mkdtemp(out) != NULL;
+}
+
+static void remove_tree(const char *path)
+{
+    char *argv[] = {"rm", "-rf", (char *)path, NULL};
+    run(argv, NULL, NULL);
+}
+
+typedef struct bisect_ctx {
+    char repo[WORK_CAP], work[WORK_CAP / 2], wt[WORK_CAP], scn[WORK_CAP], self[WORK_CAP];
+    char good[64], bad[64];
+    const char *type;
+} bisect_ctx;
+
+/* Builds and records one revision directly (the endpoints): checks it out in the worktree first. */
+static int test_revision(const bisect_ctx *b, const char *sha, const char *good_rec)
+{
+    char *co[] = {"git", "-C", (char *)b->wt, "checkout", "-q", "--detach", (char *)sha, NULL};
+    char log[PATH_CAP];
+    snprintf(log, sizeof log, "%s/git.log", b->work);
+    if (run(co, NULL, log) != 0)
+        return CLI_UNTESTED;
+    char *step[] = {(char *)b->self, "bisect-step", "--work", (char *)b->work, "--scenario", (char *)b->scn,
+                    "--good-rec", (char *)good_rec, "--repo", (char *)b->wt, "--build-type", (char *)b->type, NULL};
+    return run(step, NULL, NULL);
+}
+
+/* Reads steps.txt into the report's bisect steps; returns the first tick recorded for `sha`. */
+static uint64_t load_steps(dg_report *rep, const char *work, const char *sha)
+{
+    char path[PATH_CAP], line[256];
+    snprintf(path, sizeof path, "%s/steps.txt", work);
+    FILE *f = fopen(path, "r");
+    uint64_t first = DG_REPORT_TICK_NONE;
+    while (f && fgets(line, sizeof line, f)) {
+        char s[64];
+        int v;
+        unsigned long long t;
+        if (sscanf(line, "%63s %d %llu", s, &v, &t) != 3)
+            continue;
+        dg_report_bisect_add_step(rep, s, v == 0 ? DG_REPORT_GOOD : v == 125 ? DG_REPORT_SKIP : DG_REPORT_BAD, t);
+        if (strcmp(s, sha) == 0)
+            first = t;
+    }
+    if (f)
+        fclose(f);
+    return first;
+}
+
+static bool find_first_bad(const char *log, char *sha, size_t cap)
+{
+    FILE *f = fopen(log, "r");
+    char line[1024];
+    bool found = false;
+    while (f && fgets(line, sizeof line, f)) {
+        char *p = strstr(line, " is the first bad commit");
+        if (p && p - line >= 40) {
+            snprintf(sha, cap, "%.40s", p - 40);
+            found = true;
+        }
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
+{
+    char good_rec[PATH_CAP], good_hl[PATH_CAP], log[PATH_CAP];
+    snprintf(good_rec, sizeof good_rec, "%s/good.flrep", b->work);
+    snprintf(good_hl, sizeof good_hl, "%s/good.hashlog", b->work);
+    snprintf(log, sizeof log, "%s/bisect.log", b->work);
+    char *wt_add[] = {"git", "-C", b->repo, "worktree", "add", "-q", "--detach", b->wt, b->good, NULL};
+    if (run(wt_add, NULL, log) != 0) {
+        fprintf(stderr, "detgate bisect: cannot create a worktree of %s (see %s)\n", b->repo, log);
+        return CLI_UNTESTED;
+    }
+    /* 1. the good recording, once */
+    char bdir[PATH_CAP], bin[PATH_CAP];
+    snprintf(bdir, sizeof bdir, "%s/build-good", b->work);
+    built_binary(bdir, bin, sizeof bin);
+    fprintf(stderr, "detgate bisect: building the good revision %.12s\n", b->good);
+    if (!build_tree(b->wt, bdir, b->type, NULL, NULL, log) || !record_with(bin, b->scn, good_rec, good_hl, log)) {
+        fprintf(stderr, "detgate bisect: the good revision %.12s cannot be built or cannot record %s (see %s)\n",
+                b->good, scenario_arg, log);
+        return CLI_UNTESTED;
+    }
+    /* 2. the bad end must really differ, or there is nothing to bisect */
+    fprintf(stderr, "detgate bisect: testing the bad revision %.12s\n", b->bad);
+    int vb = test_revision(b, b->bad, good_rec);
+    if (vb != CLI_DIVERGED) {
+        load_steps(rep, b->work, "");
+        dg_report_set_bisect(rep, scenario_arg, NULL, NULL, b->good, b->bad, DG_REPORT_TICK_NONE);
+        fprintf(stderr, "detgate bisect: the bad revision %s (%s)\n", b->bad,
+                vb == CLI_EQUAL ? "records the same as the good one: nothing to bisect" : "cannot be built or tested");
+        return vb == CLI_EQUAL ? CLI_EQUAL : CLI_UNTESTED;
+    }
+    /* 3. git bisect run, each step built in its own folder */
+    char *start[] = {"git", "-C", b->wt, "bisect", "start", b->bad, b->good, NULL};
+    char *runv[] = {"git", "-C", b->wt, "bisect", "run", b->self, "bisect-step", "--work", b->work, "--scenario",
+                    b->scn, "--good-rec", good_rec, "--repo", b->wt, "--build-type", (char *)b->type, NULL};
+    char *reset[] = {"git", "-C", b->wt, "bisect", "reset", "-q", NULL};
+    fprintf(stderr, "detgate bisect: git bisect run over %.12s..%.12s (log: %s)\n", b->good, b->bad, log);
+    bool ran = run(start, NULL, log) == 0 && run(runv, NULL, log) == 0;
+    char first_bad[64] = "";
+    bool found = ran && find_first_bad(log, first_bad, sizeof first_bad);
+    run(reset, NULL, log);
+    if (!found) {
+        load_steps(rep, b->work, "");
+        dg_report_set_bisect(rep, scenario_arg, NULL, NULL, b->good, b->bad, DG_REPORT_TICK_NONE);
+        fprintf(stderr, "detgate bisect: git bisect did not name a first bad commit (see %s)\n", log);
+        return CLI_UNTESTED;
+    }
+    /* 4. the first bad commit, its first divergent tick and the field diff */
+    char subject[300] = "";
+    git_line(b->repo, subject, sizeof subject, "show", "-s", "--format=%s", first_bad);
+    char rec[PATH_CAP];
+    snprintf(rec, sizeof rec, "%s/rec-%s.flrep", b->work, first_bad);
+    dg_error err;
+    dg_error_clear(&err);
+    uint64_t first = compare_into(rep, scenario_arg, good_rec, rec, &err);
+    load_steps(rep, b->work, first_bad);
+    dg_report_set_bisect(rep, scenario_arg, first_bad, subject, b->good, b->bad, first);
+    printf("first bad commit: %s %s\n", first_bad, subject);
+    if (first < UINT64_MAX - 1)
+        printf("first divergent tick: %llu\n", (unsigned long long)first);
+    return CLI_DIVERGED;
+}
+
+int cli_bisect(int argc, char **argv)
+{
+    static const struct option opts[] = {{"good", 1, 0, S_GOODREV}, {"bad", 1, 0, S_BADREV},
+                                         {"scenario", 1, 0, S_SCN}, {"repo", 1, 0, S_REPO},
+                                         {"work", 1, 0, S_WORK}, {"keep", 0, 0, S_KEEP},
+                                         {"build-type", 1, 0, S_TYPE}, CLI_REPORT_OPTS, {0, 0, 0, 0}};
+    const char *good = NULL, *bad = NULL, *scn = NULL, *repo = ".", *work = NULL;
+    bool keep = false;
+    cli_reports rp = {0};
+    bisect_ctx b;
+    memset(&b, 0, sizeof b);
+    b.type = "Release";
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+        if (cli_report_opt(&rp, c, optarg))
+            continue;
+        switch (c) {
+        case S_GOODREV: good = optarg; break;
+        case S_BADREV: bad = optarg; break;
+        case S_SCN: scn = optarg; break;
+        case S_REPO: repo = optarg; break;
+        case S_WORK: work = optarg; break;
+        case S_KEEP: keep = true; break;
+        case S_TYPE: b.type = optarg; break;
+        default: return cli_usage_error("bisect", "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (!good || !bad || !scn || optind != argc)
+        return cli_usage_error("bisect", "--good REV --bad REV --scenario S are required");
+    char top[WORK_CAP], spec[200];
+    if (!git_line(repo, top, sizeof top, "rev-parse", "--show-toplevel", NULL, NULL))
+        return cli_usage_error("bisect", "%s is not inside a git repository", repo);
+    snprintf(b.repo, sizeof b.repo, "%s", top);
+    snprintf(spec, sizeof spec, "%s^{commit}", good);
+    if (!git_line(b.repo, b.good, sizeof b.good, "rev-parse", "--verify", spec, NULL))
+        return cli_usage_error("bisect", "--good: no commit '%s'", good);
+    snprintf(spec, sizeof spec, "%s^{commit}", bad);
+    if (!git_line(b.repo, b.bad, sizeof b.bad, "rev-parse", "--verify", spec, NULL))
+        return cli_usage_error("bisect", "--bad: no commit '%s'", bad);
+    char scn_path[PATH_CAP];
+    if (!cli_resolve_scenario(scn, NULL, scn_path, sizeof scn_path))
+        return cli_usage_error("bisect", "no scenario '%s'", scn);
+    if (!make_work_dir(work, b.work, sizeof b.work) || !self_exe(b.self, sizeof b.self)) {
+        fprintf(stderr, "detgate bisect: cannot create a work folder: %s\n", strerror(errno));
+        return CLI_UNTESTED;
+    }
+    /* every revision records the same scenario text: the one in the current tree */
+    snprintf(b.scn, sizeof b.scn, "%s/scenario.scn", b.work);
+    dg_error err;
+    dg_error_clear(&err);
+    struct stat sst;
+    if (stat(scn_path, &sst) != 0 ||
+        harness__copy_prefix(scn_path, b.scn, (uint64_t)sst.st_size, &err) != DG_OK) {
+        cli_print_error("bisect", &err);
+        return CLI_UNTESTED;
+    }
+    snprintf(b.wt, sizeof b.wt, "%s/worktree", b.work);
+    dg_report *rep = dg_report_new("bisect", HARNESS_VERSION, NULL, &err);
+    if (!rep)
+        return CLI_UNTESTED;
+    double t0 = harness__now();
+    char name[DG_HASH_LOG_NAME_MAX + 1];
+    harness__scenario_name(scn_path, name, sizeof name);
+    int code = bisect_run(&b, rep, name);
+    rep->duration_s = harness__now() - t0;
+    char *wt_rm[] = {"git", "-C", b.repo, "worktree", "remove", "--force", b.wt, NULL};
+    run(wt_rm, NULL, "/dev/null");
+    if (!keep && !work)
+        remove_tree(b.work);
+    else
+        fprintf(stderr, "detgate bisect: work folder kept: %s\n", b.work);
+    bool ok = cli_write_reports(rep, &rp, "bisect");
+    dg_report_free(rep);
+    return ok ? code : (code ? code : CLI_UNTESTED);
+}
+
+/* ---- matrix ---------------------------------------------------------------------------------------- */
+
+typedef struct mconf {
+    char cc[32], opt[8], contract[8];
+    char label[64];
+    char log[PATH_CAP], rec[PATH_CAP];
+    bool ok;
+    harness__stream s;
+} mconf;
+
+static bool parse_configs(const char *list, mconf **out, size_t *n)
+{
+    static const char *const def = "gcc:-O0:off,gcc:-O2:off,gcc:-O3:off,gcc:-O0:fast,gcc:-O2:fast,gcc:-O3:fast,"
+                                    "clang:-O0:off,clang:-O2:off,clang:-O3:off,clang:-O0:fast,clang:-O2:fast,"
+                                    "clang:-O3:fast";
+    const char *s = list ? list : def;
+    size_t cap = 1;
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
+    mconf *v = calloc(cap, sizeof *v);
+    if (!v)
+        return false;
+    size_t k = 0;
+    while (*s) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        char item[80];
+        if (len >= sizeof item) {
+            free(v);
+            return false;
+        }
+        snprintf(item, sizeof item, "%.*s", (int)len, s);
+        char *a = strtok(item, ":"), *o = strtok(NULL, ":"), *c = strtok(NULL, ":");
+        if (!a || !o || !c || strtok(NULL, ":") || (strcmp(c, "off") && strcmp(c, "fast")) || o[0] != '-' ||
+            strlen(a) >= sizeof v[k].cc || strlen(o) >= sizeof v[k].opt) {
+            free(v);
+            return false;
+        }
+        snprintf(v[k].cc, sizeof v[k].cc, "%s", a);
+        snprintf(v[k].opt, sizeof v[k].opt, "%s", o);
+        snprintf(v[k].contract, sizeof v[k].contract, "%s", c);
+        snprintf(v[k].label, sizeof v[k].label, "%s%s-%s", a, o, c);
+        k++;
+        s += len + (e ? 1 : 0);
+    }
+    *out = v;
+    *n = k;
+    return k > 0;
+}
+
+/* -ffp-contract=fast only fuses where the target has FMA: the fast configurations also enable it
+ * (-mfma) when this machine can run it, as a team moving to -march=haswell would. */
+static bool cpu_has_fma(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[4096];
+    bool yes = false;
+    while (f && !yes && fgets(line, sizeof line, f))
+        yes = strncmp(line, "flags", 5) == 0 && strstr(line, " fma ");
+    if (f)
+        fclose(f);
+    return yes;
+}
+
+int cli_matrix(int argc, char **argv)
+{
+    static const struct option opts[] = {{"scenario", 1, 0, S_SCN}, {"configs", 1, 0, S_GOOD},
+                                         {"work", 1, 0, S_WORK}, {"keep", 0, 0, S_KEEP},
+                                         {"source", 1, 0, S_REPO}, CLI_REPORT_OPTS, {0, 0, 0, 0}};
+    const char *scn = NULL, *configs = NULL, *work = NULL, *source = NULL;
+    bool keep = false;
+    cli_reports rp = {0};
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+        if (cli_report_opt(&rp, c, optarg))
+            continue;
+        switch (c) {
+        case S_SCN: scn = optarg; break;
+        case S_GOOD: configs = optarg; break;
+        case S_WORK: work = optarg; break;
+        case S_KEEP: keep = true; break;
+        case S_REPO: source = optarg; break;
+        default: return cli_usage_error("matrix", "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (!scn || optind != argc)
+        return cli_usage_error("matrix", "--scenario S is required");
+    mconf *cf = NULL;
+    size_t n = 0;
+    if (!parse_configs(configs, &cf, &n))
+        return cli_usage_error("matrix", "--configs: expected CC:-OPT:off|fast[,...], found '%s'", configs);
+    char scn_path[PATH_CAP], scn_abs[WORK_CAP], src[WORK_CAP], wdir[WORK_CAP];
+    if (!cli_resolve_scenario(scn, NULL, scn_path, sizeof scn_path) || !absolute(scn_path, scn_abs, sizeof scn_abs)) {
+        free(cf);
+        return cli_usage_error("matrix", "no scenario '%s'", scn);
+    }
+#ifdef DETGATE_SOURCE_DIR
+    const char *default_src = DETGATE_SOURCE_DIR;
+#else
+    const char *default_src = ".";
+#endif
+    if (!absolute(source ? source : default_src, src, sizeof src) || !make_work_dir(work, wdir, sizeof wdir)) {
+        free(cf);
+        fprintf(stderr, "detgate matrix: cannot find the source tree or create a work folder\n");
+        return CLI_UNTESTED;
+    }
+    bool fma = cpu_has_fma();
+    for (size_t i = 0; i < n; i++) {
+        char bdir[PATH_CAP], bin[PATH_CAP], flags[120], hl[PATH_CAP];
+        snprintf(bdir, sizeof bdir, "%s/build-%s", wdir, cf[i].label);
+        snprintf(cf[i].log, sizeof cf[i].log, "%s/build-%s.log", wdir, cf[i].label);
+        snprintf(cf[i].rec, sizeof cf[i].rec, "%s/%s.flrep", wdir, cf[i].label);
+        snprintf(hl, sizeof hl, "%s/%s.hashlog", wdir, cf[i].label);
+        snprintf(flags, sizeof flags, "%s;-ffp-contract=%s%s", cf[i].opt, cf[i].contract,
+                 strcmp(cf[i].contract, "fast") == 0 && fma ? ";-mfma" : "");
+        built_binary(bdir, bin, sizeof bin);
+        fprintf(stderr, "detgate matrix: [%zu/%zu] %s (sim_stub flags %s)\n", i + 1, n, cf[i].label, flags);
+        dg_error err;
+        dg_error_clear(&err);
+        cf[i].ok = build_tree(src, bdir, "Release", cf[i].cc, flags, cf[i].log) &&
+                   record_with(bin, scn_abs, cf[i].rec, hl, cf[i].log) &&
+                   harness__load_log(hl, &cf[i].s, NULL, &err) == DG_OK;
+        if (!cf[i].ok)
+            fprintf(stderr, "detgate matrix: %s could not be built or run (see %s)\n", cf[i].label, cf[i].log);
+    }
+    dg_error err;
+    dg_error_clear(&err);
+    dg_report *rep = dg_report_new("matrix", HARNESS_VERSION, NULL, &err);
+    int code = CLI_EQUAL;
+    printf("%-18s %-18s %-24s %s\n", "A", "B", "first divergent tick", "raw floats first differ");
+    for (size_t i = 0; i < n && rep; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            char name[160];
+            snprintf(name, sizeof name, "%s~%s", cf[i].label, cf[j].label);
+            dg_report_scenario *sc = dg_report_add_scenario(rep, name, "flrep");
+            if (!cf[i].ok || !cf[j].ok) {
+                dg_report_check *ck = sc ? dg_report_add_check(sc, "matrix", DG_REPORT_ERROR) : NULL;
+                if (ck)
+                    dg_report_check_set_message(ck, "a configuration could not be built or run");
+                printf("%-18s %-18s %-24s %s\n", cf[i].label, cf[j].label, "(not built)", "-");
+                if (code == CLI_EQUAL)
+                    code = CLI_UNTESTED;
+                continue;
+            }
+            dg_report_check *ck = sc ? dg_report_add_check(sc, "matrix", DG_REPORT_PASS) : NULL;
+            uint64_t nd = ck ? harness__compare_files(ck, sc, cf[i].rec, cf[j].rec, &err) : 0;
+            uint64_t first[1], first_raw;
+            size_t nf;
+            harness__compare_streams(NULL, &cf[i].s, &cf[j].s, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+            char a[40], r[40];
+            if (nd && nd != UINT64_MAX) {
+                snprintf(a, sizeof a, "%llu", (unsigned long long)ck->first_tick);
+                ck->status = DG_REPORT_FAIL;
+                code = CLI_DIVERGED;
+            } else {
+                snprintf(a, sizeof a, "identical");
+            }
+            if (first_raw != DG_REPORT_TICK_NONE) {
+                snprintf(r, sizeof r, "%llu", (unsigned long long)first_raw);
+                if (ck && nd == 0)
+                    dg_report_check_set_raw_divergence(ck, first_raw);
+                else if (ck)
+                    ck->first_raw_tick = first_raw;
+            } else {
+                snprintf(r, sizeof r, "identical");
+            }
+            if (ck)
+                dg_report_check_set_message(ck, "first divergent tick %s; raw floats first differ %s", a, r);
+            printf("%-18s %-18s %-24s %s\n", cf[i].label, cf[j].label, a, r);
+        }
+    fflush(stdout);
+    for (size_t i = 0; i < n; i++)
+        harness__stream_free(&cf[i].s);
+    free(cf);
+    if (!keep && !work)
+        remove_tree(wdir);
+    rp.no_summary = true;
+    bool ok = rep && cli_write_reports(rep, &rp, "matrix");
+    dg_report_free(rep);
+    return ok ? code : (code ? code : CLI_UNTESTED);
+}

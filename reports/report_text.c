@@ -203,6 +203,8 @@ static void txt__table(txt *t, const txt_row *rows, uint32_t n)
             if (!right && c != TXT_COLS - 1)
                 dg_rsink_printf(t->s, "%*s", (int)pad, "");
         }
+        while (t->s->len > 0 && t->s->p[t->s->len - 1] == ' ') /* rows with empty tail cells */
+            dg_rsink_truncate(t->s, t->s->len - 1);
         dg_rsink_puts(t->s, "\n");
     }
 }

@@ -492,11 +492,16 @@ static void ht__td_num(dg_rsink *s, double v, bool show)
     dg_rsink_puts(s, "</td>");
 }
 
-static void ht__field_row(dg_rsink *s, const dg_report_entity *e, const dg_report_field *f)
+/* span > 0: this is the entity's first row, its id/name/kind cells span `span` rows. */
+static void ht__field_row(dg_rsink *s, const dg_report_entity *e, const dg_report_field *f, uint32_t span)
 {
-    dg_rsink_printf(s, "<tr><td class=\"num\">%u</td><td>", (unsigned)e->id);
-    ht__esc(s, e->name);
-    dg_rsink_printf(s, "</td><td>%s</td>", dg_report_entity_kind_name(e->kind));
+    dg_rsink_puts(s, "<tr>");
+    if (span) {
+        dg_rsink_printf(s, "<td class=\"num\" rowspan=\"%u\">%u</td><td rowspan=\"%u\">", (unsigned)span,
+                        (unsigned)e->id, (unsigned)span);
+        ht__esc(s, e->name);
+        dg_rsink_printf(s, "</td><td rowspan=\"%u\">%s</td>", (unsigned)span, dg_report_entity_kind_name(e->kind));
+    }
     if (!f) {
         dg_rsink_puts(s, "<td>—</td><td></td><td></td><td></td><td></td><td></td></tr>\n");
         return;
@@ -533,9 +538,11 @@ static void ht__tick_table(dg_rsink *s, const dg_report_tick *t, uint32_t max_ro
     for (uint32_t i = 0; i < t->n_entities; i++) {
         const dg_report_entity *e = &t->entities[i];
         uint32_t nf = e->n_fields ? e->n_fields : 1;
+        uint64_t room = max_rows > shown ? max_rows - shown : 0;
+        uint32_t span = nf < room ? nf : (uint32_t)room; /* rows of this entity that will be shown */
         for (uint32_t j = 0; j < nf; j++, rows++)
             if (shown < max_rows) {
-                ht__field_row(s, e, e->n_fields ? &e->fields[j] : NULL);
+                ht__field_row(s, e, e->n_fields ? &e->fields[j] : NULL, j == 0 ? span : 0);
                 shown++;
             }
     }

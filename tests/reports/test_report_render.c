@@ -142,6 +142,18 @@ static void assert_links_resolve(xmlDocPtr doc)
     xmlXPathFreeContext(ctx);
 }
 
+static double xpath_number(xmlDocPtr doc, const char *expr)
+{
+    xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
+    xmlXPathObjectPtr o = xmlXPathEvalExpression((const xmlChar *)expr, ctx);
+    assert_non_null(o);
+    assert_int_equal(o->type, XPATH_NUMBER);
+    double v = o->floatval;
+    xmlXPathFreeObject(o);
+    xmlXPathFreeContext(ctx);
+    return v;
+}
+
 static uint32_t total_checks(const dg_report *r)
 {
     uint32_t n = 0;
@@ -380,6 +392,22 @@ static void test_html_is_well_formed_and_self_contained(void **state)
     char want[64];
     snprintf(want, sizeof want, "//svg/text[.='first divergent tick %u']", FX_FIRST_TICK);
     assert_int_equal(xpath_count(doc, want), 1);
+    /* the first tick's table: entity cells span exactly the rows of their fields */
+    snprintf(want, sizeof want, "//h3[.='Tick %u']/following-sibling::table[1]/tbody/tr", FX_FIRST_TICK);
+    int rows = xpath_count(doc, want);
+    assert_true(rows > 32); /* 32 kept entities, most with several fields */
+    char sum[160];
+    snprintf(sum, sizeof sum, "sum(%s/td[1][@rowspan]/@rowspan)", want);
+    assert_int_equal((int)xpath_number(doc, sum), rows);
+    /* and when the row cap cuts an entity's fields short (entity 102 after 1 of its 2 rows) */
+    dg_report_opts six = {.rows_per_check = 6};
+    size_t n6;
+    char *html6 = render(r, DG_REPORT_HTML, &six, &n6);
+    xmlDocPtr doc6 = parse_xml(html6, n6, "report6.html");
+    assert_int_equal(xpath_count(doc6, want), 6);
+    assert_int_equal((int)xpath_number(doc6, sum), 6);
+    xmlFreeDoc(doc6);
+    free(html6);
     /* one summary row per check */
     assert_int_equal(xpath_count(doc, "(//table)[1]/tbody/tr"), (int)total_checks(r));
     assert_links_resolve(doc);

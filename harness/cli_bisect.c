@@ -134,7 +134,11 @@ static bool build_tree(const char *src, const char *bdir, const char *build_type
     return run(bld, NULL, log) == 0;
 }
 
-static void built_binary(const char *bdir, char *out, size_t cap) { snprintf(out, cap, "%s/harness/detgate", bdir); }
+static bool built_binary(const char *bdir, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "%s/harness/detgate", bdir);
+    return n > 0 && (size_t)n < cap;
+}
 
 /* Records scenario with the detgate built in bdir. */
 static bool record_with(const char *bin, const char *scn, const char *out, const char *hash_log, const char *log)
@@ -193,7 +197,7 @@ int cli_bisect_step(int argc, char **argv)
     }
     if (!work || !scn || !good)
         return CLI_UNTESTED;
-    char sha[64], bdir[PATH_CAP], bin[PATH_CAP], rec[PATH_CAP], hl[PATH_CAP], log[PATH_CAP], steps[PATH_CAP];
+    char sha[64], bdir[WORK_CAP * 2], bin[PATH_CAP], rec[PATH_CAP], hl[PATH_CAP], log[PATH_CAP], steps[PATH_CAP];
     if (!git_line(repo, sha, sizeof sha, "rev-parse", "HEAD", NULL, NULL))
         return CLI_UNTESTED;
     snprintf(bdir, sizeof bdir, "%s/build-%s", work, sha);
@@ -312,7 +316,7 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
         return CLI_UNTESTED;
     }
     /* 1. the good recording, once */
-    char bdir[PATH_CAP], bin[PATH_CAP];
+    char bdir[WORK_CAP * 2], bin[PATH_CAP];
     snprintf(bdir, sizeof bdir, "%s/build-good", b->work);
     built_binary(bdir, bin, sizeof bin);
     fprintf(stderr, "detgate bisect: building the good revision %.12s\n", b->good);
@@ -551,7 +555,7 @@ int cli_matrix(int argc, char **argv)
     }
     bool fma = cpu_has_fma();
     for (size_t i = 0; i < n; i++) {
-        char bdir[PATH_CAP], bin[PATH_CAP], flags[120], hl[PATH_CAP];
+        char bdir[WORK_CAP * 2], bin[PATH_CAP], flags[120], hl[PATH_CAP];
         snprintf(bdir, sizeof bdir, "%s/build-%s", wdir, cf[i].label);
         snprintf(cf[i].log, sizeof cf[i].log, "%s/build-%s.log", wdir, cf[i].label);
         snprintf(cf[i].rec, sizeof cf[i].rec, "%s/%s.flrep", wdir, cf[i].label);

@@ -3,7 +3,7 @@
 include(CMakePackageConfigHelpers)
 
 set(dg_install_targets detgate_codec)
-foreach(t detgate_hash)
+foreach(t detgate_hash detgate_reports)
   if(TARGET ${t})
     list(APPEND dg_install_targets ${t})
   endif()

@@ -6,6 +6,7 @@
  *   gen_seeds OUTDIR          the full set (what the nightly and OSS-Fuzz builds seed with)
  *   gen_seeds --small OUTDIR  the small set committed under corpus/fuzz/ */
 #include "fuzz_common.h"
+#include "rply_fixture.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -193,6 +194,79 @@ static void trailer_and_recovery_seeds(const rec *r)
     }
 }
 
+/* ---- RPLY ------------------------------------------------------------------------------------ */
+
+static void rply_seeds(int variant, const uint8_t *buf, size_t len)
+{
+    char name[128];
+    dg_rply_file f;
+    memset(&f, 0, sizeof f);
+    dg_error err;
+    dg_error_clear(&err);
+    if (dg_rply_file_open(&f, buf, len, 0, &err) != DG_OK) {
+        fprintf(stderr, "gen_seeds: rply variant %d does not open: %s\n", variant, err.msg);
+        exit(1);
+    }
+    snprintf(name, sizeof name, "v%d.rply", variant);
+    put_seed("rply_ops", name, buf, len);
+    put_seed("rply_player", name, buf, len);
+    snprintf(name, sizeof name, "v%d.hdr", variant);
+    put_seed("rply_header", name, buf, DG_RPLY_HEADER_SIZE);
+    uint8_t h[DG_RPLY_HEADER_SIZE];
+    memcpy(h, buf, sizeof h);
+    h[4] = 2;
+    snprintf(name, sizeof name, "v%d-version2.hdr", variant);
+    put_seed("rply_header", name, h, sizeof h);
+    /* string table: u16 count + its bytes */
+    size_t tl = (size_t)f.index_at - DG_RPLY_HEADER_SIZE;
+    uint8_t *t = malloc(tl + 6);
+    dg_put_le16(t, f.hdr.string_count);
+    memcpy(t + 2, buf + DG_RPLY_HEADER_SIZE, tl);
+    snprintf(name, sizeof name, "v%d.strings", variant);
+    put_seed("rply_strings", name, t, tl + 2);
+    free(t);
+    /* keyframe index: u16 count, u32 tickCount, entries + op stream */
+    size_t il = len - (size_t)f.index_at;
+    uint8_t *x = malloc(il + 6);
+    dg_put_le16(x, f.hdr.keyframe_count);
+    dg_put_le32(x + 2, f.hdr.tick_count);
+    memcpy(x + 6, buf + f.index_at, il);
+    snprintf(name, sizeof name, "v%d.index", variant);
+    put_seed("rply_index", name, x, il + 6);
+    free(x);
+    /* every SNAPSHOT payload */
+    dg_rply_iter it;
+    dg_rply_iter_init(&it, &f);
+    dg_rply_op op;
+    int k = 0;
+    while (dg_rply_iter_next(&it, &op, &err) == 1)
+        if (op.code == DG_RPLY_OP_SNAPSHOT) {
+            snprintf(name, sizeof name, "v%d-op%d.snap", variant, k++);
+            put_seed("rply_snapshot", name, op.u.snapshot.data, op.u.snapshot.len);
+        }
+    dg_rply_file_close(&f);
+}
+
+static void all_rply_seeds(void)
+{
+    for (int v = 0; v < DG_FUZZ_RPLY_VARIANTS; v++) {
+        size_t len = 0;
+        uint8_t *buf = dg_fuzz_rply_record(v, &len);
+        if (!buf) {
+            fprintf(stderr, "gen_seeds: rply variant %d failed\n", v);
+            exit(1);
+        }
+        rply_seeds(v, buf, len);
+        free(buf);
+    }
+    size_t n = 0;
+    uint8_t *s = dg_fuzz_rply_snapshot_bytes(&n);
+    if (!s)
+        exit(1);
+    put_seed("rply_snapshot", "model.snap", s, n);
+    free(s);
+}
+
 int main(int argc, char **argv)
 {
     bool small = argc == 3 && strcmp(argv[1], "--small") == 0;
@@ -233,6 +307,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < nrec; i++)
         free(recs[i].buf);
+    all_rply_seeds();
     printf("gen_seeds: %u seeds in %s\n", g_written, g_out);
     return 0;
 }

@@ -151,14 +151,15 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
 
 /* ---- gate ---------------------------------------------------------------------------------------- */
 
-enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES };
+enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT };
 
 int cli_gate(int argc, char **argv)
 {
     static const struct option opts[] = {{"corpus", 1, 0, G_CORPUS}, {"golden", 1, 0, G_GOLDEN},
                                          {"scenario", 1, 0, G_SCENARIO}, {"shard", 1, 0, G_SHARD},
                                          {"strict-raw", 0, 0, G_STRICT}, {"seek-samples", 1, 0, G_SEEKS},
-                                         {"seek-edges", 1, 0, G_EDGES}, CLI_REPORT_OPTS, {0, 0, 0, 0}};
+                                         {"seek-edges", 1, 0, G_EDGES}, {"inject", 1, 0, G_INJECT},
+                                         CLI_REPORT_OPTS, {0, 0, 0, 0}};
     const char *corpus = "corpus/scenarios", *golden = "corpus/golden";
     name_list only = {0}, all = {0};
     uint64_t shard_i = 1, shard_n = 1, v;
@@ -177,6 +178,7 @@ int cli_gate(int argc, char **argv)
         case G_GOLDEN: golden = optarg; break;
         case G_SCENARIO: names_add(&only, optarg); break;
         case G_STRICT: strict = true; break;
+        case G_INJECT: ro.inject = optarg; break;
         case G_SHARD:
             if (!parse_shard(optarg, &shard_i, &shard_n))
                 return cli_usage_error("gate", "--shard: expected I/N with 1 <= I <= N, found '%s'", optarg);

@@ -67,11 +67,12 @@ const cli_cmd cli_commands[] = {
      "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
     {"gate", cli_gate, "verify every scenario and compare it with its golden",
      "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N]\n"
-     "                    [--strict-raw] [report flags]\n"
+     "                    [--strict-raw] [--inject SPEC] [report flags]\n"
      "For every scenario in the corpus (default corpus/scenarios): verify (record vs replay, seek,\n"
      "recovery), then compare the recording with the golden in corpus/golden: NAME.flrep (state\n"
      "diff) and NAME.hashlog.zst (hashes, raw float hashes). Any divergence fails the run.\n"
-     "A raw-only (sub-quantum) drift is reported but passes unless --strict-raw.\n"
+     "A raw-only (sub-quantum) drift is reported but passes unless --strict-raw. --inject records\n"
+     "every scenario with sim_stub's injection switch: what a broken build would record.\n"
      "--shard I/N (1 <= I <= N) runs scenarios whose position in name order is I modulo N.\n"
      "Reports go to build/reports unless --report-dir (or another report flag) is given.\n" REPORT_FLAGS_HELP
      EXIT_HELP "Example: detgate gate --shard 1/2 --junit build/gate-1.xml\n"},

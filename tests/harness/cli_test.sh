@@ -96,6 +96,18 @@ contains "$W/rep-diff/report.txt" "first divergent tick 300: 1 entity changed"
 contains "$W/rep-diff/report.txt" "7 Viper 7 changed pos.x"
 cmp -s "$W/diff.json" "$W/rep-diff/report.json" || grep -q '"firstTick": *300' "$W/diff.json" && ok || bad "--json FILE"
 
+# ---- a broken run against the committed golden -----------------------------------------------------------
+expect 1 "$DG" gate --scenario dogfight-40 --inject "bitflip:tick=300,entity=7,field=pos.x,bit=45" \
+  --report-dir "$W/rep-broken" -q
+contains "$W/rep-broken/report.txt" "golden: first divergent tick 300: 1 entity changed"
+contains "$W/rep-broken/report.txt" "7 Viper 7 changed pos.x"
+# fma never crosses a quantum in dogfight-40: the raw float hashes catch it (a sub-quantum drift is
+# reported and passes by default, fails with --strict-raw)
+expect 0 "$DG" gate --scenario dogfight-40 --inject fma --json "$W/fma.json" -q
+contains "$W/fma.json" "raw floats differ from tick 1 (sub-quantum drift)"
+contains "$W/fma.json" '"subQuantum": true'
+expect 1 "$DG" gate --scenario dogfight-40 --inject fma --strict-raw -q
+
 # ---- gate / bless / shard on a throwaway corpus ---------------------------------------------------------
 mkdir -p "$W/corpus" "$W/golden"
 for n in a b c; do cp "$SRC/corpus/scenarios/mars.scn" "$W/corpus/$n.scn"; done

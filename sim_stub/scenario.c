@@ -828,7 +828,7 @@ typedef struct num_key {
 static const num_key type_num_keys[] = {
     {"mass", TY(mass), units_len, 1.0, 1e7},           {"wing_area", TY(wing_area), units_len, 0.01, 1e5},
     {"thrust", TY(thrust), units_len, 0.0, 1e8},       {"cl0", TY(cl0), units_len, -1.0, 2.0},
-    {"cla", TY(cla), units_len, 0.0, 20.0},            {"cd0", TY(cd0), units_len, 0.0, 2.0},
+    {"cla", TY(cla), units_len, 0.1, 20.0},            {"cd0", TY(cd0), units_len, 0.0, 2.0},
     {"k", TY(k_induced), units_len, 0.0, 2.0},         {"cyb", TY(cyb), units_len, 0.0, 10.0},
     {"max_roll", TY(max_roll), units_len, 0.0, 20.0},  {"max_pitch", TY(max_pitch), units_len, 0.0, 10.0},
     {"max_yaw", TY(max_yaw), units_len, 0.0, 10.0},    {"speed", TY(speed), units_speed, 1.0, 5000.0},

@@ -197,6 +197,7 @@ typedef struct dg_sim_event {
     uint16_t c, d;
     uint16_t text_len;       /* bytes of text, 0 when none */
     uint16_t pad1_;          /* always 0 */
+    uint32_t pad2_;          /* always 0 (keeps the struct free of implicit padding on LP64) */
     const char *text;        /* UTF-8, not NUL-terminated; points into the scenario (stable for the
                                 scenario's lifetime); NULL when text_len == 0 */
 } dg_sim_event;

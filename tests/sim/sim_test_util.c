@@ -131,6 +131,7 @@ void sim_assert_padding_zero(const dg_sim *sim)
     for (size_t i = 0; i < ne; i++) {
         assert_int_equal(v[i].pad0_[0] | v[i].pad0_[1] | v[i].pad0_[2], 0);
         assert_int_equal(v[i].pad1_, 0);
+        assert_int_equal(v[i].pad2_, 0);
         assert_true(v[i].kind >= DG_SIM_EV_KILL && v[i].kind <= DG_SIM_EV_ALERT);
     }
 }

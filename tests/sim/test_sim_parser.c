@@ -8,6 +8,7 @@
 
 #include "sim_test_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +234,24 @@ static uint64_t rnd(void)
     return z ^ (z >> 31);
 }
 
+/* Everything the codec will quantize must be a finite number, and health stays in 0..1. */
+static int state_is_finite(const dg_sim *sim)
+{
+    size_t n;
+    const dg_sim_entity *e = dg_sim_entities(sim, &n);
+    for (size_t i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++)
+            if (!isfinite(e[i].pos[k]) || !isfinite(e[i].vel[k]))
+                return 0;
+        for (int k = 0; k < 4; k++)
+            if (!isfinite(e[i].rot[k]))
+                return 0;
+        if (!(e[i].health >= 0.0 && e[i].health <= 1.0))
+            return 0;
+    }
+    return 1;
+}
+
 static int clean_outcome(const char *buf, size_t len, size_t *ok_count)
 {
     dg_error err;
@@ -250,8 +269,10 @@ static int clean_outcome(const char *buf, size_t len, size_t *ok_count)
         if (nr < 3000) {
             dg_sim *sim = NULL;
             assert_int_equal(dg_sim_create(scn, NULL, &sim, &err), DG_OK);
-            for (int i = 0; i < 3 && !dg_sim_done(sim); i++)
+            for (int i = 0; i < 20 && !dg_sim_done(sim); i++) {
                 assert_int_equal(dg_sim_step(sim, &err), DG_OK);
+                assert_true(state_is_finite(sim));
+            }
             dg_sim_destroy(sim);
         }
         dg_sim_scenario_free(scn);

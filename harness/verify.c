@@ -29,7 +29,9 @@ static int check_record_vs_replay(dg_report_scenario *sc, harness__source *src, 
     harness__stream rp = {0};
     dg_error err;
     dg_error_clear(&err);
+    double tr = harness__now();
     dg_status st = harness__replay_hash(path, o->fault_tick, NULL, false, &rp, &err);
+    double replay_s = harness__now() - tr;
     char rerr[512] = "";
     harness__stream want = *rec;
     if (st != DG_OK) {
@@ -67,8 +69,10 @@ static int check_record_vs_replay(dg_report_scenario *sc, harness__source *src, 
             dg_report_check_set_message(c, "the reader rejected the recording after %zu of %zu ticks: %s", rp.n,
                                         rec->n, rerr);
     } else {
-        dg_report_check_set_message(c, "%zu ticks, %llu entity-ticks: record and replay hashes identical", rec->n,
-                                    (unsigned long long)rec->entity_ticks);
+        dg_report_check_set_message(c, "%zu ticks, %llu entity-ticks: record and replay hashes identical "
+                                       "(replay side: read + rebuild + hash %.2f s, %.1f M entity-ticks/s)",
+                                    rec->n, (unsigned long long)rec->entity_ticks, replay_s,
+                                    replay_s > 0 ? (double)rec->entity_ticks / replay_s / 1e6 : 0.0);
     }
     harness__stream_free(&rp);
     c->duration_s = harness__now() - t0;

@@ -71,6 +71,14 @@ empty "$W/out"
 [ -s "$W/err" ] && ok || bad "dump of a corrupt file printed no error"
 expect 2 "$DG" dump "$W/corrupt.flrep" --json --partial
 contains "$W/out" '"type":"header"'
+# RPLY files are detected by their magic and handed to harness/rply_dump.c
+RP=$SRC/corpus/fuzz/rply_player/v3.rply
+if [ -f "$SRC/harness/rply_dump.c" ] && [ -f "$RP" ]; then
+  expect 0 "$DG" info "$RP"
+  contains "$W/out" "RPLY version 3"
+  expect 0 "$DG" dump "$RP" --json
+  contains "$W/out" '"magic":"RPLY"'
+fi
 expect 0 "$DG" hash "$G"
 cp "$W/out" "$W/h1.log"
 expect 0 "$DG" hash "$G" -o "$W/h2.log"

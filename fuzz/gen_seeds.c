@@ -288,7 +288,7 @@ int main(int argc, char **argv)
         {"churn60", {3, small ? 45 : 150, small ? 6 : 24, 15, 60, 1, true, true}, true, NULL, 0, {0}},
         {"steady30", {4, small ? 40 : 300, small ? 3 : 12, small ? 16 : 120, 30, 3, false, false}, false, NULL, 0, {0}},
         {"slow7", {5, 30, 4, 3600, 7, 1, true, true}, false, NULL, 0, {0}},
-        {"busy60", {6, 600, 64, 120, 60, 1, true, true}, false, NULL, 0, {0}},  /* full set only */
+        {"busy60", {6, 300, 32, 120, 60, 1, true, true}, false, NULL, 0, {0}},  /* full set only */
     };
     size_t nrec = sizeof recs / sizeof recs[0] - (small ? 1 : 0);
     for (size_t i = 0; i < nrec; i++) {

@@ -38,6 +38,7 @@ typedef struct parser {
     size_t cap_types, cap_factions, cap_entities, cap_roster, cap_objects, cap_pilots, cap_inputs,
         cap_events, cap_text;
     unsigned have_session; /* bit per session key seen */
+    uint64_t assignments;  /* entity selections by pilot/input lines so far */
     int have_scenario;
     char unescaped[SCN_LINE_MAX];
 } parser;
@@ -677,6 +678,16 @@ static dg_status pos_id_range(parser *P, const tok *t, uint32_t *lo, uint32_t *h
     return DG_OK;
 }
 
+/* Pilot and input lines select id ranges; their total is bounded so the world's per-entity
+ * schedule stays proportional to the text. */
+static dg_status count_assignments(parser *P, const tok *t, uint32_t lo, uint32_t hi)
+{
+    P->assignments += (uint64_t)hi - lo + 1;
+    if (P->assignments > (1u << 24))
+        return fail_at(P, t->col, t->key, t->key_len, "at most %u pilot/input entity selections in total", 1u << 24);
+    return DG_OK;
+}
+
 static dg_status need_positional(parser *P, size_t idx, const char *what)
 {
     if (idx < P->ntok && !P->toks[idx].val)
@@ -982,15 +993,28 @@ static dg_status parse_place(parser *P, scn_place_spec *pl, int allow_area, int 
     return DG_OK;
 }
 
-static dg_status add_roster(parser *P, uint64_t participant, uint32_t entity_id, const char *callsign,
-                            const tok *pt)
+#define SCN_ROSTER_MAX 65536u
+#define SCN_OBJECTS_MAX 65536u
+#define SCN_ASSIGN_MAX (1u << 24)
+
+/* Participants first..first+n-1 must all be new: checked once per statement against the whole
+ * roster (members of one group are distinct by construction), so a big group stays linear. */
+static dg_status check_participants_free(parser *P, uint64_t first, uint64_t n, const tok *pt)
+{
+    const dg_sim_scenario *s = P->s;
+    if (s->nroster + n > SCN_ROSTER_MAX)
+        return fail_at(P, pt->col, pt->key, pt->key_len, "at most %u roster entries", SCN_ROSTER_MAX);
+    for (size_t i = 0; i < s->nroster; i++)
+        if (s->roster[i].participant_id >= first && s->roster[i].participant_id - first < n)
+            return fail_at(P, pt->val_col, pt->val, pt->val_len,
+                           "a participant id not used before (%u is taken by entity %u)",
+                           s->roster[i].participant_id, s->roster[i].entity_id);
+    return DG_OK;
+}
+
+static dg_status add_roster(parser *P, uint64_t participant, uint32_t entity_id, const char *callsign)
 {
     dg_sim_scenario *s = P->s;
-    for (size_t i = 0; i < s->nroster; i++)
-        if (s->roster[i].participant_id == participant)
-            return fail_at(P, pt->val_col, pt->val, pt->val_len,
-                           "a participant id not used before (%llu is taken by entity %u)",
-                           (unsigned long long)participant, s->roster[i].entity_id);
     if (!GROW(P, roster, cap_roster, s->nroster + 1))
         return nomem(P);
     dg_sim_roster_entry *r = &s->roster[s->nroster++];
@@ -1025,99 +1049,144 @@ static dg_status expand_callsign(parser *P, const tok *t, const char *pat, uint3
     return DG_OK;
 }
 
-/* entity <id> ... and group <lo>..<hi> ...: one code path, a group is many entities. */
-static dg_status st_entities(parser *P, int is_group)
+/* The positional "<id>" (entity) or "<lo>..<hi>" (group): new ids, above every declared one. */
+static dg_status declared_id_range(parser *P, int is_group, uint64_t *lo, uint64_t *hi)
 {
-    dg_sim_scenario *s = P->s;
-    const char *stmt = is_group ? "group" : "entity";
+    const dg_sim_scenario *s = P->s;
     if (need_positional(P, 1, is_group ? "an id range lo..hi" : "the entity id"))
         return DG_E_SYNTAX;
     tok *idt = &P->toks[1];
-    uint64_t lo, hi;
     size_t al, bl;
     const char *bp;
     int ranged = split_range(idt->key, idt->key_len, &al, &bp, &bl);
     if (ranged != is_group)
         return fail_at(P, idt->col, idt->key, idt->key_len, "%s", is_group ? "an id range lo..hi" : "a single entity id");
-    if (val_u64_in(P, idt->key, al, idt->col, 1, UINT32_MAX - 1, "an entity id", &lo) ||
-        val_u64_in(P, bp, bl, idt->col + (unsigned)(bp - idt->key), 1, UINT32_MAX - 1, "an entity id", &hi))
+    if (val_u64_in(P, idt->key, al, idt->col, 1, UINT32_MAX - 1, "an entity id", lo) ||
+        val_u64_in(P, bp, bl, idt->col + (unsigned)(bp - idt->key), 1, UINT32_MAX - 1, "an entity id", hi))
         return DG_E_SYNTAX;
-    if (hi < lo)
+    if (*hi < *lo)
         return fail_at(P, idt->col, idt->key, idt->key_len, "an id range lo..hi with lo <= hi");
-    if (lo <= s->max_declared_id)
+    if (*lo <= s->max_declared_id)
         return fail_at(P, idt->col, idt->key, idt->key_len,
                        "ids above %u (entity ids are declared in increasing order, each once)", s->max_declared_id);
-    if (s->nentities + (hi - lo + 1) > SCN_ENTITIES_MAX)
+    if (s->nentities + (*hi - *lo + 1) > SCN_ENTITIES_MAX)
         return fail_at(P, idt->col, idt->key, idt->key_len, "at most %u declared entities", SCN_ENTITIES_MAX);
+    return DG_OK;
+}
 
+/* faction=a (entity) or faction=a,b,... (group: dealt round-robin). */
+static dg_status faction_list(parser *P, int is_group, const char *stmt, int *fi, size_t *nfi)
+{
+    tok *t;
+    if (need_kv(P, "faction", stmt, &t))
+        return DG_E_SYNTAX;
+    const char *p = t->val, *end = t->val + t->val_len;
+    *nfi = 0;
+    while (p <= end) {
+        const char *q = p;
+        while (q < end && *q != ',')
+            q++;
+        if (*nfi == 16 || (!is_group && *nfi == 1))
+            return fail_tok(P, t, "%s", is_group ? "at most 16 factions" : "one faction id");
+        fi[*nfi] = t->quoted ? -1 : find_faction(P->s, p, (size_t)(q - p));
+        if (fi[*nfi] < 0)
+            return fail_at(P, t->val_col + (unsigned)(p - t->val), p, (size_t)(q - p), "a declared faction id");
+        (*nfi)++;
+        p = q + 1;
+    }
+    return DG_OK;
+}
+
+/* spawn=, despawn=, health= */
+static dg_status lifecycle_options(parser *P, scn_entity *proto)
+{
+    tok *t;
+    proto->spawn_lo = proto->spawn_hi = 0;
+    proto->despawn = DG_SIM_TICK_NONE;
+    proto->health = 1.0;
+    if ((t = kv(P, "spawn")) && tok_tick_range(P, t, "spawn", &proto->spawn_lo, &proto->spawn_hi))
+        return DG_E_SYNTAX;
+    if ((t = kv(P, "despawn"))) {
+        if (tok_tick(P, t, "despawn", &proto->despawn))
+            return DG_E_SYNTAX;
+        if (proto->despawn <= proto->spawn_hi)
+            return fail_tok(P, t, "%s", "a despawn tick after the spawn tick");
+    }
+    if ((t = kv(P, "health")) && tok_double(P, t, 0.0001, 1.0, "health (0..1]", &proto->health))
+        return DG_E_SYNTAX;
+    return DG_OK;
+}
+
+/* object="<id>": entity lines only, unique. */
+static dg_status object_option(parser *P, int is_group, char objid[DG_SIM_ID_MAX], int *has)
+{
+    const dg_sim_scenario *s = P->s;
+    tok *obj = kv(P, "object");
+    *has = obj != NULL;
+    if (!obj)
+        return DG_OK;
+    const char *o;
+    size_t on;
+    if (is_group)
+        return fail_at(P, obj->col, obj->key, obj->key_len, "object= on an entity line, not a group");
+    if (!obj->quoted)
+        return fail_tok(P, obj, "%s", "a \"quoted\" mission-object id");
+    if (tok_string(P, obj, DG_SIM_ID_MAX, "object id", &o, &on) || check_ident(P, o, on, obj->val_col, "a mission-object id"))
+        return DG_E_SYNTAX;
+    if (s->nobjects >= SCN_OBJECTS_MAX)
+        return fail_tok(P, obj, "%s", "at most 65536 mission objects");
+    for (size_t i = 0; i < s->nobjects; i++)
+        if (tok_is(o, on, s->objects[i].id))
+            return fail_tok(P, obj, "%s", "a mission-object id not used before");
+    memcpy(objid, o, on);
+    objid[on] = '\0';
+    return DG_OK;
+}
+
+static dg_status add_object(parser *P, const char *objid, uint32_t entity_id)
+{
+    dg_sim_scenario *s = P->s;
+    if (!GROW(P, objects, cap_objects, s->nobjects + 1))
+        return nomem(P);
+    dg_sim_object *o = &s->objects[s->nobjects++];
+    memset(o, 0, sizeof *o);
+    snprintf(o->id, sizeof o->id, "%s", objid);
+    o->entity_id = entity_id;
+    return DG_OK;
+}
+
+/* entity <id> ... and group <lo>..<hi> ...: one code path, a group is many entities. */
+static dg_status st_entities(parser *P, int is_group)
+{
+    dg_sim_scenario *s = P->s;
+    const char *stmt = is_group ? "group" : "entity";
+    uint64_t lo, hi;
     scn_entity proto;
     memset(&proto, 0, sizeof proto);
     int ti, fi[16];
     size_t nfi = 0;
     tok *t;
-    if (need_kv(P, "type", stmt, &t) || tok_type(P, t, &ti))
+    if (declared_id_range(P, is_group, &lo, &hi) || need_kv(P, "type", stmt, &t) || tok_type(P, t, &ti) ||
+        faction_list(P, is_group, stmt, fi, &nfi) || parse_place(P, &proto.place, is_group, 1) ||
+        lifecycle_options(P, &proto))
         return DG_E_SYNTAX;
     proto.type = (uint16_t)ti;
-    if (need_kv(P, "faction", stmt, &t))
-        return DG_E_SYNTAX;
-    {   /* a group may alternate factions: faction=blue,red */
-        const char *p = t->val, *end = t->val + t->val_len;
-        while (p <= end) {
-            const char *q = p;
-            while (q < end && *q != ',')
-                q++;
-            if (nfi == 16 || (!is_group && nfi == 1))
-                return fail_tok(P, t, "%s", is_group ? "at most 16 factions" : "one faction id");
-            fi[nfi] = t->quoted ? -1 : find_faction(s, p, (size_t)(q - p));
-            if (fi[nfi] < 0)
-                return fail_at(P, t->val_col + (unsigned)(p - t->val), p, (size_t)(q - p), "a declared faction id");
-            nfi++;
-            p = q + 1;
-        }
-    }
-    if (parse_place(P, &proto.place, is_group, 1))
-        return DG_E_SYNTAX;
     if (!is_group && proto.place.kind != SCN_PLACE_AREA)
         proto.place.heading_random = 0;
-    proto.spawn_lo = proto.spawn_hi = 0;
-    proto.despawn = DG_SIM_TICK_NONE;
-    proto.health = 1.0;
-    if ((t = kv(P, "spawn")) && tok_tick_range(P, t, "spawn", &proto.spawn_lo, &proto.spawn_hi))
-        return DG_E_SYNTAX;
-    if ((t = kv(P, "despawn"))) {
-        if (tok_tick(P, t, "despawn", &proto.despawn))
-            return DG_E_SYNTAX;
-        if (proto.despawn <= proto.spawn_hi)
-            return fail_tok(P, t, "%s", "a despawn tick after the spawn tick");
-    }
-    if ((t = kv(P, "health")) && tok_double(P, t, 0.0001, 1.0, "health (0..1]", &proto.health))
-        return DG_E_SYNTAX;
-    tok *cs = kv(P, "callsign"), *pt = kv(P, "participant"), *obj = kv(P, "object");
-    char pattern[DG_SIM_NAME_MAX] = "";
+    tok *cs = kv(P, "callsign"), *pt = kv(P, "participant");
+    char pattern[DG_SIM_NAME_MAX] = "", objid[DG_SIM_ID_MAX] = "";
     uint64_t participant = 0;
+    int has_obj;
     if ((cs != NULL) != (pt != NULL)) {
         tok *have = cs ? cs : pt;
         return fail_at(P, have->col, have->key, have->key_len, "callsign= and participant= together");
     }
-    if (cs && copy_string(P, cs, pattern, sizeof pattern, "callsign"))
+    if (cs && (copy_string(P, cs, pattern, sizeof pattern, "callsign") ||
+               tok_u64(P, pt, 1, UINT32_MAX - (hi - lo), "participant id", &participant) ||
+               check_participants_free(P, participant, hi - lo + 1, pt)))
         return DG_E_SYNTAX;
-    if (pt && tok_u64(P, pt, 1, UINT32_MAX - (hi - lo), "participant id", &participant))
-        return DG_E_SYNTAX;
-    char objid[DG_SIM_ID_MAX] = "";
-    if (obj) {
-        const char *o;
-        size_t on;
-        if (is_group)
-            return fail_at(P, obj->col, obj->key, obj->key_len, "object= on an entity line, not a group");
-        if (!obj->quoted || tok_string(P, obj, DG_SIM_ID_MAX, "object id", &o, &on) ||
-            check_ident(P, o, on, obj->val_col, "a mission-object id"))
-            return obj->quoted ? DG_E_SYNTAX : fail_tok(P, obj, "%s", "a \"quoted\" mission-object id");
-        for (size_t i = 0; i < s->nobjects; i++)
-            if (tok_is(o, on, s->objects[i].id))
-                return fail_tok(P, obj, "%s", "a mission-object id not used before");
-        memcpy(objid, o, on);
-    }
-    if (check_all_used(P, 2, stmt,
+    if (object_option(P, is_group, objid, &has_obj) ||
+        check_all_used(P, 2, stmt,
                        "type, faction, at, local, area, alt, heading, speed, spawn, despawn, health, callsign, "
                        "participant, object"))
         return DG_E_SYNTAX;
@@ -1128,21 +1197,13 @@ static dg_status st_entities(parser *P, int is_group)
         *e = proto;
         e->id = (uint32_t)id;
         e->faction = (uint16_t)fi[(id - lo) % nfi];
-        if (cs) {
-            char callsign[DG_SIM_NAME_MAX];
-            if (expand_callsign(P, cs, pattern, (uint32_t)id, callsign) ||
-                add_roster(P, participant + (id - lo), (uint32_t)id, callsign, pt))
-                return DG_E_SYNTAX;
-        }
+        char callsign[DG_SIM_NAME_MAX];
+        if (cs && (expand_callsign(P, cs, pattern, (uint32_t)id, callsign) ||
+                   add_roster(P, participant + (id - lo), (uint32_t)id, callsign)))
+            return DG_E_SYNTAX;
     }
-    if (obj) {
-        if (!GROW(P, objects, cap_objects, s->nobjects + 1))
-            return nomem(P);
-        dg_sim_object *o = &s->objects[s->nobjects++];
-        memset(o, 0, sizeof *o);
-        memcpy(o->id, objid, sizeof objid);
-        o->entity_id = (uint32_t)lo;
-    }
+    if (has_obj && add_object(P, objid, (uint32_t)lo))
+        return DG_E_SYNTAX;
     s->max_declared_id = (uint32_t)hi;
     return DG_OK;
 }
@@ -1154,7 +1215,8 @@ static dg_status st_pilot(parser *P)
     dg_sim_scenario *s = P->s;
     scn_pilot pl;
     memset(&pl, 0, sizeof pl);
-    if (need_positional(P, 1, "an entity id or id range") || pos_id_range(P, &P->toks[1], &pl.id_lo, &pl.id_hi))
+    if (need_positional(P, 1, "an entity id or id range") || pos_id_range(P, &P->toks[1], &pl.id_lo, &pl.id_hi) ||
+        count_assignments(P, &P->toks[1], pl.id_lo, pl.id_hi))
         return DG_E_SYNTAX;
     tok *t;
     if (need_kv(P, "mode", "pilot", &t))
@@ -1228,7 +1290,8 @@ static dg_status st_input(parser *P)
     dg_sim_scenario *s = P->s;
     scn_input in;
     memset(&in, 0, sizeof in);
-    if (need_positional(P, 1, "an entity id or id range") || pos_id_range(P, &P->toks[1], &in.id_lo, &in.id_hi))
+    if (need_positional(P, 1, "an entity id or id range") || pos_id_range(P, &P->toks[1], &in.id_lo, &in.id_hi) ||
+        count_assignments(P, &P->toks[1], in.id_lo, in.id_hi))
         return DG_E_SYNTAX;
     for (uint32_t id = in.id_lo;; id++) {
         if (s->types[find_entity(s, id)->type].pub.category != DG_SIM_CAT_AIRCRAFT)
@@ -1348,114 +1411,146 @@ static dg_status event_text(parser *P, scn_event *ev, int required, const char *
     return DG_OK;
 }
 
+static dg_status ev_despawn(parser *P, scn_event *ev)
+{
+    if (need_positional(P, 1, "the entity id") ||
+        val_entity_ref(P, P->toks[1].key, P->toks[1].key_len, P->toks[1].col, &ev->a))
+        return DG_E_SYNTAX;
+    return event_when(P, ev, 0);
+}
+
+static dg_status ev_fire(parser *P, scn_event *ev)
+{
+    tok *t;
+    if (need_positional(P, 1, "the shooter's entity id") ||
+        val_entity_ref(P, P->toks[1].key, P->toks[1].key_len, P->toks[1].col, &ev->a) || event_when(P, ev, 1) ||
+        need_kv(P, "weapon", "fire", &t) || tok_missile_type(P, t, &ev->type2) || need_kv(P, "target", "fire", &t))
+        return DG_E_SYNTAX;
+    if (t->quoted)
+        return fail_tok(P, t, "%s", "an entity id");
+    if (val_entity_ref(P, t->val, t->val_len, t->val_col, &ev->b))
+        return DG_E_SYNTAX;
+    if (ev->b == ev->a)
+        return fail_tok(P, t, "%s", "a target other than the shooter");
+    return DG_OK;
+}
+
+static dg_status ev_salvo(parser *P, scn_event *ev)
+{
+    tok *t;
+    int fi;
+    uint64_t u;
+    if (event_when(P, ev, 1) || need_kv(P, "weapon", "salvo", &t) || tok_missile_type(P, t, &ev->type2) ||
+        need_kv(P, "from", "salvo", &t) || tok_faction(P, t, &fi))
+        return DG_E_SYNTAX;
+    ev->c = (uint16_t)fi;
+    if (need_kv(P, "to", "salvo", &t) || tok_faction(P, t, &fi))
+        return DG_E_SYNTAX;
+    ev->faction2 = (uint16_t)fi;
+    ev->count = 1;
+    if ((t = kv(P, "count"))) {
+        if (tok_u64(P, t, 1, 64, "count", &u))
+            return DG_E_SYNTAX;
+        ev->count = (uint32_t)u;
+    }
+    return DG_OK;
+}
+
+static dg_status ev_wave(parser *P, scn_event *ev)
+{
+    tok *t;
+    int ti, fi;
+    uint64_t u;
+    if (event_when(P, ev, 1) || need_kv(P, "type", "wave", &t) || tok_type(P, t, &ti))
+        return DG_E_SYNTAX;
+    if (P->s->types[ti].pub.category == DG_SIM_CAT_MISSILE)
+        return fail_tok(P, t, "%s", "a non-missile type (missiles are launched with fire/salvo)");
+    ev->type2 = (uint16_t)ti;
+    if (need_kv(P, "faction", "wave", &t) || tok_faction(P, t, &fi))
+        return DG_E_SYNTAX;
+    ev->faction2 = (uint16_t)fi;
+    if (need_kv(P, "count", "wave", &t) || tok_u64(P, t, 1, 1000, "count", &u))
+        return DG_E_SYNTAX;
+    ev->count = (uint32_t)u;
+    if (need_kv(P, "lifetime", "wave", &t) || tok_period(P, t, "lifetime", &ev->lifetime_ticks))
+        return DG_E_SYNTAX;
+    return parse_place(P, &ev->place, 1, 0);
+}
+
+static dg_status ev_chat(parser *P, scn_event *ev)
+{
+    tok *t;
+    uint64_t u;
+    if (event_when(P, ev, 1) || need_kv(P, "from", "chat", &t) || tok_participant(P, t, &ev->a))
+        return DG_E_SYNTAX;
+    if ((t = kv(P, "channel"))) {
+        if (tok_u64(P, t, 0, 65535, "channel", &u))
+            return DG_E_SYNTAX;
+        ev->c = (uint16_t)u;
+    }
+    return event_text(P, ev, 1, "chat");
+}
+
+static dg_status ev_admin(parser *P, scn_event *ev)
+{
+    tok *t;
+    if (event_when(P, ev, 0) || need_kv(P, "actor", "admin", &t) || tok_participant(P, t, &ev->a) ||
+        need_kv(P, "target", "admin", &t))
+        return DG_E_SYNTAX;
+    if (t->quoted)
+        return fail_tok(P, t, "%s", "an entity id");
+    if (val_entity_ref(P, t->val, t->val_len, t->val_col, &ev->b) || need_kv(P, "action", "admin", &t))
+        return DG_E_SYNTAX;
+    unsigned a = 1;
+    while (a <= 6 && !tok_is(t->val, t->val_len, admin_names[a]))
+        a++;
+    if (a > 6 || t->quoted)
+        return fail_tok(P, t, "%s", "an admin action (kick, ban, mute, warn, heal, slay)");
+    ev->c = (uint16_t)a;
+    return event_text(P, ev, 0, "admin");
+}
+
+static dg_status ev_alert(parser *P, scn_event *ev)
+{
+    tok *t;
+    int fi;
+    uint64_t u;
+    if (event_when(P, ev, 1) || need_kv(P, "faction", "alert", &t) || tok_faction(P, t, &fi))
+        return DG_E_SYNTAX;
+    ev->c = (uint16_t)fi;
+    if (need_kv(P, "level", "alert", &t) || tok_u64(P, t, 0, 255, "level", &u))
+        return DG_E_SYNTAX;
+    ev->d = (uint16_t)u;
+    return DG_OK;
+}
+
+typedef struct event_stmt {
+    const char *name;
+    dg_status (*parse)(parser *P, scn_event *ev);
+    size_t first_kv;  /* index of the first key=value token */
+    const char *keys; /* for the unknown-key message */
+} event_stmt;
+
+/* Indexed by scn_event_kind. */
+static const event_stmt event_stmts[] = {
+    {"", NULL, 1, ""},
+    {"despawn", ev_despawn, 2, "at"},
+    {"fire", ev_fire, 2, "at, every, until, weapon, target"},
+    {"salvo", ev_salvo, 1, "at, every, until, weapon, from, to, count"},
+    {"wave", ev_wave, 1, "at, every, until, type, faction, count, lifetime, area, alt, heading, speed"},
+    {"chat", ev_chat, 1, "at, every, until, from, channel, text"},
+    {"admin", ev_admin, 1, "at, actor, target, action, text"},
+    {"alert", ev_alert, 1, "at, every, until, faction, level"},
+};
+
 static dg_status st_event(parser *P, uint8_t kind)
 {
     dg_sim_scenario *s = P->s;
+    const event_stmt *es = &event_stmts[kind];
     scn_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = kind;
-    tok *t = NULL;
-    const char *keys = "";
-    size_t first_kv = 1;
-    int ti, fi;
-    uint64_t u;
-    switch (kind) {
-    case SCN_EV_DESPAWN:
-        if (need_positional(P, 1, "the entity id") ||
-            val_entity_ref(P, P->toks[1].key, P->toks[1].key_len, P->toks[1].col, &ev.a) || event_when(P, &ev, 0))
-            return DG_E_SYNTAX;
-        first_kv = 2, keys = "at";
-        break;
-    case SCN_EV_FIRE:
-        if (need_positional(P, 1, "the shooter's entity id") ||
-            val_entity_ref(P, P->toks[1].key, P->toks[1].key_len, P->toks[1].col, &ev.a) || event_when(P, &ev, 1))
-            return DG_E_SYNTAX;
-        if (need_kv(P, "weapon", "fire", &t) || tok_missile_type(P, t, &ev.type2) ||
-            need_kv(P, "target", "fire", &t) || t->quoted ||
-            val_entity_ref(P, t->val, t->val_len, t->val_col, &ev.b))
-            return t && t->quoted ? fail_tok(P, t, "%s", "an entity id") : DG_E_SYNTAX;
-        if (ev.b == ev.a)
-            return fail_tok(P, t, "%s", "a target other than the shooter");
-        first_kv = 2, keys = "at, every, until, weapon, target";
-        break;
-    case SCN_EV_SALVO:
-        if (event_when(P, &ev, 1) || need_kv(P, "weapon", "salvo", &t) || tok_missile_type(P, t, &ev.type2) ||
-            need_kv(P, "from", "salvo", &t) || tok_faction(P, t, &fi))
-            return DG_E_SYNTAX;
-        ev.c = (uint16_t)fi;
-        if (need_kv(P, "to", "salvo", &t) || tok_faction(P, t, &fi))
-            return DG_E_SYNTAX;
-        ev.faction2 = (uint16_t)fi;
-        ev.count = 1;
-        if ((t = kv(P, "count"))) {
-            if (tok_u64(P, t, 1, 64, "count", &u))
-                return DG_E_SYNTAX;
-            ev.count = (uint32_t)u;
-        }
-        keys = "at, every, until, weapon, from, to, count";
-        break;
-    case SCN_EV_WAVE:
-        if (event_when(P, &ev, 1) || need_kv(P, "type", "wave", &t) || tok_type(P, t, &ti))
-            return DG_E_SYNTAX;
-        if (s->types[ti].pub.category == DG_SIM_CAT_MISSILE)
-            return fail_tok(P, t, "%s", "a non-missile type (missiles are launched with fire/salvo)");
-        ev.type2 = (uint16_t)ti;
-        if (need_kv(P, "faction", "wave", &t) || tok_faction(P, t, &fi))
-            return DG_E_SYNTAX;
-        ev.faction2 = (uint16_t)fi;
-        if (need_kv(P, "count", "wave", &t) || tok_u64(P, t, 1, 1000, "count", &u))
-            return DG_E_SYNTAX;
-        ev.count = (uint32_t)u;
-        if (need_kv(P, "lifetime", "wave", &t) || tok_period(P, t, "lifetime", &ev.lifetime_ticks) ||
-            parse_place(P, &ev.place, 1, 0))
-            return DG_E_SYNTAX;
-        keys = "at, every, until, type, faction, count, lifetime, area, alt, heading, speed";
-        break;
-    case SCN_EV_CHAT:
-        if (event_when(P, &ev, 1) || need_kv(P, "from", "chat", &t) || tok_participant(P, t, &ev.a))
-            return DG_E_SYNTAX;
-        if ((t = kv(P, "channel"))) {
-            if (tok_u64(P, t, 0, 65535, "channel", &u))
-                return DG_E_SYNTAX;
-            ev.c = (uint16_t)u;
-        }
-        if (event_text(P, &ev, 1, "chat"))
-            return DG_E_SYNTAX;
-        keys = "at, every, until, from, channel, text";
-        break;
-    case SCN_EV_ADMIN: {
-        if (event_when(P, &ev, 0) || need_kv(P, "actor", "admin", &t) || tok_participant(P, t, &ev.a) ||
-            need_kv(P, "target", "admin", &t))
-            return DG_E_SYNTAX;
-        if (t->quoted || val_entity_ref(P, t->val, t->val_len, t->val_col, &ev.b))
-            return t->quoted ? fail_tok(P, t, "%s", "an entity id") : DG_E_SYNTAX;
-        if (need_kv(P, "action", "admin", &t))
-            return DG_E_SYNTAX;
-        unsigned a = 1;
-        while (a <= 6 && !tok_is(t->val, t->val_len, admin_names[a]))
-            a++;
-        if (a > 6 || t->quoted)
-            return fail_tok(P, t, "%s", "an admin action (kick, ban, mute, warn, heal, slay)");
-        ev.c = (uint16_t)a;
-        if (event_text(P, &ev, 0, "admin"))
-            return DG_E_SYNTAX;
-        keys = "at, actor, target, action, text";
-        break;
-    }
-    case SCN_EV_ALERT:
-        if (event_when(P, &ev, 1) || need_kv(P, "faction", "alert", &t) || tok_faction(P, t, &fi))
-            return DG_E_SYNTAX;
-        ev.c = (uint16_t)fi;
-        if (need_kv(P, "level", "alert", &t) || tok_u64(P, t, 0, 255, "level", &u))
-            return DG_E_SYNTAX;
-        ev.d = (uint16_t)u;
-        keys = "at, every, until, faction, level";
-        break;
-    default:
-        return DG_E_SYNTAX;
-    }
-    static const char *const names[] = {"", "despawn", "fire", "salvo", "wave", "chat", "admin", "alert"};
-    if (check_all_used(P, first_kv, names[kind], keys))
+    if (es->parse(P, &ev) || check_all_used(P, es->first_kv, es->name, es->keys))
         return DG_E_SYNTAX;
     if (s->nevents >= 100000)
         return fail_at(P, 1, P->line, P->line_len, "at most 100000 timeline statements");

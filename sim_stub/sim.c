@@ -1209,58 +1209,77 @@ static double libm_sin(double x) { return sin(x); }
 static double libm_cos(double x) { return cos(x); }
 static double libm_atan2(double y, double x) { return atan2(y, x); }
 
-static int build_schedule(dg_sim *sim)
+/* Index of the first declared entity with id >= id (declared entities are sorted by id). */
+static size_t declared_lower_bound(const dg_sim_scenario *s, uint32_t id)
+{
+    size_t lo = 0, hi = s->nentities;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->entities[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Calls fn for every (line, declared entity) pair a pilot (kind 0) or input (kind 1) line selects. */
+typedef int (*sched_fn)(dg_sim *sim, size_t entity, uint32_t line, int kind);
+
+static int for_each_selection(dg_sim *sim, sched_fn fn)
 {
     const dg_sim_scenario *s = sim->scn;
-    size_t ne = s->nentities, total = 0;
+    for (int kind = 0; kind < 2; kind++) {
+        size_t nlines = kind ? s->ninputs : s->npilots;
+        for (size_t p = 0; p < nlines; p++) {
+            uint32_t lo = kind ? s->inputs[p].id_lo : s->pilots[p].id_lo;
+            uint32_t hi = kind ? s->inputs[p].id_hi : s->pilots[p].id_hi;
+            for (size_t k = declared_lower_bound(s, lo); k < s->nentities && s->entities[k].id <= hi; k++)
+                if (!fn(sim, k, (uint32_t)p, kind))
+                    return 0;
+        }
+    }
+    return 1;
+}
+
+static int count_selection(dg_sim *sim, size_t k, uint32_t line, int kind)
+{
+    (void)line;
+    uint16_t *c = kind ? &sim->cnt_inp[k] : &sim->cnt_pil[k];
+    if (*c == UINT16_MAX)
+        return 0;
+    (*c)++;
+    return 1;
+}
+
+static int store_selection(dg_sim *sim, size_t k, uint32_t line, int kind)
+{
+    if (kind)
+        sim->sched[sim->sched_inp[k] + sim->cnt_inp[k]++] = line;
+    else
+        sim->sched[sim->sched_pil[k] + sim->cnt_pil[k]++] = line;
+    return 1;
+}
+
+/* Per declared entity: the pilot and input lines that select it, in file order (flat array). */
+static int build_schedule(dg_sim *sim)
+{
+    size_t ne = sim->scn->nentities, off = 0;
     sim->cnt_pil = calloc(ne + 1, sizeof *sim->cnt_pil);
     sim->cnt_inp = calloc(ne + 1, sizeof *sim->cnt_inp);
     sim->sched_pil = calloc(ne + 1, sizeof *sim->sched_pil);
     sim->sched_inp = calloc(ne + 1, sizeof *sim->sched_inp);
-    if (!sim->cnt_pil || !sim->cnt_inp || !sim->sched_pil || !sim->sched_inp)
+    if (!sim->cnt_pil || !sim->cnt_inp || !sim->sched_pil || !sim->sched_inp || !for_each_selection(sim, count_selection))
         return 0;
-    /* entities of a range are contiguous in the sorted declared list */
-    for (int pass = 0; pass < 2; pass++) {
-        size_t off = 0;
-        for (size_t k = 0; k < ne; k++) {
-            sim->sched_pil[k] = off;
-            off += sim->cnt_pil[k];
-            sim->sched_inp[k] = off;
-            off += sim->cnt_inp[k];
-            if (pass == 1)
-                sim->cnt_pil[k] = sim->cnt_inp[k] = 0;
-        }
-        total = off;
-        if (pass == 0) {
-            for (size_t p = 0; p < s->npilots; p++)
-                for (size_t k = 0; k < ne; k++)
-                    if (s->entities[k].id >= s->pilots[p].id_lo && s->entities[k].id <= s->pilots[p].id_hi) {
-                        if (sim->cnt_pil[k] == UINT16_MAX)
-                            return 0;
-                        sim->cnt_pil[k]++;
-                    }
-            for (size_t p = 0; p < s->ninputs; p++)
-                for (size_t k = 0; k < ne; k++)
-                    if (s->entities[k].id >= s->inputs[p].id_lo && s->entities[k].id <= s->inputs[p].id_hi) {
-                        if (sim->cnt_inp[k] == UINT16_MAX)
-                            return 0;
-                        sim->cnt_inp[k]++;
-                    }
-            continue;
-        }
-        sim->sched = calloc(total + 1, sizeof *sim->sched);
-        if (!sim->sched)
-            return 0;
-        for (size_t p = 0; p < s->npilots; p++)
-            for (size_t k = 0; k < ne; k++)
-                if (s->entities[k].id >= s->pilots[p].id_lo && s->entities[k].id <= s->pilots[p].id_hi)
-                    sim->sched[sim->sched_pil[k] + sim->cnt_pil[k]++] = (uint32_t)p;
-        for (size_t p = 0; p < s->ninputs; p++)
-            for (size_t k = 0; k < ne; k++)
-                if (s->entities[k].id >= s->inputs[p].id_lo && s->entities[k].id <= s->inputs[p].id_hi)
-                    sim->sched[sim->sched_inp[k] + sim->cnt_inp[k]++] = (uint32_t)p;
+    for (size_t k = 0; k < ne; k++) {
+        sim->sched_pil[k] = off;
+        off += sim->cnt_pil[k];
+        sim->sched_inp[k] = off;
+        off += sim->cnt_inp[k];
+        sim->cnt_pil[k] = sim->cnt_inp[k] = 0;
     }
-    return 1;
+    sim->sched = calloc(off + 1, sizeof *sim->sched);
+    return sim->sched && for_each_selection(sim, store_selection);
 }
 
 static int build_spawn_order(dg_sim *sim)

@@ -177,6 +177,30 @@ static void test_nul_and_long_lines(void **st)
     free(big);
 }
 
+/* Hostile sizes are refused with a clean error instead of quadratic work. */
+static void test_limits(void **st)
+{
+    (void)st;
+    static const char many[] =
+        HEAD "group 3..70000 type=man faction=a area=0,0,10 alt=0..0 callsign=\"M%d\" participant=10\n";
+    expect_error(many, strlen(many), "inline.scn:10:71", "at most 65536 roster entries");
+    static const char overlap[] =
+        HEAD "group 3..5 type=man faction=a area=0,0,10 alt=0..0 callsign=\"M%d\" participant=0x10\n"
+             "group 6..9 type=man faction=a area=0,0,10 alt=0..0 callsign=\"N%d\" participant=14\n";
+    expect_error(overlap, strlen(overlap), "inline.scn:11:79", "a participant id not used before (16 is taken by entity 3)");
+    /* 300 pilot lines over 60,000 entities: more than 2^24 selections */
+    size_t cap = 64 * 1024, n = 0;
+    char *big = malloc(cap);
+    assert_non_null(big);
+    n += (size_t)snprintf(big + n, cap - n, "%sgroup 3..60002 type=jet faction=a area=0,0,10 alt=0..0\n", HEAD);
+    for (int i = 0; i < 300; i++)
+        n += (size_t)snprintf(big + n, cap - n, "pilot 3..60002 mode=cruise\n");
+    char where[64];
+    snprintf(where, sizeof where, "inline.scn:%d:7", 10 + 280); /* the 280th pilot line crosses 2^24 */
+    expect_error(big, n, where, "at most 16777216 pilot/input entity selections in total");
+    free(big);
+}
+
 static void test_head_is_valid_and_tables(void **st)
 {
     (void)st;
@@ -390,6 +414,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_bad_line),         cmocka_unit_test(test_nul_and_long_lines),
         cmocka_unit_test(test_head_is_valid_and_tables), cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_limits),
         cmocka_unit_test(test_fuzz_random_bytes),      cmocka_unit_test(test_fuzz_mutated_scenarios),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -693,79 +693,49 @@ typedef struct aero {
     double V, alt, g, qd, alpha, beta;
 } aero;
 
-/* Chooses bank, altitude and speed targets for this tick; returns the desired bank (rad). */
-static double flight_plan(dg_sim *sim, rec *r, const dg_sim_entity *e, const scn_pilot *pl, const aero *ae)
+/* Chase: the target's index (re-picking the nearest aircraft of another faction every 2 s when no
+ * target id was given), or -1 when there is none. */
+static long chase_target(dg_sim *sim, rec *r, const dg_sim_entity *e, const scn_pilot *pl)
 {
     const uint64_t t = sim->tick;
     const double rate = (double)sim->scn->session.tick_rate_hz;
-    if (!pl)
-        return 0.0;
-    if (r->pilot_changed) {
-        r->pilot_changed = 0;
-        r->next_decision = t;
-        r->chase_target = pl->mode == SCN_MODE_CHASE ? pl->target : 0;
-        if (pl->speed > 0.0)
-            r->spd_target = pl->speed;
+    long ti = r->chase_target ? find_alive(sim, r->chase_target) : -1;
+    if (pl->target != 0 || (ti >= 0 && (t + e->id) % (uint64_t)(2.0 * rate) != 0))
+        return ti;
+    double best = 1e300;
+    ti = -1;
+    for (size_t i = 0; i < sim->n; i++) {
+        const dg_sim_entity *o = &sim->ents[i];
+        if (o->faction_index == e->faction_index || sim->recs[i]->dead || sim->recs[i]->cat != DG_SIM_CAT_AIRCRAFT)
+            continue;
+        double d[3] = {o->pos[0] - e->pos[0], o->pos[1] - e->pos[1], o->pos[2] - e->pos[2]};
+        double dd = dgv_dot(d, d);
+        if (dd < best)
+            best = dd, ti = (long)i;
     }
-    double bank = pl->bank_deg * DG_SIM_DEG;
-    double want_dir[3];
-    int steer = 0;
-    switch (pl->mode) {
-    case SCN_MODE_WEAVE: {
-        uint64_t half = (uint64_t)(pl->period_ticks * 0.5) + 1;
-        uint64_t phase = (uint64_t)e->id * 7919u;
-        return ((t + phase) / half) % 2 ? bank : -bank;
-    }
-    case SCN_MODE_ORBIT:
-        return (e->id & 1u) ? bank : -bank;
-    case SCN_MODE_CHASE: {
-        long ti = r->chase_target ? find_alive(sim, r->chase_target) : -1;
-        if (pl->target == 0 && (ti < 0 || (t + e->id) % (uint64_t)(2.0 * rate) == 0)) {
-            double best = 1e300;
-            ti = -1;
-            for (size_t i = 0; i < sim->n; i++) {
-                const dg_sim_entity *o = &sim->ents[i];
-                if (o->faction_index == e->faction_index || sim->recs[i]->dead ||
-                    sim->recs[i]->cat != DG_SIM_CAT_AIRCRAFT)
-                    continue;
-                double d[3] = {o->pos[0] - e->pos[0], o->pos[1] - e->pos[1], o->pos[2] - e->pos[2]};
-                double dd = dgv_dot(d, d);
-                if (dd < best)
-                    best = dd, ti = (long)i;
-            }
-            r->chase_target = ti >= 0 ? sim->ents[ti].id : 0;
-        }
-        if (ti < 0)
-            return 0.0;
-        const dg_sim_entity *o = &sim->ents[ti];
-        for (int i = 0; i < 3; i++)
-            want_dir[i] = o->pos[i] - e->pos[i];
-        double oalt = dgv_len(o->pos) - sim->scn->session.planet_radius_m;
-        r->alt_target = dg_clamp(oalt, pl->alt_lo, pl->alt_hi);
-        steer = 1;
-        break;
-    }
-    case SCN_MODE_RANDOM: {
-        if (t >= r->next_decision) {
-            r->next_decision = t + (uint64_t)(rand_range(&r->rng, 3.0, 12.0) * rate);
-            double turn = rand_range(&r->rng, -2.1, 2.1);
-            rotate_about(sim, ae->f, ae->U, turn, r->hdg_dir);
-            r->alt_target = rand_range(&r->rng, pl->alt_lo, pl->alt_hi);
-            r->spd_target = pl->speed > 0.0 ? pl->speed : rand_range(&r->rng, 180.0, 300.0);
-            double rel[3] = {r->home[0] - e->pos[0], r->home[1] - e->pos[1], r->home[2] - e->pos[2]};
-            if (dgv_len(rel) > 40000.0)
-                dgv_copy(r->hdg_dir, rel); /* wandered too far: head home */
-        }
-        dgv_copy(want_dir, r->hdg_dir);
-        steer = 1;
-        break;
-    }
-    default: /* cruise: wings level, hold altitude band */
-        r->alt_target = dg_clamp(r->alt_target, pl->alt_lo, pl->alt_hi);
-        return 0.0;
-    }
-    if (!steer)
-        return 0.0;
+    r->chase_target = ti >= 0 ? sim->ents[ti].id : 0;
+    return ti;
+}
+
+/* Random: every 3..12 s a new heading (within +-120 deg), altitude and speed from the entity's PRNG. */
+static void random_decision(dg_sim *sim, rec *r, const dg_sim_entity *e, const scn_pilot *pl, const aero *ae)
+{
+    const double rate = (double)sim->scn->session.tick_rate_hz;
+    if (sim->tick < r->next_decision)
+        return;
+    r->next_decision = sim->tick + (uint64_t)(rand_range(&r->rng, 3.0, 12.0) * rate);
+    double turn = rand_range(&r->rng, -2.1, 2.1);
+    rotate_about(sim, ae->f, ae->U, turn, r->hdg_dir);
+    r->alt_target = rand_range(&r->rng, pl->alt_lo, pl->alt_hi);
+    r->spd_target = pl->speed > 0.0 ? pl->speed : rand_range(&r->rng, 180.0, 300.0);
+    double rel[3] = {r->home[0] - e->pos[0], r->home[1] - e->pos[1], r->home[2] - e->pos[2]};
+    if (dgv_len(rel) > 40000.0)
+        dgv_copy(r->hdg_dir, rel); /* wandered too far: head home */
+}
+
+/* Bank (rad, > 0 = right) that turns the nose toward a direction, limited to +-bank. */
+static double bank_toward(const dg_sim *sim, const aero *ae, const double want_dir[3], double bank)
+{
     double fh[3], dh[3], c[3];
     double kf = dgv_dot(ae->f, ae->U), kd = dgv_dot(want_dir, ae->U);
     for (int i = 0; i < 3; i++) {
@@ -773,8 +743,47 @@ static double flight_plan(dg_sim *sim, rec *r, const dg_sim_entity *e, const scn
         dh[i] = want_dir[i] - ae->U[i] * kd;
     }
     dgv_cross(fh, dh, c);
-    double err = sim->atan2_fn(dgv_dot(c, ae->U), dgv_dot(fh, dh)); /* > 0: target to the left */
+    double err = sim->atan2_fn(dgv_dot(c, ae->U), dgv_dot(fh, dh)); /* > 0: direction to the left */
     return dg_clamp(-2.0 * err, -bank, bank);
+}
+
+/* Chooses bank, altitude and speed targets for this tick; returns the desired bank (rad). */
+static double flight_plan(dg_sim *sim, rec *r, const dg_sim_entity *e, const scn_pilot *pl, const aero *ae)
+{
+    if (!pl)
+        return 0.0;
+    if (r->pilot_changed) {
+        r->pilot_changed = 0;
+        r->next_decision = sim->tick;
+        r->chase_target = pl->mode == SCN_MODE_CHASE ? pl->target : 0;
+        if (pl->speed > 0.0)
+            r->spd_target = pl->speed;
+    }
+    double bank = pl->bank_deg * DG_SIM_DEG;
+    switch (pl->mode) {
+    case SCN_MODE_WEAVE: {
+        uint64_t half = (uint64_t)(pl->period_ticks * 0.5) + 1;
+        uint64_t phase = (uint64_t)e->id * 7919u;
+        return ((sim->tick + phase) / half) % 2 ? bank : -bank;
+    }
+    case SCN_MODE_ORBIT:
+        return (e->id & 1u) ? bank : -bank;
+    case SCN_MODE_CHASE: {
+        long ti = chase_target(sim, r, e, pl);
+        if (ti < 0)
+            return 0.0;
+        const dg_sim_entity *o = &sim->ents[ti];
+        double want[3] = {o->pos[0] - e->pos[0], o->pos[1] - e->pos[1], o->pos[2] - e->pos[2]};
+        r->alt_target = dg_clamp(dgv_len(o->pos) - sim->scn->session.planet_radius_m, pl->alt_lo, pl->alt_hi);
+        return bank_toward(sim, ae, want, bank);
+    }
+    case SCN_MODE_RANDOM:
+        random_decision(sim, r, e, pl, ae);
+        return bank_toward(sim, ae, r->hdg_dir, bank);
+    default: /* cruise: wings level, hold altitude band */
+        r->alt_target = dg_clamp(r->alt_target, pl->alt_lo, pl->alt_hi);
+        return 0.0;
+    }
 }
 
 static void autopilot(dg_sim *sim, rec *r, const dg_sim_entity *e, const scn_pilot *pl, const aero *ae,

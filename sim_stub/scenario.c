@@ -1786,6 +1786,21 @@ void dg_sim_scenario_local_frame(const dg_sim_scenario *s, double origin[3], dou
     dgv_copy(up, s->frame_up);
 }
 
+void dg_sim_local_pose(const dg_sim_scenario *s, const dg_sim_entity *e, double pos_enu[3], double rot_enu[4])
+{
+    double rel[3] = {e->pos[0] - s->frame_origin[0], e->pos[1] - s->frame_origin[1], e->pos[2] - s->frame_origin[2]};
+    pos_enu[0] = dgv_dot(rel, s->frame_east);
+    pos_enu[1] = dgv_dot(rel, s->frame_north);
+    pos_enu[2] = dgv_dot(rel, s->frame_up);
+    double qf[4], conj[4];
+    dgq_from_basis(s->frame_east, s->frame_north, s->frame_up, qf); /* local axes -> world */
+    conj[0] = qf[0], conj[1] = -qf[1], conj[2] = -qf[2], conj[3] = -qf[3];
+    dgq_mul(conj, e->rot, rot_enu);
+    if (rot_enu[0] < 0.0)
+        for (int i = 0; i < 4; i++)
+            rot_enu[i] = -rot_enu[i];
+}
+
 void dg_sim__enu_at(double lat_deg, double lon_deg, double e[3], double n[3], double u[3])
 {
     double la = lat_deg * DG_SIM_DEG, lo = lon_deg * DG_SIM_DEG;

@@ -172,6 +172,14 @@ typedef struct dg_sim_entity {
     uint32_t pad1_;          /* always 0 */
 } dg_sim_entity;
 
+/* An entity's pose in the session's local frame (what a flat-world format such as RPLY or a
+ * local ACMI track wants): position in metres east, north, up from the frame origin, and the
+ * orientation as a quaternion w, x, y, z relative to the east/north/up axes. For an upright
+ * character the result is a pure rotation about up (x and y components 0 up to rounding); its yaw
+ * is atan2(2(w z), 1 - 2 z^2) measured counter-clockwise from east. */
+void dg_sim_local_pose(const dg_sim_scenario *scn, const dg_sim_entity *e, double pos_enu[3],
+                       double rot_enu[4]);
+
 /* Event kinds mirror dg_event_kind in detgate/quant.h exactly. */
 typedef enum dg_sim_event_kind {
     DG_SIM_EV_KILL = 1,  /* a killer entity id (0 = none), b victim id, c weapon type index */

@@ -89,11 +89,22 @@ static void test_walkers_20(void **st)
             body_axis(e[i].rot, 0, fwd);
             body_axis(e[i].rot, 2, bu);
             double c = bu[0] * up[0] + bu[1] * up[1] + bu[2] * up[2];
+            double lp[3], lq[4];
+            dg_sim_local_pose(scn, &e[i], lp, lq);
+            double tilt_xy = fabs(lq[1]) + fabs(lq[2]);
             if (e[i].flags & DG_SIM_FLAG_TILTED) {
                 tilted++;
                 assert_true(c < 1.0 - 1e-12); /* really tilted */
+                assert_true(tilt_xy > 1e-9);
             } else {
                 assert_true(c > 1.0 - 1e-12); /* upright: a pure yaw in the local frame */
+                assert_true(tilt_xy < 1e-12);
+                assert_true(fabs(lp[2]) < 1e-6); /* on the frame's ground plane */
+                /* the local yaw is the heading: forward = (cos yaw, sin yaw) in east/north */
+                double yaw = atan2(2.0 * lq[0] * lq[3], 1.0 - 2.0 * lq[3] * lq[3]);
+                double fe = fwd[0] * east[0] + fwd[1] * east[1] + fwd[2] * east[2];
+                double fn = fwd[0] * north[0] + fwd[1] * north[1] + fwd[2] * north[2];
+                assert_true(fabs(cos(yaw) - fe) < 1e-9 && fabs(sin(yaw) - fn) < 1e-9);
             }
             uint32_t id = e[i].id;
             if (dg_sim_tick(sim) > 0) {

@@ -223,6 +223,7 @@ int cli_gate(int argc, char **argv)
         return CLI_UNTESTED;
     double t0 = harness__now();
     size_t ran = 0;
+    bool bad_input = false;
     for (size_t i = 0; i < all.n; i++) {
         if (i % shard_n != shard_i - 1)
             continue;
@@ -237,6 +238,8 @@ int cli_gate(int argc, char **argv)
         harness__source *src = NULL;
         dg_error_clear(&err);
         if (cli_open_source(scn, &ro, &src, &err) != DG_OK) {
+            cli_print_error("gate", &err);
+            bad_input = true;
             dg_report_scenario *sc = dg_report_add_scenario(rep, all.v[i], "flrep");
             dg_report_check *ck = sc ? dg_report_add_check(sc, "scenario", DG_REPORT_ERROR) : NULL;
             if (ck)
@@ -261,6 +264,8 @@ int cli_gate(int argc, char **argv)
                 (unsigned long long)shard_n, corpus);
     bool ok = cli_write_reports(rep, &rp, "gate");
     int code = cli_exit_for(rep);
+    if (code == CLI_UNTESTED && bad_input) /* a scenario that does not parse is bad input */
+        code = CLI_USAGE;
     dg_report_free(rep);
     return ok ? code : (code ? code : CLI_UNTESTED);
 }

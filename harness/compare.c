@@ -220,10 +220,9 @@ static dg_status side_next(side *s, dg_error *err)
 }
 
 static void trajectory(dg_report_check *c, const char *pa, const char *pb, uint64_t first, uint32_t id,
-                       const dg_flrep_header *names)
+                       const char *name)
 {
-    char nb[DG_REPORT_NAME_CAP];
-    dg_report_check_set_trajectory(c, id, harness__entity_name(names, id, nb, sizeof nb));
+    dg_report_check_set_trajectory(c, id, name);
     const char *paths[2] = {pa, pb};
     for (int s = 0; s < 2; s++) {
         dg_flrep_reader *r = NULL;
@@ -276,6 +275,7 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
     side a = {0}, b = {0};
     uint64_t diverged = 0, first = DG_REPORT_TICK_NONE;
     uint32_t first_id = 0;
+    char first_name[DG_REPORT_NAME_CAP] = "";
     dg_status st = dg_flrep_reader_open_file(&a.r, pa, NULL, err);
     if (st == DG_OK)
         st = dg_flrep_reader_open_file(&b.r, pb, NULL, err);
@@ -305,6 +305,7 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
             if (first == DG_REPORT_TICK_NONE) {
                 first = tick;
                 first_id = first_diff_id(qa, na, qb, nb);
+                harness__entity_name(names, first_id, first_name, sizeof first_name);
             }
             dg_report_check_add_divergent(c, tick, harness__count_diff(qa, na, qb, nb));
             dg_report_tick *rt = dg_report_add_tick(c, tick);
@@ -329,7 +330,7 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
     if (st != DG_OK)
         return UINT64_MAX;
     if (first != DG_REPORT_TICK_NONE && first_id != 0)
-        trajectory(c, pa, pb, first, first_id, NULL);
+        trajectory(c, pa, pb, first, first_id, first_name[0] ? first_name : NULL);
     return diverged;
 }
 

@@ -142,6 +142,9 @@ expect 0 "$DG" bless b --corpus "$W/corpus" --golden "$W/golden" --reason "new s
 contains "$W/golden/BLESS.log" 'scenario=b first_changed_tick="0"'
 expect 0 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --scenario b -q --text "$W/g3.txt"
 expect 2 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --scenario nope
+printf 'scenario broken\nsession tick_rate=banana\n' >"$W/corpus/d.scn"
+expect 2 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --scenario d -q
+contains "$W/err" "d.scn:2:"
 
 # ---- an engine's state stream -----------------------------------------------------------------------------
 {

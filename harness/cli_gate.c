@@ -389,8 +389,9 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
     }
     char gf[4096], gl[4096], tf[4200], tl[4200];
     golden_paths(golden, name, gf, gl, sizeof gf);
-    snprintf(tf, sizeof tf, "%s/.bless-%s-%ld.flrep", golden, name, (long)getpid());
-    snprintf(tl, sizeof tl, "%s/.bless-%s-%ld.hashlog.zst", golden, name, (long)getpid());
+    /* temp names in the golden folder itself, so the final renames stay on one file system */
+    harness__temp_path(tf, sizeof tf, golden, name, ".flrep");
+    harness__temp_path(tl, sizeof tl, golden, name, ".hashlog.zst");
     ro.hash_log = tl;
     harness__stream rec = {0};
     dg_report_scenario *sc = NULL;

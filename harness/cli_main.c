@@ -2,6 +2,7 @@
  * subcommand has one, with an example), and returns the subcommand's exit code. */
 #include "cli.h"
 
+#include <signal.h>
 #include <string.h>
 
 #define REPORT_FLAGS_HELP                                                                                  \
@@ -130,8 +131,29 @@ static void main_help(FILE *f)
           f);
 }
 
+/* An interrupted run leaves no temp recording or recovery copy behind; final names are only ever
+ * written by rename, so they are either complete or absent. */
+static void on_signal(int sig)
+{
+    harness__temp_cleanup();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_cleanup(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
+    install_cleanup();
     if (argc < 2) {
         main_help(stderr);
         return CLI_USAGE;

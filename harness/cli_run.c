@@ -169,6 +169,7 @@ int cli_record(int argc, char **argv)
     harness__stream rec = {0};
     dg_error err;
     dg_error_clear(&err);
+    harness__temp_track_output(out);
     cli_progress pr;
     cli_progress_init(&pr, "record");
     harness__record_opts ro = {o.hash_log, o.log_entities, "flrep", cli_progress_cb, &pr};
@@ -213,8 +214,10 @@ int cli_verify(int argc, char **argv)
         return rc;
     char path[4096];
     bool temp = !o.keep;
-    if (o.keep)
+    if (o.keep) {
         snprintf(path, sizeof path, "%s", o.keep);
+        harness__temp_track_output(path);
+    }
     else
         harness__temp_path(path, sizeof path, NULL, src->name, ".flrep");
     dg_error err;

@@ -5,6 +5,7 @@
 #include "harness_internal.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -197,6 +198,35 @@ double harness__now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Every temp path handed out is remembered (with the name the .flrep writer writes it under first)
+ * so an interrupted run can remove them from a signal handler: plain arrays, unlink() only. */
+#define TEMP_RING 32
+#define TEMP_NAME 600
+static char temp_ring[TEMP_RING][2][TEMP_NAME];
+static volatile sig_atomic_t temp_next;
+
+static void temp_remember(const char *path, bool whole)
+{
+    int slot = temp_next % TEMP_RING;
+    if (strlen(path) + 24 >= TEMP_NAME)
+        return;
+    temp_ring[slot][0][0] = 0;
+    snprintf(temp_ring[slot][1], TEMP_NAME, "%s.tmp-%ld", path, (long)getpid());
+    if (whole)
+        snprintf(temp_ring[slot][0], TEMP_NAME, "%s", path);
+    temp_next = slot + 1;
+}
+
+void harness__temp_track_output(const char *path) { temp_remember(path, false); }
+
+void harness__temp_cleanup(void)
+{
+    for (int i = 0; i < TEMP_RING; i++)
+        for (int k = 0; k < 2; k++)
+            if (temp_ring[i][k][0])
+                unlink(temp_ring[i][k]);
+}
+
 bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem, const char *suffix)
 {
     static unsigned counter;
@@ -209,7 +239,10 @@ bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem
     clock_gettime(CLOCK_REALTIME, &ts);
     int n = snprintf(buf, cap, "%s/dg-%s-%ld-%lx-%u%s", dir, stem ? stem : "tmp", (long)getpid(),
                      (unsigned long)ts.tv_nsec, counter++, suffix ? suffix : "");
-    return n > 0 && (size_t)n < cap;
+    if (n <= 0 || (size_t)n >= cap)
+        return false;
+    temp_remember(buf, true);
+    return true;
 }
 
 dg_status harness__copy_prefix(const char *src, const char *dst, uint64_t len, dg_error *err)

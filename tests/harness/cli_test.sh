@@ -159,5 +159,23 @@ printf 'tick,id,px,py,pz\n0,1,0,0,0\n0,1,1,1,1\n' >"$W/dup.csv"
 expect 2 "$DG" verify --states "$W/dup.csv"
 contains "$W/err" "dup.csv:3:"
 
+# ---- an interrupted run leaves nothing half-written ------------------------------------------------------
+mkdir -p "$W/tmp"
+TMPDIR="$W/tmp" "$DG" record stress-1000 -o "$W/int.flrep" >/dev/null 2>&1 &
+pid=$!
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -ne 0 ] && ok || bad "interrupted record exited 0"
+[ ! -e "$W/int.flrep" ] && ok || bad "an interrupted record left $W/int.flrep"
+[ -z "$(ls "$W" | grep 'int.flrep')" ] && ok || bad "an interrupted record left $(ls "$W" | grep int.flrep)"
+TMPDIR="$W/tmp" "$DG" verify stress-1000 -q >/dev/null 2>&1 &
+pid=$!
+sleep 1
+kill -TERM "$pid"
+wait "$pid"
+[ -z "$(ls "$W/tmp")" ] && ok || bad "an interrupted verify left $(ls "$W/tmp")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

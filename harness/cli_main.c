@@ -63,8 +63,9 @@ const cli_cmd cli_commands[] = {
      "usage: detgate diff A B [report flags]\n"
      "A is the reference. Recordings are replayed in lockstep: hash first, and on every divergent\n"
      "tick the states are diffed (entities added, lost, changed; fields with both values in quanta\n"
-     "and in metres / degrees / m/s). Two hash logs are compared by hash (and raw hash: a\n"
-     "sub-quantum drift is reported).\n" REPORT_FLAGS_HELP EXIT_HELP
+     "and in metres / degrees / m/s). Hash logs are compared by hash (and raw hash: a sub-quantum\n"
+     "drift is reported); a recording against a hash log (e.g. a .hashlog.zst golden) is replayed\n"
+     "and compared by hash.\n" REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
     {"gate", cli_gate, "verify every scenario and compare it with its golden",
      "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N]\n"

@@ -244,12 +244,22 @@ int cli_verify(int argc, char **argv)
 
 /* ---- diff ---------------------------------------------------------------------------------------- */
 
-static void diff_logs(dg_report_check *c, dg_report_scenario *sc, const char *a, const char *b, dg_error *err)
+/* A side as a hash stream: a hash log as it is, a recording replayed and hashed. */
+static dg_status load_side(const char *path, cli_kind kind, harness__stream *out, dg_error *err)
+{
+    if (kind == CLI_KIND_HASHLOG)
+        return harness__load_log(path, out, NULL, err);
+    return harness__replay_hash(path, UINT64_MAX, NULL, false, out, err);
+}
+
+/* Hash-level comparison (at least one side is a hash log: there is no state to diff on that side). */
+static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *a, cli_kind ka, const char *b,
+                        cli_kind kb, dg_error *err)
 {
     harness__stream sa = {0}, sb = {0};
-    dg_status st = harness__load_log(a, &sa, NULL, err);
+    dg_status st = load_side(a, ka, &sa, err);
     if (st == DG_OK)
-        st = harness__load_log(b, &sb, NULL, err);
+        st = load_side(b, kb, &sb, err);
     if (st != DG_OK) {
         char buf[600];
         dg_error_format(err, buf, sizeof buf);
@@ -298,14 +308,15 @@ int cli_diff(int argc, char **argv)
         cli_print_error("diff", &err);
         return CLI_USAGE;
     }
-    if (ka != kb || (ka != CLI_KIND_FLREP && ka != CLI_KIND_HASHLOG)) {
-        fprintf(stderr, "detgate diff: expected two .flrep recordings or two hash logs (%s, %s)\n", a, b);
+    bool known_a = ka == CLI_KIND_FLREP || ka == CLI_KIND_HASHLOG, known_b = kb == CLI_KIND_FLREP || kb == CLI_KIND_HASHLOG;
+    if (!known_a || !known_b) {
+        fprintf(stderr, "detgate diff: expected .flrep recordings or hash logs (%s, %s)\n", a, b);
         return CLI_USAGE;
     }
     dg_report *rep = dg_report_new("diff", HARNESS_VERSION, NULL, &err);
     char name[DG_HASH_LOG_NAME_MAX + 1];
     harness__scenario_name(b, name, sizeof name);
-    dg_report_scenario *sc = rep ? dg_report_add_scenario(rep, name, ka == CLI_KIND_FLREP ? "flrep" : "hashlog") : NULL;
+    dg_report_scenario *sc = rep ? dg_report_add_scenario(rep, name, kb == CLI_KIND_FLREP ? "flrep" : "hashlog") : NULL;
     dg_report_check *ck = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
     if (!ck) {
         dg_report_free(rep);
@@ -314,7 +325,7 @@ int cli_diff(int argc, char **argv)
     }
     double t0 = harness__now();
     int code;
-    if (ka == CLI_KIND_FLREP) {
+    if (ka == CLI_KIND_FLREP && kb == CLI_KIND_FLREP) {
         uint64_t nd = harness__compare_files(ck, sc, a, b, &err);
         struct stat st;
         sc->file_bytes = stat(b, &st) == 0 ? (uint64_t)st.st_size : 0;
@@ -330,7 +341,7 @@ int cli_diff(int argc, char **argv)
         else
             dg_report_check_set_message(ck, "%llu ticks, identical", (unsigned long long)sc->ticks);
     } else {
-        diff_logs(ck, sc, a, b, &err);
+        diff_hashes(ck, sc, a, ka, b, kb, &err);
         if (ck->status == DG_REPORT_ERROR) {
             cli_print_error("diff", &err);
             dg_report_free(rep);

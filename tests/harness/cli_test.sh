@@ -85,6 +85,7 @@ expect 0 "$DG" hash "$G" -o "$W/h2.log"
 cmp -s "$W/h1.log" "$W/h2.log" && ok || bad "hash to stdout and to -o differ"
 contains "$W/h1.log" "# end ticks=1500"
 expect 0 "$DG" diff "$W/h1.log" "$W/h2.log"
+expect 0 "$DG" diff "$SRC/corpus/golden/dogfight-40.hashlog.zst" "$G"
 
 # ---- verify: clean run, reports, a replay-side fault ------------------------------------------------
 expect 0 "$DG" verify dogfight-40 --report-dir "$W/rep-verify" -q
@@ -102,6 +103,8 @@ expect 1 "$DG" diff "$W/good.flrep" "$W/flip.flrep" --report-dir "$W/rep-diff" -
 expect 0 "$CHECK" "$SCHEMA" "$W/rep-diff"
 contains "$W/rep-diff/report.txt" "first divergent tick 300: 1 entity changed"
 contains "$W/rep-diff/report.txt" "7 Viper 7 changed pos.x"
+expect 1 "$DG" diff "$SRC/corpus/golden/dogfight-40.hashlog.zst" "$W/flip.flrep" --text "$W/dl.txt"
+contains "$W/dl.txt" "first divergent tick 300"
 cmp -s "$W/diff.json" "$W/rep-diff/report.json" || grep -q '"firstTick": *300' "$W/diff.json" && ok || bad "--json FILE"
 
 # ---- a broken run against the committed golden -----------------------------------------------------------

@@ -509,6 +509,80 @@ static bool cpu_has_fma(void)
     return yes;
 }
 
+/* Builds and records every configuration; a failure leaves that configuration marked !ok. */
+static void matrix_build_all(mconf *cf, size_t n, const char *src, const char *wdir, const char *scn)
+{
+    bool fma = cpu_has_fma();
+    for (size_t i = 0; i < n; i++) {
+        char bdir[WORK_CAP * 2], bin[PATH_CAP], flags[120], hl[PATH_CAP];
+        snprintf(bdir, sizeof bdir, "%s/build-%s", wdir, cf[i].label);
+        snprintf(cf[i].log, sizeof cf[i].log, "%s/build-%s.log", wdir, cf[i].label);
+        snprintf(cf[i].rec, sizeof cf[i].rec, "%s/%s.flrep", wdir, cf[i].label);
+        snprintf(hl, sizeof hl, "%s/%s.hashlog", wdir, cf[i].label);
+        snprintf(flags, sizeof flags, "%s;-ffp-contract=%s%s", cf[i].opt, cf[i].contract,
+                 strcmp(cf[i].contract, "fast") == 0 && fma ? ";-mfma" : "");
+        built_binary(bdir, bin, sizeof bin);
+        fprintf(stderr, "detgate matrix: [%zu/%zu] %s (sim_stub flags %s)\n", i + 1, n, cf[i].label, flags);
+        dg_error err;
+        dg_error_clear(&err);
+        cf[i].ok = build_tree(src, bdir, "Release", cf[i].cc, flags, cf[i].log) &&
+                   record_with(bin, scn, cf[i].rec, hl, cf[i].log) &&
+                   harness__load_log(hl, &cf[i].s, NULL, &err) == DG_OK;
+        if (!cf[i].ok)
+            fprintf(stderr, "detgate matrix: %s could not be built or run (see %s)\n", cf[i].label, cf[i].log);
+    }
+}
+
+/* One pair: state diff of the two recordings, raw drift from their hash logs. Returns the pair's
+ * exit code contribution (0 identical, 1 diverged, 125 not built). */
+static int matrix_pair(dg_report *rep, const mconf *x, const mconf *y)
+{
+    char name[160], a[40] = "identical", r[40] = "identical";
+    snprintf(name, sizeof name, "%s~%s", x->label, y->label);
+    dg_report_scenario *sc = dg_report_add_scenario(rep, name, "flrep");
+    dg_report_check *ck = sc ? dg_report_add_check(sc, "matrix", x->ok && y->ok ? DG_REPORT_PASS : DG_REPORT_ERROR)
+                             : NULL;
+    if (!ck || !x->ok || !y->ok) {
+        if (ck)
+            dg_report_check_set_message(ck, "a configuration could not be built or run");
+        printf("%-18s %-18s %-24s %s\n", x->label, y->label, "(not built)", "-");
+        return CLI_UNTESTED;
+    }
+    dg_error err;
+    dg_error_clear(&err);
+    uint64_t nd = harness__compare_files(ck, sc, x->rec, y->rec, &err);
+    uint64_t first[1], first_raw;
+    size_t nf;
+    harness__compare_streams(NULL, &x->s, &y->s, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+    if (nd && nd != UINT64_MAX) {
+        snprintf(a, sizeof a, "%llu", (unsigned long long)ck->first_tick);
+        ck->status = DG_REPORT_FAIL;
+    }
+    if (first_raw != DG_REPORT_TICK_NONE) {
+        snprintf(r, sizeof r, "%llu", (unsigned long long)first_raw);
+        if (nd == 0)
+            dg_report_check_set_raw_divergence(ck, first_raw);
+        else
+            ck->first_raw_tick = first_raw;
+    }
+    dg_report_check_set_message(ck, "first divergent tick %s; raw floats first differ %s", a, r);
+    printf("%-18s %-18s %-24s %s\n", x->label, y->label, a, r);
+    return nd && nd != UINT64_MAX ? CLI_DIVERGED : CLI_EQUAL;
+}
+
+static int matrix_pairs(dg_report *rep, const mconf *cf, size_t n)
+{
+    int code = CLI_EQUAL;
+    printf("%-18s %-18s %-24s %s\n", "A", "B", "first divergent tick", "raw floats first differ");
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            int c = matrix_pair(rep, &cf[i], &cf[j]);
+            if (c == CLI_DIVERGED || (c == CLI_UNTESTED && code == CLI_EQUAL))
+                code = c;
+        }
+    return code;
+}
+
 int cli_matrix(int argc, char **argv)
 {
     static const struct option opts[] = {{"scenario", 1, 0, S_SCN}, {"configs", 1, 0, S_GOOD},
@@ -553,70 +627,11 @@ int cli_matrix(int argc, char **argv)
         fprintf(stderr, "detgate matrix: cannot find the source tree or create a work folder\n");
         return CLI_UNTESTED;
     }
-    bool fma = cpu_has_fma();
-    for (size_t i = 0; i < n; i++) {
-        char bdir[WORK_CAP * 2], bin[PATH_CAP], flags[120], hl[PATH_CAP];
-        snprintf(bdir, sizeof bdir, "%s/build-%s", wdir, cf[i].label);
-        snprintf(cf[i].log, sizeof cf[i].log, "%s/build-%s.log", wdir, cf[i].label);
-        snprintf(cf[i].rec, sizeof cf[i].rec, "%s/%s.flrep", wdir, cf[i].label);
-        snprintf(hl, sizeof hl, "%s/%s.hashlog", wdir, cf[i].label);
-        snprintf(flags, sizeof flags, "%s;-ffp-contract=%s%s", cf[i].opt, cf[i].contract,
-                 strcmp(cf[i].contract, "fast") == 0 && fma ? ";-mfma" : "");
-        built_binary(bdir, bin, sizeof bin);
-        fprintf(stderr, "detgate matrix: [%zu/%zu] %s (sim_stub flags %s)\n", i + 1, n, cf[i].label, flags);
-        dg_error err;
-        dg_error_clear(&err);
-        cf[i].ok = build_tree(src, bdir, "Release", cf[i].cc, flags, cf[i].log) &&
-                   record_with(bin, scn_abs, cf[i].rec, hl, cf[i].log) &&
-                   harness__load_log(hl, &cf[i].s, NULL, &err) == DG_OK;
-        if (!cf[i].ok)
-            fprintf(stderr, "detgate matrix: %s could not be built or run (see %s)\n", cf[i].label, cf[i].log);
-    }
+    matrix_build_all(cf, n, src, wdir, scn_abs);
     dg_error err;
     dg_error_clear(&err);
     dg_report *rep = dg_report_new("matrix", HARNESS_VERSION, NULL, &err);
-    int code = CLI_EQUAL;
-    printf("%-18s %-18s %-24s %s\n", "A", "B", "first divergent tick", "raw floats first differ");
-    for (size_t i = 0; i < n && rep; i++)
-        for (size_t j = i + 1; j < n; j++) {
-            char name[160];
-            snprintf(name, sizeof name, "%s~%s", cf[i].label, cf[j].label);
-            dg_report_scenario *sc = dg_report_add_scenario(rep, name, "flrep");
-            if (!cf[i].ok || !cf[j].ok) {
-                dg_report_check *ck = sc ? dg_report_add_check(sc, "matrix", DG_REPORT_ERROR) : NULL;
-                if (ck)
-                    dg_report_check_set_message(ck, "a configuration could not be built or run");
-                printf("%-18s %-18s %-24s %s\n", cf[i].label, cf[j].label, "(not built)", "-");
-                if (code == CLI_EQUAL)
-                    code = CLI_UNTESTED;
-                continue;
-            }
-            dg_report_check *ck = sc ? dg_report_add_check(sc, "matrix", DG_REPORT_PASS) : NULL;
-            uint64_t nd = ck ? harness__compare_files(ck, sc, cf[i].rec, cf[j].rec, &err) : 0;
-            uint64_t first[1], first_raw;
-            size_t nf;
-            harness__compare_streams(NULL, &cf[i].s, &cf[j].s, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
-            char a[40], r[40];
-            if (nd && nd != UINT64_MAX) {
-                snprintf(a, sizeof a, "%llu", (unsigned long long)ck->first_tick);
-                ck->status = DG_REPORT_FAIL;
-                code = CLI_DIVERGED;
-            } else {
-                snprintf(a, sizeof a, "identical");
-            }
-            if (first_raw != DG_REPORT_TICK_NONE) {
-                snprintf(r, sizeof r, "%llu", (unsigned long long)first_raw);
-                if (ck && nd == 0)
-                    dg_report_check_set_raw_divergence(ck, first_raw);
-                else if (ck)
-                    ck->first_raw_tick = first_raw;
-            } else {
-                snprintf(r, sizeof r, "identical");
-            }
-            if (ck)
-                dg_report_check_set_message(ck, "first divergent tick %s; raw floats first differ %s", a, r);
-            printf("%-18s %-18s %-24s %s\n", cf[i].label, cf[j].label, a, r);
-        }
+    int code = rep ? matrix_pairs(rep, cf, n) : CLI_UNTESTED;
     fflush(stdout);
     for (size_t i = 0; i < n; i++)
         harness__stream_free(&cf[i].s);

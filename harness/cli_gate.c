@@ -153,117 +153,136 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
 
 enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT };
 
-int cli_gate(int argc, char **argv)
+typedef struct gate_opts {
+    const char *corpus, *golden;
+    name_list only;
+    uint64_t shard_i, shard_n;
+    bool strict;
+    cli_reports rp;
+    cli_run_opts ro;
+} gate_opts;
+
+/* Returns 0, or the exit code of a usage error (already printed). */
+static int parse_gate_args(int argc, char **argv, gate_opts *g)
 {
     static const struct option opts[] = {{"corpus", 1, 0, G_CORPUS}, {"golden", 1, 0, G_GOLDEN},
                                          {"scenario", 1, 0, G_SCENARIO}, {"shard", 1, 0, G_SHARD},
                                          {"strict-raw", 0, 0, G_STRICT}, {"seek-samples", 1, 0, G_SEEKS},
                                          {"seek-edges", 1, 0, G_EDGES}, {"inject", 1, 0, G_INJECT},
                                          CLI_REPORT_OPTS, {0, 0, 0, 0}};
-    const char *corpus = "corpus/scenarios", *golden = "corpus/golden";
-    name_list only = {0}, all = {0};
-    uint64_t shard_i = 1, shard_n = 1, v;
-    bool strict = false;
-    cli_reports rp = {0};
-    cli_run_opts ro;
-    cli_run_opts_init(&ro);
+    uint64_t v;
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
-        if (cli_report_opt(&rp, c, optarg))
+        if (cli_report_opt(&g->rp, c, optarg))
             continue;
         switch (c) {
-        case G_CORPUS: corpus = optarg; break;
-        case G_GOLDEN: golden = optarg; break;
-        case G_SCENARIO: names_add(&only, optarg); break;
-        case G_STRICT: strict = true; break;
-        case G_INJECT: ro.inject = optarg; break;
+        case G_CORPUS: g->corpus = optarg; break;
+        case G_GOLDEN: g->golden = optarg; break;
+        case G_SCENARIO: names_add(&g->only, optarg); break;
+        case G_STRICT: g->strict = true; break;
+        case G_INJECT: g->ro.inject = optarg; break;
         case G_SHARD:
-            if (!parse_shard(optarg, &shard_i, &shard_n))
+            if (!parse_shard(optarg, &g->shard_i, &g->shard_n))
                 return cli_usage_error("gate", "--shard: expected I/N with 1 <= I <= N, found '%s'", optarg);
             break;
         case G_SEEKS:
-            if (!cli_parse_u64(optarg, &v))
-                return cli_usage_error("gate", "--seek-samples: expected a count, found '%s'", optarg);
-            ro.seek_random = (size_t)v;
-            break;
         case G_EDGES:
             if (!cli_parse_u64(optarg, &v))
-                return cli_usage_error("gate", "--seek-edges: expected a count, found '%s'", optarg);
-            ro.seek_max_edges = (size_t)v;
+                return cli_usage_error("gate", "--seek-%s: expected a count, found '%s'",
+                                       c == G_SEEKS ? "samples" : "edges", optarg);
+            *(c == G_SEEKS ? &g->ro.seek_random : &g->ro.seek_max_edges) = (size_t)v;
             break;
         default: return cli_usage_error("gate", "unknown option or missing value '%s'", argv[optind - 1]);
         }
     }
     if (optind != argc)
         return cli_usage_error("gate", "unexpected argument '%s' (use --scenario NAME)", argv[optind]);
-    if (!rp.dir && !rp.text && !rp.json && !rp.junit && !rp.markdown && !rp.html)
-        rp.dir = "build/reports";
-    if (!list_corpus(corpus, &all)) {
-        fprintf(stderr, "detgate gate: cannot read the corpus folder %s: %s (run from the repository root or "
-                        "give --corpus)\n", corpus, strerror(errno));
-        return CLI_USAGE;
-    }
-    for (size_t i = 0; i < only.n; i++) {
-        bool found = false;
-        for (size_t k = 0; k < all.n && !found; k++)
-            found = strcmp(all.v[k], only.v[i]) == 0;
-        if (!found) {
-            fprintf(stderr, "detgate gate: no scenario '%s' in %s\n", only.v[i], corpus);
-            free(only.v);
-            free(all.v);
-            return CLI_USAGE;
-        }
-    }
+    const cli_reports *r = &g->rp;
+    if (!r->dir && !r->text && !r->json && !r->junit && !r->markdown && !r->html)
+        g->rp.dir = "build/reports";
+    return 0;
+}
+
+static bool name_in(const name_list *l, const char *name)
+{
+    for (size_t k = 0; k < l->n; k++)
+        if (strcmp(l->v[k], name) == 0)
+            return true;
+    return false;
+}
+
+/* Verifies one scenario and compares it with its golden. Returns false when it did not parse. */
+static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name)
+{
+    char scn[4096], rec_path[4096];
+    snprintf(scn, sizeof scn, "%s/%s.scn", g->corpus, name);
+    harness__source *src = NULL;
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = dg_report_new("gate", HARNESS_VERSION, NULL, &err);
-    if (!rep)
-        return CLI_UNTESTED;
+    if (cli_open_source(scn, &g->ro, &src, &err) != DG_OK) {
+        cli_print_error("gate", &err);
+        dg_report_scenario *sc = dg_report_add_scenario(rep, name, "flrep");
+        dg_report_check *ck = sc ? dg_report_add_check(sc, "scenario", DG_REPORT_ERROR) : NULL;
+        if (ck)
+            check_error(ck, &err);
+        return false;
+    }
+    harness__temp_path(rec_path, sizeof rec_path, NULL, src->name, ".flrep");
+    harness__stream rec = {0};
+    dg_report_scenario *sc = NULL;
+    int f = cli_record_and_verify(rep, src, rec_path, &g->ro, &rec, &sc, &err);
+    if (f >= 0 && sc)
+        check_golden(sc, g->golden, rec_path, &rec, g->strict);
+    harness__stream_free(&rec);
+    harness__source_free(src);
+    remove(rec_path);
+    return true;
+}
+
+int cli_gate(int argc, char **argv)
+{
+    gate_opts g = {"corpus/scenarios", "corpus/golden", {0}, 1, 1, false, {0}, {0}};
+    cli_run_opts_init(&g.ro);
+    name_list all = {0};
+    int code = parse_gate_args(argc, argv, &g);
+    if (code == 0 && !list_corpus(g.corpus, &all)) {
+        fprintf(stderr, "detgate gate: cannot read the corpus folder %s: %s (run from the repository root or "
+                        "give --corpus)\n", g.corpus, strerror(errno));
+        code = CLI_USAGE;
+    }
+    for (size_t i = 0; code == 0 && i < g.only.n; i++)
+        if (!name_in(&all, g.only.v[i])) {
+            fprintf(stderr, "detgate gate: no scenario '%s' in %s\n", g.only.v[i], g.corpus);
+            code = CLI_USAGE;
+        }
+    dg_error err;
+    dg_error_clear(&err);
+    dg_report *rep = code == 0 ? dg_report_new("gate", HARNESS_VERSION, NULL, &err) : NULL;
+    if (code || !rep) {
+        free(g.only.v);
+        free(all.v);
+        return code ? code : CLI_UNTESTED;
+    }
     double t0 = harness__now();
     size_t ran = 0;
     bool bad_input = false;
     for (size_t i = 0; i < all.n; i++) {
-        if (i % shard_n != shard_i - 1)
-            continue;
-        bool wanted = only.n == 0;
-        for (size_t k = 0; k < only.n && !wanted; k++)
-            wanted = strcmp(all.v[i], only.v[k]) == 0;
-        if (!wanted)
+        /* the shard is cut from the whole corpus in name order, so N machines cover it exactly once */
+        if (i % g.shard_n != g.shard_i - 1 || (g.only.n && !name_in(&g.only, all.v[i])))
             continue;
         ran++;
-        char scn[4096], rec_path[4096];
-        snprintf(scn, sizeof scn, "%s/%s.scn", corpus, all.v[i]);
-        harness__source *src = NULL;
-        dg_error_clear(&err);
-        if (cli_open_source(scn, &ro, &src, &err) != DG_OK) {
-            cli_print_error("gate", &err);
-            bad_input = true;
-            dg_report_scenario *sc = dg_report_add_scenario(rep, all.v[i], "flrep");
-            dg_report_check *ck = sc ? dg_report_add_check(sc, "scenario", DG_REPORT_ERROR) : NULL;
-            if (ck)
-                check_error(ck, &err);
-            continue;
-        }
-        harness__temp_path(rec_path, sizeof rec_path, NULL, src->name, ".flrep");
-        harness__stream rec = {0};
-        dg_report_scenario *sc = NULL;
-        int f = cli_record_and_verify(rep, src, rec_path, &ro, &rec, &sc, &err);
-        if (f >= 0 && sc)
-            check_golden(sc, golden, rec_path, &rec, strict);
-        harness__stream_free(&rec);
-        harness__source_free(src);
-        remove(rec_path);
+        bad_input |= !gate_scenario(rep, &g, all.v[i]);
     }
     rep->duration_s = harness__now() - t0;
-    free(only.v);
-    free(all.v);
     if (ran == 0)
-        fprintf(stderr, "detgate gate: shard %llu/%llu of %s holds no scenario\n", (unsigned long long)shard_i,
-                (unsigned long long)shard_n, corpus);
-    bool ok = cli_write_reports(rep, &rp, "gate");
-    int code = cli_exit_for(rep);
+        fprintf(stderr, "detgate gate: shard %llu/%llu of %s holds no scenario\n", (unsigned long long)g.shard_i,
+                (unsigned long long)g.shard_n, g.corpus);
+    free(g.only.v);
+    free(all.v);
+    bool ok = cli_write_reports(rep, &g.rp, "gate");
+    code = cli_exit_for(rep);
     if (code == CLI_UNTESTED && bad_input) /* a scenario that does not parse is bad input */
         code = CLI_USAGE;
     dg_report_free(rep);

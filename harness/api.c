@@ -216,7 +216,8 @@ dg_status dg_harness_tick(dg_harness_session *s, uint64_t tick, const dg_entity_
     }
     if (n)
         memcpy(s->sorted, ents, n * sizeof *ents);
-    qsort(s->sorted, n, sizeof *s->sorted, cmp_in);
+    if (n > 1)
+        qsort(s->sorted, n, sizeof *s->sorted, cmp_in);
     dg_status st = dg_flrep_writer_tick(s->w, tick, s->sorted, n, events, nev, s->q, err);
     if (st == DG_OK && s->sp.f)
         st = spill_write(&s->sp, tick, s->sorted, n, events, nev, err);

@@ -138,7 +138,8 @@ static int cmp_ent(const void *a, const void *b)
 /* Sorts the tick's entities by id and rejects duplicates and id 0. */
 static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
 {
-    qsort(p->ents, p->n, sizeof *p->ents, cmp_ent);
+    if (p->n > 1)
+        qsort(p->ents, p->n, sizeof *p->ents, cmp_ent);
     char a[32], b[32];
     for (size_t i = 0; i < p->n; i++) {
         if (p->ents[i].id == 0) {

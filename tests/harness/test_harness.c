@@ -462,6 +462,80 @@ static void test_states_bad_input_located(void **state)
     assert_states_error(".jsonl", "{\"tick\":0,\"events\":[{\"kind\":\"boom\"}]}\n", ":1:", "kind");
 }
 
+/* Hostile streams: byte-level mutations of a valid CSV and JSONL stream either open (and then record
+ * or fail with an error) or fail with a located error; never a crash (ASan/UBSan builds check). */
+static uint64_t mix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static void mutate_and_open(const char *seed_text, const char *suffix, uint64_t seed)
+{
+    static const char alphabet[] = "0123456789,.-+eE{}[]\":tickidposvelrothealthflags \n#\x00\xff";
+    size_t n = strlen(seed_text);
+    char *buf = malloc(n + 64);
+    assert_non_null(buf);
+    char path[512], rec[512];
+    tmp_path(path, sizeof path, "fuzz", suffix);
+    tmp_path(rec, sizeof rec, "fuzz", ".flrep");
+    for (int round = 0; round < 150; round++) {
+        memcpy(buf, seed_text, n);
+        size_t len = n;
+        int edits = 1 + (int)(mix(&seed) % 4);
+        for (int e = 0; e < edits; e++) {
+            size_t at = (size_t)(mix(&seed) % len);
+            switch (mix(&seed) % 3) {
+            case 0: buf[at] = alphabet[mix(&seed) % (sizeof alphabet - 1)]; break;
+            case 1: len = at + 1; break; /* truncate */
+            default:
+                if (len + 1 < n + 64) {
+                    memmove(buf + at + 1, buf + at, len - at);
+                    buf[at] = alphabet[mix(&seed) % (sizeof alphabet - 1)];
+                    len++;
+                }
+            }
+        }
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        fwrite(buf, 1, len, f);
+        fclose(f);
+        harness__source *src = NULL;
+        dg_error err;
+        dg_error_clear(&err);
+        dg_status st = harness__source_states(&src, path, 0, &err);
+        if (st != DG_OK) {
+            assert_null(src);
+            assert_true(err.msg[0] != 0);
+            continue;
+        }
+        harness__stream out = {0};
+        if (harness__record(src, rec, NULL, &out, &err) != DG_OK)
+            assert_true(err.msg[0] != 0);
+        harness__stream_free(&out);
+        harness__source_free(src);
+        remove(rec);
+    }
+    free(buf);
+    remove(path);
+}
+
+static void test_states_hostile_input(void **state)
+{
+    (void)state;
+    mutate_and_open("tick,id,type,faction,px,py,pz,vx,vy,vz,qw,qx,qy,qz,health,flags\n"
+                    "0,1,0,0,1,2,3,0,0,0,1,0,0,0,1,0\n0,2,1,1,4,5,6,1,1,1,1,0,0,0,0.5,3\n"
+                    "1,1,0,0,1.5,2,3,0,0,0,1,0,0,0,1,0\n",
+                    ".csv", 0x1234);
+    mutate_and_open("{\"detgate_states\":1,\"types\":[{\"index\":0,\"id\":\"a\"}]}\n"
+                    "{\"tick\":0,\"entities\":[{\"id\":1,\"pos\":[1,2,3],\"rot\":[1,0,0,0]}],"
+                    "\"events\":[{\"kind\":\"chat\",\"text\":\"hi\"}]}\n"
+                    "{\"tick\":1,\"entities\":[{\"id\":1,\"pos\":[1,2,4]}]}\n",
+                    ".jsonl", 0x5678);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -476,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_api_session_verifies_and_diffs),
         cmocka_unit_test(test_states_csv_and_jsonl_agree),
         cmocka_unit_test(test_states_bad_input_located),
+        cmocka_unit_test(test_states_hostile_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

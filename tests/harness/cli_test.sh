@@ -118,6 +118,11 @@ expect 0 "$DG" gate --scenario dogfight-40 --inject fma --json "$W/fma.json" -q
 contains "$W/fma.json" "raw floats differ from tick 1 (sub-quantum drift)"
 contains "$W/fma.json" '"subQuantum": true'
 expect 1 "$DG" gate --scenario dogfight-40 --inject fma --strict-raw -q
+# every other switch, each on a scenario where docs/SCENARIOS.md says it shows, against the committed golden
+for pair in dogfight-40:libm-trig events:pointer-order mars:clock-seed dogfight-40:racy-threads; do
+  expect 1 "$DG" gate --scenario "${pair%%:*}" --inject "${pair#*:}" --strict-raw -q --text "$W/inj.txt"
+  contains "$W/inj.txt" "FAIL ${pair%%:*}"
+done
 
 # ---- gate / bless / shard on a throwaway corpus ---------------------------------------------------------
 mkdir -p "$W/corpus" "$W/golden"

@@ -481,7 +481,9 @@ static void mutate_and_open(const char *seed_text, const char *suffix, uint64_t 
     char path[512], rec[512];
     tmp_path(path, sizeof path, "fuzz", suffix);
     tmp_path(rec, sizeof rec, "fuzz", ".flrep");
-    for (int round = 0; round < 150; round++) {
+    /* DG_FUZZ_ROUNDS raises the count for a longer local campaign; the suite runs 150 */
+    int rounds = getenv("DG_FUZZ_ROUNDS") ? atoi(getenv("DG_FUZZ_ROUNDS")) : 150;
+    for (int round = 0; round < rounds; round++) {
         memcpy(buf, seed_text, n);
         size_t len = n;
         int edits = 1 + (int)(mix(&seed) % 4);

@@ -32,6 +32,20 @@ dg_status harness__stream_push(harness__stream *s, const harness__tickrec *r, dg
     return DG_OK;
 }
 
+dg_status harness__stream_reserve(harness__stream *s, uint64_t n, dg_error *err)
+{
+    /* a count from a file or a scenario is a hint only: never reserve past 256 M ticks */
+    if (n <= s->cap || n > (UINT64_C(1) << 28))
+        return DG_OK;
+    harness__tickrec *v = realloc(s->v, (size_t)n * sizeof *v);
+    if (!v)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "hash stream", "out of memory (%llu ticks)",
+                            (unsigned long long)n);
+    s->v = v;
+    s->cap = (size_t)n;
+    return DG_OK;
+}
+
 size_t harness__stream_find(const harness__stream *s, uint64_t tick)
 {
     size_t lo = 0, hi = s->n;
@@ -111,7 +125,9 @@ dg_status harness__record(harness__source *src, const char *path, const harness_
     dg_hash_log_writer *log = NULL;
     scratch sc = {0};
     harness__frame f;
-    dg_status st = dg_flrep_writer_open(&w, path, &src->hdr, NULL, err);
+    dg_status st = harness__stream_reserve(out, out->n + src->expected_ticks, err);
+    if (st == DG_OK)
+        st = dg_flrep_writer_open(&w, path, &src->hdr, NULL, err);
     if (st != DG_OK)
         return st;
     if (o && o->hash_log) {
@@ -166,6 +182,10 @@ dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_lo
         return st;
     if (fault_tick != UINT64_MAX)
         dg_flrep_reader_set_fault_double_delta(r, fault_tick);
+    if ((st = harness__stream_reserve(out, out->n + dg_flrep_reader_info(r)->tick_count, err)) != DG_OK) {
+        dg_flrep_reader_close(r);
+        return st;
+    }
     dg_flrep_tick t;
     int rc;
     while ((rc = dg_flrep_reader_next(r, &t, err)) == 1) {

@@ -74,6 +74,9 @@ typedef struct harness__stream {
 
 void harness__stream_free(harness__stream *s);
 dg_status harness__stream_push(harness__stream *s, const harness__tickrec *r, dg_error *err);
+/* Room for n ticks up front (a hint: a count above 2^28 is ignored), so a known-length run never
+ * reallocates per tick. */
+dg_status harness__stream_reserve(harness__stream *s, uint64_t n, dg_error *err);
 /* Index of tick in s (binary search), or SIZE_MAX. */
 size_t harness__stream_find(const harness__stream *s, uint64_t tick);
 

@@ -84,10 +84,23 @@ cp "$W/out" "$W/h1.log"
 expect 0 "$DG" hash "$G" -o "$W/h2.log"
 cmp -s "$W/h1.log" "$W/h2.log" && ok || bad "hash to stdout and to -o differ"
 contains "$W/h1.log" "# end ticks=1500"
+[ "$(grep -c ' T ' "$W/h1.log")" -eq 1500 ] && ok || bad "hash log has not 1500 T lines"
+expect 0 "$DG" hash "$G" --entities -o "$W/h3.log.zst"
+zstd -dc "$W/h3.log.zst" >"$W/h3.log" 2>/dev/null || bad "hash -o .zst is not zstd"
+[ "$(grep -c ' e ' "$W/h3.log")" -eq 60000 ] && ok || bad "--entities log has not 60000 e lines"
+# a file whose trailer was cut off is still playable; info says so
+head -c $((size - 100)) "$G" >"$W/cut.flrep"
+expect 0 "$DG" info "$W/cut.flrep"
+contains "$W/out" "RECOVERED by a forward scan"
 expect 0 "$DG" diff "$W/h1.log" "$W/h2.log"
 expect 0 "$DG" diff "$SRC/corpus/golden/dogfight-40.hashlog.zst" "$G"
 
 # ---- verify: clean run, reports, a replay-side fault ------------------------------------------------
+expect 0 "$DG" verify dogfight-40 --report-dir "$W/rep-verify" -q --seek-samples 5 --seek-edges 4
+contains "$W/rep-verify/report.json" "5 random"
+expect 0 "$DG" verify dogfight-40 -q --keep "$W/kept.flrep" --no-recovery --keyframe-interval 30
+expect 0 "$DG" info "$W/kept.flrep"
+contains "$W/out" "keyframe interval:  30 ticks"
 expect 0 "$DG" verify dogfight-40 --report-dir "$W/rep-verify" -q
 expect 0 "$CHECK" "$SCHEMA" "$W/rep-verify"
 contains "$W/rep-verify/report.txt" "PASS dogfight-40"

@@ -1,6 +1,7 @@
 /* fuzz/flrep_chunk.c — target: one chunk as it sits in the file: the 36-byte FLCK framing
  * (flrep_chunk_hdr_parse), its zstd frame (flrep_chunk_decompress: declared size, checksum flag,
  * exact length) and the framing's promises about the ticks inside (flrep_chunk_validate). */
+#include "flrep_mutator.h"
 #include "fuzz_common.h"
 
 #include <stdlib.h>
@@ -21,6 +22,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     ZSTD_DCtx_setParameter(g_dctx, ZSTD_d_experimentalParam3 /* forceIgnoreChecksum, as the reader */, 1);
 #endif
     return 0;
+}
+
+/* Mutations reach the ticks inside the frame (and the framing's promises about them). */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+    return dg_fuzz_flrep_mutate(data, size, max_size, seed);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -140,8 +140,10 @@ static int source_to(harness__source *s, uint64_t tick, harness__frame *f, dg_er
 }
 
 dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *src, const char *path,
-                                         uint64_t fault_tick, const uint64_t *ticks, size_t n, dg_error *err)
+                                         uint64_t fault_tick, const uint64_t *ticks, size_t n,
+                                         const harness__stream *rec, uint64_t *not_reproduced, dg_error *err)
 {
+    *not_reproduced = DG_REPORT_TICK_NONE;
     dg_flrep_reader *r = NULL;
     dg_qentity *q = NULL;
     size_t qcap = 0;
@@ -176,6 +178,14 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
         }
         if (fs == 1 && (st = quantize_frame(&f, q, err)) != DG_OK)
             break;
+        /* The re-run must reproduce what was recorded, or the diff would blame the codec for the
+         * source's own nondeterminism. */
+        size_t ri = fs == 1 ? harness__stream_find(rec, ticks[k]) : SIZE_MAX;
+        if (ri != SIZE_MAX && *not_reproduced == DG_REPORT_TICK_NONE) {
+            dg_tick_hash th = dg_hash_tick(f.tick, q, f.n, f.events, f.nev, NULL);
+            if (th.state != rec->v[ri].state || th.events != rec->v[ri].events)
+                *not_reproduced = ticks[k];
+        }
         const dg_qentity *qa = fs == 1 ? q : NULL;
         size_t na = fs == 1 ? f.n : 0;
         const dg_qentity *qb = rs == 1 ? t.ents : NULL;

@@ -116,9 +116,12 @@ uint64_t harness__compare_streams(dg_report_check *c, const harness__stream *a, 
                                   uint64_t *first_raw);
 
 /* Re-runs the source and diffs its quantized worlds with the recording's rebuilt worlds at the
- * given ticks (increasing), adding the detail to c. fault_tick as for harness__replay_hash. */
+ * given ticks (increasing), adding the detail to c. fault_tick as for harness__replay_hash.
+ * *not_reproduced gets the first of those ticks where the re-run's hashes differ from rec (the
+ * source is not deterministic), DG_REPORT_TICK_NONE when it reproduced them all. */
 dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *src, const char *path,
                                          uint64_t fault_tick, const uint64_t *ticks, size_t n,
+                                         const harness__stream *rec, uint64_t *not_reproduced,
                                          dg_error *err);
 
 /* Lockstep comparison of two recordings (A reference, B the other): hash first, state diff on every

@@ -218,7 +218,8 @@ static const dg_report_check *find_check(const dg_report_scenario *sc, const cha
     return NULL;
 }
 
-static void verify_with_fault(uint64_t fault, dg_report **out_rep, dg_report_scenario **out_sc, int *failed)
+static void verify_with_fault(uint64_t fault, const char *inject, dg_report **out_rep, dg_report_scenario **out_sc,
+                              int *failed)
 {
     char scn[512], path[512];
     short_scenario("dogfight-40", NULL, scn, sizeof scn);
@@ -226,7 +227,7 @@ static void verify_with_fault(uint64_t fault, dg_report **out_rep, dg_report_sce
     harness__source *src = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(harness__source_scenario(&src, scn, NULL, 0, &err), DG_OK);
+    assert_int_equal(harness__source_scenario(&src, scn, inject, 0, &err), DG_OK);
     harness__stream rec = {0};
     assert_int_equal(harness__record(src, path, NULL, &rec, &err), DG_OK);
     dg_report *rep = new_report();
@@ -247,7 +248,7 @@ static void test_verify_clean_run_passes(void **state)
     dg_report *rep;
     dg_report_scenario *sc;
     int failed;
-    verify_with_fault(UINT64_MAX, &rep, &sc, &failed);
+    verify_with_fault(UINT64_MAX, NULL, &rep, &sc, &failed);
     assert_int_equal(failed, 0);
     assert_int_equal(sc->n_checks, 3);
     for (uint32_t i = 0; i < sc->n_checks; i++)
@@ -262,7 +263,7 @@ static void test_replay_fault_caught_at_its_tick(void **state)
     dg_report *rep;
     dg_report_scenario *sc;
     int failed;
-    verify_with_fault(130, &rep, &sc, &failed);
+    verify_with_fault(130, NULL, &rep, &sc, &failed);
     assert_true(failed >= 1);
     const dg_report_check *c = find_check(sc, "record-vs-replay");
     assert_non_null(c);
@@ -271,6 +272,22 @@ static void test_replay_fault_caught_at_its_tick(void **state)
     assert_true(c->n_ticks >= 1);
     assert_int_equal(c->ticks[0].tick, 130);
     assert_true(c->ticks[0].changed >= 1);
+    assert_null(strstr(c->message, "did not reproduce")); /* a deterministic source re-derives exactly */
+    dg_report_free(rep);
+}
+
+static void test_nondeterministic_source_flagged_in_diff(void **state)
+{
+    (void)state;
+    /* the record side is re-derived by re-running the source; a clock-seeded one cannot be, and says so */
+    dg_report *rep;
+    dg_report_scenario *sc;
+    int failed;
+    verify_with_fault(130, "clock-seed", &rep, &sc, &failed);
+    const dg_report_check *c = find_check(sc, "record-vs-replay");
+    assert_non_null(c);
+    assert_int_equal(c->first_tick, 130);
+    assert_non_null(strstr(c->message, "did not reproduce its own recorded state at tick 130"));
     dg_report_free(rep);
 }
 
@@ -549,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_racy_threads_caught),
         cmocka_unit_test(test_verify_clean_run_passes),
         cmocka_unit_test(test_replay_fault_caught_at_its_tick),
+        cmocka_unit_test(test_nondeterministic_source_flagged_in_diff),
         cmocka_unit_test(test_api_session_verifies_and_diffs),
         cmocka_unit_test(test_states_csv_and_jsonl_agree),
         cmocka_unit_test(test_states_bad_input_located),

@@ -107,6 +107,7 @@ typedef struct cli_run_opts {
     const char *keep;          /* keep the recording here */
     const char *hash_log;      /* also write the record-side hash log */
     bool log_entities;
+    bool rply;                 /* --format rply */
 } cli_run_opts;
 
 void cli_run_opts_init(cli_run_opts *o);

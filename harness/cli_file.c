@@ -325,23 +325,31 @@ int cli_hash(int argc, char **argv)
         cli_print_error("hash", &err);
         return CLI_USAGE;
     }
-    if (kind != CLI_KIND_FLREP) {
-        fprintf(stderr, "detgate hash: %s: not a .flrep recording (expected magic FLRP)\n", path);
+    if (kind != CLI_KIND_FLREP && kind != CLI_KIND_RPLY) {
+        fprintf(stderr, "detgate hash: %s: not a recording (expected magic FLRP or RPLY)\n", path);
         return CLI_USAGE;
     }
+    bool rply = kind == CLI_KIND_RPLY;
     /* Validate before printing anything, so a bad file leaves no partial log behind. */
-    dg_flrep_reader *r = NULL;
-    dg_status st = dg_flrep_reader_open_file(&r, path, NULL, &err);
-    if (st == DG_OK)
-        st = dg_flrep_reader_validate(r, &err);
-    dg_flrep_reader_close(r);
+    dg_status st;
+    if (rply) {
+        harness__stream probe = {0};
+        st = harness__rply_replay_hash(path, NULL, false, &probe, &err);
+        harness__stream_free(&probe);
+    } else {
+        dg_flrep_reader *r = NULL;
+        st = dg_flrep_reader_open_file(&r, path, NULL, &err);
+        if (st == DG_OK)
+            st = dg_flrep_reader_validate(r, &err);
+        dg_flrep_reader_close(r);
+    }
     if (st != DG_OK) {
         cli_print_error("hash", &err);
         return CLI_USAGE;
     }
     dg_hash_log_header lh = {0};
     harness__scenario_name(path, lh.scenario, sizeof lh.scenario);
-    snprintf(lh.format, sizeof lh.format, "flrep");
+    snprintf(lh.format, sizeof lh.format, "%s", rply ? "rply" : "flrep");
     lh.entities = entities;
     lh.raw = false;
     dg_hash_log_writer *w = NULL;
@@ -357,7 +365,8 @@ int cli_hash(int argc, char **argv)
     }
     harness__stream s = {0};
     if (st == DG_OK)
-        st = harness__replay_hash(path, UINT64_MAX, w, entities, &s, &err);
+        st = rply ? harness__rply_replay_hash(path, w, entities, &s, &err)
+                  : harness__replay_hash(path, UINT64_MAX, w, entities, &s, &err);
     dg_status cst = dg_hash_log_close(w, st == DG_OK ? &err : NULL);
     if (st == DG_OK)
         st = cst;

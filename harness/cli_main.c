@@ -29,7 +29,7 @@ const cli_cmd cli_commands[] = {
      "Exit: 0 ok, 2 unreadable input (the error on stderr).\n"
      "Example: detgate dump rec.flrep --json | jq -c 'select(.type==\"tick\") | .tick'\n"},
     {"record", cli_record, "record a scenario (or a state stream) to a recording",
-     "usage: detgate record SCENARIO -o FILE [--format flrep] [--keyframe-interval N] [--inject SPEC]\n"
+     "usage: detgate record SCENARIO -o FILE [--format flrep|rply] [--keyframe-interval N] [--inject SPEC]\n"
      "                      [--hash-log LOG[.zst]] [--log-entities]\n"
      "       detgate record --states STREAM -o FILE ...\n"
      "SCENARIO is a .scn path or a name in corpus/scenarios. Each tick goes through the real\n"
@@ -40,14 +40,14 @@ const cli_cmd cli_commands[] = {
      "Exit: 0 written, 2 bad input or usage.\n"
      "Example: detgate record dogfight-40 -o /tmp/d.flrep --inject 'bitflip:tick=300,entity=7,field=pos.x,bit=40'\n"},
     {"hash", cli_hash, "print the per-tick hash log of a recording (replay side)",
-     "usage: detgate hash FILE [-o LOG[.zst]] [--entities]\n"
+     "usage: detgate hash FILE [-o LOG[.zst]] [--entities]      (FILE: .flrep or RPLY)\n"
      "Reads the recording, rebuilds every tick and prints its hash log (docs/STATE-HASH.md §7):\n"
      "one T line per tick; with --entities one e line per entity. -o writes to a file (.zst\n"
      "compresses). Two equal runs print byte-identical logs, so plain `diff` compares them.\n"
      "Exit: 0 ok, 2 unreadable input.\n"
      "Example: detgate hash a.flrep > a.log && detgate hash b.flrep | diff a.log -\n"},
     {"verify", cli_verify, "record, replay, compare; check seek and crash recovery",
-     "usage: detgate verify SCENARIO [--inject SPEC] [--keyframe-interval N] [--keep FILE]\n"
+     "usage: detgate verify SCENARIO [--format flrep|rply] [--inject SPEC] [--keyframe-interval N] [--keep FILE]\n"
      "       detgate verify --states STREAM [...]\n"
      "  [--seek-samples N] [--seek-edges N] [--no-recovery] [--replay-fault double-delta:TICK]\n"
      "Runs the session through sim_stub and the real codec (record side hashes exactly what was\n"
@@ -57,11 +57,14 @@ const cli_cmd cli_commands[] = {
      "(default 32; --seek-edges caps the chunk edges, 0 = all) and cuts the trailer off (and the\n"
      "last chunk short) to check crash recovery. --states reads an engine's per-tick state stream\n"
      "(CSV or JSON Lines, docs/STATES-STREAM.md) instead of a scenario. --replay-fault is a test\n"
-     "hook: the reader applies that tick's delta records twice.\n" REPORT_FLAGS_HELP EXIT_HELP
+     "hook: the reader applies that tick's delta records twice. --format rply records through the RPLY\n"
+     "writer and replays with the RPLY player (record-vs-replay and seek; RPLY has no trailer to lose).\n"
+     REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate verify dogfight-40 --report-dir build/reports/verify\n"},
     {"diff", cli_diff, "compare two recordings (or two hash logs) tick by tick",
      "usage: detgate diff A B [report flags]\n"
-     "A is the reference. Recordings are replayed in lockstep: hash first, and on every divergent\n"
+     "A is the reference. Two recordings of one format (.flrep or RPLY) are replayed in lockstep:\n"
+     "hash first, and on every divergent\n"
      "tick the states are diffed (entities added, lost, changed; fields with both values in quanta\n"
      "and in metres / degrees / m/s). Hash logs are compared by hash (and raw hash: a sub-quantum\n"
      "drift is reported); a recording against a hash log (e.g. a .hashlog.zst golden) is replayed\n"

@@ -30,7 +30,7 @@ static bool bad_input(dg_status st)
 int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path, const cli_run_opts *o,
                           harness__stream *rec, dg_report_scenario **sc_out, dg_error *err)
 {
-    dg_report_scenario *sc = dg_report_add_scenario(rep, src->name, "flrep");
+    dg_report_scenario *sc = dg_report_add_scenario(rep, src->name, o->rply ? "rply" : "flrep");
     if (sc_out)
         *sc_out = sc;
     if (!sc)
@@ -41,7 +41,8 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     cli_progress_init(&pr, label);
     harness__record_opts ro = {o->hash_log, o->log_entities, "flrep", cli_progress_cb, &pr};
     double t0 = harness__now();
-    dg_status st = harness__record(src, path, &ro, rec, err);
+    dg_status st = o->rply ? harness__rply_record(src, path, o->keyframe, rec, err)
+                           : harness__record(src, path, &ro, rec, err);
     cli_progress_done(&pr);
     if (st != DG_OK) {
         dg_report_check *c = dg_report_add_check(sc, "record", DG_REPORT_ERROR);
@@ -57,6 +58,8 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     sc->ticks = rec->n;
     sc->entity_ticks = rec->entity_ticks;
     sc->file_bytes = stat(path, &stt) == 0 ? (uint64_t)stt.st_size : 0;
+    if (o->rply) /* RPLY keeps no trailer to lose: record-vs-replay and seek only */
+        return harness__rply_verify_file(sc, path, rec, o->seek_random);
     harness__verify_opts vo = {o->fault_tick, o->seek_random, o->seek_max_edges, o->skip_recovery, NULL, NULL};
     return harness__verify_file(sc, src, path, rec, &vo);
 }
@@ -76,7 +79,12 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
     case OPT_HASHLOG: o->hash_log = optarg; return 0;
     case OPT_LOGENT: o->log_entities = true; return 0;
     case OPT_NOREC: o->skip_recovery = true; return 0;
-    case OPT_FORMAT: *format = optarg; return 0;
+    case OPT_FORMAT:
+        *format = optarg;
+        if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
+            return cli_usage_error(cmd, "--format: expected flrep or rply, found '%s'", optarg);
+        o->rply = strcmp(optarg, "rply") == 0;
+        return 0;
     case OPT_CORPUS: *corpus = optarg; return 0;
     case OPT_KEYFRAME:
         if (!cli_parse_u64(optarg, &v) || v < DG_FLREP_KEYFRAME_MIN || v > DG_FLREP_KEYFRAME_MAX)
@@ -157,9 +165,8 @@ int cli_record(int argc, char **argv)
     }
     if (!out)
         return cli_usage_error("record", "-o FILE is required");
-    if (strcmp(format, "flrep") != 0)
-        return cli_usage_error("record", "--format: this build records 'flrep' only (found '%s'); RPLY recording "
-                                         "is not wired yet", format);
+    if (o.rply && (o.hash_log || o.log_entities))
+        return cli_usage_error("record", "--hash-log is for .flrep recordings (use `detgate hash FILE.rply`)");
     if (optind < argc - 1)
         return cli_usage_error("record", "expected one SCENARIO");
     harness__source *src = NULL;
@@ -173,7 +180,8 @@ int cli_record(int argc, char **argv)
     cli_progress pr;
     cli_progress_init(&pr, "record");
     harness__record_opts ro = {o.hash_log, o.log_entities, "flrep", cli_progress_cb, &pr};
-    dg_status st = harness__record(src, out, &ro, &rec, &err);
+    dg_status st = o.rply ? harness__rply_record(src, out, o.keyframe, &rec, &err)
+                          : harness__record(src, out, &ro, &rec, &err);
     cli_progress_done(&pr);
     harness__source_free(src);
     if (st != DG_OK) {
@@ -219,7 +227,7 @@ int cli_verify(int argc, char **argv)
         harness__temp_track_output(path);
     }
     else
-        harness__temp_path(path, sizeof path, NULL, src->name, ".flrep");
+        harness__temp_path(path, sizeof path, NULL, src->name, o.rply ? ".rply" : ".flrep");
     dg_error err;
     dg_error_clear(&err);
     dg_report *rep = dg_report_new("verify", HARNESS_VERSION, NULL, &err);
@@ -249,6 +257,8 @@ static dg_status load_side(const char *path, cli_kind kind, harness__stream *out
 {
     if (kind == CLI_KIND_HASHLOG)
         return harness__load_log(path, out, NULL, err);
+    if (kind == CLI_KIND_RPLY)
+        return harness__rply_replay_hash(path, NULL, false, out, err);
     return harness__replay_hash(path, UINT64_MAX, NULL, false, out, err);
 }
 
@@ -308,15 +318,19 @@ int cli_diff(int argc, char **argv)
         cli_print_error("diff", &err);
         return CLI_USAGE;
     }
-    bool known_a = ka == CLI_KIND_FLREP || ka == CLI_KIND_HASHLOG, known_b = kb == CLI_KIND_FLREP || kb == CLI_KIND_HASHLOG;
-    if (!known_a || !known_b) {
-        fprintf(stderr, "detgate diff: expected .flrep recordings or hash logs (%s, %s)\n", a, b);
+    bool known_a = ka != CLI_KIND_UNKNOWN, known_b = kb != CLI_KIND_UNKNOWN;
+    bool rply = ka == CLI_KIND_RPLY && kb == CLI_KIND_RPLY;
+    /* two recordings of one format: state diffs; anything else (a hash log on one side, or .flrep
+     * against RPLY, whose hashes cover different states): hash level only */
+    if (!known_a || !known_b || (ka != kb && ka != CLI_KIND_HASHLOG && kb != CLI_KIND_HASHLOG)) {
+        fprintf(stderr, "detgate diff: expected two .flrep recordings, two RPLY recordings, or hash logs (%s, %s)\n",
+                a, b);
         return CLI_USAGE;
     }
     dg_report *rep = dg_report_new("diff", HARNESS_VERSION, NULL, &err);
     char name[DG_HASH_LOG_NAME_MAX + 1];
     harness__scenario_name(b, name, sizeof name);
-    dg_report_scenario *sc = rep ? dg_report_add_scenario(rep, name, kb == CLI_KIND_FLREP ? "flrep" : "hashlog") : NULL;
+    dg_report_scenario *sc = rep ? dg_report_add_scenario(rep, name, kb == CLI_KIND_RPLY ? "rply" : kb == CLI_KIND_FLREP ? "flrep" : "hashlog") : NULL;
     dg_report_check *ck = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
     if (!ck) {
         dg_report_free(rep);
@@ -325,8 +339,8 @@ int cli_diff(int argc, char **argv)
     }
     double t0 = harness__now();
     int code;
-    if (ka == CLI_KIND_FLREP && kb == CLI_KIND_FLREP) {
-        uint64_t nd = harness__compare_files(ck, sc, a, b, &err);
+    if (rply || (ka == CLI_KIND_FLREP && kb == CLI_KIND_FLREP)) {
+        uint64_t nd = rply ? harness__rply_compare_files(ck, sc, a, b, &err) : harness__compare_files(ck, sc, a, b, &err);
         struct stat st;
         sc->file_bytes = stat(b, &st) == 0 ? (uint64_t)st.st_size : 0;
         if (nd == UINT64_MAX) {

@@ -38,6 +38,11 @@ struct harness__source {
     char name[DG_HASH_LOG_NAME_MAX + 1]; /* scenario name, a hash-log token */
     dg_flrep_header hdr;                 /* tables point into the source */
     uint64_t expected_ticks;             /* 0 when unknown (progress display only) */
+    /* The session's local tangent frame (origin on the surface, unit east/north/up) when the
+     * source has one: flat-world formats (RPLY) record positions in it. has_frame false: the
+     * positions are already local (an engine's stream). */
+    bool has_frame;
+    double frame_origin[3], frame_east[3], frame_north[3], frame_up[3];
     /* 1 = *f filled, 0 = end, -1 = error (err set). */
     int (*next)(harness__source *s, harness__frame *f, dg_error *err);
     /* Starts again from the first tick (the record side is re-derived this way for a diff). */
@@ -91,6 +96,23 @@ typedef struct harness__record_opts {
 /* Source -> writer (path) -> quantized state -> hash. Fills *out (the record-side stream). */
 dg_status harness__record(harness__source *src, const char *path, const harness__record_opts *o,
                           harness__stream *out, dg_error *err);
+
+/* ---- RPLY (harness/rply_gate.c): the same two sides for the RPLY v3 format ----------------------- */
+
+/* Records src as RPLY (positions in studs in the local frame, +Y up; health and flags as number
+ * properties) and hashes the writer's tracked quantized state after every tick closes. Events are
+ * not RPLY state and are not recorded. keyframe 0 = the header's interval. */
+dg_status harness__rply_record(harness__source *src, const char *path, uint32_t keyframe, harness__stream *out,
+                               dg_error *err);
+/* Replays an RPLY file and hashes every tick's rebuilt state (docs/CLI.md, "RPLY recordings"). */
+dg_status harness__rply_replay_hash(const char *path, dg_hash_log_writer *log, bool log_entities,
+                                    harness__stream *out, dg_error *err);
+/* Record-vs-replay and seek checks for an RPLY recording whose record side is rec. */
+int harness__rply_verify_file(dg_report_scenario *sc, const char *path, const harness__stream *rec,
+                              size_t seek_random);
+/* Lockstep comparison of two RPLY files, as harness__compare_files. */
+uint64_t harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc, const char *a, const char *b,
+                                     dg_error *err);
 
 /* ---- the replay side ------------------------------------------------------------------------- */
 

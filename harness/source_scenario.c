@@ -90,6 +90,8 @@ static dg_status build_tables(harness__source *s, scn_source *p, uint32_t keyfra
     h->mission_objects = p->objects;
     h->mission_object_count = no;
     s->expected_ticks = ss->duration_ticks;
+    s->has_frame = true;
+    dg_sim_scenario_local_frame(p->scn, s->frame_origin, s->frame_east, s->frame_north, s->frame_up);
     return DG_OK;
 }
 

@@ -120,6 +120,25 @@ expect 1 "$DG" diff "$SRC/corpus/golden/dogfight-40.hashlog.zst" "$W/flip.flrep"
 contains "$W/dl.txt" "first divergent tick 300"
 cmp -s "$W/diff.json" "$W/rep-diff/report.json" || grep -q '"firstTick": *300' "$W/diff.json" && ok || bad "--json FILE"
 
+# ---- RPLY: the same gate through the RPLY writer and player ------------------------------------------------
+expect 0 "$DG" verify mars --format rply --report-dir "$W/rep-rply" -q
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-rply"
+contains "$W/rep-rply/report.txt" "PASS mars (rply"
+expect 0 "$DG" record mars --format rply -o "$W/m1.rply"
+expect 0 "$DG" record mars --format rply -o "$W/m2.rply" --inject "bitflip:tick=57,entity=1,field=pos.y,bit=45"
+expect 0 "$DG" diff "$W/m1.rply" "$W/m1.rply"
+expect 1 "$DG" diff "$W/m1.rply" "$W/m2.rply" --text "$W/rd.txt"
+contains "$W/rd.txt" "first divergent tick 57: 1 entity changed"
+contains "$W/rd.txt" "1      changed pos"
+expect 0 "$DG" hash "$W/m1.rply" -o "$W/m1.log"
+expect 0 "$DG" hash "$W/m1.rply"
+cmp -s "$W/out" "$W/m1.log" && ok || bad "RPLY hash log differs between runs"
+contains "$W/m1.log" "format=rply"
+expect 0 "$DG" diff "$W/m1.log" "$W/m1.rply"
+expect 1 "$DG" diff "$W/m1.log" "$W/m2.rply"
+expect 2 "$DG" diff "$W/m1.rply" "$G"
+expect 2 "$DG" verify mars --format acmi
+
 # ---- a broken run against the committed golden -----------------------------------------------------------
 expect 1 "$DG" gate --scenario dogfight-40 --inject "bitflip:tick=300,entity=7,field=pos.x,bit=45" \
   --report-dir "$W/rep-broken" -q

@@ -201,7 +201,7 @@ contains "$W/err" "dup.csv:3:"
 
 # ---- an interrupted run leaves nothing half-written ------------------------------------------------------
 mkdir -p "$W/tmp"
-TMPDIR="$W/tmp" "$DG" record stress-1000 -o "$W/int.flrep" >/dev/null 2>&1 &
+TMPDIR="$W/tmp" "$DG" record long-1h -o "$W/int.flrep" >/dev/null 2>&1 &
 pid=$!
 sleep 1
 kill -INT "$pid"
@@ -210,7 +210,7 @@ rc=$?
 [ "$rc" -ne 0 ] && ok || bad "interrupted record exited 0"
 [ ! -e "$W/int.flrep" ] && ok || bad "an interrupted record left $W/int.flrep"
 [ -z "$(ls "$W" | grep 'int.flrep')" ] && ok || bad "an interrupted record left $(ls "$W" | grep int.flrep)"
-TMPDIR="$W/tmp" "$DG" verify stress-1000 -q >/dev/null 2>&1 &
+TMPDIR="$W/tmp" "$DG" verify long-1h -q >/dev/null 2>&1 &
 pid=$!
 sleep 1
 kill -TERM "$pid"

@@ -19,8 +19,9 @@ static void fail_error(dg_report_check *c, const dg_error *err)
 
 /* ---- record side vs replay side ---------------------------------------------------------------- */
 
+/* rp receives the replay side's linear playback (the seek check's reference); the caller frees it. */
 static int check_record_vs_replay(dg_report_scenario *sc, harness__source *src, const char *path,
-                                  const harness__stream *rec, const harness__verify_opts *o)
+                                  const harness__stream *rec, const harness__verify_opts *o, harness__stream *out_rp)
 {
     double t0 = harness__now();
     dg_report_check *c = dg_report_add_check(sc, "record-vs-replay", DG_REPORT_PASS);
@@ -81,7 +82,7 @@ static int check_record_vs_replay(dg_report_scenario *sc, harness__source *src, 
                                     rec->n, (unsigned long long)rec->entity_ticks, replay_s,
                                     replay_s > 0 ? (double)rec->entity_ticks / replay_s / 1e6 : 0.0);
     }
-    harness__stream_free(&rp);
+    *out_rp = rp;
     c->duration_s = harness__now() - t0;
     return failed;
 }
@@ -139,7 +140,10 @@ static size_t seek_sample(const dg_flrep_file_info *info, const harness__stream 
     return sort_unique(v, n);
 }
 
-static bool seek_matches(dg_flrep_reader *r, const harness__stream *rec, uint64_t tick, dg_error *err, bool *io)
+/* The reference is linear playback at that tick (the record side where linear playback stopped
+ * short, the reader having failed). */
+static bool seek_matches(dg_flrep_reader *r, const harness__stream *lin, const harness__stream *rec, uint64_t tick,
+                         dg_error *err, bool *io)
 {
     dg_flrep_tick t;
     *io = false;
@@ -147,11 +151,16 @@ static bool seek_matches(dg_flrep_reader *r, const harness__stream *rec, uint64_
         *io = true;
         return false;
     }
-    size_t k = harness__stream_find(rec, tick);
+    const harness__stream *ref = lin;
+    size_t k = harness__stream_find(lin, tick);
+    if (k == SIZE_MAX) {
+        ref = rec;
+        k = harness__stream_find(rec, tick);
+    }
     if (t.tick != tick || k == SIZE_MAX)
         return false;
     dg_tick_hash h = dg_hash_tick(t.tick, t.ents, t.ent_count, t.events, t.event_count, NULL);
-    return h.state == rec->v[k].state && h.events == rec->v[k].events && h.entity_count == rec->v[k].count;
+    return h.state == ref->v[k].state && h.events == ref->v[k].events && h.entity_count == ref->v[k].count;
 }
 
 /* Diffs the world after a seek against linear playback at the same ticks (A = linear, B = seek). */
@@ -191,7 +200,7 @@ static void seek_detail(dg_report_check *c, const char *path, uint64_t fault, co
 }
 
 static int check_seek(dg_report_scenario *sc, const char *path, const harness__stream *rec,
-                      const harness__verify_opts *o)
+                      const harness__stream *lin, const harness__verify_opts *o)
 {
     double t0 = harness__now();
     dg_report_check *c = dg_report_add_check(sc, "seek", DG_REPORT_PASS);
@@ -217,7 +226,7 @@ static int check_seek(dg_report_scenario *sc, const char *path, const harness__s
             uint64_t tick = sample[pass == 0 ? i : ns - 1 - i];
             bool io;
             seeks++;
-            if (!seek_matches(r, rec, tick, &err, &io)) {
+            if (!seek_matches(r, lin, rec, tick, &err, &io)) {
                 bad[nbad++] = tick;
                 io_failed |= io;
             }
@@ -365,8 +374,10 @@ static int check_recovery(dg_report_scenario *sc, const char *path, const harnes
 int harness__verify_file(dg_report_scenario *sc, harness__source *src, const char *path,
                          const harness__stream *rec, const harness__verify_opts *o)
 {
-    int a = check_record_vs_replay(sc, src, path, rec, o);
-    int b = check_seek(sc, path, rec, o);
+    harness__stream lin = {0};
+    int a = check_record_vs_replay(sc, src, path, rec, o, &lin);
+    int b = check_seek(sc, path, rec, &lin, o);
+    harness__stream_free(&lin);
     int c = o->skip_recovery ? 0 : check_recovery(sc, path, rec);
     if (a < 0 || b < 0 || c < 0)
         return -1;

@@ -452,7 +452,7 @@ int cli_bless(int argc, char **argv)
                                          {"flrep-max-bytes", 1, 0, B_MAX}, {0, 0, 0, 0}};
     const char *corpus = "corpus/scenarios", *golden = "corpus/golden", *reason = NULL;
     bool all = false;
-    uint64_t max_bytes = 1u << 20;
+    uint64_t max_bytes = 2u << 20;
     int c;
     optind = 0;
     opterr = 0;

@@ -86,7 +86,7 @@ const cli_cmd cli_commands[] = {
      "                     [--flrep-max-bytes N]\n"
      "Records each scenario, refuses if it does not verify, writes corpus/golden/NAME.hashlog.zst\n"
      "(every tick: hashes and raw float hashes) and NAME.flrep when the recording is at most\n"
-     "--flrep-max-bytes (default 1048576), and appends one line per scenario to\n"
+     "--flrep-max-bytes (default 2097152), and appends one line per scenario to\n"
      "corpus/golden/BLESS.log: time, who (git user), scenario, the first tick that changed against\n"
      "the old golden, revision, reason. Commit the goldens and the log together.\n"
      "Exit: 0 blessed, 1 a scenario failed verify (nothing blessed for it), 2 usage.\n"

@@ -135,8 +135,9 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
         dg_report_check_set_message(
             c, "%llu of %zu ticks differ from the golden (%s); first at tick %llu%s%s", (unsigned long long)nd, rec->n,
             have_f ? "recording" : "hash log", (unsigned long long)c->first_tick,
-            first_raw < c->first_tick ? "; raw floats already differed from tick " : "",
-            first_raw < c->first_tick ? "(see firstRawTick)" : "");
+            first_raw < c->first_tick ? "; raw floats already differed earlier (see firstRawTick)" : "",
+            have_f ? "" : "; the golden is a hash log (no states): for the entity and field diff, diff a recording "
+                          "made at the golden's revision (`detgate bisect` does this)");
     } else if (first_raw != DG_REPORT_TICK_NONE) {
         c->status = strict_raw ? DG_REPORT_FAIL : DG_REPORT_PASS;
         dg_report_check_set_message(c, "quantized state identical to the golden; raw floats differ from tick %llu "

@@ -3,7 +3,7 @@
 include(CMakePackageConfigHelpers)
 
 set(dg_install_targets detgate_codec)
-foreach(t detgate_hash detgate_reports)
+foreach(t detgate_hash detgate_reports detgate_sim detgate_harness)
   if(TARGET ${t})
     list(APPEND dg_install_targets ${t})
   endif()

@@ -29,6 +29,16 @@ enum flrep_rec_kind { FLREP_REC_DELTA = 0, FLREP_REC_FULL = 1, FLREP_REC_REMOVE 
 
 const char *flrep_section_name(uint16_t id);
 
+/* The public functions accept err == NULL (error.h allows it); inside, code reads err->code, so
+ * they substitute a local one. */
+static inline dg_error *flrep_err(dg_error *err, dg_error *local)
+{
+    if (err)
+        return err;
+    dg_error_clear(local);
+    return local;
+}
+
 /* ---- header and sections (flrep_sections.c) ---------------------------------------------- */
 
 /* Presence bitmaps of type / faction indices, for O(1) validation of every record. */

@@ -36,6 +36,7 @@ struct dg_flrep_reader {
     flrep_world world, seek_world;
     flrep_tick_scratch scratch;
     char where[128];
+    long where_chunk;           /* chunk `where` names, -1 = none */
 };
 
 /* ---- byte source ------------------------------------------------------------------------- */
@@ -422,8 +423,11 @@ static int step(dg_flrep_reader *r, flrep_world *world, uint64_t *tick, bool *kf
     if (load_chunk(r, r->pos_chunk, err) != DG_OK)
         return -1;
     const dg_flrep_chunk_info *ci = &r->chunks[r->pos_chunk];
-    snprintf(r->where, sizeof r->where, "chunk %zu at byte %llu (ticks %llu..%llu), content", r->pos_chunk,
-             (unsigned long long)ci->offset, (unsigned long long)ci->first_tick, (unsigned long long)ci->last_tick);
+    if (r->where_chunk != (long)r->pos_chunk) {   /* once per chunk, not per tick */
+        snprintf(r->where, sizeof r->where, "chunk %zu at byte %llu (ticks %llu..%llu), content", r->pos_chunk,
+                 (unsigned long long)ci->offset, (unsigned long long)ci->first_tick, (unsigned long long)ci->last_tick);
+        r->where_chunk = (long)r->pos_chunk;
+    }
     dg_cur c;
     dg_cur_init(&c, r->content, ci->decompressed_size, 0, r->where, err);
     c.pos = r->content_pos;
@@ -436,6 +440,8 @@ static int step(dg_flrep_reader *r, flrep_world *world, uint64_t *tick, bool *kf
 
 int dg_flrep_reader_next(dg_flrep_reader *r, dg_flrep_tick *out, dg_error *err)
 {
+    dg_error local;
+    err = flrep_err(err, &local);
     size_t pc = r->pos_chunk, cp = r->content_pos;
     uint32_t seq = r->seq;
     uint64_t tick;
@@ -479,6 +485,8 @@ static size_t chunk_for_tick(const dg_flrep_reader *r, uint64_t tick)
 
 dg_status dg_flrep_reader_seek(dg_flrep_reader *r, uint64_t tick, dg_error *err)
 {
+    dg_error local;
+    err = flrep_err(err, &local);
     if (r->nchunks == 0 || tick > r->chunks[r->nchunks - 1].last_tick)
         return dg_error_set(err, DG_E_NOT_FOUND, DG_OFFSET_NONE, src_name(r),
                             "expected a tick <= %llu (the last tick), found %llu",
@@ -529,6 +537,8 @@ static void rewind_reader(dg_flrep_reader *r)
 
 dg_status dg_flrep_reader_validate(dg_flrep_reader *r, dg_error *err)
 {
+    dg_error local;
+    err = flrep_err(err, &local);
     rewind_reader(r);
     dg_flrep_tick t;
     int rc;
@@ -546,6 +556,7 @@ static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opt
 {
     r->cap = opts && opts->max_decompressed ? opts->max_decompressed : DG_FLREP_DECOMP_CAP_DEFAULT;
     r->loaded = -1;
+    r->where_chunk = -1;
     r->dctx = ZSTD_createDCtx();
     dg_buf_init(&r->comp);
     if (!r->dctx)
@@ -589,6 +600,8 @@ static dg_status finish_open(dg_flrep_reader *r, dg_flrep_reader **out, const dg
 dg_status dg_flrep_reader_open_mem(dg_flrep_reader **out, const uint8_t *buf, size_t len,
                                    const dg_flrep_reader_opts *opts, dg_error *err)
 {
+    dg_error local;
+    err = flrep_err(err, &local);
     *out = NULL;
     dg_flrep_reader *r = calloc(1, sizeof *r);
     if (!r)
@@ -602,6 +615,8 @@ dg_status dg_flrep_reader_open_mem(dg_flrep_reader **out, const uint8_t *buf, si
 dg_status dg_flrep_reader_open_file(dg_flrep_reader **out, const char *path, const dg_flrep_reader_opts *opts,
                                     dg_error *err)
 {
+    dg_error local;
+    err = flrep_err(err, &local);
     *out = NULL;
     dg_flrep_reader *r = calloc(1, sizeof *r);
     if (!r)

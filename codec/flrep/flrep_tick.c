@@ -509,6 +509,15 @@ static void read_tick_hdr(dg_cur *c, tick_hdr *th)
     th->block_offset = dg_cur_offset(c);
 }
 
+/* Adds ", tick N" to the error's location — only on failure, so the hot path formats nothing. */
+static void name_tick_in_error(dg_error *err, const char *where, uint64_t tick)
+{
+    if (!err || strcmp(err->where, where) != 0)
+        return;
+    size_t n = strlen(err->where);
+    snprintf(err->where + n, sizeof err->where - n, ", tick %llu", (unsigned long long)tick);
+}
+
 dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, flrep_world *world,
                             flrep_tick_scratch *s, uint64_t *tick_out, bool *keyframe_out,
                             const dg_event **events_out, size_t *nev_out, dg_error *err)
@@ -542,14 +551,13 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
     if (!reserve_events(s, th.nev))
         return dg_error_set(err, DG_E_NOMEM, start, c->where, "out of memory for tick %llu",
                             (unsigned long long)th.tick);
-    char where[128];
-    snprintf(where, sizeof where, "%s, tick %llu", c->where, (unsigned long long)th.tick);
-    dg_status st = decode_and_merge(block, world, &th, seq, keyframe, ctx, s, where, err);
+    dg_status st = decode_and_merge(block, world, &th, seq, keyframe, ctx, s, c->where, err);
     size_t nev = 0;
     if (st == DG_OK)
         st = decode_events(c, &th, s, &nev);
     if (st != DG_OK) {
         c->ok = false;
+        name_tick_in_error(err, c->where, th.tick);
         return st;
     }
     flrep_world_swap(world, &s->next);

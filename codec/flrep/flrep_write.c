@@ -196,6 +196,8 @@ static dg_status flush_chunk(dg_flrep_writer *w, dg_error *err)
 dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg_flrep_header *hdr,
                                const dg_flrep_writer_opts *opts, dg_error *err)
 {
+    dg_error local;
+    err = flrep_err(err, &local);
     *out = NULL;
     dg_flrep_writer *w = calloc(1, sizeof *w);
     if (!w)
@@ -288,6 +290,8 @@ static dg_status append_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity
 dg_status dg_flrep_writer_tick_q(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n,
                                  const dg_event *ev, size_t nev, dg_error *err)
 {
+    dg_error local;
+    err = flrep_err(err, &local);
     if (w->failed)
         return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer", "the writer failed earlier; close or abort it");
     dg_status st = check_input(w, tick, e, n, err);
@@ -315,6 +319,8 @@ static int cmp_qentity_id(const void *a, const void *b)
 dg_status dg_flrep_writer_tick(dg_flrep_writer *w, uint64_t tick, const dg_entity_in *ents, size_t n,
                                const dg_event *events, size_t nev, dg_qentity *qout, dg_error *err)
 {
+    dg_error local;
+    err = flrep_err(err, &local);
     if (n > w->qcap) {
         dg_qentity *q = realloc(w->qbuf, n * sizeof *q);
         if (!q)
@@ -363,6 +369,8 @@ static void free_writer(dg_flrep_writer *w)
 
 dg_status dg_flrep_writer_close(dg_flrep_writer *w, dg_error *err)
 {
+    dg_error local;
+    err = flrep_err(err, &local);
     if (!w)
         return DG_OK;
     dg_status st = w->failed ? dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",

@@ -344,6 +344,25 @@ static void test_chunk_over_cap_is_refused_before_allocation(void **state)
     assert_non_null(strstr(err.msg, "cap"));
 }
 
+static void test_null_error_pointer_is_allowed(void **state)
+{
+    fixture *f = *state;
+    dg_flrep_reader *r = NULL;
+    assert_int_equal(dg_flrep_reader_open_mem(&r, f->buf, 7, NULL, NULL), DG_E_TRUNCATED);
+    uint8_t *copy = malloc(f->len);
+    memcpy(copy, f->buf, f->len);
+    copy[f->chunks[1].offset + 36 + f->chunks[1].compressed_size - 1] ^= 0x10; /* chunk 1 checksum: fails in playback */
+    assert_int_equal(dg_flrep_reader_open_mem(&r, copy, f->len, NULL, NULL), DG_OK);
+    dg_flrep_tick t;
+    int rc;
+    while ((rc = dg_flrep_reader_next(r, &t, NULL)) == 1)
+        ;
+    assert_int_equal(rc, -1);
+    assert_int_not_equal(dg_flrep_reader_validate(r, NULL), DG_OK);
+    dg_flrep_reader_close(r);
+    free(copy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_newer_minor_with_appended_fields_and_unknown_section_is_read),
         cmocka_unit_test(test_broken_section_lists),
         cmocka_unit_test(test_chunk_over_cap_is_refused_before_allocation),
+        cmocka_unit_test(test_null_error_pointer_is_allowed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

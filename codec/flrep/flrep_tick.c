@@ -108,8 +108,16 @@ static bool fits_rot(int64_t v) { return v >= -DG_QROT_SCALE && v <= DG_QROT_SCA
  * result field by field straight into *out (a struct assembled on the stack and copied whole
  * stalls on store forwarding). out never aliases prev. Returns false (with *why set) when the
  * result leaves the quantized domain; *out is then garbage the caller discards. */
-static bool apply_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t seq, const flrep_rec *r,
-                        const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred, const char **why)
+/* Same rule as dg_quant_rot_valid, inline: it runs for every DELTA record. */
+static inline bool rot_valid(const int16_t rot[3])
+{
+    int64_t sum = (int64_t)rot[0] * rot[0] + (int64_t)rot[1] * rot[1] + (int64_t)rot[2] * rot[2];
+    return sum <= 2 * (int64_t)DG_QROT_SCALE * DG_QROT_SCALE;
+}
+
+static inline __attribute__((always_inline)) bool
+apply_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t seq, const flrep_rec *r,
+            const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred, const char **why)
 {
     bool ctx = pred->seq == seq && seq != 0;
     bool ok = true;
@@ -130,7 +138,12 @@ static bool apply_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t
         out->rot_largest = r->full.rot_largest;
         for (int i = 0; i < 3; i++) {
             out->rot[i] = r->full.rot[i];
+            ok &= r->full.rot[i] != INT16_MIN;
             out_pred->drot[i] = 0;
+        }
+        if (!ok) {
+            *why = "rotation component leaves -32767..32767";
+            return false;
         }
     } else {
         out->rot_largest = prev->rot_largest;
@@ -145,7 +158,8 @@ static bool apply_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t
             return false;
         }
     }
-    if (!dg_quant_rot_valid(out->rot, out->rot_largest)) {
+    /* components are within -32767..32767 here (checked above); rotLargest is 2 bits */
+    if (!rot_valid(out->rot)) {
         *why = "rotation is not a unit quaternion";
         return false;
     }

@@ -100,6 +100,41 @@ static void tick(bytes *o, uint64_t t, uint16_t flags, uint16_t nrec, uint16_t n
     raw(o, w->b, (w->nbits + 7) / 8);
 }
 
+/* Header, sections, one chunk holding `content` (ticks first..last), trailer: FORMAT-flrep.md §3-8. */
+static void wrap_chunk(bytes *out, const bytes *content_in, uint64_t first, uint64_t last, uint32_t nticks)
+{
+    const bytes *pc = content_in;
+    memset(out, 0, sizeof *out);
+    bytes *fp = out;
+    preamble(fp);
+    uint64_t data_start = fp->n;
+    uint8_t frame[4096];
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+    size_t fsize = ZSTD_compress2(cc, frame, sizeof frame, pc->b, pc->n);
+    ZSTD_freeCCtx(cc);
+    assert_false(ZSTD_isError(fsize));
+    size_t hdr_at = fp->n;
+    raw(fp, "FLCK", 4);
+    u32(fp, nticks);
+    u64(fp, first);
+    u64(fp, last);
+    u32(fp, (uint32_t)fsize);
+    u32(fp, (uint32_t)pc->n);
+    u32(fp, (uint32_t)XXH3_64bits(fp->b + hdr_at, 32));
+    raw(fp, frame, fsize);
+    size_t table = fp->n;
+    raw(fp, "FLIX", 4);
+    u32(fp, 1);
+    u64(fp, first);
+    u64(fp, last);
+    u64(fp, nticks);
+    u64(fp, first);
+    u64(fp, data_start);
+    u64(fp, XXH3_64bits(fp->b + table, fp->n - table));
+    u64(fp, table);
+}
+
 static void test_hand_built_file_decodes_as_the_page_says(void **state)
 {
     (void)state;
@@ -131,35 +166,8 @@ static void test_hand_built_file_decodes_as_the_page_says(void **state)
     bput(&w, 0, 3);                      /* motion = rotFull = attrs = 0 */
     tick(&content, 103, 0, 1, 0, &w);
 
-    bytes file = {{0}, 0};
-    preamble(&file);
-    uint64_t data_start = file.n;
-    uint8_t frame[4096];
-    ZSTD_CCtx *cc = ZSTD_createCCtx();
-    ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
-    size_t fsize = ZSTD_compress2(cc, frame, sizeof frame, content.b, content.n);
-    ZSTD_freeCCtx(cc);
-    assert_false(ZSTD_isError(fsize));
-    size_t hdr_at = file.n;
-    raw(&file, "FLCK", 4);
-    u32(&file, 3);
-    u64(&file, 100);
-    u64(&file, 103);
-    u32(&file, (uint32_t)fsize);
-    u32(&file, (uint32_t)content.n);
-    u32(&file, (uint32_t)XXH3_64bits(file.b + hdr_at, 32));
-    raw(&file, frame, fsize);
-    size_t table = file.n;
-    raw(&file, "FLIX", 4);
-    u32(&file, 1);
-    u64(&file, 100);
-    u64(&file, 103);
-    u64(&file, 3);
-    u64(&file, 100);
-    u64(&file, data_start);
-    u64(&file, XXH3_64bits(file.b + table, file.n - table));
-    u64(&file, table);
-
+    static bytes file;
+    wrap_chunk(&file, &content, 100, 103, 3);
     dg_flrep_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
@@ -205,10 +213,45 @@ static void test_hand_built_file_decodes_as_the_page_says(void **state)
     dg_flrep_reader_close(r);
 }
 
+/* A DELTA whose whole rotation has a component of -32768 is outside the quantized domain. */
+static void test_delta_rotfull_with_minus_32768_is_an_error(void **state)
+{
+    (void)state;
+    bytes content = {{0}, 0};
+    bits w = {{0}, 0};
+    full_record(&w, 4, 1000, 960, 100);
+    tick(&content, 100, 1, 1, 0, &w);
+    memset(&w, 0, sizeof w);
+    beg(&w, 4);
+    bput(&w, 0, 2);
+    bput(&w, 3, 3);                      /* motion + rotFull */
+    for (int i = 0; i < 6; i++)
+        bseg(&w, 0);
+    bput(&w, 1, 2);
+    bput(&w, 0x8000, 16);                /* -32768 */
+    bput(&w, 0, 16);
+    bput(&w, 0, 16);
+    tick(&content, 101, 0, 1, 0, &w);
+    static bytes file;
+    wrap_chunk(&file, &content, 100, 101, 2);
+    dg_flrep_reader *r = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    assert_int_equal(dg_flrep_reader_open_mem(&r, file.b, file.n, NULL, &err), DG_OK);
+    dg_flrep_tick t;
+    assert_int_equal(dg_flrep_reader_next(r, &t, &err), 1);
+    assert_int_equal(dg_flrep_reader_next(r, &t, &err), -1);
+    assert_non_null(strstr(err.msg, "-32767..32767"));
+    assert_non_null(strstr(err.where, "tick 101"));
+    assert_int_equal(t.tick, 100); /* the caller's view is still the last good tick */
+    dg_flrep_reader_close(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_built_file_decodes_as_the_page_says),
+        cmocka_unit_test(test_delta_rotfull_with_minus_32768_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,11 +50,16 @@ static dg_status quant_rot(const dg_entity_in *in, dg_qentity *out, dg_error *er
     if (!(n2 > 1e-30))
         return fail_field(err, in->id, "rot", 0, n2, "a non-zero quaternion");
     double inv = 1.0 / sqrt(n2);
+    /* the largest magnitude, lowest index on a tie, chosen without branches: which component
+     * wins is random per entity, and a branch on it mispredicts half the time */
     int largest = 0;
+    double best = fabs(q[0] * inv);
     for (int i = 0; i < 4; i++) {
         q[i] *= inv;
-        if (fabs(q[i]) > fabs(q[largest]))
-            largest = i;
+        double a = fabs(q[i]);
+        bool more = a > best;
+        largest = more ? i : largest;
+        best = more ? a : best;
     }
     double sign = q[largest] < 0.0 ? -1.0 : 1.0;
     int k = 0;

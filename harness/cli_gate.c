@@ -68,10 +68,36 @@ static bool parse_shard(const char *s, uint64_t *i, uint64_t *n)
 
 /* ---- the golden comparison ------------------------------------------------------------------------ */
 
-static void golden_paths(const char *dir, const char *name, char *flrep, char *log, size_t cap)
+/* NAME.flrep + NAME.hashlog.zst, or for RPLY recordings NAME.rply + NAME.rply.hashlog.zst. */
+static void golden_paths(const char *dir, const char *name, bool rply, char *rec, char *log, size_t cap)
 {
-    snprintf(flrep, cap, "%s/%s.flrep", dir, name);
-    snprintf(log, cap, "%s/%s.hashlog.zst", dir, name);
+    snprintf(rec, cap, "%s/%s.%s", dir, name, rply ? "rply" : "flrep");
+    snprintf(log, cap, "%s/%s%s.hashlog.zst", dir, name, rply ? ".rply" : "");
+}
+
+/* Writes the record side's hash stream (with its raw float hashes) as a hash log. */
+static dg_status write_stream_log(const char *path, const char *name, const char *format,
+                                  const harness__stream *rec, dg_error *err)
+{
+    dg_hash_log_header lh = {0};
+    snprintf(lh.scenario, sizeof lh.scenario, "%s", name);
+    snprintf(lh.format, sizeof lh.format, "%s", format);
+    lh.raw = rec->n > 0 && rec->v[0].has_raw;
+    dg_hash_log_writer *w = NULL;
+    dg_status st = dg_hash_log_create(&w, path, &lh, err);
+    for (size_t i = 0; st == DG_OK && i < rec->n; i++) {
+        const harness__tickrec *t = &rec->v[i];
+        dg_hash_log_tick lt = {0};
+        lt.tick = t->tick;
+        lt.entity_count = t->count;
+        lt.state = t->state;
+        lt.events = t->events;
+        lt.raw = t->raw;
+        lt.has_raw = lh.raw && t->has_raw;
+        st = dg_hash_log_write(w, &lt, err);
+    }
+    dg_status cst = dg_hash_log_close(w, st == DG_OK ? err : NULL);
+    return st == DG_OK ? cst : st;
 }
 
 static void check_error(dg_report_check *c, const dg_error *err)
@@ -83,11 +109,11 @@ static void check_error(dg_report_check *c, const dg_error *err)
 }
 
 static void check_golden(dg_report_scenario *sc, const char *golden_dir, const char *rec_path,
-                         const harness__stream *rec, bool strict_raw)
+                         const harness__stream *rec, bool strict_raw, bool rply)
 {
     double t0 = harness__now();
     char gf[4096], gl[4096];
-    golden_paths(golden_dir, sc->name, gf, gl, sizeof gf);
+    golden_paths(golden_dir, sc->name, rply, gf, gl, sizeof gf);
     dg_report_check *c = dg_report_add_check(sc, "golden", DG_REPORT_PASS);
     if (!c)
         return;
@@ -96,13 +122,15 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
     dg_error_clear(&err);
     if (!have_f && !have_l) {
         c->status = DG_REPORT_ERROR;
-        dg_report_check_set_message(c, "no golden for %s in %s: record one with `detgate bless %s --reason \"...\"`",
-                                    sc->name, golden_dir, sc->name);
+        dg_report_check_set_message(c, "no %s golden for %s in %s: record one with `detgate bless %s%s --reason \"...\"`",
+                                    rply ? "RPLY" : ".flrep", sc->name, golden_dir, rply ? "--format rply " : "",
+                                    sc->name);
         return;
     }
     uint64_t nd = 0, first_raw = DG_REPORT_TICK_NONE;
     if (have_f) {
-        nd = harness__compare_files(c, NULL, gf, rec_path, &err);
+        nd = rply ? harness__rply_compare_files(c, NULL, gf, rec_path, &err)
+                  : harness__compare_files(c, NULL, gf, rec_path, &err);
         if (nd == UINT64_MAX) {
             check_error(c, &err);
             return;
@@ -152,7 +180,7 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
 
 /* ---- gate ---------------------------------------------------------------------------------------- */
 
-enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT };
+enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT };
 
 typedef struct gate_opts {
     const char *corpus, *golden;
@@ -170,7 +198,7 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
                                          {"scenario", 1, 0, G_SCENARIO}, {"shard", 1, 0, G_SHARD},
                                          {"strict-raw", 0, 0, G_STRICT}, {"seek-samples", 1, 0, G_SEEKS},
                                          {"seek-edges", 1, 0, G_EDGES}, {"inject", 1, 0, G_INJECT},
-                                         CLI_REPORT_OPTS, {0, 0, 0, 0}};
+                                         {"format", 1, 0, G_FORMAT}, CLI_REPORT_OPTS, {0, 0, 0, 0}};
     uint64_t v;
     int c;
     optind = 0;
@@ -184,6 +212,11 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
         case G_SCENARIO: names_add(&g->only, optarg); break;
         case G_STRICT: g->strict = true; break;
         case G_INJECT: g->ro.inject = optarg; break;
+        case G_FORMAT:
+            if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
+                return cli_usage_error("gate", "--format: expected flrep or rply, found '%s'", optarg);
+            g->ro.rply = strcmp(optarg, "rply") == 0;
+            break;
         case G_SHARD:
             if (!parse_shard(optarg, &g->shard_i, &g->shard_n))
                 return cli_usage_error("gate", "--shard: expected I/N with 1 <= I <= N, found '%s'", optarg);
@@ -224,18 +257,18 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name)
     dg_error_clear(&err);
     if (cli_open_source(scn, &g->ro, &src, &err) != DG_OK) {
         cli_print_error("gate", &err);
-        dg_report_scenario *sc = dg_report_add_scenario(rep, name, "flrep");
+        dg_report_scenario *sc = dg_report_add_scenario(rep, name, g->ro.rply ? "rply" : "flrep");
         dg_report_check *ck = sc ? dg_report_add_check(sc, "scenario", DG_REPORT_ERROR) : NULL;
         if (ck)
             check_error(ck, &err);
         return false;
     }
-    harness__temp_path(rec_path, sizeof rec_path, NULL, src->name, ".flrep");
+    harness__temp_path(rec_path, sizeof rec_path, NULL, src->name, g->ro.rply ? ".rply" : ".flrep");
     harness__stream rec = {0};
     dg_report_scenario *sc = NULL;
     int f = cli_record_and_verify(rep, src, rec_path, &g->ro, &rec, &sc, &err);
     if (f >= 0 && sc)
-        check_golden(sc, g->golden, rec_path, &rec, g->strict);
+        check_golden(sc, g->golden, rec_path, &rec, g->strict, g->ro.rply);
     harness__stream_free(&rec);
     harness__source_free(src);
     remove(rec_path);
@@ -337,7 +370,8 @@ static void quoted(FILE *f, const char *s)
 
 /* First tick where the new record side differs from the old golden: the log golden if there is one,
  * else the replayed .flrep golden. "new" when there was no golden. */
-static void first_changed(const char *gf, const char *gl, const harness__stream *rec, char *out, size_t cap)
+static void first_changed(const char *gf, const char *gl, bool rply, const harness__stream *rec, char *out,
+                          size_t cap)
 {
     harness__stream old = {0};
     dg_error err;
@@ -346,7 +380,8 @@ static void first_changed(const char *gf, const char *gl, const harness__stream 
     if (cli_file_exists(gl))
         st = harness__load_log(gl, &old, NULL, &err);
     else if (cli_file_exists(gf))
-        st = harness__replay_hash(gf, UINT64_MAX, NULL, false, &old, &err);
+        st = rply ? harness__rply_replay_hash(gf, NULL, false, &old, &err)
+                  : harness__replay_hash(gf, UINT64_MAX, NULL, false, &old, &err);
     else {
         snprintf(out, cap, "new");
         return;
@@ -393,26 +428,27 @@ static bool append_log(const char *golden, const char *name, const char *changed
     return fclose(f) == 0 && ok;
 }
 
-enum { B_CORPUS = 0x400, B_GOLDEN, B_REASON, B_ALL, B_MAX };
+enum { B_CORPUS = 0x400, B_GOLDEN, B_REASON, B_ALL, B_MAX, B_FORMAT };
 
 static int bless_one(const char *name, const char *scn, const char *golden, const char *reason, uint64_t max_bytes,
-                     dg_report *rep)
+                     bool rply, dg_report *rep)
 {
     harness__source *src = NULL;
     dg_error err;
     dg_error_clear(&err);
     cli_run_opts ro;
     cli_run_opts_init(&ro);
+    ro.rply = rply;
     if (cli_open_source(scn, &ro, &src, &err) != DG_OK) {
         cli_print_error("bless", &err);
         return CLI_USAGE;
     }
     char gf[4096], gl[4096], tf[4200], tl[4200];
-    golden_paths(golden, name, gf, gl, sizeof gf);
+    golden_paths(golden, name, rply, gf, gl, sizeof gf);
     /* temp names in the golden folder itself, so the final renames stay on one file system */
-    harness__temp_path(tf, sizeof tf, golden, name, ".flrep");
+    harness__temp_path(tf, sizeof tf, golden, name, rply ? ".rply" : ".flrep");
     harness__temp_path(tl, sizeof tl, golden, name, ".hashlog.zst");
-    ro.hash_log = tl;
+    ro.hash_log = rply ? NULL : tl;  /* the RPLY record side writes no log itself: written below */
     harness__stream rec = {0};
     dg_report_scenario *sc = NULL;
     int f = cli_record_and_verify(rep, src, tf, &ro, &rec, &sc, &err);
@@ -421,9 +457,12 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
     if (f != 0) {
         fprintf(stderr, "detgate bless: %s does not verify (record vs replay, seek or recovery): not blessed\n", name);
         code = f < 0 ? CLI_UNTESTED : CLI_DIVERGED;
+    } else if (rply && write_stream_log(tl, name, "rply", &rec, &err) != DG_OK) {
+        cli_print_error("bless", &err);
+        code = CLI_UNTESTED;
     } else {
         char changed[96];
-        first_changed(gf, gl, &rec, changed, sizeof changed);
+        first_changed(gf, gl, rply, &rec, changed, sizeof changed);
         struct stat st;
         bool keep_flrep = stat(tf, &st) == 0 && (uint64_t)st.st_size <= max_bytes;
         bool ok = rename(tl, gl) == 0;
@@ -437,7 +476,8 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
             code = CLI_UNTESTED;
         } else {
             printf("blessed %s: %zu ticks, first changed tick %s; %s%s\n", name, rec.n, changed, gl,
-                   keep_flrep ? " + .flrep" : " (hash log only: recording larger than --flrep-max-bytes)");
+                   keep_flrep ? (rply ? " + .rply" : " + .flrep")
+                              : " (hash log only: recording larger than --flrep-max-bytes)");
         }
     }
     remove(tf);
@@ -450,9 +490,10 @@ int cli_bless(int argc, char **argv)
 {
     static const struct option opts[] = {{"corpus", 1, 0, B_CORPUS}, {"golden", 1, 0, B_GOLDEN},
                                          {"reason", 1, 0, B_REASON}, {"all", 0, 0, B_ALL},
-                                         {"flrep-max-bytes", 1, 0, B_MAX}, {0, 0, 0, 0}};
+                                         {"flrep-max-bytes", 1, 0, B_MAX}, {"format", 1, 0, B_FORMAT},
+                                         {0, 0, 0, 0}};
     const char *corpus = "corpus/scenarios", *golden = "corpus/golden", *reason = NULL;
-    bool all = false;
+    bool all = false, rply = false;
     uint64_t max_bytes = 2u << 20;
     int c;
     optind = 0;
@@ -463,6 +504,11 @@ int cli_bless(int argc, char **argv)
         case B_GOLDEN: golden = optarg; break;
         case B_REASON: reason = optarg; break;
         case B_ALL: all = true; break;
+        case B_FORMAT:
+            if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
+                return cli_usage_error("bless", "--format: expected flrep or rply, found '%s'", optarg);
+            rply = strcmp(optarg, "rply") == 0;
+            break;
         case B_MAX:
             if (!cli_parse_u64(optarg, &max_bytes))
                 return cli_usage_error("bless", "--flrep-max-bytes: expected a byte count, found '%s'", optarg);
@@ -498,7 +544,7 @@ int cli_bless(int argc, char **argv)
             continue;
         }
         harness__scenario_name(scn, name, sizeof name);
-        int code = bless_one(name, scn, golden, reason, max_bytes, rep);
+        int code = bless_one(name, scn, golden, reason, max_bytes, rply, rep);
         if (code > worst || (worst == CLI_EQUAL && code))
             worst = code;
     }

@@ -72,10 +72,12 @@ const cli_cmd cli_commands[] = {
      "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
     {"gate", cli_gate, "verify every scenario and compare it with its golden",
      "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N]\n"
-     "                    [--strict-raw] [--inject SPEC] [report flags]\n"
+     "                    [--strict-raw] [--inject SPEC] [--format flrep|rply] [report flags]\n"
      "For every scenario in the corpus (default corpus/scenarios): verify (record vs replay, seek,\n"
      "recovery), then compare the recording with the golden in corpus/golden: NAME.flrep (state\n"
      "diff) and NAME.hashlog.zst (hashes, raw float hashes). Any divergence fails the run.\n"
+     "--format rply records through the RPLY v3 writer instead and compares with NAME.rply and\n"
+     "NAME.rply.hashlog.zst.\n"
      "A raw-only (sub-quantum) drift is reported but passes unless --strict-raw. --inject records\n"
      "every scenario with sim_stub's injection switch: what a broken build would record.\n"
      "--shard I/N (1 <= I <= N) runs scenarios whose position in name order is I modulo N.\n"
@@ -83,12 +85,13 @@ const cli_cmd cli_commands[] = {
      EXIT_HELP "Example: detgate gate --shard 1/2 --junit build/gate-1.xml\n"},
     {"bless", cli_bless, "re-record goldens on purpose, with a reason in the bless log",
      "usage: detgate bless SCENARIO... --reason \"why\" [--corpus DIR] [--golden DIR] [--all]\n"
-     "                     [--flrep-max-bytes N]\n"
+     "                     [--flrep-max-bytes N] [--format flrep|rply]\n"
      "Records each scenario, refuses if it does not verify, writes corpus/golden/NAME.hashlog.zst\n"
      "(every tick: hashes and raw float hashes) and NAME.flrep when the recording is at most\n"
      "--flrep-max-bytes (default 2097152), and appends one line per scenario to\n"
      "corpus/golden/BLESS.log: time, who (git user), scenario, the first tick that changed against\n"
      "the old golden, revision, reason. Commit the goldens and the log together.\n"
+     "--format rply blesses RPLY goldens (NAME.rply.hashlog.zst, NAME.rply when small enough).\n"
      "Exit: 0 blessed, 1 a scenario failed verify (nothing blessed for it), 2 usage.\n"
      "Example: detgate bless dogfight-40 --reason \"new drag model (#123)\"\n"},
     {"bisect", cli_bisect, "find the commit that broke determinism of a scenario",

@@ -140,22 +140,27 @@ static bool built_binary(const char *bdir, char *out, size_t cap)
     return n > 0 && (size_t)n < cap;
 }
 
-/* Records scenario with the detgate built in bdir. */
-static bool record_with(const char *bin, const char *scn, const char *out, const char *hash_log, const char *log)
+/* Records scenario with the detgate built in bdir (.flrep with its hash log, or RPLY). */
+static bool record_with(const char *bin, const char *scn, const char *out, const char *hash_log, bool rply,
+                        const char *log)
 {
-    char *argv[] = {(char *)bin, "record", (char *)scn, "-o", (char *)out, "--hash-log", (char *)hash_log, NULL};
-    return run(argv, NULL, log) == 0;
+    char *flrep[] = {(char *)bin, "record", (char *)scn, "-o", (char *)out, "--hash-log", (char *)hash_log, NULL};
+    char *rp[] = {(char *)bin, "record", (char *)scn, "-o", (char *)out, "--format", "rply", NULL};
+    return run(rply ? rp : flrep, NULL, log) == 0;
 }
+
+static const char *rec_ext(bool rply) { return rply ? "rply" : "flrep"; }
 
 /* Compares two recordings into a new "diff" check of a scenario of rep. Returns the first
  * divergent tick (TICK_NONE when equal), or UINT64_MAX-1 on error. */
-static uint64_t compare_into(dg_report *rep, const char *name, const char *a, const char *b, dg_error *err)
+static uint64_t compare_into(dg_report *rep, const char *name, const char *a, const char *b, bool rply,
+                             dg_error *err)
 {
-    dg_report_scenario *sc = dg_report_add_scenario(rep, name, "flrep");
+    dg_report_scenario *sc = dg_report_add_scenario(rep, name, rec_ext(rply));
     dg_report_check *c = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
     if (!c)
         return UINT64_MAX - 1;
-    uint64_t nd = harness__compare_files(c, sc, a, b, err);
+    uint64_t nd = rply ? harness__rply_compare_files(c, sc, a, b, err) : harness__compare_files(c, sc, a, b, err);
     if (nd == UINT64_MAX) {
         char buf[600];
         dg_error_format(err, buf, sizeof buf);
@@ -174,14 +179,16 @@ static uint64_t compare_into(dg_report *rep, const char *name, const char *a, co
 
 /* ---- bisect-step (what git bisect run calls) -------------------------------------------------------- */
 
-enum { S_WORK = 0x500, S_SCN, S_GOOD, S_REPO, S_TYPE, S_GOODREV, S_BADREV, S_KEEP };
+enum { S_WORK = 0x500, S_SCN, S_GOOD, S_REPO, S_TYPE, S_GOODREV, S_BADREV, S_KEEP, S_FORMAT };
 
 int cli_bisect_step(int argc, char **argv)
 {
     static const struct option opts[] = {{"work", 1, 0, S_WORK}, {"scenario", 1, 0, S_SCN},
                                          {"good-rec", 1, 0, S_GOOD}, {"repo", 1, 0, S_REPO},
-                                         {"build-type", 1, 0, S_TYPE}, {0, 0, 0, 0}};
+                                         {"build-type", 1, 0, S_TYPE}, {"format", 1, 0, S_FORMAT},
+                                         {0, 0, 0, 0}};
     const char *work = NULL, *scn = NULL, *good = NULL, *repo = ".", *type = "Release";
+    bool rply = false;
     int c;
     optind = 0;
     opterr = 0;
@@ -192,6 +199,7 @@ int cli_bisect_step(int argc, char **argv)
         case S_GOOD: good = optarg; break;
         case S_REPO: repo = optarg; break;
         case S_TYPE: type = optarg; break;
+        case S_FORMAT: rply = strcmp(optarg, "rply") == 0; break;
         default: return CLI_UNTESTED; /* git bisect run: "cannot test" */
         }
     }
@@ -201,20 +209,20 @@ int cli_bisect_step(int argc, char **argv)
     if (!git_line(repo, sha, sizeof sha, "rev-parse", "HEAD", NULL, NULL))
         return CLI_UNTESTED;
     snprintf(bdir, sizeof bdir, "%s/build-%s", work, sha);
-    snprintf(rec, sizeof rec, "%s/rec-%s.flrep", work, sha);
+    snprintf(rec, sizeof rec, "%s/rec-%s.%s", work, sha, rec_ext(rply));
     snprintf(hl, sizeof hl, "%s/rec-%s.hashlog", work, sha);
     snprintf(log, sizeof log, "%s/build-%s.log", work, sha);
     snprintf(steps, sizeof steps, "%s/steps.txt", work);
     built_binary(bdir, bin, sizeof bin);
     int verdict;
     uint64_t first = DG_REPORT_TICK_NONE;
-    if (!build_tree(repo, bdir, type, NULL, NULL, log) || !record_with(bin, scn, rec, hl, log)) {
+    if (!build_tree(repo, bdir, type, NULL, NULL, log) || !record_with(bin, scn, rec, hl, rply, log)) {
         verdict = CLI_UNTESTED;
     } else {
         dg_error err;
         dg_error_clear(&err);
         dg_report *rep = dg_report_new("bisect", HARNESS_VERSION, NULL, &err);
-        first = rep ? compare_into(rep, "step", good, rec, &err) : UINT64_MAX - 1;
+        first = rep ? compare_into(rep, "step", good, rec, rply, &err) : UINT64_MAX - 1;
         dg_report_free(rep);
         verdict = first == UINT64_MAX - 1 ? CLI_UNTESTED : first == DG_REPORT_TICK_NONE ? CLI_EQUAL : CLI_DIVERGED;
     }
@@ -250,6 +258,7 @@ typedef struct bisect_ctx {
     char repo[WORK_CAP], work[WORK_CAP / 2], wt[WORK_CAP], scn[WORK_CAP], self[WORK_CAP];
     char good[64], bad[64];
     const char *type;
+    bool rply;        /* record through the RPLY writer (--format rply) */
 } bisect_ctx;
 
 /* Builds and records one revision directly (the endpoints): checks it out in the worktree first. */
@@ -261,7 +270,8 @@ static int test_revision(const bisect_ctx *b, const char *sha, const char *good_
     if (run(co, NULL, log) != 0)
         return CLI_UNTESTED;
     char *step[] = {(char *)b->self, "bisect-step", "--work", (char *)b->work, "--scenario", (char *)b->scn,
-                    "--good-rec", (char *)good_rec, "--repo", (char *)b->wt, "--build-type", (char *)b->type, NULL};
+                    "--good-rec", (char *)good_rec, "--repo", (char *)b->wt, "--build-type", (char *)b->type,
+                    "--format", (char *)rec_ext(b->rply), NULL};
     return run(step, NULL, NULL);
 }
 
@@ -307,7 +317,7 @@ static bool find_first_bad(const char *log, char *sha, size_t cap)
 static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
 {
     char good_rec[PATH_CAP], good_hl[PATH_CAP], log[PATH_CAP];
-    snprintf(good_rec, sizeof good_rec, "%s/good.flrep", b->work);
+    snprintf(good_rec, sizeof good_rec, "%s/good.%s", b->work, rec_ext(b->rply));
     snprintf(good_hl, sizeof good_hl, "%s/good.hashlog", b->work);
     snprintf(log, sizeof log, "%s/bisect.log", b->work);
     char *wt_add[] = {"git", "-C", b->repo, "worktree", "add", "-q", "--detach", b->wt, b->good, NULL};
@@ -320,7 +330,7 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     snprintf(bdir, sizeof bdir, "%s/build-good", b->work);
     built_binary(bdir, bin, sizeof bin);
     fprintf(stderr, "detgate bisect: building the good revision %.12s\n", b->good);
-    if (!build_tree(b->wt, bdir, b->type, NULL, NULL, log) || !record_with(bin, b->scn, good_rec, good_hl, log)) {
+    if (!build_tree(b->wt, bdir, b->type, NULL, NULL, log) || !record_with(bin, b->scn, good_rec, good_hl, b->rply, log)) {
         fprintf(stderr, "detgate bisect: the good revision %.12s cannot be built or cannot record %s (see %s)\n",
                 b->good, scenario_arg, log);
         return CLI_UNTESTED;
@@ -338,7 +348,8 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     /* 3. git bisect run, each step built in its own folder */
     char *start[] = {"git", "-C", b->wt, "bisect", "start", b->bad, b->good, NULL};
     char *runv[] = {"git", "-C", b->wt, "bisect", "run", b->self, "bisect-step", "--work", b->work, "--scenario",
-                    b->scn, "--good-rec", good_rec, "--repo", b->wt, "--build-type", (char *)b->type, NULL};
+                    b->scn, "--good-rec", good_rec, "--repo", b->wt, "--build-type", (char *)b->type,
+                    "--format", (char *)rec_ext(b->rply), NULL};
     char *reset[] = {"git", "-C", b->wt, "bisect", "reset", "-q", NULL};
     fprintf(stderr, "detgate bisect: git bisect run over %.12s..%.12s (log: %s)\n", b->good, b->bad, log);
     bool ran = run(start, NULL, log) == 0 && run(runv, NULL, log) == 0;
@@ -355,10 +366,10 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     char subject[300] = "";
     git_line(b->repo, subject, sizeof subject, "show", "-s", "--format=%s", first_bad);
     char rec[PATH_CAP];
-    snprintf(rec, sizeof rec, "%s/rec-%s.flrep", b->work, first_bad);
+    snprintf(rec, sizeof rec, "%s/rec-%s.%s", b->work, first_bad, rec_ext(b->rply));
     dg_error err;
     dg_error_clear(&err);
-    uint64_t first = compare_into(rep, scenario_arg, good_rec, rec, &err);
+    uint64_t first = compare_into(rep, scenario_arg, good_rec, rec, b->rply, &err);
     load_steps(rep, b->work, first_bad);
     dg_report_set_bisect(rep, scenario_arg, first_bad, subject, b->good, b->bad, first);
     printf("first bad commit: %s %s\n", first_bad, subject);
@@ -372,7 +383,8 @@ int cli_bisect(int argc, char **argv)
     static const struct option opts[] = {{"good", 1, 0, S_GOODREV}, {"bad", 1, 0, S_BADREV},
                                          {"scenario", 1, 0, S_SCN}, {"repo", 1, 0, S_REPO},
                                          {"work", 1, 0, S_WORK}, {"keep", 0, 0, S_KEEP},
-                                         {"build-type", 1, 0, S_TYPE}, CLI_REPORT_OPTS, {0, 0, 0, 0}};
+                                         {"build-type", 1, 0, S_TYPE}, {"format", 1, 0, S_FORMAT},
+                                         CLI_REPORT_OPTS, {0, 0, 0, 0}};
     const char *good = NULL, *bad = NULL, *scn = NULL, *repo = ".", *work = NULL;
     bool keep = false;
     cli_reports rp = {0};
@@ -393,6 +405,11 @@ int cli_bisect(int argc, char **argv)
         case S_WORK: work = optarg; break;
         case S_KEEP: keep = true; break;
         case S_TYPE: b.type = optarg; break;
+        case S_FORMAT:
+            if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
+                return cli_usage_error("bisect", "--format: expected flrep or rply, found '%s'", optarg);
+            b.rply = strcmp(optarg, "rply") == 0;
+            break;
         default: return cli_usage_error("bisect", "unknown option or missing value '%s'", argv[optind - 1]);
         }
     }
@@ -526,7 +543,7 @@ static void matrix_build_all(mconf *cf, size_t n, const char *src, const char *w
         dg_error err;
         dg_error_clear(&err);
         cf[i].ok = build_tree(src, bdir, "Release", cf[i].cc, flags, cf[i].log) &&
-                   record_with(bin, scn, cf[i].rec, hl, cf[i].log) &&
+                   record_with(bin, scn, cf[i].rec, hl, false, cf[i].log) &&
                    harness__load_log(hl, &cf[i].s, NULL, &err) == DG_OK;
         if (!cf[i].ok)
             fprintf(stderr, "detgate matrix: %s could not be built or run (see %s)\n", cf[i].label, cf[i].log);

@@ -96,7 +96,7 @@ const cli_cmd cli_commands[] = {
      "Example: detgate bless dogfight-40 --reason \"new drag model (#123)\"\n"},
     {"bisect", cli_bisect, "find the commit that broke determinism of a scenario",
      "usage: detgate bisect --good REV --bad REV --scenario S [--repo DIR] [--work DIR] [--keep]\n"
-     "                      [report flags]\n"
+     "                      [--format flrep|rply] [report flags]\n"
      "Records S at the good revision once, then drives `git bisect run` in a separate worktree:\n"
      "each step builds that revision in its own build folder (cmake), records S with that build\n"
      "and compares it with the good recording: 0 same, 1 diverged, 125 cannot build/test.\n"

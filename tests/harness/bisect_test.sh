@@ -51,5 +51,15 @@ contains "$W/rep/report.json" "$c3"
 [ "$(git -C "$R" worktree list | wc -l)" -eq 1 ] && ok || bad "a worktree was left behind"
 git -C "$R" bisect log >/dev/null 2>&1 && bad "the repository is left mid-bisect" || ok
 
+# the same bisection over RPLY recordings (issue 6: bisect works over RPLY too)
+(cd "$R" && "$DG" bisect --good "$c1" --bad "$c4" --scenario corpus/scenarios/mars.scn --build-type Debug \
+  --format rply --report-dir "$W/rep-rply" -q >"$W/out-rply" 2>"$W/err-rply")
+rc=$?
+[ "$rc" -eq 1 ] && ok || { bad "rply bisect exit $rc, expected 1"; cat "$W/err-rply"; }
+contains "$W/out-rply" "first bad commit: $c3 sim: faster integrator"
+contains "$W/out-rply" "first divergent tick: 57"
+contains "$W/rep-rply/report.json" '"format": "rply"'
+"$CHECK" "$SRC/docs/report-schema.json" "$W/rep-rply" && ok || bad "rply bisect reports do not validate"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

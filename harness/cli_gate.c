@@ -122,8 +122,8 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
     dg_error_clear(&err);
     if (!have_f && !have_l) {
         c->status = DG_REPORT_ERROR;
-        dg_report_check_set_message(c, "no %s golden for %s in %s: record one with `detgate bless %s%s --reason \"...\"`",
-                                    rply ? "RPLY" : ".flrep", sc->name, golden_dir, rply ? "--format rply " : "",
+        dg_report_check_set_message(c, "no golden for %s in %s%s: record one with `detgate bless %s%s --reason \"...\"`",
+                                    sc->name, golden_dir, rply ? " (RPLY)" : "", rply ? "--format rply " : "",
                                     sc->name);
         return;
     }

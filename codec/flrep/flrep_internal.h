@@ -82,11 +82,12 @@ dg_status flrep_parse_roster(const uint8_t *buf, size_t len, uint64_t base, flre
 
 /* ---- the tick codec (flrep_tick.c) -------------------------------------------------------- */
 
-/* Per-entity prediction context (FORMAT-flrep.md §6.4). */
+/* Per-entity prediction context (FORMAT-flrep.md §6.4), always the one for the next tick: every
+ * tick rewrites it for every live entity (zero after a FULL record or no record, the changes after a
+ * DELTA), and a chunk starts from a keyframe of FULL records. */
 typedef struct flrep_pred {
     int32_t dv[3];
     int32_t drot[3];
-    uint32_t seq;     /* 1 + index within the chunk of the tick whose DELTA set dv/drot; 0 = none */
 } flrep_pred;
 
 /* The rebuilt world: entities sorted by id with their prediction contexts. */
@@ -126,7 +127,7 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
 
 /* Encodes one tick: on success the world moves from *world to `cur` (sorted, distinct ids), with
  * the prediction contexts a reader will have; `next` is scratch. On error *world is unchanged. */
-dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyframe, const flrep_tick_ctx *ctx,
+dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *ctx,
                             flrep_world *world, flrep_world *next, const dg_qentity *cur, size_t n,
                             const dg_event *ev, size_t nev, dg_buf *scratch_bits, dg_error *err);
 

@@ -101,10 +101,10 @@ static inline int64_t rdiv(int64_t a, const flrep_tick_ctx *ctx)
     return (int64_t)((q ^ sign) - sign);
 }
 
-static bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+static bool fits_i32(int64_t v) { return ((uint64_t)v + UINT64_C(0x80000000)) >> 32 == 0; }
 static bool fits_rot(int64_t v) { return v >= -DG_QROT_SCALE && v <= DG_QROT_SCALE; }
 
-/* Applies a DELTA record to prev (with its context, valid when pred->seq == seq), writing the
+/* Applies a DELTA record to prev with its prediction context, writing the
  * result field by field straight into *out (a struct assembled on the stack and copied whole
  * stalls on store forwarding). out never aliases prev. Returns false (with *why set) when the
  * result leaves the quantized domain; *out is then garbage the caller discards. */
@@ -116,14 +116,13 @@ static inline bool rot_valid(const int16_t rot[3])
 }
 
 static inline __attribute__((always_inline)) bool
-apply_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t seq, const flrep_rec *r,
+apply_delta(const dg_qentity *prev, const flrep_pred *pred, const flrep_rec *r,
             const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred, const char **why)
 {
-    bool ctx = pred->seq == seq && seq != 0;
     bool ok = true;
     /* residuals are zero when motion = 0 (read_delta_fields clears them) */
     for (int i = 0; i < 3; i++) {
-        int64_t v = (int64_t)prev->vel[i] + (ctx ? pred->dv[i] : 0) + r->vres[i];
+        int64_t v = (int64_t)prev->vel[i] + pred->dv[i] + r->vres[i];
         int64_t p = (int64_t)prev->pos[i] + rdiv(2 * v, tc) + r->pres[i];
         ok &= (int)fits_i32(v) & (int)fits_i32(p);
         out->vel[i] = (int32_t)v;
@@ -148,7 +147,7 @@ apply_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t seq, const 
     } else {
         out->rot_largest = prev->rot_largest;
         for (int i = 0; i < 3; i++) {
-            int64_t v = (int64_t)prev->rot[i] + (ctx ? pred->drot[i] : 0) + r->rres[i];
+            int64_t v = (int64_t)prev->rot[i] + pred->drot[i] + r->rres[i];
             ok &= fits_rot(v);
             out->rot[i] = (int16_t)v;
             out_pred->drot[i] = (int32_t)(v - prev->rot[i]);
@@ -165,11 +164,17 @@ apply_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t seq, const 
     }
     out->id = prev->id;
     out->pad_ = 0;
+    if (__builtin_expect(r->attr_mask == 0, 1)) {   /* the common case: attributes unchanged */
+        out->type_index = prev->type_index;
+        out->faction_index = prev->faction_index;
+        out->health = prev->health;
+        out->flags = prev->flags;
+        return true;
+    }
     out->type_index = (r->attr_mask & 1) ? r->attrs[0] : prev->type_index;
     out->faction_index = (r->attr_mask & 2) ? r->attrs[1] : prev->faction_index;
     out->health = (r->attr_mask & 4) ? r->attrs[2] : prev->health;
     out->flags = (r->attr_mask & 8) ? r->attrs[3] : prev->flags;
-    out_pred->seq = seq + 1;
     return true;
 }
 
@@ -366,7 +371,7 @@ static dg_status check_state(const dg_qentity *q, const flrep_tick_ctx *ctx, con
 
 /* Decodes the record block and builds the world after this tick into s->next, in one pass over
  * the records and the previous world (both sorted by id). *world is only read. */
-static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world, const tick_hdr *th, uint32_t seq,
+static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world, const tick_hdr *th,
                                   bool keyframe, const flrep_tick_ctx *ctx, flrep_tick_scratch *s, const char *where,
                                   dg_error *err)
 {
@@ -414,12 +419,11 @@ static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world
         const char *why = NULL;
         dg_qentity *q = &nx->ents[out];
         flrep_pred *p = &nx->pred[out];
-        bool ok = apply_delta(&world->ents[wi], &world->pred[wi], seq, r, ctx, q, p, &why);
+        bool ok = apply_delta(&world->ents[wi], &world->pred[wi], r, ctx, q, p, &why);
         if (ok && twice) {
             dg_qentity q2 = *q;
             flrep_pred p2 = *p;
-            ok = apply_delta(&q2, &p2, seq, r, ctx, q, p, &why);
-            p->seq = seq + 1;
+            ok = apply_delta(&q2, &p2, r, ctx, q, p, &why);
         }
         if (!ok)
             return dg_error_set(err, DG_E_RANGE, th->block_offset, where, "record %u (entity %u): %s", i, r->id, why);
@@ -565,7 +569,7 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
     if (!reserve_events(s, th.nev))
         return dg_error_set(err, DG_E_NOMEM, start, c->where, "out of memory for tick %llu",
                             (unsigned long long)th.tick);
-    dg_status st = decode_and_merge(block, world, &th, seq, keyframe, ctx, s, c->where, err);
+    dg_status st = decode_and_merge(block, world, &th, keyframe, ctx, s, c->where, err);
     size_t nev = 0;
     if (st == DG_OK)
         st = decode_events(c, &th, s, &nev);
@@ -606,17 +610,16 @@ static void write_full(dg_bitw *b, const dg_qentity *q)
 }
 
 /* Residuals that make apply_delta(prev) produce cur exactly. */
-static void make_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t seq, const dg_qentity *cur,
+static void make_delta(const dg_qentity *prev, const flrep_pred *pred, const dg_qentity *cur,
                        const flrep_tick_ctx *tc, flrep_rec *r)
 {
-    bool ctx = pred->seq == seq && seq != 0;
     bool zero = true;
     r->id = cur->id;
     r->rot_full = 0;
     r->attr_mask = 0;
     r->kind = FLREP_REC_DELTA;
     for (int i = 0; i < 3; i++) {
-        int64_t vp = (int64_t)prev->vel[i] + (ctx ? pred->dv[i] : 0);
+        int64_t vp = (int64_t)prev->vel[i] + pred->dv[i];
         r->vres[i] = (int64_t)cur->vel[i] - vp;
         int64_t pp = (int64_t)prev->pos[i] + rdiv(2 * (int64_t)cur->vel[i], tc);
         r->pres[i] = (int64_t)cur->pos[i] - pp;
@@ -629,7 +632,7 @@ static void make_delta(const dg_qentity *prev, const flrep_pred *pred, uint32_t 
         zero = false;
     } else {
         for (int i = 0; i < 3; i++) {
-            r->rres[i] = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + (ctx ? pred->drot[i] : 0));
+            r->rres[i] = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]);
             zero = zero && r->rres[i] == 0;
         }
     }
@@ -732,7 +735,7 @@ static dg_status check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_
 /* The world after an encoded record, computed with the decoder's own apply_delta: the writer's
  * prediction contexts are the reader's by construction, and a residual that does not reproduce
  * the state exactly is caught here rather than in a file. */
-static bool track_record(const flrep_world *world, size_t wi, uint32_t seq, const flrep_rec *r, const dg_qentity *cur,
+static bool track_record(const flrep_world *world, size_t wi, const flrep_rec *r, const dg_qentity *cur,
                          const flrep_tick_ctx *tc, flrep_world *next)
 {
     dg_qentity *q = &next->ents[next->n];
@@ -744,10 +747,10 @@ static bool track_record(const flrep_world *world, size_t wi, uint32_t seq, cons
         return true;
     }
     const char *why;
-    return apply_delta(&world->ents[wi], &world->pred[wi], seq, r, tc, q, p, &why) && dg_qentity_equal(q, cur);
+    return apply_delta(&world->ents[wi], &world->pred[wi], r, tc, q, p, &why) && dg_qentity_equal(q, cur);
 }
 
-dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyframe, const flrep_tick_ctx *tc,
+dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *tc,
                             flrep_world *world, flrep_world *next, const dg_qentity *cur, size_t n, const dg_event *ev,
                             size_t nev, dg_buf *bits, dg_error *err)
 {
@@ -780,7 +783,7 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyfr
             break;
         bool present = wi < wn && world->ents[wi].id == id;
         if (present && dg_qentity_equal(&world->ents[wi], &cur[i])) {
-            track_record(world, wi, seq, NULL, &cur[i], tc, next);
+            track_record(world, wi, NULL, &cur[i], tc, next);
             wi++;
             continue;  /* unchanged: no record */
         }
@@ -789,13 +792,13 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, uint32_t seq, bool keyfr
         nrec++;
         if (!present) {
             write_full(&b, &cur[i]);
-            track_record(world, wi, seq, NULL, &cur[i], tc, next);
+            track_record(world, wi, NULL, &cur[i], tc, next);
             continue;
         }
         flrep_rec r;
-        make_delta(&world->ents[wi], &world->pred[wi], seq, &cur[i], tc, &r);
+        make_delta(&world->ents[wi], &world->pred[wi], &cur[i], tc, &r);
         write_delta(&b, &r);
-        tracked &= track_record(world, wi, seq, &r, &cur[i], tc, next);
+        tracked &= track_record(world, wi, &r, &cur[i], tc, next);
         wi++;
     }
     dg_bitw_flush(&b);

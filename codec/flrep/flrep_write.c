@@ -271,7 +271,7 @@ static dg_status append_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity
 {
     size_t mark = w->content.len;
     bool keyframe = w->seq == 0;
-    dg_status st = flrep_encode_tick(&w->content, tick, w->seq, keyframe, &w->ctx, &w->world, &w->scratch.next, e, n,
+    dg_status st = flrep_encode_tick(&w->content, tick, keyframe, &w->ctx, &w->world, &w->scratch.next, e, n,
                                      ev, nev, &w->bits, err);
     if (st != DG_OK) {
         w->content.len = mark;

@@ -149,6 +149,9 @@ static inline uint64_t dg_bitr_get(dg_bitr *r, unsigned k)
 /* Slow path: long codes, or the end of the block is near. */
 static inline uint64_t dg_bitr_eg_slow(dg_bitr *r)
 {
+    /* a long code's run of zeros may reach past what the fast path keeps buffered (>= 32 bits):
+     * top the buffer up before looking for its one (found by the round-trip fuzzer) */
+    dg_bitr_refill(r);
     unsigned zeros;
     if (r->acc != 0) {
         zeros = (unsigned)__builtin_ctzll(r->acc);

@@ -113,6 +113,54 @@ static void test_handed_back_state_is_the_quantizer_output(void **state)
     remove(path);
 }
 
+/* Regression (found by the round-trip fuzzer, corpus/regressions/flrep_roundtrip/
+ * eg-long-zero-run-unbuffered): a residual whose Exp-Golomb code has more zeros than the decoder's
+ * fast path keeps buffered was written fine and refused on reading. Jumps of every size from one
+ * quantum to 2^32 quanta, in both directions, inside one chunk. */
+static void test_residuals_of_every_magnitude_round_trip(void **state)
+{
+    (void)state;
+    enum { NE = 48, NT = 80 };
+    char path[256];
+    tl_temp_path(path, sizeof path, ".flrep");
+    dg_flrep_header h = tl_header(30, 3600);
+    dg_flrep_writer *w = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    assert_int_equal(dg_flrep_writer_open(&w, path, &h, NULL, &err), DG_OK);
+    static dg_qentity q[NT][NE];
+    for (int k = 0; k < NT; k++) {
+        for (int i = 0; i < NE; i++) {
+            /* |jump| = 2^e quanta with e cycling through 0..32 at a different phase per entity, so
+             * long codes land at every bit position of the record block */
+            int e2 = (k * 7 + i * 3) % 33;
+            int64_t mag = e2 >= 31 ? INT32_MAX : ((int64_t)1 << e2);
+            dg_qentity e = {.id = (uint32_t)(i + 1), .type_index = 1, .faction_index = 1, .health = 10000};
+            e.pos[1] = (int32_t)(((k + i) % 2) ? mag : -mag);
+            e.pos[0] = (int32_t)(k * 1000 + i);
+            e.vel[2] = (int32_t)(((k + i) % 3) ? -mag / 2 : mag / 2);
+            e.rot[0] = (int16_t)(((k + i) % 2) ? 20000 : -20000);
+            q[k][i] = e;
+        }
+        assert_int_equal(dg_flrep_writer_tick_q(w, (uint64_t)k, q[k], NE, NULL, 0, &err), DG_OK);
+    }
+    assert_int_equal(dg_flrep_writer_close(w, &err), DG_OK);
+    dg_flrep_reader *r = NULL;
+    if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK)
+        fail_msg("%s: %s", err.where, err.msg);
+    dg_flrep_tick t;
+    for (int k = 0; k < NT; k++) {
+        int rc = dg_flrep_reader_next(r, &t, &err);
+        if (rc != 1)
+            fail_msg("tick %d: %s: %s", k, err.where, err.msg);
+        assert_int_equal(t.ent_count, NE);
+        for (int i = 0; i < NE; i++)
+            assert_true(dg_qentity_equal(&t.ents[i], &q[k][i]));
+    }
+    dg_flrep_reader_close(r);
+    remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -120,6 +168,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_odd_rate_gaps_short_keyframes),
         cmocka_unit_test(test_roundtrip_empty_world_ticks),
         cmocka_unit_test(test_handed_back_state_is_the_quantizer_output),
+        cmocka_unit_test(test_residuals_of_every_magnitude_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@ static inline bool dg_bitw_begin(dg_bitw *w, dg_buf *out, size_t max_bytes)
     w->out = out;
     w->acc = 0;
     w->n = 0;
+    w->p = NULL;
     if (!dg_buf_reserve(out, max_bytes + 8))
         return false;
     w->p = out->p + out->len;

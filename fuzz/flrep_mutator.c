@@ -67,8 +67,8 @@ static void fix_trailer(uint8_t *d, trailer_view t, size_t p, long long delta)
     for (uint32_t i = 0; i < t.n; i++) {
         uint8_t *e = d + toff + 40 + 16 * (size_t)i;
         uint64_t off = dg_le64(e);
-        if (off > p)
-            dg_put_le64(e, (uint64_t)((long long)off + delta));
+        if (off > p)  /* unsigned: a mutated entry may hold any value; wrapping is harmless */
+            dg_put_le64(e, off + (uint64_t)delta);
     }
     size_t body = 32 + 16 * (size_t)t.n;
     dg_put_le64(d + toff + body, XXH3_64bits(d + toff, body));

@@ -25,3 +25,4 @@ mk rply_index rply
 mk rply_ops rply snapshot
 mk rply_snapshot snapshot strings
 mk rply_player rply snapshot
+mk rply_roundtrip rply snapshot strings

@@ -2,8 +2,10 @@
  * all moving, 60 Hz, 25 s) at keyframe intervals 60/120/300/600, and throughput of write (quantize
  * + encode + compress) and read (decompress + decode + rebuild) in entity-ticks per second.
  *
- * Usage: bench_flrep [--sim-dump FILE]   (the synthetic generator stands in for sim_stub here; the
- * harness reports the same figures on the dogfight-40 scenario). */
+ * Usage: bench_flrep                          the tables of docs/PERFORMANCE.md
+ *        bench_flrep --profile-read FILE [N]  write FILE once, read it N times (for perf/callgrind)
+ * The synthetic generator stands in for sim_stub here; `detgate record` gives the same size figures
+ * on the dogfight-40 scenario. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>

@@ -23,17 +23,11 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const dg_fuzz_fixture *fx = dg_fuzz_fixture_get();
-    size_t pre = fx->layout.data_start, len = pre + size;
-    uint8_t *file = malloc(len);
-    memcpy(file, fx->file, pre);
-    if (size)
-        memcpy(file + pre, data, size);
-    dg_flrep_reader_opts opts = {DG_FUZZ_DECOMP_CAP};
-    dg_flrep_reader *r = NULL;
+    size_t pre = dg_fuzz_fixture_get()->layout.data_start, len;
+    uint8_t *file;
+    dg_flrep_reader *r;
     dg_error err;
-    dg_error_clear(&err);
-    dg_status st = dg_flrep_reader_open_mem(&r, file, len, &opts, &err);
+    dg_status st = dg_fuzz_open_behind_prefix(pre, data, size, &file, &len, &r, &err);
     /* the one refusal left: an intact index naming a chunk over the cap (the reader does not
      * "recover" around it) */
     FUZZ_ASSERT(st == DG_OK || st == DG_E_LIMIT, "a valid preamble did not open: %s: %s", err.where, err.msg);

@@ -16,17 +16,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const dg_fuzz_fixture *fx = dg_fuzz_fixture_get();
-    size_t hl = fx->layout.header_end, len = hl + size;
-    uint8_t *file = malloc(len);
-    memcpy(file, fx->file, hl);
-    if (size)
-        memcpy(file + hl, data, size);
-    dg_flrep_reader_opts opts = {DG_FUZZ_DECOMP_CAP};
-    dg_flrep_reader *r = NULL;
+    size_t hl = dg_fuzz_fixture_get()->layout.header_end, len;
+    uint8_t *file;
+    dg_flrep_reader *r;
     dg_error err;
-    dg_error_clear(&err);
-    dg_status st = dg_flrep_reader_open_mem(&r, file, len, &opts, &err);
+    dg_status st = dg_fuzz_open_behind_prefix(hl, data, size, &file, &len, &r, &err);
     if (st != DG_OK) {
         dg_fuzz_check_error(st, &err, len);
         FUZZ_ASSERT(r == NULL, "%s", "a failed open handed out a reader");

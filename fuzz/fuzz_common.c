@@ -386,3 +386,19 @@ void dg_fuzz_tick_ctx(uint32_t rate, flrep_index_set *types, flrep_index_set *fa
     FUZZ_ASSERT(flrep_check_tables(&h, types, factions, &err) == DG_OK, "%s", err.msg);
     flrep_tick_ctx_init(ctx, h.tick_rate_hz, types, factions);
 }
+
+dg_status dg_fuzz_open_behind_prefix(size_t prefix, const uint8_t *data, size_t size, uint8_t **file,
+                                     size_t *len, dg_flrep_reader **r, dg_error *err)
+{
+    const dg_fuzz_fixture *fx = dg_fuzz_fixture_get();
+    *len = prefix + size;
+    *file = malloc(*len ? *len : 1);
+    FUZZ_ASSERT(*file, "%s", "out of memory");
+    memcpy(*file, fx->file, prefix);
+    if (size)
+        memcpy(*file + prefix, data, size);
+    dg_flrep_reader_opts opts = {DG_FUZZ_DECOMP_CAP};
+    *r = NULL;
+    dg_error_clear(err);
+    return dg_flrep_reader_open_mem(r, *file, *len, &opts, err);
+}

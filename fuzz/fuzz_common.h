@@ -93,6 +93,12 @@ bool dg_fuzz_write_file(const char *path, const uint8_t *buf, size_t len);
 /* Checks what every reader that opened successfully promises about its index and header. */
 void dg_fuzz_check_reader_info(const dg_flrep_reader *r, size_t input_len);
 
+/* The first `prefix` bytes of the fixture recording followed by the fuzz input, opened through the
+ * public reader (the per-piece targets reach sections, trailer and recovery this way). *file is
+ * malloc'd (the reader points into it: free it after closing *r); returns the open status. */
+dg_status dg_fuzz_open_behind_prefix(size_t prefix, const uint8_t *data, size_t size, uint8_t **file,
+                                     size_t *len, dg_flrep_reader **r, dg_error *err);
+
 /* Checks a rebuilt world: ids >= 1 strictly increasing, a valid rotation, health <= 10000. */
 void dg_fuzz_check_world(const dg_qentity *e, size_t n);
 

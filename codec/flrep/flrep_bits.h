@@ -211,7 +211,17 @@ typedef struct dg_seg3_entry {
 
 extern const dg_seg3_entry *dg_seg3_table(void);
 
-static inline void dg_bitr_seg3(dg_bitr *r, const dg_seg3_entry *table, int64_t out[3])
+/* The rare case: some code of the triple is longer. By value in and out, so that the caller's
+ * reader never has its address taken and stays in registers. */
+static __attribute__((noinline, unused)) dg_bitr dg_bitr_seg3_slow(dg_bitr r, int64_t out[3])
+{
+    for (int i = 0; i < 3; i++)
+        out[i] = dg_bitr_seg(&r);
+    return r;
+}
+
+static inline __attribute__((always_inline)) void dg_bitr_seg3(dg_bitr *r, const dg_seg3_entry *table,
+                                                               int64_t out[3])
 {
     if (r->n < 32)
         dg_bitr_refill(r);
@@ -224,8 +234,7 @@ static inline void dg_bitr_seg3(dg_bitr *r, const dg_seg3_entry *table, int64_t 
         r->n -= e->bits;
         return;
     }
-    for (int i = 0; i < 3; i++)
-        out[i] = dg_bitr_seg(r);
+    *r = dg_bitr_seg3_slow(*r, out);
 }
 
 /* True when everything was consumed except zero padding bits in the last byte. */

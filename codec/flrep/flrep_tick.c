@@ -274,7 +274,7 @@ static void read_delta_fields(dg_bitr *b, flrep_rec *r, const dg_seg3_entry *t3)
 #define FLREP_FAST_PREFIX 0x09u
 #define FLREP_FAST_PREFIX_BITS 6u
 
-static bool read_fast_delta(dg_bitr *b, flrep_rec *r, const dg_seg3_entry *t3)
+static inline __attribute__((always_inline)) bool read_fast_delta(dg_bitr *b, flrep_rec *r, const dg_seg3_entry *t3)
 {
     if (b->n < 32)
         dg_bitr_refill(b);
@@ -299,23 +299,38 @@ typedef struct tick_hdr {
     uint64_t block_offset;
 } tick_hdr;
 
-/* Decodes one record at b (prev = previous id of the tick). */
-static dg_status decode_record(dg_bitr *b, const uint8_t *block, const tick_hdr *th, uint32_t i, bool keyframe,
-                               uint64_t *prev, const dg_seg3_entry *t3, flrep_rec *r, const char *where,
-                               dg_error *err)
+/* Decodes one record at b (prev = previous id of the tick): the common DELTA inline, the rest in
+ * decode_record_slow, which gets a copy of the reader so that this one can live in registers. */
+static dg_status decode_record_slow(dg_bitr *b, const uint8_t *block, const tick_hdr *th, uint32_t i,
+                                    bool keyframe, uint64_t *prev, const dg_seg3_entry *t3, flrep_rec *r,
+                                    const char *where, dg_error *err) __attribute__((noinline));
+
+static inline __attribute__((always_inline)) dg_status
+decode_record(dg_bitr *b, const uint8_t *block, const tick_hdr *th, uint32_t i, bool keyframe, uint64_t *prev,
+              const dg_seg3_entry *t3, flrep_rec *r, const char *where, dg_error *err)
 {
-    if (!keyframe && read_fast_delta(b, r, t3)) {
-        if (*prev >= UINT32_MAX)
-            return dg_error_set(err, DG_E_RANGE, th->block_offset, where,
-                                "record %u: expected an entity id <= 4294967295, found %llu", i,
-                                (unsigned long long)*prev + 1);
-        r->id = (uint32_t)++*prev;
-        if (!b->ok)
-            return dg_error_set(err, DG_E_MALFORMED, th->block_offset + (uint64_t)(b->p - block), where,
-                                "record %u (entity %u): expected a complete DELTA record, found the block exhausted "
-                                "or a bad code", i, r->id);
-        return DG_OK;
+    if (keyframe || !read_fast_delta(b, r, t3)) {
+        dg_bitr copy = *b;
+        dg_status st = decode_record_slow(&copy, block, th, i, keyframe, prev, t3, r, where, err);
+        *b = copy;
+        return st;
     }
+    if (__builtin_expect(*prev >= UINT32_MAX, 0))
+        return dg_error_set(err, DG_E_RANGE, th->block_offset, where,
+                            "record %u: expected an entity id <= 4294967295, found %llu", i,
+                            (unsigned long long)*prev + 1);
+    r->id = (uint32_t)++*prev;
+    if (__builtin_expect(!b->ok, 0))
+        return dg_error_set(err, DG_E_MALFORMED, th->block_offset + (uint64_t)(b->p - block), where,
+                            "record %u (entity %u): expected a complete DELTA record, found the block exhausted "
+                            "or a bad code", i, r->id);
+    return DG_OK;
+}
+
+static dg_status decode_record_slow(dg_bitr *b, const uint8_t *block, const tick_hdr *th, uint32_t i,
+                                    bool keyframe, uint64_t *prev, const dg_seg3_entry *t3, flrep_rec *r,
+                                    const char *where, dg_error *err)
+{
     uint64_t id = *prev + dg_bitr_eg(b) + 1;
     r->kind = (uint8_t)dg_bitr_get(b, 2);
     if (!b->ok)

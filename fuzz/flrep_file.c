@@ -41,7 +41,7 @@ static void check_file_source(const uint8_t *data, size_t size, const played *p,
     char path[256];
     dg_fuzz_temp_path(path, sizeof path, "src.flrep");
     FUZZ_ASSERT(dg_fuzz_write_file(path, data, size), "cannot write %s", path);
-    dg_flrep_reader_opts opts = {DG_FUZZ_DECOMP_CAP};
+    dg_flrep_reader_opts opts = {.max_decompressed = DG_FUZZ_DECOMP_CAP};
     dg_flrep_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static played *p;
     static size_t cap;
-    dg_flrep_reader_opts opts = {DG_FUZZ_DECOMP_CAP};
+    dg_flrep_reader_opts opts = {.max_decompressed = DG_FUZZ_DECOMP_CAP};
     dg_flrep_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *file;
     dg_flrep_reader *r;
     dg_error err;
-    dg_status st = dg_fuzz_open_behind_prefix(pre, data, size, &file, &len, &r, &err);
+    dg_status st = dg_fuzz_open_behind_prefix(pre, data, size, false, &file, &len, &r, &err);
     /* the one refusal left: an intact index naming a chunk over the cap (the reader does not
      * "recover" around it) */
     FUZZ_ASSERT(st == DG_OK || st == DG_E_LIMIT, "a valid preamble did not open: %s: %s", err.where, err.msg);

@@ -107,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char p1[256], p2[256];
     dg_fuzz_temp_path(p1, sizeof p1, "rt1.flrep");
     dg_fuzz_temp_path(p2, sizeof p2, "rt2.flrep");
-    dg_flrep_reader_opts opts = {DG_FUZZ_DECOMP_CAP};
+    dg_flrep_reader_opts opts = {.max_decompressed = DG_FUZZ_DECOMP_CAP};
     dg_flrep_reader *r1 = NULL, *r2 = NULL;
     dg_error err;
     dg_error_clear(&err);

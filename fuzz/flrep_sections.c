@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *file;
     dg_flrep_reader *r;
     dg_error err;
-    dg_status st = dg_fuzz_open_behind_prefix(hl, data, size, &file, &len, &r, &err);
+    dg_status st = dg_fuzz_open_behind_prefix(hl, data, size, false, &file, &len, &r, &err);
     if (st != DG_OK) {
         dg_fuzz_check_error(st, &err, len);
         FUZZ_ASSERT(r == NULL, "%s", "a failed open handed out a reader");

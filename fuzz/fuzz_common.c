@@ -387,8 +387,8 @@ void dg_fuzz_tick_ctx(uint32_t rate, flrep_index_set *types, flrep_index_set *fa
     flrep_tick_ctx_init(ctx, h.tick_rate_hz, types, factions);
 }
 
-dg_status dg_fuzz_open_behind_prefix(size_t prefix, const uint8_t *data, size_t size, uint8_t **file,
-                                     size_t *len, dg_flrep_reader **r, dg_error *err)
+dg_status dg_fuzz_open_behind_prefix(size_t prefix, const uint8_t *data, size_t size, bool require_trailer,
+                                     uint8_t **file, size_t *len, dg_flrep_reader **r, dg_error *err)
 {
     const dg_fuzz_fixture *fx = dg_fuzz_fixture_get();
     *len = prefix + size;
@@ -397,7 +397,7 @@ dg_status dg_fuzz_open_behind_prefix(size_t prefix, const uint8_t *data, size_t 
     memcpy(*file, fx->file, prefix);
     if (size)
         memcpy(*file + prefix, data, size);
-    dg_flrep_reader_opts opts = {DG_FUZZ_DECOMP_CAP};
+    dg_flrep_reader_opts opts = {.max_decompressed = DG_FUZZ_DECOMP_CAP, .require_trailer = require_trailer};
     *r = NULL;
     dg_error_clear(err);
     return dg_flrep_reader_open_mem(r, *file, *len, &opts, err);

@@ -95,9 +95,10 @@ void dg_fuzz_check_reader_info(const dg_flrep_reader *r, size_t input_len);
 
 /* The first `prefix` bytes of the fixture recording followed by the fuzz input, opened through the
  * public reader (the per-piece targets reach sections, trailer and recovery this way). *file is
- * malloc'd (the reader points into it: free it after closing *r); returns the open status. */
-dg_status dg_fuzz_open_behind_prefix(size_t prefix, const uint8_t *data, size_t size, uint8_t **file,
-                                     size_t *len, dg_flrep_reader **r, dg_error *err);
+ * malloc'd (the reader points into it: free it after closing *r); returns the open status.
+ * require_trailer is the reader option: a bad trailer is an error instead of a recovery scan. */
+dg_status dg_fuzz_open_behind_prefix(size_t prefix, const uint8_t *data, size_t size, bool require_trailer,
+                                     uint8_t **file, size_t *len, dg_flrep_reader **r, dg_error *err);
 
 /* Checks a rebuilt world: ids >= 1 strictly increasing, a valid rotation, health <= 10000. */
 void dg_fuzz_check_world(const dg_qentity *e, size_t n);

@@ -18,6 +18,7 @@ struct dg_flrep_reader {
     char *path;
     uint64_t size;
     uint32_t cap;
+    bool require_trailer;     /* opts: no recovery scan */
     flrep_tables tables;
     dg_flrep_file_info info;
     dg_flrep_section_info *sections;
@@ -555,6 +556,7 @@ void dg_flrep_reader_set_fault_double_delta(dg_flrep_reader *r, uint64_t tick) {
 static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opts, dg_error *err)
 {
     r->cap = opts && opts->max_decompressed ? opts->max_decompressed : DG_FLREP_DECOMP_CAP_DEFAULT;
+    r->require_trailer = opts && opts->require_trailer;
     r->loaded = -1;
     r->where_chunk = -1;
     r->dctx = ZSTD_createDCtx();
@@ -574,7 +576,9 @@ static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opt
     dg_error why;
     dg_error_clear(&why);
     dg_status tst = read_trailer(r, &why);
-    if (tst == DG_E_LIMIT) /* an intact index naming a chunk over the cap: refuse, do not "recover" */
+    /* an intact index naming a chunk over the cap: refuse, do not "recover"; and a caller that
+     * asked for a trailer gets the trailer's error */
+    if (tst == DG_E_LIMIT || (tst != DG_OK && r->require_trailer))
         return dg_error_set(err, why.code, why.offset, why.where, "%s", why.msg);
     if (tst != DG_OK) {
         r->info.recovered = true;

@@ -123,6 +123,8 @@ typedef struct dg_flrep_reader dg_flrep_reader;
 
 typedef struct dg_flrep_reader_opts {
     uint32_t max_decompressed;   /* per chunk; 0 = 64 MiB */
+    bool require_trailer;        /* refuse a file whose index trailer is missing or corrupt (the error
+                                    names what is wrong) instead of recovering by a forward scan */
 } dg_flrep_reader_opts;
 
 typedef struct dg_flrep_chunk_info {

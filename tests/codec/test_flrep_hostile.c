@@ -344,6 +344,36 @@ static void test_chunk_over_cap_is_refused_before_allocation(void **state)
     assert_non_null(strstr(err.msg, "cap"));
 }
 
+/* require_trailer: a whole file opens as usual; a cut or corrupt trailer is the trailer's error,
+ * not a recovery. */
+static void test_require_trailer_refuses_instead_of_recovering(void **state)
+{
+    fixture *f = *state;
+    dg_flrep_reader_opts o = {.require_trailer = true};
+    dg_flrep_reader *r = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    assert_int_equal(dg_flrep_reader_open_mem(&r, f->buf, f->len, &o, &err), DG_OK);
+    assert_false(dg_flrep_reader_info(r)->recovered);
+    assert_int_equal(dg_flrep_reader_info(r)->chunk_count, f->nchunks);
+    dg_flrep_reader_close(r);
+    r = NULL;
+    assert_int_not_equal(dg_flrep_reader_open_mem(&r, f->buf, f->len - 1, &o, &err), DG_OK);
+    assert_null(r);
+    assert_string_equal(err.where, "trailer");
+    uint8_t *copy = malloc(f->len);
+    memcpy(copy, f->buf, f->len);
+    copy[f->len - 20] ^= 0x01; /* inside the index table: indexCheck no longer matches */
+    dg_error_clear(&err);
+    assert_int_not_equal(dg_flrep_reader_open_mem(&r, copy, f->len, &o, &err), DG_OK);
+    assert_null(r);
+    assert_string_equal(err.where, "trailer");
+    assert_int_equal(dg_flrep_reader_open_mem(&r, copy, f->len, NULL, &err), DG_OK); /* default: recovers */
+    assert_true(dg_flrep_reader_info(r)->recovered);
+    dg_flrep_reader_close(r);
+    free(copy);
+}
+
 static void test_null_error_pointer_is_allowed(void **state)
 {
     fixture *f = *state;
@@ -372,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_newer_minor_with_appended_fields_and_unknown_section_is_read),
         cmocka_unit_test(test_broken_section_lists),
         cmocka_unit_test(test_chunk_over_cap_is_refused_before_allocation),
+        cmocka_unit_test(test_require_trailer_refuses_instead_of_recovering),
         cmocka_unit_test(test_null_error_pointer_is_allowed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

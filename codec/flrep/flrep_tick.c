@@ -384,6 +384,117 @@ static dg_status check_state(const dg_qentity *q, const flrep_tick_ctx *ctx, con
     return DG_OK;
 }
 
+/* The fast path's pieces: each either consumes what it read or reports that the general path must
+ * take the record (the caller then rewinds the reader to the record's start). */
+static inline __attribute__((always_inline)) bool fast_need(dg_bitr *b, unsigned bits)
+{
+    if (b->n >= bits)
+        return true;
+    if (b->end - b->p < 8)
+        return false;   /* near the end of the block: the general path's careful refill */
+    dg_bitr_refill(b);  /* >= 57 bits now */
+    return true;
+}
+
+static inline __attribute__((always_inline)) bool fast_prefix(dg_bitr *b)
+{
+    if (!fast_need(b, FLREP_FAST_PREFIX_BITS) ||
+        (b->acc & ((1u << FLREP_FAST_PREFIX_BITS) - 1)) != FLREP_FAST_PREFIX)
+        return false;
+    b->acc >>= FLREP_FAST_PREFIX_BITS;
+    b->n -= FLREP_FAST_PREFIX_BITS;
+    return true;
+}
+
+/* Three SEG codes: from the table when they fit in DG_SEG3_BITS, else one by one while each is at
+ * most 31 bits (|v| < 2^14). */
+static inline __attribute__((always_inline)) bool fast_seg3(dg_bitr *b, const dg_seg3_entry *t3, int64_t out[3])
+{
+    if (!fast_need(b, 48))
+        return false;
+    const dg_seg3_entry *e = &t3[b->acc & ((1u << DG_SEG3_BITS) - 1)];
+    if (__builtin_expect(e->bits != 0, 1)) {
+        out[0] = e->v[0];
+        out[1] = e->v[1];
+        out[2] = e->v[2];
+        b->acc >>= e->bits;
+        b->n -= e->bits;
+        return true;
+    }
+    for (int k = 0; k < 3; k++) {
+        unsigned zeros = (unsigned)__builtin_ctzll(b->acc | ((uint64_t)1 << 63));
+        unsigned len = 2 * zeros + 1;
+        if (zeros > 15 || len > b->n)
+            return false;
+        uint64_t x = ((b->acc >> (zeros + 1)) & (((uint64_t)1 << zeros) - 1)) | ((uint64_t)1 << zeros);
+        out[k] = dg_unzigzag(x - 1);
+        b->acc >>= len;
+        b->n -= len;
+    }
+    return true;
+}
+
+/* Where decode_and_merge stands: the reader, the next previous-world entity, the next output slot,
+ * the previous id of the tick. */
+typedef struct merge_pos {
+    dg_bitr b;
+    size_t wi, out;
+    uint64_t prev;
+    uint32_t i;      /* records done */
+} merge_pos;
+
+/* The hot path of a delta tick: the run of common records (FLREP_FAST_PREFIX: the next id, DELTA,
+ * motion, no rotFull, no attributes) whose three SEG triples each come from the table, decoded and
+ * applied with every piece of state in locals. It stops at the first record it does not take —
+ * another shape, a long code, the end of the block near, an absent entity, a state out of range —
+ * leaving *m at that record, which the general path then decodes (and, if bad, reports): the two
+ * paths accept exactly the same records with the same result. */
+static __attribute__((noinline)) void fast_run(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3,
+                                               const flrep_tick_ctx *ctx, const flrep_world *world,
+                                               flrep_world *nx)
+{
+    dg_bitr b = m->b;
+    uint64_t prev = m->prev;
+    size_t wi = m->wi, out = m->out, wn = world->n;
+    uint32_t i = m->i;
+    const dg_qentity *we = world->ents;
+    for (; i < nrec; i++) {
+        dg_bitr start = b;
+        flrep_rec r;
+        if (!fast_prefix(&b) || !fast_seg3(&b, t3, r.vres) || !fast_seg3(&b, t3, r.pres) ||
+            !fast_seg3(&b, t3, r.rres) || prev >= UINT32_MAX) {
+            b = start;
+            break;
+        }
+        uint64_t id = prev + 1;
+        size_t run = wi;
+        while (wi < wn && we[wi].id < id)
+            wi++;
+        if (wi > run) {   /* entities without a record: unchanged, context cleared */
+            memcpy(nx->ents + out, we + run, (wi - run) * sizeof *nx->ents);
+            memset(nx->pred + out, 0, (wi - run) * sizeof *nx->pred);
+            out += wi - run;
+        }
+        r.motion = 1;
+        r.rot_full = 0;
+        r.attr_mask = 0;
+        const char *why;
+        if (wi == wn || we[wi].id != id ||
+            !apply_delta(&we[wi], &world->pred[wi], &r, ctx, &nx->ents[out], &nx->pred[out], &why)) {
+            b = start;
+            break;
+        }
+        prev = id;
+        wi++;
+        out++;
+    }
+    m->b = b;
+    m->prev = prev;
+    m->wi = wi;
+    m->out = out;
+    m->i = i;
+}
+
 /* Decodes the record block and builds the world after this tick into s->next, in one pass over
  * the records and the previous world (both sorted by id). *world is only read. */
 static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world, const tick_hdr *th,
@@ -394,33 +505,37 @@ static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world
     if (!flrep_world_reserve(nx, (keyframe ? 0 : world->n) + th->nrec))
         return dg_error_set(err, DG_E_NOMEM, th->block_offset, where, "out of memory for %zu entities",
                             world->n + th->nrec);
-    dg_bitr b;
-    dg_bitr_init(&b, block, th->rec_bytes);
     const dg_seg3_entry *t3 = dg_seg3_table();
-    uint64_t prev = 0;
-    size_t wi = 0, out = 0;
+    merge_pos m = {.wi = 0, .out = 0, .prev = 0, .i = 0};
+    dg_bitr_init(&m.b, block, th->rec_bytes);
     size_t wn = keyframe ? 0 : world->n;
     bool twice = th->tick == ctx->fault_double_delta_tick;
+    bool fast = !keyframe && !twice;   /* the test-only fault lives on the general path */
     flrep_rec rec, *r = &rec;
-    for (uint32_t i = 0; i < th->nrec; i++) {
-        if (decode_record(&b, block, th, i, keyframe, &prev, t3, r, where, err))
+    for (;;) {
+        if (fast)
+            fast_run(&m, th->nrec, t3, ctx, world, nx);
+        if (m.i == th->nrec)
+            break;
+        uint32_t i = m.i++;
+        if (decode_record(&m.b, block, th, i, keyframe, &m.prev, t3, r, where, err))
             return err ? err->code : DG_E_MALFORMED;
-        size_t run = wi;
-        while (wi < wn && world->ents[wi].id < r->id)
-            wi++;
-        if (wi > run) {   /* entities without a record: unchanged, context cleared */
-            memcpy(nx->ents + out, world->ents + run, (wi - run) * sizeof *nx->ents);
-            memset(nx->pred + out, 0, (wi - run) * sizeof *nx->pred);
-            out += wi - run;
+        size_t run = m.wi;
+        while (m.wi < wn && world->ents[m.wi].id < r->id)
+            m.wi++;
+        if (m.wi > run) {   /* entities without a record: unchanged, context cleared */
+            memcpy(nx->ents + m.out, world->ents + run, (m.wi - run) * sizeof *nx->ents);
+            memset(nx->pred + m.out, 0, (m.wi - run) * sizeof *nx->pred);
+            m.out += m.wi - run;
         }
-        bool present = wi < wn && world->ents[wi].id == r->id;
+        bool present = m.wi < wn && world->ents[m.wi].id == r->id;
         if (r->kind == FLREP_REC_FULL) {
             if (check_state(&r->full, ctx, where, th->block_offset, err))
                 return err ? err->code : DG_E_MALFORMED;
-            nx->ents[out] = r->full;
-            memset(&nx->pred[out], 0, sizeof nx->pred[out]);
-            out++;
-            wi += present;
+            nx->ents[m.out] = r->full;
+            memset(&nx->pred[m.out], 0, sizeof nx->pred[m.out]);
+            m.out++;
+            m.wi += present;
             continue;
         }
         if (!present)
@@ -428,13 +543,13 @@ static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world
                                 "record %u: expected entity %u to be live for a %s record, found it absent", i, r->id,
                                 r->kind == FLREP_REC_REMOVE ? "REMOVE" : "DELTA");
         if (r->kind == FLREP_REC_REMOVE) {
-            wi++;
+            m.wi++;
             continue;
         }
         const char *why = NULL;
-        dg_qentity *q = &nx->ents[out];
-        flrep_pred *p = &nx->pred[out];
-        bool ok = apply_delta(&world->ents[wi], &world->pred[wi], r, ctx, q, p, &why);
+        dg_qentity *q = &nx->ents[m.out];
+        flrep_pred *p = &nx->pred[m.out];
+        bool ok = apply_delta(&world->ents[m.wi], &world->pred[m.wi], r, ctx, q, p, &why);
         if (ok && twice) {
             dg_qentity q2 = *q;
             flrep_pred p2 = *p;
@@ -445,16 +560,17 @@ static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world
         /* apply_delta checked the rotation; only changed attributes need checking */
         if (r->attr_mask && check_state(q, ctx, where, th->block_offset, err))
             return err ? err->code : DG_E_MALFORMED;
-        out++;
-        wi++;
+        m.out++;
+        m.wi++;
     }
+    size_t wi = m.wi, out = m.out;
     if (wi < wn) {
         memcpy(nx->ents + out, world->ents + wi, (wn - wi) * sizeof *nx->ents);
         memset(nx->pred + out, 0, (wn - wi) * sizeof *nx->pred);
         out += wn - wi;
     }
     nx->n = out;
-    if (!dg_bitr_at_clean_end(&b))
+    if (!dg_bitr_at_clean_end(&m.b))
         return dg_error_set(err, DG_E_MALFORMED, th->block_offset + th->rec_bytes, where,
                             "expected the record block (%u bytes) to end after %u records with zero padding, "
                             "found unused bytes or non-zero padding bits",

@@ -384,54 +384,41 @@ static dg_status check_state(const dg_qentity *q, const flrep_tick_ctx *ctx, con
     return DG_OK;
 }
 
-/* The fast path's pieces: each either consumes what it read or reports that the general path must
- * take the record (the caller then rewinds the reader to the record's start). */
-static inline __attribute__((always_inline)) bool fast_need(dg_bitr *b, unsigned bits)
+/* The fast path's pieces work on a copy of the buffered bits (`a`, `used` of them consumed) so that
+ * a record the fast path gives up on leaves the reader where the record starts. */
+typedef struct fast_bits {
+    uint64_t a;       /* the reader's bits from `used` on */
+    unsigned used, n; /* consumed so far; buffered in all */
+} fast_bits;
+
+/* One SEG code of at most 31 bits (|v| < 2^14), if it lies within the buffered bits. */
+static inline __attribute__((always_inline)) bool fast_seg1(fast_bits *f, int64_t *v)
 {
-    if (b->n >= bits)
-        return true;
-    if (b->end - b->p < 8)
-        return false;   /* near the end of the block: the general path's careful refill */
-    dg_bitr_refill(b);  /* >= 57 bits now */
+    unsigned zeros = (unsigned)__builtin_ctzll(f->a | ((uint64_t)1 << 63));
+    unsigned len = 2 * zeros + 1;
+    if (zeros > 15 || f->used + len > f->n)
+        return false;
+    uint64_t x = ((f->a >> (zeros + 1)) & (((uint64_t)1 << zeros) - 1)) | ((uint64_t)1 << zeros);
+    *v = dg_unzigzag(x - 1);
+    f->a >>= len;
+    f->used += len;
     return true;
 }
 
-static inline __attribute__((always_inline)) bool fast_prefix(dg_bitr *b)
+/* Three SEG codes: from the table when they fit in DG_SEG3_BITS, else one by one. */
+static inline __attribute__((always_inline)) bool fast_seg3(fast_bits *f, const dg_seg3_entry *t3, int64_t *v0,
+                                                            int64_t *v1, int64_t *v2)
 {
-    if (!fast_need(b, FLREP_FAST_PREFIX_BITS) ||
-        (b->acc & ((1u << FLREP_FAST_PREFIX_BITS) - 1)) != FLREP_FAST_PREFIX)
-        return false;
-    b->acc >>= FLREP_FAST_PREFIX_BITS;
-    b->n -= FLREP_FAST_PREFIX_BITS;
-    return true;
-}
-
-/* Three SEG codes: from the table when they fit in DG_SEG3_BITS, else one by one while each is at
- * most 31 bits (|v| < 2^14). */
-static inline __attribute__((always_inline)) bool fast_seg3(dg_bitr *b, const dg_seg3_entry *t3, int64_t out[3])
-{
-    if (!fast_need(b, 48))
-        return false;
-    const dg_seg3_entry *e = &t3[b->acc & ((1u << DG_SEG3_BITS) - 1)];
-    if (__builtin_expect(e->bits != 0, 1)) {
-        out[0] = e->v[0];
-        out[1] = e->v[1];
-        out[2] = e->v[2];
-        b->acc >>= e->bits;
-        b->n -= e->bits;
+    const dg_seg3_entry *e = &t3[f->a & ((1u << DG_SEG3_BITS) - 1)];
+    if (__builtin_expect(e->bits != 0 && f->used + e->bits <= f->n, 1)) {
+        *v0 = e->v[0];
+        *v1 = e->v[1];
+        *v2 = e->v[2];
+        f->a >>= e->bits;
+        f->used += e->bits;
         return true;
     }
-    for (int k = 0; k < 3; k++) {
-        unsigned zeros = (unsigned)__builtin_ctzll(b->acc | ((uint64_t)1 << 63));
-        unsigned len = 2 * zeros + 1;
-        if (zeros > 15 || len > b->n)
-            return false;
-        uint64_t x = ((b->acc >> (zeros + 1)) & (((uint64_t)1 << zeros) - 1)) | ((uint64_t)1 << zeros);
-        out[k] = dg_unzigzag(x - 1);
-        b->acc >>= len;
-        b->n -= len;
-    }
-    return true;
+    return fast_seg1(f, v0) && fast_seg1(f, v1) && fast_seg1(f, v2);
 }
 
 /* Where decode_and_merge stands: the reader, the next previous-world entity, the next output slot,
@@ -459,13 +446,18 @@ static __attribute__((noinline)) void fast_run(merge_pos *m, uint32_t nrec, cons
     uint32_t i = m->i;
     const dg_qentity *we = world->ents;
     for (; i < nrec; i++) {
-        dg_bitr start = b;
-        flrep_rec r;
-        if (!fast_prefix(&b) || !fast_seg3(&b, t3, r.vres) || !fast_seg3(&b, t3, r.pres) ||
-            !fast_seg3(&b, t3, r.rres) || prev >= UINT32_MAX) {
-            b = start;
-            break;
+        if (b.n < 57) {
+            if (b.end - b.p < 8)
+                break;   /* near the end of the block: the general path's careful refill */
+            dg_bitr_refill(&b);   /* >= 57 bits now */
         }
+        fast_bits f = {b.acc >> FLREP_FAST_PREFIX_BITS, FLREP_FAST_PREFIX_BITS, b.n};
+        flrep_rec r;
+        if ((b.acc & ((1u << FLREP_FAST_PREFIX_BITS) - 1)) != FLREP_FAST_PREFIX ||
+            !fast_seg3(&f, t3, &r.vres[0], &r.vres[1], &r.vres[2]) ||
+            !fast_seg3(&f, t3, &r.pres[0], &r.pres[1], &r.pres[2]) ||
+            !fast_seg3(&f, t3, &r.rres[0], &r.rres[1], &r.rres[2]) || prev >= UINT32_MAX)
+            break;
         uint64_t id = prev + 1;
         size_t run = wi;
         while (wi < wn && we[wi].id < id)
@@ -480,10 +472,10 @@ static __attribute__((noinline)) void fast_run(merge_pos *m, uint32_t nrec, cons
         r.attr_mask = 0;
         const char *why;
         if (wi == wn || we[wi].id != id ||
-            !apply_delta(&we[wi], &world->pred[wi], &r, ctx, &nx->ents[out], &nx->pred[out], &why)) {
-            b = start;
+            !apply_delta(&we[wi], &world->pred[wi], &r, ctx, &nx->ents[out], &nx->pred[out], &why))
             break;
-        }
+        b.acc = f.a;
+        b.n -= f.used;
         prev = id;
         wi++;
         out++;

@@ -86,8 +86,8 @@ dg_status flrep_parse_roster(const uint8_t *buf, size_t len, uint64_t base, flre
  * tick rewrites it for every live entity (zero after a FULL record or no record, the changes after a
  * DELTA), and a chunk starts from a keyframe of FULL records. */
 typedef struct flrep_pred {
-    int32_t dv[3];
-    int32_t drot[3];
+    int64_t dv[3];     /* the change of two i32 velocities: 33 bits (a 32-bit context broke §6.4) */
+    int32_t drot[3];   /* rotation components are within +-32767: 17 bits */
 } flrep_pred;
 
 /* The rebuilt world: entities sorted by id with their prediction contexts. */

@@ -127,7 +127,7 @@ apply_delta(const dg_qentity *prev, const flrep_pred *pred, const flrep_rec *r,
         ok &= (int)fits_i32(v) & (int)fits_i32(p);
         out->vel[i] = (int32_t)v;
         out->pos[i] = (int32_t)p;
-        out_pred->dv[i] = (int32_t)(v - prev->vel[i]);  /* both i32: the difference fits when v does */
+        out_pred->dv[i] = v - prev->vel[i];
     }
     if (!ok) {
         *why = "position or velocity leaves the i32 range";

@@ -213,6 +213,61 @@ static void test_hand_built_file_decodes_as_the_page_says(void **state)
     dg_flrep_reader_close(r);
 }
 
+/* §6.4 says dv = vel_after - vel_before: exact, even when the change does not fit in 32 bits
+ * (velocity -1.5e9 -> +1.5e9 quanta). Tick 102 undoes the jump with vres = -3e9: exact arithmetic
+ * lands on 1.5e9 again; a context wrapped to 32 bits would predict from -1.29e9 and leave the i32
+ * range. In the second file tick 102 has motion = 0: exact prediction is 4.5e9 quanta, an error. */
+static void build_velocity_jump(bytes *file, bool undo)
+{
+    bytes content = {{0}, 0};
+    bits w = {{0}, 0};
+    full_record(&w, 0, 0, -1500000000, 0);   /* entity 1 */
+    tick(&content, 100, 1, 1, 0, &w);
+    for (int t = 101; t <= 102; t++) {
+        memset(&w, 0, sizeof w);
+        beg(&w, 0);
+        bput(&w, 0, 2);                       /* DELTA */
+        bool motion = t == 101 || undo;
+        bput(&w, motion ? 1 : 0, 3);          /* motion, no rotFull, no attrs */
+        if (motion) {
+            bseg(&w, t == 101 ? 3000000000LL : -3000000000LL); bseg(&w, 0); bseg(&w, 0);
+            for (int i = 0; i < 6; i++)
+                bseg(&w, 0);
+        }
+        tick(&content, (uint64_t)t, 0, 1, 0, &w);
+    }
+    wrap_chunk(file, &content, 100, 102, 3);
+}
+
+static void test_velocity_change_context_is_exact_beyond_32_bits(void **state)
+{
+    (void)state;
+    static bytes file;
+    dg_flrep_reader *r = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    dg_flrep_tick t;
+    build_velocity_jump(&file, true);
+    assert_int_equal(dg_flrep_reader_open_mem(&r, file.b, file.n, NULL, &err), DG_OK);
+    assert_int_equal(dg_flrep_reader_next(r, &t, &err), 1);
+    assert_int_equal(dg_flrep_reader_next(r, &t, &err), 1);
+    assert_int_equal(t.ents[0].vel[0], 1500000000);
+    /* pos' = 0 + rdiv(2 * 1.5e9, 30) = 100,000,000 */
+    assert_int_equal(t.ents[0].pos[0], 100000000);
+    if (dg_flrep_reader_next(r, &t, &err) != 1)
+        fail_msg("tick 102: %s", err.msg);
+    assert_int_equal(t.ents[0].vel[0], 1500000000);   /* 1.5e9 + 3e9 - 3e9 */
+    assert_int_equal(t.ents[0].pos[0], 200000000);
+    dg_flrep_reader_close(r);
+    build_velocity_jump(&file, false);
+    assert_int_equal(dg_flrep_reader_open_mem(&r, file.b, file.n, NULL, &err), DG_OK);
+    assert_int_equal(dg_flrep_reader_next(r, &t, &err), 1);
+    assert_int_equal(dg_flrep_reader_next(r, &t, &err), 1);
+    assert_int_equal(dg_flrep_reader_next(r, &t, &err), -1);
+    assert_non_null(strstr(err.msg, "i32"));
+    dg_flrep_reader_close(r);
+}
+
 /* A DELTA whose whole rotation has a component of -32768 is outside the quantized domain. */
 static void test_delta_rotfull_with_minus_32768_is_an_error(void **state)
 {
@@ -252,6 +307,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_built_file_decodes_as_the_page_says),
         cmocka_unit_test(test_delta_rotfull_with_minus_32768_is_an_error),
+        cmocka_unit_test(test_velocity_change_context_is_exact_beyond_32_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

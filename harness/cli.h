@@ -102,6 +102,7 @@ typedef struct cli_run_opts {
     uint32_t keyframe;
     const char *states;        /* --states FILE instead of a scenario */
     uint64_t fault_tick;       /* --replay-fault double-delta:T */
+    uint64_t seek_fault_tick;  /* --replay-fault seek-drop-delta:T */
     size_t seek_random, seek_max_edges;
     bool skip_recovery;
     const char *keep;          /* keep the recording here */

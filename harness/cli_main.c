@@ -49,7 +49,7 @@ const cli_cmd cli_commands[] = {
     {"verify", cli_verify, "record, replay, compare; check seek and crash recovery",
      "usage: detgate verify SCENARIO [--format flrep|rply] [--inject SPEC] [--keyframe-interval N] [--keep FILE]\n"
      "       detgate verify --states STREAM [...]\n"
-     "  [--seek-samples N] [--seek-edges N] [--no-recovery] [--replay-fault double-delta:TICK]\n"
+     "  [--seek-samples N] [--seek-edges N] [--no-recovery] [--replay-fault double-delta:TICK|seek-drop-delta:TICK]\n"
      "Runs the session through sim_stub and the real codec (record side hashes exactly what was\n"
      "written), reads the file back and hashes every rebuilt tick (replay side), and compares the\n"
      "two streams tick by tick; on a mismatch it diffs the states behind the hashes down to entity\n"
@@ -57,7 +57,9 @@ const cli_cmd cli_commands[] = {
      "(default 32; --seek-edges caps the chunk edges, 0 = all) and cuts the trailer off (and the\n"
      "last chunk short) to check crash recovery. --states reads an engine's per-tick state stream\n"
      "(CSV or JSON Lines, docs/STATES-STREAM.md) instead of a scenario. --replay-fault is a test\n"
-     "hook: the reader applies that tick's delta records twice. --format rply records through the RPLY\n"
+     "hook: double-delta makes the reader apply that tick's delta records twice (linear replay and\n"
+     "seek); seek-drop-delta makes a seek landing on that tick drop the delta before it (seek only).\n"
+     "--format rply records through the RPLY\n"
      "writer and replays with the RPLY player (record-vs-replay and seek; RPLY has no trailer to lose).\n"
      REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate verify dogfight-40 --report-dir build/reports/verify\n"},

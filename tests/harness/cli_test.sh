@@ -107,6 +107,20 @@ contains "$W/rep-verify/report.txt" "PASS dogfight-40"
 expect 1 "$DG" verify dogfight-40 --replay-fault double-delta:130 --report-dir "$W/rep-fault" -q
 expect 0 "$CHECK" "$SCHEMA" "$W/rep-fault"
 contains "$W/rep-fault/report.txt" "record-vs-replay: first divergent tick 130"
+# a fault on the seek path only (a seek landing on 239, a chunk's last tick, drops tick 238's delta):
+# linear replay and recovery still pass, the seek check fails at exactly that tick
+expect 1 "$DG" verify dogfight-40 --replay-fault seek-drop-delta:239 --report-dir "$W/rep-seekfault" -q
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-seekfault"
+contains "$W/rep-seekfault/report.txt" "seek: first divergent tick 239: 40 entities changed"
+python3 - "$W/rep-seekfault/report.json" <<'PY' && ok || bad "seek fault: expected only the seek check to fail, at tick 239"
+import json, sys
+checks = {c["name"]: c for c in json.load(open(sys.argv[1]))["scenarios"][0]["checks"]}
+assert checks["record-vs-replay"]["status"] == "pass" and checks["recovery"]["status"] == "pass"
+assert checks["seek"]["status"] == "fail" and checks["seek"]["firstDivergentTick"] == 239
+assert checks["seek"]["divergentTicks"] == 1
+PY
+expect 2 "$DG" verify dogfight-40 --replay-fault seek-drop-delta:soon
+contains "$W/err" "seek-drop-delta:TICK"
 
 # ---- record + diff: a bit flip is named by tick, entity and field -------------------------------------
 expect 0 "$DG" record dogfight-40 -o "$W/good.flrep"

@@ -109,6 +109,7 @@ typedef struct cli_run_opts {
     const char *hash_log;      /* also write the record-side hash log */
     bool log_entities;
     bool rply;                 /* --format rply */
+    bool no_progress;          /* no per-tick progress line (`gate --jobs N`: several run at once) */
 } cli_run_opts;
 
 void cli_run_opts_init(cli_run_opts *o);

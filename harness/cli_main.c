@@ -73,7 +73,7 @@ const cli_cmd cli_commands[] = {
      "and compared by hash.\n" REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
     {"gate", cli_gate, "verify every scenario and compare it with its golden",
-     "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N]\n"
+     "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N] [--jobs N]\n"
      "                    [--strict-raw] [--inject SPEC] [--format flrep|rply] [report flags]\n"
      "For every scenario in the corpus (default corpus/scenarios): verify (record vs replay, seek,\n"
      "recovery), then compare the recording with the golden in corpus/golden: NAME.flrep (state\n"
@@ -83,6 +83,8 @@ const cli_cmd cli_commands[] = {
      "A raw-only (sub-quantum) drift is reported but passes unless --strict-raw. --inject records\n"
      "every scenario with sim_stub's injection switch: what a broken build would record.\n"
      "--shard I/N (1 <= I <= N) runs scenarios whose position in name order is I modulo N.\n"
+     "--jobs N (-j N) verifies N scenarios at once on threads (default 1; 0 = one per online CPU,\n"
+     "at most 32); the reports and the exit code are the same as with one.\n"
      "Reports go to build/reports unless --report-dir (or another report flag) is given.\n" REPORT_FLAGS_HELP
      EXIT_HELP "Example: detgate gate --shard 1/2 --junit build/gate-1.xml\n"},
     {"bless", cli_bless, "re-record goldens on purpose, with a reason in the bless log",

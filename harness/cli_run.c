@@ -40,6 +40,7 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     char label[128];
     snprintf(label, sizeof label, "%s: record", src->name);
     cli_progress_init(&pr, label);
+    pr.on = pr.on && !o->no_progress;
     harness__record_opts ro = {o->hash_log, o->log_entities, "flrep", cli_progress_cb, &pr};
     double t0 = harness__now();
     dg_status st = o->rply ? harness__rply_record(src, path, o->keyframe, rec, err)

@@ -314,11 +314,13 @@ typedef struct gate_job {
     dg_report *part;
     char errors[1024];
     bool parsed;
+    uint64_t cost; /* scheduling hint only: the size of its golden hash log (about its tick count) */
+    size_t index;  /* position in corpus order */
 } gate_job;
 
 typedef struct gate_pool {
     const gate_opts *g;
-    gate_job *jobs;
+    gate_job **order; /* the order workers take jobs in: longest first */
     size_t n;
     pthread_mutex_t mu;
     size_t next, done; /* under mu */
@@ -340,6 +342,31 @@ static void gate_run_job(gate_job *j, const gate_opts *g)
     j->parsed = gate_scenario(j->part, g, j->name, j->errors, sizeof j->errors);
 }
 
+static int cmp_longest_first(const void *a, const void *b)
+{
+    const gate_job *x = *(gate_job *const *)a, *y = *(gate_job *const *)b;
+    if (x->cost != y->cost)
+        return x->cost < y->cost ? 1 : -1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* With several workers the longest scenario starts first, so it does not start last and leave the
+ * others idle (long-1h is 80 % of the bundled corpus). Only the start order changes: reports are
+ * assembled in corpus order whatever it is. */
+static void gate_schedule(gate_job **order, gate_job *jobs, size_t n, const gate_opts *g)
+{
+    for (size_t i = 0; i < n; i++) {
+        char gf[4096], gl[4096];
+        struct stat st;
+        golden_paths(g->golden, jobs[i].name, g->ro.rply, gf, gl, sizeof gf);
+        jobs[i].cost = stat(gl, &st) == 0 ? (uint64_t)st.st_size : 0;
+        jobs[i].index = i;
+        order[i] = &jobs[i];
+    }
+    if (g->jobs > 1)
+        qsort(order, n, sizeof *order, cmp_longest_first);
+}
+
 /* Caller holds p->mu. */
 static void gate_progress(gate_pool *p)
 {
@@ -353,7 +380,7 @@ static void gate_progress(gate_pool *p)
     fflush(stderr);
 }
 
-/* Takes the next scenario in corpus order until none is left. */
+/* Takes the next scenario (in p->order) until none is left. */
 static void *gate_worker(void *arg)
 {
     gate_pool *p = arg;
@@ -363,7 +390,7 @@ static void *gate_worker(void *arg)
         pthread_mutex_unlock(&p->mu);
         if (i == p->n)
             return NULL;
-        gate_run_job(&p->jobs[i], p->g);
+        gate_run_job(p->order[i], p->g);
         pthread_mutex_lock(&p->mu);
         p->done++;
         gate_progress(p);
@@ -399,11 +426,19 @@ static void gate_run_workers(gate_pool *p, unsigned want)
  * them and is handed back empty: the checks behind them stay owned by the parts. */
 static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, double t0)
 {
-    gate_pool pool = {.g = g, .jobs = jobs, .n = n, .progress = g->jobs > 1 && isatty(fileno(stderr))};
+    gate_job **order = malloc((n ? n : 1) * sizeof *order);
+    if (!order) {
+        fprintf(stderr, "detgate gate: out of memory\n");
+        return CLI_UNTESTED;
+    }
+    gate_schedule(order, jobs, n, g);
+    gate_pool pool = {.g = g, .order = order, .n = n,
+                      .progress = g->jobs > 1 && isatty(fileno(stderr))};
     g->ro.no_progress = g->jobs > 1; /* one line per scenario would fight over the terminal */
     pthread_mutex_init(&pool.mu, NULL);
     gate_run_workers(&pool, g->jobs);
     pthread_mutex_destroy(&pool.mu);
+    free(order);
     rep->duration_s = harness__now() - t0;
     if (n == 0)
         fprintf(stderr, "detgate gate: shard %llu/%llu of %s holds no scenario\n", (unsigned long long)g->shard_i,

@@ -230,6 +230,8 @@ int cli_verify(int argc, char **argv)
     }
     if (optind < argc - 1)
         return cli_usage_error("verify", "expected one SCENARIO");
+    if (o.rply && (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX))
+        return cli_usage_error("verify", "--replay-fault hooks the .flrep reader; it does nothing with --format rply");
     harness__source *src = NULL;
     int rc = open_input("verify", optind < argc ? argv[optind] : NULL, corpus, &o, &src);
     if (rc)

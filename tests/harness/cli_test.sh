@@ -121,6 +121,8 @@ assert checks["seek"]["divergentTicks"] == 1
 PY
 expect 2 "$DG" verify dogfight-40 --replay-fault seek-drop-delta:soon
 contains "$W/err" "seek-drop-delta:TICK"
+expect 2 "$DG" verify mars --format rply --replay-fault seek-drop-delta:100
+contains "$W/err" "does nothing with --format rply"
 
 # ---- record + diff: a bit flip is named by tick, entity and field -------------------------------------
 expect 0 "$DG" record dogfight-40 -o "$W/good.flrep"

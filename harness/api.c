@@ -283,8 +283,9 @@ dg_status dg_harness_finish(dg_harness_session *s, dg_report *report, dg_harness
     }
     sc->ticks = s->rec.n;
     sc->entity_ticks = s->rec.entity_ticks;
-    harness__verify_opts vo = {UINT64_MAX, s->opts.seek_random ? s->opts.seek_random : 32, 0,
-                               s->opts.skip_recovery, NULL, NULL};
+    harness__verify_opts vo = {.fault_tick = UINT64_MAX, .seek_fault_tick = UINT64_MAX,
+                               .seek_random = s->opts.seek_random ? s->opts.seek_random : 32,
+                               .skip_recovery = s->opts.skip_recovery};
     harness__verify_file(sc, &s->src, s->rec_path, &s->rec, &vo);
     if (out)
         fill_result(out, sc, &s->rec);

@@ -102,12 +102,14 @@ typedef struct cli_run_opts {
     uint32_t keyframe;
     const char *states;        /* --states FILE instead of a scenario */
     uint64_t fault_tick;       /* --replay-fault double-delta:T */
+    uint64_t seek_fault_tick;  /* --replay-fault seek-drop-delta:T */
     size_t seek_random, seek_max_edges;
     bool skip_recovery;
     const char *keep;          /* keep the recording here */
     const char *hash_log;      /* also write the record-side hash log */
     bool log_entities;
     bool rply;                 /* --format rply */
+    bool no_progress;          /* no per-tick progress line (`gate --jobs N`: several run at once) */
 } cli_run_opts;
 
 void cli_run_opts_init(cli_run_opts *o);

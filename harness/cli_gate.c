@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -180,16 +181,33 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
 
 /* ---- gate ---------------------------------------------------------------------------------------- */
 
-enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT };
+enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT, G_JOBS };
+
+#define GATE_JOBS_MAX 32
 
 typedef struct gate_opts {
     const char *corpus, *golden;
     name_list only;
     uint64_t shard_i, shard_n;
     bool strict;
+    unsigned jobs; /* scenarios verified at once (--jobs; 0 given = one per online CPU) */
     cli_reports rp;
     cli_run_opts ro;
 } gate_opts;
+
+/* --jobs N: 1..GATE_JOBS_MAX, or 0 for one per online CPU (capped the same way). */
+static bool parse_jobs(const char *s, unsigned *out)
+{
+    uint64_t v;
+    if (!cli_parse_u64(s, &v) || v > GATE_JOBS_MAX)
+        return false;
+    if (v == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        v = cpus < 1 ? 1 : cpus > GATE_JOBS_MAX ? GATE_JOBS_MAX : (uint64_t)cpus;
+    }
+    *out = (unsigned)v;
+    return true;
+}
 
 /* Returns 0, or the exit code of a usage error (already printed). */
 static int parse_gate_args(int argc, char **argv, gate_opts *g)
@@ -198,15 +216,22 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
                                          {"scenario", 1, 0, G_SCENARIO}, {"shard", 1, 0, G_SHARD},
                                          {"strict-raw", 0, 0, G_STRICT}, {"seek-samples", 1, 0, G_SEEKS},
                                          {"seek-edges", 1, 0, G_EDGES}, {"inject", 1, 0, G_INJECT},
-                                         {"format", 1, 0, G_FORMAT}, CLI_REPORT_OPTS, {0, 0, 0, 0}};
+                                         {"format", 1, 0, G_FORMAT}, {"jobs", 1, 0, G_JOBS},
+                                         CLI_REPORT_OPTS, {0, 0, 0, 0}};
     uint64_t v;
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qj:", opts, NULL)) != -1) {
         if (cli_report_opt(&g->rp, c, optarg))
             continue;
         switch (c) {
+        case 'j':
+        case G_JOBS:
+            if (!parse_jobs(optarg, &g->jobs))
+                return cli_usage_error("gate", "--jobs: expected 0 (one per CPU) or 1..%d, found '%s'", GATE_JOBS_MAX,
+                                       optarg);
+            break;
         case G_CORPUS: g->corpus = optarg; break;
         case G_GOLDEN: g->golden = optarg; break;
         case G_SCENARIO: names_add(&g->only, optarg); break;
@@ -247,8 +272,9 @@ static bool name_in(const name_list *l, const char *name)
     return false;
 }
 
-/* Verifies one scenario and compares it with its golden. Returns false when it did not parse. */
-static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name)
+/* Verifies one scenario and compares it with its golden. Returns false when it did not parse; the
+ * message it would print goes to errors instead (printed in corpus order once every worker is done). */
+static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, char *errors, size_t cap)
 {
     char scn[4096], rec_path[4096];
     snprintf(scn, sizeof scn, "%s/%s.scn", g->corpus, name);
@@ -256,7 +282,9 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name)
     dg_error err;
     dg_error_clear(&err);
     if (cli_open_source(scn, &g->ro, &src, &err) != DG_OK) {
-        cli_print_error("gate", &err);
+        char buf[600];
+        dg_error_format(&err, buf, sizeof buf);
+        snprintf(errors, cap, "detgate gate: %s\n", buf);
         dg_report_scenario *sc = dg_report_add_scenario(rep, name, g->ro.rply ? "rply" : "flrep");
         dg_report_check *ck = sc ? dg_report_add_check(sc, "scenario", DG_REPORT_ERROR) : NULL;
         if (ck)
@@ -275,9 +303,181 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name)
     return true;
 }
 
+/* ---- running the scenarios: one worker, or several threads (--jobs) -------------------------------- */
+
+/* One scenario of the run. Its worker fills `part`, a report of its own (the builders of one report
+ * are not meant for several threads), and `errors`, what it would have printed on stderr. The main
+ * thread reads both only after every worker has finished, in corpus order: the assembled report and
+ * stderr are the same whatever --jobs was and whichever worker finished first. */
+typedef struct gate_job {
+    const char *name;
+    dg_report *part;
+    char errors[1024];
+    bool parsed;
+    uint64_t cost; /* scheduling hint only: the size of its golden hash log (about its tick count) */
+    size_t index;  /* position in corpus order */
+} gate_job;
+
+typedef struct gate_pool {
+    const gate_opts *g;
+    gate_job **order; /* the order workers take jobs in: longest first */
+    size_t n;
+    pthread_mutex_t mu;
+    size_t next, done; /* under mu */
+    bool progress;     /* "gate: k/n scenarios" on a TTY, when several run at once */
+    double last;       /* under mu */
+} gate_pool;
+
+static void gate_run_job(gate_job *j, const gate_opts *g)
+{
+    dg_error err;
+    dg_error_clear(&err);
+    j->part = dg_report_new("gate", HARNESS_VERSION, NULL, &err);
+    if (!j->part) {
+        char buf[600];
+        dg_error_format(&err, buf, sizeof buf);
+        snprintf(j->errors, sizeof j->errors, "detgate gate: %s: %s\n", j->name, buf);
+        return;
+    }
+    j->parsed = gate_scenario(j->part, g, j->name, j->errors, sizeof j->errors);
+}
+
+static int cmp_longest_first(const void *a, const void *b)
+{
+    const gate_job *x = *(gate_job *const *)a, *y = *(gate_job *const *)b;
+    if (x->cost != y->cost)
+        return x->cost < y->cost ? 1 : -1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* With several workers the longest scenario starts first, so it does not start last and leave the
+ * others idle (long-1h is 80 % of the bundled corpus). Only the start order changes: reports are
+ * assembled in corpus order whatever it is. */
+static void gate_schedule(gate_job **order, gate_job *jobs, size_t n, const gate_opts *g)
+{
+    for (size_t i = 0; i < n; i++) {
+        char gf[4096], gl[4096];
+        struct stat st;
+        golden_paths(g->golden, jobs[i].name, g->ro.rply, gf, gl, sizeof gf);
+        jobs[i].cost = stat(gl, &st) == 0 ? (uint64_t)st.st_size : 0;
+        jobs[i].index = i;
+        order[i] = &jobs[i];
+    }
+    if (g->jobs > 1)
+        qsort(order, n, sizeof *order, cmp_longest_first);
+}
+
+/* Caller holds p->mu. */
+static void gate_progress(gate_pool *p)
+{
+    double now = harness__now();
+    if (!p->progress || (now - p->last < 0.2 && p->done < p->n))
+        return;
+    p->last = now;
+    fprintf(stderr, "\rgate: %zu/%zu scenarios done   ", p->done, p->n);
+    if (p->done == p->n)
+        fprintf(stderr, "\r\033[K");
+    fflush(stderr);
+}
+
+/* Takes the next scenario (in p->order) until none is left. */
+static void *gate_worker(void *arg)
+{
+    gate_pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        size_t i = p->next < p->n ? p->next++ : p->n;
+        pthread_mutex_unlock(&p->mu);
+        if (i == p->n)
+            return NULL;
+        gate_run_job(p->order[i], p->g);
+        pthread_mutex_lock(&p->mu);
+        p->done++;
+        gate_progress(p);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+/* The calling thread is one of the workers; with --jobs 1 it is the only one and no thread starts.
+ * A thread that cannot start only means fewer workers: every scenario still runs. */
+static void gate_run_workers(gate_pool *p, unsigned want)
+{
+    pthread_t tid[GATE_JOBS_MAX];
+    size_t started = 0;
+    pthread_attr_t attr;
+    bool have_attr = pthread_attr_init(&attr) == 0;
+    if (have_attr) /* the same stack the main thread has by default: the checks keep path buffers on it */
+        pthread_attr_setstacksize(&attr, 8u << 20);
+    for (size_t k = 1; k < want && k < p->n; k++)
+        if (pthread_create(&tid[started], have_attr ? &attr : NULL, gate_worker, p) == 0)
+            started++;
+    if (have_attr)
+        pthread_attr_destroy(&attr);
+    if (started + 1 < want && started + 1 < p->n)
+        fprintf(stderr, "detgate gate: started %zu of %u workers; the rest of the run is slower, not different\n",
+                started + 1, want);
+    gate_worker(p);
+    for (size_t k = 0; k < started; k++)
+        pthread_join(tid[k], NULL);
+}
+
+/* Runs the jobs, prints their messages and writes the reports; returns the exit code. rep receives
+ * the parts' scenarios on loan (shallow copies, in corpus order) for as long as it takes to render
+ * them and is handed back empty: the checks behind them stay owned by the parts. */
+static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, double t0)
+{
+    gate_job **order = malloc((n ? n : 1) * sizeof *order);
+    if (!order) {
+        fprintf(stderr, "detgate gate: out of memory\n");
+        return CLI_UNTESTED;
+    }
+    gate_schedule(order, jobs, n, g);
+    gate_pool pool = {.g = g, .order = order, .n = n,
+                      .progress = g->jobs > 1 && isatty(fileno(stderr))};
+    g->ro.no_progress = g->jobs > 1; /* one line per scenario would fight over the terminal */
+    pthread_mutex_init(&pool.mu, NULL);
+    gate_run_workers(&pool, g->jobs);
+    pthread_mutex_destroy(&pool.mu);
+    free(order);
+    rep->duration_s = harness__now() - t0;
+    if (n == 0)
+        fprintf(stderr, "detgate gate: shard %llu/%llu of %s holds no scenario\n", (unsigned long long)g->shard_i,
+                (unsigned long long)g->shard_n, g->corpus);
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += jobs[i].part ? jobs[i].part->n_scenarios : 0;
+    dg_report_scenario *lent = calloc(total ? total : 1, sizeof *lent);
+    if (!lent) {
+        fprintf(stderr, "detgate gate: out of memory\n");
+        return CLI_UNTESTED;
+    }
+    bool bad_input = false, lost = false;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        fputs(jobs[i].errors, stderr);
+        bad_input |= jobs[i].part && !jobs[i].parsed;
+        lost |= !jobs[i].part;
+        for (uint32_t s = 0; jobs[i].part && s < jobs[i].part->n_scenarios; s++)
+            lent[k++] = jobs[i].part->scenarios[s];
+        rep->nomem |= jobs[i].part && jobs[i].part->nomem;
+    }
+    rep->scenarios = lent;
+    rep->n_scenarios = (uint32_t)k;
+    bool ok = cli_write_reports(rep, &g->rp, "gate");
+    int code = cli_exit_for(rep);
+    rep->scenarios = NULL;
+    rep->n_scenarios = 0;
+    free(lent);
+    if (code == CLI_EQUAL && lost) /* a scenario whose report could not even be started was not tested */
+        code = CLI_UNTESTED;
+    if (code == CLI_UNTESTED && bad_input) /* a scenario that does not parse is bad input */
+        code = CLI_USAGE;
+    return ok ? code : (code ? code : CLI_UNTESTED);
+}
+
 int cli_gate(int argc, char **argv)
 {
-    gate_opts g = {"corpus/scenarios", "corpus/golden", {0}, 1, 1, false, {0}, {0}};
+    gate_opts g = {"corpus/scenarios", "corpus/golden", {0}, 1, 1, false, 1, {0}, {0}};
     cli_run_opts_init(&g.ro);
     name_list all = {0};
     int code = parse_gate_args(argc, argv, &g);
@@ -300,27 +500,27 @@ int cli_gate(int argc, char **argv)
         return code ? code : CLI_UNTESTED;
     }
     double t0 = harness__now();
+    gate_job *jobs = calloc(all.n ? all.n : 1, sizeof *jobs);
     size_t ran = 0;
-    bool bad_input = false;
-    for (size_t i = 0; i < all.n; i++) {
+    for (size_t i = 0; jobs && i < all.n; i++) {
         /* the shard is cut from the whole corpus in name order, so N machines cover it exactly once */
         if (i % g.shard_n != g.shard_i - 1 || (g.only.n && !name_in(&g.only, all.v[i])))
             continue;
-        ran++;
-        bad_input |= !gate_scenario(rep, &g, all.v[i]);
+        jobs[ran++].name = all.v[i];
     }
-    rep->duration_s = harness__now() - t0;
-    if (ran == 0)
-        fprintf(stderr, "detgate gate: shard %llu/%llu of %s holds no scenario\n", (unsigned long long)g.shard_i,
-                (unsigned long long)g.shard_n, g.corpus);
+    if (!jobs) {
+        fprintf(stderr, "detgate gate: out of memory\n");
+        code = CLI_UNTESTED;
+    } else {
+        code = gate_run(rep, &g, jobs, ran, t0);
+        for (size_t i = 0; i < ran; i++)
+            dg_report_free(jobs[i].part);
+    }
+    free(jobs);
     free(g.only.v);
     free(all.v);
-    bool ok = cli_write_reports(rep, &g.rp, "gate");
-    code = cli_exit_for(rep);
-    if (code == CLI_UNTESTED && bad_input) /* a scenario that does not parse is bad input */
-        code = CLI_USAGE;
     dg_report_free(rep);
-    return ok ? code : (code ? code : CLI_UNTESTED);
+    return code;
 }
 
 /* ---- bless ---------------------------------------------------------------------------------------- */

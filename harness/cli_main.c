@@ -49,7 +49,7 @@ const cli_cmd cli_commands[] = {
     {"verify", cli_verify, "record, replay, compare; check seek and crash recovery",
      "usage: detgate verify SCENARIO [--format flrep|rply] [--inject SPEC] [--keyframe-interval N] [--keep FILE]\n"
      "       detgate verify --states STREAM [...]\n"
-     "  [--seek-samples N] [--seek-edges N] [--no-recovery] [--replay-fault double-delta:TICK]\n"
+     "  [--seek-samples N] [--seek-edges N] [--no-recovery] [--replay-fault double-delta:TICK|seek-drop-delta:TICK]\n"
      "Runs the session through sim_stub and the real codec (record side hashes exactly what was\n"
      "written), reads the file back and hashes every rebuilt tick (replay side), and compares the\n"
      "two streams tick by tick; on a mismatch it diffs the states behind the hashes down to entity\n"
@@ -57,7 +57,9 @@ const cli_cmd cli_commands[] = {
      "(default 32; --seek-edges caps the chunk edges, 0 = all) and cuts the trailer off (and the\n"
      "last chunk short) to check crash recovery. --states reads an engine's per-tick state stream\n"
      "(CSV or JSON Lines, docs/STATES-STREAM.md) instead of a scenario. --replay-fault is a test\n"
-     "hook: the reader applies that tick's delta records twice. --format rply records through the RPLY\n"
+     "hook: double-delta makes the reader apply that tick's delta records twice (linear replay and\n"
+     "seek); seek-drop-delta makes a seek landing on that tick drop the delta before it (seek only).\n"
+     "--format rply records through the RPLY\n"
      "writer and replays with the RPLY player (record-vs-replay and seek; RPLY has no trailer to lose).\n"
      REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate verify dogfight-40 --report-dir build/reports/verify\n"},
@@ -71,7 +73,7 @@ const cli_cmd cli_commands[] = {
      "and compared by hash.\n" REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
     {"gate", cli_gate, "verify every scenario and compare it with its golden",
-     "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N]\n"
+     "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N] [--jobs N]\n"
      "                    [--strict-raw] [--inject SPEC] [--format flrep|rply] [report flags]\n"
      "For every scenario in the corpus (default corpus/scenarios): verify (record vs replay, seek,\n"
      "recovery), then compare the recording with the golden in corpus/golden: NAME.flrep (state\n"
@@ -81,6 +83,8 @@ const cli_cmd cli_commands[] = {
      "A raw-only (sub-quantum) drift is reported but passes unless --strict-raw. --inject records\n"
      "every scenario with sim_stub's injection switch: what a broken build would record.\n"
      "--shard I/N (1 <= I <= N) runs scenarios whose position in name order is I modulo N.\n"
+     "--jobs N (-j N) verifies N scenarios at once on threads (default 1; 0 = one per online CPU,\n"
+     "at most 32); the reports and the exit code are the same as with one.\n"
      "Reports go to build/reports unless --report-dir (or another report flag) is given.\n" REPORT_FLAGS_HELP
      EXIT_HELP "Example: detgate gate --shard 1/2 --junit build/gate-1.xml\n"},
     {"bless", cli_bless, "re-record goldens on purpose, with a reason in the bless log",

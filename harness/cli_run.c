@@ -12,6 +12,7 @@ void cli_run_opts_init(cli_run_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->fault_tick = UINT64_MAX;
+    o->seek_fault_tick = UINT64_MAX;
     o->seek_random = 32;
 }
 
@@ -39,6 +40,7 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     char label[128];
     snprintf(label, sizeof label, "%s: record", src->name);
     cli_progress_init(&pr, label);
+    pr.on = pr.on && !o->no_progress;
     harness__record_opts ro = {o->hash_log, o->log_entities, "flrep", cli_progress_cb, &pr};
     double t0 = harness__now();
     dg_status st = o->rply ? harness__rply_record(src, path, o->keyframe, rec, err)
@@ -60,7 +62,9 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     sc->file_bytes = stat(path, &stt) == 0 ? (uint64_t)stt.st_size : 0;
     if (o->rply) /* RPLY keeps no trailer to lose: record-vs-replay and seek only */
         return harness__rply_verify_file(sc, path, rec, o->seek_random);
-    harness__verify_opts vo = {o->fault_tick, o->seek_random, o->seek_max_edges, o->skip_recovery, NULL, NULL};
+    harness__verify_opts vo = {.fault_tick = o->fault_tick, .seek_fault_tick = o->seek_fault_tick,
+                               .seek_random = o->seek_random, .seek_max_edges = o->seek_max_edges,
+                               .skip_recovery = o->skip_recovery};
     return harness__verify_file(sc, src, path, rec, &vo);
 }
 
@@ -68,6 +72,18 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
 
 enum { OPT_INJECT = 0x200, OPT_KEYFRAME, OPT_STATES, OPT_KEEP, OPT_HASHLOG, OPT_LOGENT, OPT_FAULT, OPT_SEEKS,
        OPT_EDGES, OPT_NOREC, OPT_FORMAT, OPT_CORPUS };
+
+/* --replay-fault KIND:TICK, a test hook: double-delta breaks linear replay at TICK, seek-drop-delta
+ * breaks only a seek landing on TICK. */
+static int parse_replay_fault(const char *cmd, const char *arg, cli_run_opts *o)
+{
+    static const char dd[] = "double-delta:", sd[] = "seek-drop-delta:";
+    if (strncmp(arg, dd, sizeof dd - 1) == 0 && cli_parse_u64(arg + sizeof dd - 1, &o->fault_tick))
+        return 0;
+    if (strncmp(arg, sd, sizeof sd - 1) == 0 && cli_parse_u64(arg + sizeof sd - 1, &o->seek_fault_tick))
+        return 0;
+    return cli_usage_error(cmd, "--replay-fault: expected double-delta:TICK or seek-drop-delta:TICK, found '%s'", arg);
+}
 
 static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **format, const char **corpus)
 {
@@ -93,9 +109,7 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
         o->keyframe = (uint32_t)v;
         return 0;
     case OPT_FAULT:
-        if (strncmp(optarg, "double-delta:", 13) != 0 || !cli_parse_u64(optarg + 13, &o->fault_tick))
-            return cli_usage_error(cmd, "--replay-fault: expected double-delta:TICK, found '%s'", optarg);
-        return 0;
+        return parse_replay_fault(cmd, optarg, o);
     case OPT_SEEKS:
         if (!cli_parse_u64(optarg, &v) || v > 1000000)
             return cli_usage_error(cmd, "--seek-samples: expected 0..1000000, found '%s'", optarg);
@@ -216,6 +230,8 @@ int cli_verify(int argc, char **argv)
     }
     if (optind < argc - 1)
         return cli_usage_error("verify", "expected one SCENARIO");
+    if (o.rply && (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX))
+        return cli_usage_error("verify", "--replay-fault hooks the .flrep reader; it does nothing with --format rply");
     harness__source *src = NULL;
     int rc = open_input("verify", optind < argc ? argv[optind] : NULL, corpus, &o, &src);
     if (rc)

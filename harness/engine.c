@@ -5,6 +5,7 @@
 #include "harness_internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,22 +220,47 @@ double harness__now(void)
 }
 
 /* Every temp path handed out is remembered (with the name the .flrep writer writes it under first)
- * so an interrupted run can remove them from a signal handler: plain arrays, unlink() only. */
-#define TEMP_RING 32
+ * so an interrupted run can remove them from a signal handler: plain arrays, unlink() only.
+ * `gate --jobs` hands out paths from several threads: a mutex orders the writers (the handler never
+ * locks it, it only reads), and a slot whose file still exists is skipped, so a long scenario's
+ * recording stays remembered while other workers cycle through their short-lived files. */
+#define TEMP_RING 128
 #define TEMP_NAME 600
 static char temp_ring[TEMP_RING][2][TEMP_NAME];
 static volatile sig_atomic_t temp_next;
+static pthread_mutex_t temp_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static bool temp_slot_live(int slot)
+{
+    for (int k = 0; k < 2; k++)
+        if (temp_ring[slot][k][0] && access(temp_ring[slot][k], F_OK) == 0)
+            return true;
+    return false;
+}
+
+/* Caller holds temp_mu. The next slot in ring order whose files are gone (the oldest if all live). */
+static int temp_free_slot(void)
+{
+    for (int i = 0; i < TEMP_RING; i++) {
+        int slot = (temp_next + i) % TEMP_RING;
+        if (!temp_slot_live(slot))
+            return slot;
+    }
+    return temp_next % TEMP_RING;
+}
 
 static void temp_remember(const char *path, bool whole)
 {
-    int slot = temp_next % TEMP_RING;
     if (strlen(path) + 24 >= TEMP_NAME)
         return;
+    pthread_mutex_lock(&temp_mu);
+    int slot = temp_free_slot();
     temp_ring[slot][0][0] = 0;
     snprintf(temp_ring[slot][1], TEMP_NAME, "%s.tmp-%ld", path, (long)getpid());
     if (whole)
         snprintf(temp_ring[slot][0], TEMP_NAME, "%s", path);
-    temp_next = slot + 1;
+    temp_next = (slot + 1) % TEMP_RING;
+    pthread_mutex_unlock(&temp_mu);
 }
 
 void harness__temp_track_output(const char *path) { temp_remember(path, false); }
@@ -249,7 +275,7 @@ void harness__temp_cleanup(void)
 
 bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem, const char *suffix)
 {
-    static unsigned counter;
+    static unsigned counter; /* under temp_mu: two threads never get the same name */
     if (!dir) {
         dir = getenv("TMPDIR");
         if (!dir || !dir[0])
@@ -257,8 +283,11 @@ bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem
     }
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
+    pthread_mutex_lock(&temp_mu);
+    unsigned n_made = counter++;
+    pthread_mutex_unlock(&temp_mu);
     int n = snprintf(buf, cap, "%s/dg-%s-%ld-%lx-%u%s", dir, stem ? stem : "tmp", (long)getpid(),
-                     (unsigned long)ts.tv_nsec, counter++, suffix ? suffix : "");
+                     (unsigned long)ts.tv_nsec, n_made, suffix ? suffix : "");
     if (n <= 0 || (size_t)n >= cap)
         return false;
     temp_remember(buf, true);

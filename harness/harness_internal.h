@@ -161,6 +161,7 @@ size_t harness__detail_max(void);
 
 typedef struct harness__verify_opts {
     uint64_t fault_tick;       /* replay-side double-delta fault; UINT64_MAX = none */
+    uint64_t seek_fault_tick;  /* seek-only fault: a seek to this tick drops the delta before it; UINT64_MAX = none */
     size_t seek_random;        /* random sample ticks besides edges (default 32) */
     size_t seek_max_edges;     /* cap on chunk edges sampled (0 = all) */
     bool skip_recovery;

@@ -164,7 +164,8 @@ static bool seek_matches(dg_flrep_reader *r, const harness__stream *lin, const h
 }
 
 /* Diffs the world after a seek against linear playback at the same ticks (A = linear, B = seek). */
-static void seek_detail(dg_report_check *c, const char *path, uint64_t fault, const uint64_t *bad, size_t n)
+static void seek_detail(dg_report_check *c, const char *path, const harness__verify_opts *o, const uint64_t *bad,
+                        size_t n)
 {
     dg_flrep_reader *lin = NULL, *sk = NULL;
     dg_error scratch_err; /* the detail is best effort: the check has already failed */
@@ -174,10 +175,12 @@ static void seek_detail(dg_report_check *c, const char *path, uint64_t fault, co
         dg_flrep_reader_close(lin);
         return;
     }
-    if (fault != UINT64_MAX) {
-        dg_flrep_reader_set_fault_double_delta(lin, fault);
-        dg_flrep_reader_set_fault_double_delta(sk, fault);
+    if (o->fault_tick != UINT64_MAX) {
+        dg_flrep_reader_set_fault_double_delta(lin, o->fault_tick);
+        dg_flrep_reader_set_fault_double_delta(sk, o->fault_tick);
     }
+    if (o->seek_fault_tick != UINT64_MAX) /* the seeking side only: linear playback never seeks */
+        dg_flrep_reader_set_fault_seek_drop_delta(sk, o->seek_fault_tick);
     const dg_flrep_header *names = dg_flrep_reader_header(lin);
     dg_flrep_tick a, b;
     int ra = 1;
@@ -215,6 +218,8 @@ static int check_seek(dg_report_scenario *sc, const char *path, const harness__s
     }
     if (o->fault_tick != UINT64_MAX)
         dg_flrep_reader_set_fault_double_delta(r, o->fault_tick);
+    if (o->seek_fault_tick != UINT64_MAX)
+        dg_flrep_reader_set_fault_seek_drop_delta(r, o->seek_fault_tick);
     uint64_t *sample = NULL;
     size_t ns = seek_sample(dg_flrep_reader_info(r), rec, o, &sample);
     uint64_t *bad = malloc((ns ? ns : 1) * 2 * sizeof *bad);
@@ -242,7 +247,7 @@ static int check_seek(dg_report_scenario *sc, const char *path, const harness__s
     } else if (nbad > 0) {
         c->status = DG_REPORT_FAIL;
         failed = 1;
-        seek_detail(c, path, o->fault_tick, bad, nbad);
+        seek_detail(c, path, o, bad, nbad);
         char ebuf[400] = "";
         if (io_failed)
             dg_error_format(&err, ebuf, sizeof ebuf);

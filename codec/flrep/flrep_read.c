@@ -36,6 +36,8 @@ struct dg_flrep_reader {
     size_t content_pos;         /* byte offset of the next tick in the content */
     flrep_world world, seek_world;
     flrep_tick_scratch scratch;
+    uint64_t fault_seek_drop_tick; /* test hook (dg_flrep_reader_set_fault_seek_drop_delta); UINT64_MAX = off */
+    flrep_world fault_world;       /* where that hook decodes the tick it drops */
     char where[128];
     long where_chunk;           /* chunk `where` names, -1 = none */
 };
@@ -484,6 +486,22 @@ static size_t chunk_for_tick(const dg_flrep_reader *r, uint64_t tick)
     return tick > r->chunks[k].last_tick ? k + 1 : k;
 }
 
+/* The seek fault hook: decodes the tick before the target into a copy of the roll-forward world
+ * and throws it away, so the seek hands over a world one delta stale. Returns false when it cannot
+ * make the copy (the fault then does not fire: a test sees no divergence, never a wrong one). */
+static bool fault_copy_world(dg_flrep_reader *r)
+{
+    const flrep_world *w = &r->seek_world;
+    if (!flrep_world_reserve(&r->fault_world, w->n))
+        return false;
+    if (w->n) {
+        memcpy(r->fault_world.ents, w->ents, w->n * sizeof *w->ents);
+        memcpy(r->fault_world.pred, w->pred, w->n * sizeof *w->pred);
+    }
+    r->fault_world.n = w->n;
+    return true;
+}
+
 dg_status dg_flrep_reader_seek(dg_flrep_reader *r, uint64_t tick, dg_error *err)
 {
     dg_error local;
@@ -507,13 +525,17 @@ dg_status dg_flrep_reader_seek(dg_flrep_reader *r, uint64_t tick, dg_error *err)
             st = err->code;
             break;
         }
-        if (dg_le64(r->content + r->content_pos) >= tick)
+        uint64_t next_tick = dg_le64(r->content + r->content_pos);
+        if (next_tick >= tick)
             break;
         uint64_t t;
         bool kf;
         const dg_event *ev;
         size_t nev;
-        if (step(r, &r->seek_world, &t, &kf, &ev, &nev, err) < 0) {
+        flrep_world *into = &r->seek_world;
+        if (tick == r->fault_seek_drop_tick && next_tick + 1 == tick && fault_copy_world(r))
+            into = &r->fault_world;
+        if (step(r, into, &t, &kf, &ev, &nev, err) < 0) {
             st = err->code;
             break;
         }
@@ -550,6 +572,7 @@ dg_status dg_flrep_reader_validate(dg_flrep_reader *r, dg_error *err)
 }
 
 void dg_flrep_reader_set_fault_double_delta(dg_flrep_reader *r, uint64_t tick) { r->ctx.fault_double_delta_tick = tick; }
+void dg_flrep_reader_set_fault_seek_drop_delta(dg_flrep_reader *r, uint64_t tick) { r->fault_seek_drop_tick = tick; }
 
 /* ---- open / close ------------------------------------------------------------------------ */
 
@@ -559,6 +582,7 @@ static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opt
     r->require_trailer = opts && opts->require_trailer;
     r->loaded = -1;
     r->where_chunk = -1;
+    r->fault_seek_drop_tick = UINT64_MAX;
     r->dctx = ZSTD_createDCtx();
     dg_buf_init(&r->comp);
     if (!r->dctx)
@@ -655,6 +679,7 @@ void dg_flrep_reader_close(dg_flrep_reader *r)
     free(r->content);
     flrep_world_free(&r->world);
     flrep_world_free(&r->seek_world);
+    flrep_world_free(&r->fault_world);
     flrep_tick_scratch_free(&r->scratch);
     free(r);
 }

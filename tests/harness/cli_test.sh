@@ -107,6 +107,22 @@ contains "$W/rep-verify/report.txt" "PASS dogfight-40"
 expect 1 "$DG" verify dogfight-40 --replay-fault double-delta:130 --report-dir "$W/rep-fault" -q
 expect 0 "$CHECK" "$SCHEMA" "$W/rep-fault"
 contains "$W/rep-fault/report.txt" "record-vs-replay: first divergent tick 130"
+# a fault on the seek path only (a seek landing on 239, a chunk's last tick, drops tick 238's delta):
+# linear replay and recovery still pass, the seek check fails at exactly that tick
+expect 1 "$DG" verify dogfight-40 --replay-fault seek-drop-delta:239 --report-dir "$W/rep-seekfault" -q
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-seekfault"
+contains "$W/rep-seekfault/report.txt" "seek: first divergent tick 239: 40 entities changed"
+python3 - "$W/rep-seekfault/report.json" <<'PY' && ok || bad "seek fault: expected only the seek check to fail, at tick 239"
+import json, sys
+checks = {c["name"]: c for c in json.load(open(sys.argv[1]))["scenarios"][0]["checks"]}
+assert checks["record-vs-replay"]["status"] == "pass" and checks["recovery"]["status"] == "pass"
+assert checks["seek"]["status"] == "fail" and checks["seek"]["firstDivergentTick"] == 239
+assert checks["seek"]["divergentTicks"] == 1
+PY
+expect 2 "$DG" verify dogfight-40 --replay-fault seek-drop-delta:soon
+contains "$W/err" "seek-drop-delta:TICK"
+expect 2 "$DG" verify mars --format rply --replay-fault seek-drop-delta:100
+contains "$W/err" "does nothing with --format rply"
 
 # ---- record + diff: a bit flip is named by tick, entity and field -------------------------------------
 expect 0 "$DG" record dogfight-40 -o "$W/good.flrep"
@@ -157,6 +173,22 @@ for pair in dogfight-40:libm-trig events:pointer-order mars:clock-seed dogfight-
 done
 
 # ---- gate / bless / shard on a throwaway corpus ---------------------------------------------------------
+# same_report A B: two JSON reports are equal once the timing (durations, rates in messages) is cut
+same_report() {
+  python3 - "$1" "$2" <<'PY' && ok || bad "reports $1 and $2 differ beyond timing"
+import json, re, sys
+def norm(v):
+    if isinstance(v, dict):
+        return {k: norm(x) for k, x in v.items() if k not in ("durationSeconds", "startedUnix")}
+    if isinstance(v, list):
+        return [norm(x) for x in v]
+    if isinstance(v, str):
+        return re.sub(r"[0-9.]+ (s|M entity-ticks/s)\b", "T", v)
+    return v
+a, b = (norm(json.load(open(p))) for p in sys.argv[1:3])
+sys.exit(0 if a == b and a["scenarios"] else 1)
+PY
+}
 mkdir -p "$W/corpus" "$W/golden"
 for n in a b c; do cp "$SRC/corpus/scenarios/mars.scn" "$W/corpus/$n.scn"; done
 expect 125 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --report-dir "$W/rep-gate0" -q
@@ -167,6 +199,14 @@ contains "$W/golden/BLESS.log" 'reason="first goldens"'
 [ -s "$W/golden/a.hashlog.zst" ] && [ -s "$W/golden/a.flrep" ] && ok || bad "bless wrote no golden"
 expect 0 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --report-dir "$W/rep-gate1" -q
 expect 0 "$CHECK" "$SCHEMA" "$W/rep-gate1"
+# --jobs 2 verifies scenarios on two threads: the same report, in corpus order, and the same exit
+expect 0 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --jobs 2 --report-dir "$W/rep-gate1j" -q
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-gate1j"
+same_report "$W/rep-gate1/report.json" "$W/rep-gate1j/report.json"
+expect 0 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" -j 0 -q
+expect 2 "$DG" gate --jobs 33
+contains "$W/err" "--jobs: expected 0 (one per CPU) or 1..32"
+expect 2 "$DG" gate --jobs two
 expect 0 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --shard 1/2 --text "$W/s1.txt" -q
 contains "$W/s1.txt" "PASS a "
 contains "$W/s1.txt" "PASS c "
@@ -178,6 +218,13 @@ sed 's/seed=[^ ]*/seed=12345/' "$SRC/corpus/scenarios/mars.scn" >"$W/corpus/b.sc
 expect 1 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --scenario b --report-dir "$W/rep-gate2" -q
 expect 0 "$CHECK" "$SCHEMA" "$W/rep-gate2"
 contains "$W/rep-gate2/report.txt" "golden: first divergent tick"
+# one scenario of three diverges: exit 1 and the same report with one worker or two
+expect 1 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --jobs 1 --json "$W/div1.json" -q
+expect 1 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --jobs 2 --json "$W/div2.json" -q
+same_report "$W/div1.json" "$W/div2.json"
+python3 -c 'import json,sys; print(" ".join(s["name"] for s in json.load(open(sys.argv[1]))["scenarios"]))' \
+  "$W/div2.json" >"$W/order.txt"
+contains "$W/order.txt" "^a b c$"
 expect 0 "$DG" bless b --corpus "$W/corpus" --golden "$W/golden" --reason "new seed for b"
 contains "$W/golden/BLESS.log" 'scenario=b first_changed_tick="0"'
 expect 0 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --scenario b -q --text "$W/g3.txt"
@@ -185,6 +232,12 @@ expect 2 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --scenario nope
 printf 'scenario broken\nsession tick_rate=banana\n' >"$W/corpus/d.scn"
 expect 2 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --scenario d -q
 contains "$W/err" "d.scn:2:"
+# two that do not parse, on two workers: their messages come out whole and in corpus order
+printf 'scenario broken\nsession tick_rate=banana\n' >"$W/corpus/e.scn"
+expect 2 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --scenario e --scenario d --jobs 2 -q
+grep -o '[de]\.scn:2:' "$W/err" | tr '\n' ' ' >"$W/errorder.txt"
+contains "$W/errorder.txt" "^d.scn:2: e.scn:2: $"
+rm -f "$W/corpus/e.scn"
 
 # ---- an engine's state stream -----------------------------------------------------------------------------
 {
@@ -201,21 +254,29 @@ contains "$W/err" "dup.csv:3:"
 
 # ---- an interrupted run leaves nothing half-written ------------------------------------------------------
 mkdir -p "$W/tmp"
-TMPDIR="$W/tmp" "$DG" record long-1h -o "$W/int.flrep" >/dev/null 2>&1 &
-pid=$!
-sleep 1
-kill -INT "$pid"
-wait "$pid"
-rc=$?
+# interrupt SIGNAL SECONDS CMD... — runs CMD (temp files in $W/tmp) and sends it SIGNAL after SECONDS;
+# its exit status lands in $rc
+interrupt() {
+  local sig=$1 after=$2
+  shift 2
+  TMPDIR="$W/tmp" "$@" >/dev/null 2>&1 &
+  local pid=$!
+  sleep "$after"
+  kill "-$sig" "$pid"
+  wait "$pid"
+  rc=$?
+}
+interrupt INT 1 "$DG" record long-1h -o "$W/int.flrep"
 [ "$rc" -ne 0 ] && ok || bad "interrupted record exited 0"
 [ ! -e "$W/int.flrep" ] && ok || bad "an interrupted record left $W/int.flrep"
 [ -z "$(ls "$W" | grep 'int.flrep')" ] && ok || bad "an interrupted record left $(ls "$W" | grep int.flrep)"
-TMPDIR="$W/tmp" "$DG" verify long-1h -q >/dev/null 2>&1 &
-pid=$!
-sleep 1
-kill -TERM "$pid"
-wait "$pid"
+interrupt TERM 1 "$DG" verify long-1h -q
 [ -z "$(ls "$W/tmp")" ] && ok || bad "an interrupted verify left $(ls "$W/tmp")"
+# a gate on two workers, interrupted while both record: no temp file, no report (not even half of one)
+interrupt TERM 1.5 "$DG" gate --jobs 2 --scenario long-1h --scenario stress-1000 --report-dir "$W/rep-int" -q
+[ "$rc" -eq 143 ] && ok || bad "an interrupted gate exited $rc, expected 143 (SIGTERM)"
+[ -z "$(ls "$W/tmp")" ] && ok || bad "an interrupted gate --jobs 2 left $(ls "$W/tmp")"
+[ -z "$(ls "$W/rep-int" 2>/dev/null)" ] && ok || bad "an interrupted gate left reports: $(ls "$W/rep-int")"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

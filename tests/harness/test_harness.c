@@ -218,8 +218,8 @@ static const dg_report_check *find_check(const dg_report_scenario *sc, const cha
     return NULL;
 }
 
-static void verify_with_fault(uint64_t fault, const char *inject, dg_report **out_rep, dg_report_scenario **out_sc,
-                              int *failed)
+static void verify_with_faults(uint64_t fault, uint64_t seek_fault, const char *inject, dg_report **out_rep,
+                               dg_report_scenario **out_sc, int *failed)
 {
     char scn[512], path[512];
     short_scenario("dogfight-40", NULL, scn, sizeof scn);
@@ -232,7 +232,7 @@ static void verify_with_fault(uint64_t fault, const char *inject, dg_report **ou
     assert_int_equal(harness__record(src, path, NULL, &rec, &err), DG_OK);
     dg_report *rep = new_report();
     dg_report_scenario *sc = dg_report_add_scenario(rep, "dogfight-40", "flrep");
-    harness__verify_opts vo = {fault, 8, 0, false, NULL, NULL};
+    harness__verify_opts vo = {.fault_tick = fault, .seek_fault_tick = seek_fault, .seek_random = 8};
     *failed = harness__verify_file(sc, src, path, &rec, &vo);
     harness__stream_free(&rec);
     harness__source_free(src);
@@ -240,6 +240,12 @@ static void verify_with_fault(uint64_t fault, const char *inject, dg_report **ou
     remove(scn);
     *out_rep = rep;
     *out_sc = sc;
+}
+
+static void verify_with_fault(uint64_t fault, const char *inject, dg_report **out_rep, dg_report_scenario **out_sc,
+                              int *failed)
+{
+    verify_with_faults(fault, UINT64_MAX, inject, out_rep, out_sc, failed);
 }
 
 static void test_verify_clean_run_passes(void **state)
@@ -273,6 +279,33 @@ static void test_replay_fault_caught_at_its_tick(void **state)
     assert_int_equal(c->ticks[0].tick, 130);
     assert_true(c->ticks[0].changed >= 1);
     assert_null(strstr(c->message, "did not reproduce")); /* a deterministic source re-derives exactly */
+    dg_report_free(rep);
+}
+
+static void test_seek_fault_caught_by_seek_check_only(void **state)
+{
+    (void)state;
+    /* 239 is the last tick of the second chunk (keyframes every 120): a chunk edge, always sampled.
+     * A seek there drops tick 238's delta; linear playback never seeks, so only `seek` fails. */
+    dg_report *rep;
+    dg_report_scenario *sc;
+    int failed;
+    verify_with_faults(UINT64_MAX, 239, NULL, &rep, &sc, &failed);
+    assert_int_equal(failed, 1);
+    const dg_report_check *lin = find_check(sc, "record-vs-replay"), *rec = find_check(sc, "recovery");
+    const dg_report_check *c = find_check(sc, "seek");
+    assert_non_null(lin);
+    assert_non_null(rec);
+    assert_non_null(c);
+    assert_int_equal(lin->status, DG_REPORT_PASS);
+    assert_int_equal(rec->status, DG_REPORT_PASS);
+    assert_int_equal(c->status, DG_REPORT_FAIL);
+    assert_int_equal(c->first_tick, 239);
+    assert_int_equal(c->divergent_ticks, 1);
+    assert_true(c->n_ticks >= 1);
+    assert_int_equal(c->ticks[0].tick, 239);
+    assert_true(c->ticks[0].changed >= 1); /* a stale world: entities changed, not lost */
+    assert_non_null(strstr(c->message, "first at tick 239"));
     dg_report_free(rep);
 }
 
@@ -399,7 +432,7 @@ static void record_states(const char *path, harness__stream *out)
     assert_int_equal(harness__record(src, rec, NULL, out, &err), DG_OK);
     dg_report *rep = new_report();
     dg_report_scenario *sc = dg_report_add_scenario(rep, "states", "flrep");
-    harness__verify_opts vo = {UINT64_MAX, 4, 0, false, NULL, NULL};
+    harness__verify_opts vo = {.fault_tick = UINT64_MAX, .seek_fault_tick = UINT64_MAX, .seek_random = 4};
     assert_int_equal(harness__verify_file(sc, src, rec, out, &vo), 0);
     dg_report_free(rep);
     harness__source_free(src);
@@ -566,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_racy_threads_caught),
         cmocka_unit_test(test_verify_clean_run_passes),
         cmocka_unit_test(test_replay_fault_caught_at_its_tick),
+        cmocka_unit_test(test_seek_fault_caught_by_seek_check_only),
         cmocka_unit_test(test_nondeterministic_source_flagged_in_diff),
         cmocka_unit_test(test_api_session_verifies_and_diffs),
         cmocka_unit_test(test_states_csv_and_jsonl_agree),

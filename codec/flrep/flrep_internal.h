@@ -105,9 +105,26 @@ void flrep_world_swap(flrep_world *a, flrep_world *b);
 typedef struct flrep_tick_ctx {
     uint32_t tick_rate_hz;
     uint64_t rate_magic;                /* ceil(2^64 / tick_rate_hz): exact division by multiply */
+    uint64_t rate_pass;                 /* all ones when tick_rate_hz = 1, else 0 (see rdiv) */
     const flrep_index_set *types, *factions;
     uint64_t fault_double_delta_tick;   /* test hook; UINT64_MAX = off */
 } flrep_tick_ctx;
+
+__extension__ typedef unsigned __int128 flrep_u128;
+
+/* rdiv of FORMAT-flrep.md §6.4: round(a / b) half away from zero. The quotient comes from one
+ * multiply by ceil(2^64/b), exact while n * b < 2^64 (Granlund–Montgomery): here a = 2 × vel' with
+ * |vel'| < 2^31 + 2^32 + 2^40 (velocity, its last change, a residual), so n < 2^43, and b <= 100000
+ * < 2^17. An integer divide here was a third of the decoder's time; for b = 1 the product is 0 and
+ * rate_pass adds n itself, with no branch. */
+static inline int64_t flrep_rdiv(int64_t a, const flrep_tick_ctx *ctx)
+{
+    uint64_t b = ctx->tick_rate_hz;
+    uint64_t sign = (uint64_t)(a >> 63);            /* all ones when negative: no branch on the sign */
+    uint64_t n = (((uint64_t)a ^ sign) - sign) + b / 2;
+    uint64_t q = (uint64_t)(((flrep_u128)n * ctx->rate_magic) >> 64) + (n & ctx->rate_pass);
+    return (int64_t)((q ^ sign) - sign);
+}
 
 /* Scratch the decoder reuses from tick to tick (no allocation per tick once warm). */
 typedef struct flrep_tick_scratch {

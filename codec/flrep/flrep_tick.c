@@ -76,29 +76,16 @@ static bool reserve_events(flrep_tick_scratch *s, size_t n)
 
 /* ---- the predictor (shared by both directions, so they cannot disagree) ------------------ */
 
-__extension__ typedef unsigned __int128 flrep_u128;
-
 void flrep_tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep_index_set *types,
                          const flrep_index_set *factions)
 {
     ctx->tick_rate_hz = tick_rate_hz;
-    /* ceil(2^64 / b); for b = 1 the product below is done without it */
+    /* ceil(2^64 / b); for b = 1 (which has none in 64 bits) flrep_rdiv passes n through instead */
     ctx->rate_magic = tick_rate_hz > 1 ? UINT64_MAX / tick_rate_hz + 1 : 0;
+    ctx->rate_pass = tick_rate_hz == 1 ? UINT64_MAX : 0;
     ctx->types = types;
     ctx->factions = factions;
     ctx->fault_double_delta_tick = UINT64_MAX;
-}
-
-/* rdiv of FORMAT-flrep.md §6.4: round(a / b) half away from zero. The quotient comes from one
- * multiply by ceil(2^64/b), exact because |a| + b/2 < 2^35 and b <= 100000, so n * b < 2^64
- * (Granlund–Montgomery); an integer divide here was a third of the decoder's time. */
-static inline int64_t rdiv(int64_t a, const flrep_tick_ctx *ctx)
-{
-    uint64_t b = ctx->tick_rate_hz;
-    uint64_t sign = (uint64_t)(a >> 63);            /* all ones when negative: no branch on the sign */
-    uint64_t n = (((uint64_t)a ^ sign) - sign) + b / 2;
-    uint64_t q = b == 1 ? n : (uint64_t)(((flrep_u128)n * ctx->rate_magic) >> 64);
-    return (int64_t)((q ^ sign) - sign);
 }
 
 static bool fits_i32(int64_t v) { return ((uint64_t)v + UINT64_C(0x80000000)) >> 32 == 0; }
@@ -123,7 +110,7 @@ apply_delta(const dg_qentity *prev, const flrep_pred *pred, const flrep_rec *r,
     /* residuals are zero when motion = 0 (read_delta_fields clears them) */
     for (int i = 0; i < 3; i++) {
         int64_t v = (int64_t)prev->vel[i] + pred->dv[i] + r->vres[i];
-        int64_t p = (int64_t)prev->pos[i] + rdiv(2 * v, tc) + r->pres[i];
+        int64_t p = (int64_t)prev->pos[i] + flrep_rdiv(2 * v, tc) + r->pres[i];
         ok &= (int)fits_i32(v) & (int)fits_i32(p);
         out->vel[i] = (int32_t)v;
         out->pos[i] = (int32_t)p;
@@ -391,12 +378,13 @@ typedef struct fast_bits {
     unsigned used, n; /* consumed so far; buffered in all */
 } fast_bits;
 
-/* One SEG code of at most 31 bits (|v| < 2^14), if it lies within the buffered bits. */
+/* One SEG code of at most 31 bits (|v| < 2^14). Whether it lay within the buffered bits is checked
+ * once per record, by fast_run: past them `a` holds zeros, which decode to nothing here. */
 static inline __attribute__((always_inline)) bool fast_seg1(fast_bits *f, int64_t *v)
 {
     unsigned zeros = (unsigned)__builtin_ctzll(f->a | ((uint64_t)1 << 63));
     unsigned len = 2 * zeros + 1;
-    if (zeros > 15 || f->used + len > f->n)
+    if (zeros > 15)
         return false;
     uint64_t x = ((f->a >> (zeros + 1)) & (((uint64_t)1 << zeros) - 1)) | ((uint64_t)1 << zeros);
     *v = dg_unzigzag(x - 1);
@@ -410,7 +398,7 @@ static inline __attribute__((always_inline)) bool fast_seg3(fast_bits *f, const 
                                                             int64_t *v1, int64_t *v2)
 {
     const dg_seg3_entry *e = &t3[f->a & ((1u << DG_SEG3_BITS) - 1)];
-    if (__builtin_expect(e->bits != 0 && f->used + e->bits <= f->n, 1)) {
+    if (__builtin_expect(e->bits != 0, 1)) {
         *v0 = e->v[0];
         *v1 = e->v[1];
         *v2 = e->v[2];
@@ -456,16 +444,18 @@ static __attribute__((noinline)) void fast_run(merge_pos *m, uint32_t nrec, cons
         if ((b.acc & ((1u << FLREP_FAST_PREFIX_BITS) - 1)) != FLREP_FAST_PREFIX ||
             !fast_seg3(&f, t3, &r.vres[0], &r.vres[1], &r.vres[2]) ||
             !fast_seg3(&f, t3, &r.pres[0], &r.pres[1], &r.pres[2]) ||
-            !fast_seg3(&f, t3, &r.rres[0], &r.rres[1], &r.rres[2]) || prev >= UINT32_MAX)
+            !fast_seg3(&f, t3, &r.rres[0], &r.rres[1], &r.rres[2]) || f.used > f.n || prev >= UINT32_MAX)
             break;
         uint64_t id = prev + 1;
-        size_t run = wi;
-        while (wi < wn && we[wi].id < id)
-            wi++;
-        if (wi > run) {   /* entities without a record: unchanged, context cleared */
-            memcpy(nx->ents + out, we + run, (wi - run) * sizeof *nx->ents);
-            memset(nx->pred + out, 0, (wi - run) * sizeof *nx->pred);
-            out += wi - run;
+        if (__builtin_expect(wi == wn || we[wi].id != id, 0)) {
+            size_t run = wi;
+            while (wi < wn && we[wi].id < id)
+                wi++;
+            if (wi > run) {   /* entities without a record: unchanged, context cleared */
+                memcpy(nx->ents + out, we + run, (wi - run) * sizeof *nx->ents);
+                memset(nx->pred + out, 0, (wi - run) * sizeof *nx->pred);
+                out += wi - run;
+            }
         }
         r.motion = 1;
         r.rot_full = 0;
@@ -744,7 +734,7 @@ static void make_delta(const dg_qentity *prev, const flrep_pred *pred, const dg_
     for (int i = 0; i < 3; i++) {
         int64_t vp = (int64_t)prev->vel[i] + pred->dv[i];
         r->vres[i] = (int64_t)cur->vel[i] - vp;
-        int64_t pp = (int64_t)prev->pos[i] + rdiv(2 * (int64_t)cur->vel[i], tc);
+        int64_t pp = (int64_t)prev->pos[i] + flrep_rdiv(2 * (int64_t)cur->vel[i], tc);
         r->pres[i] = (int64_t)cur->pos[i] - pp;
         zero = zero && r->vres[i] == 0 && r->pres[i] == 0;
     }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "flrep_bits.h"
+#include "flrep_internal.h"
 
 /* Writes `lead` one-bit codes (EG(0)) to shift the alignment, then EG(v), then a marker, and reads
  * them back; the lead also drains the reader's buffer to every fill level. */
@@ -98,12 +99,43 @@ static void test_reader_fails_closed_on_a_run_of_zeros(void **state)
     assert_false(r.ok);
 }
 
+/* The predictor's rounding division (FORMAT-flrep.md §6.4), done by multiply, against the page's
+ * definition with C's truncating division, at 1 Hz (no 64-bit magic: passed through), odd and
+ * even rates and the largest, for dividends around every multiple and half-multiple, at zero and
+ * at the extremes a record can produce. */
+static int64_t rdiv_by_the_page(int64_t a, int64_t b)
+{
+    return a >= 0 ? (a + b / 2) / b : -((-a + b / 2) / b);
+}
+
+static void test_rdiv_matches_the_page_at_every_rate(void **state)
+{
+    (void)state;
+    static const uint32_t rates[] = {1, 2, 3, 7, 30, 60, 64, 120, 99991, 100000};
+    const int64_t far = (INT64_C(1) << 42) - 1;   /* 2 x (2^31 + 2^32 + 2^40): see flrep_rdiv */
+    for (size_t k = 0; k < sizeof rates / sizeof rates[0]; k++) {
+        flrep_tick_ctx ctx;
+        flrep_tick_ctx_init(&ctx, rates[k], NULL, NULL);
+        int64_t b = rates[k];
+        for (int64_t m = -40; m <= 40; m++)
+            for (int64_t d = -2; d <= 2; d++) {
+                int64_t a = m * b / 2 + d;
+                assert_int_equal(flrep_rdiv(a, &ctx), rdiv_by_the_page(a, b));
+            }
+        const int64_t edges[] = {0, 1, -1, INT32_MAX, INT32_MIN, 2 * (int64_t)INT32_MAX, far, -far,
+                                 far - b / 2, -far + b / 2};
+        for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++)
+            assert_int_equal(flrep_rdiv(edges[e], &ctx), rdiv_by_the_page(edges[e], b));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_code_length_at_every_alignment),
         cmocka_unit_test(test_seg_triples_match_single_decodes),
         cmocka_unit_test(test_reader_fails_closed_on_a_run_of_zeros),
+        cmocka_unit_test(test_rdiv_matches_the_page_at_every_rate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

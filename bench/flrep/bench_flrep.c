@@ -4,8 +4,9 @@
  *
  * Usage: bench_flrep                          the tables of docs/PERFORMANCE.md
  *        bench_flrep --profile-read FILE [N]  write FILE once, read it N times (for perf/callgrind)
- *        bench_flrep --profile-write FILE [N] write FILE N times (for perf/callgrind; FILE is kept, so
- *                                             `cmp` shows whether a writer change altered the bytes)
+ *        bench_flrep --profile-write FILE [N [TICKS]]  write FILE N times (for perf/callgrind; FILE
+ *                                             is kept, so `cmp` shows whether a writer change altered
+ *                                             the bytes); TICKS (default 3000) shortens it for callgrind
  * The synthetic generator stands in for sim_stub here; `detgate record` gives the same size figures
  * on the dogfight-40 scenario. */
 #define _POSIX_C_SOURCE 200809L
@@ -196,10 +197,11 @@ int main(int argc, char **argv)
     if (argc >= 3 && strcmp(argv[1], "--profile-write") == 0) { /* for perf: write N times */
         long bytes;
         int reps = argc > 3 ? atoi(argv[3]) : 5;
+        uint32_t ticks = argc > 4 ? (uint32_t)atoi(argv[4]) : 3000;
         double s = 0;
         for (int i = 0; i < reps; i++)
-            s += record(argv[2], 1000, 3000, 60, 120, &bytes);
-        printf("write: %.1f M entity-ticks/s (%ld bytes)\n", reps * 3.0 / s, bytes);
+            s += record(argv[2], 1000, ticks, 60, 120, &bytes);
+        printf("write: %.1f M entity-ticks/s (%ld bytes)\n", reps * ticks * 1000.0 / s / 1e6, bytes);
         return 0;
     }
     snprintf(path, sizeof path, "%s/bench-flrep-%ld.flrep", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",

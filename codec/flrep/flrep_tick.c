@@ -610,56 +610,93 @@ static void write_full(dg_bitw *b, const dg_qentity *q)
 }
 
 /* Residuals that make apply_delta(prev) produce cur exactly. */
-static void make_delta(const dg_qentity *prev, const flrep_pred *pred, const dg_qentity *cur,
-                       const flrep_tick_ctx *tc, flrep_rec *r)
+static inline __attribute__((always_inline)) void make_delta(const dg_qentity *prev, const flrep_pred *pred,
+                                                             const dg_qentity *cur, const flrep_tick_ctx *tc,
+                                                             flrep_rec *r)
 {
-    bool zero = true;
     r->id = cur->id;
-    r->rot_full = 0;
-    r->attr_mask = 0;
     r->kind = FLREP_REC_DELTA;
+    int64_t any = 0;   /* non-zero when some residual is */
     for (int i = 0; i < 3; i++) {
         int64_t vp = (int64_t)prev->vel[i] + pred->dv[i];
         r->vres[i] = (int64_t)cur->vel[i] - vp;
         int64_t pp = (int64_t)prev->pos[i] + rdiv(2 * (int64_t)cur->vel[i], tc);
         r->pres[i] = (int64_t)cur->pos[i] - pp;
-        zero = zero && r->vres[i] == 0 && r->pres[i] == 0;
+        any |= r->vres[i] | r->pres[i];
     }
-    if (cur->rot_largest != prev->rot_largest) {
-        r->rot_full = 1;
-        r->full.rot_largest = cur->rot_largest;
-        memcpy(r->full.rot, cur->rot, sizeof r->full.rot);
-        zero = false;
-    } else {
-        for (int i = 0; i < 3; i++) {
-            r->rres[i] = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]);
-            zero = zero && r->rres[i] == 0;
-        }
+    /* the rotation both ways, without a branch: rotFull takes full.rot, a delta the residuals */
+    r->rot_full = cur->rot_largest != prev->rot_largest;
+    r->full.rot_largest = cur->rot_largest;
+    for (int i = 0; i < 3; i++) {
+        r->full.rot[i] = cur->rot[i];
+        int64_t res = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]);
+        r->rres[i] = r->rot_full ? 0 : res;
+        any |= r->rres[i];
     }
-    r->motion = !zero;
+    r->motion = r->rot_full || any != 0;
     uint16_t now[4] = {cur->type_index, cur->faction_index, cur->health, cur->flags};
     uint16_t was[4] = {prev->type_index, prev->faction_index, prev->health, prev->flags};
-    for (int i = 0; i < 4; i++)
-        if (now[i] != was[i]) {
-            r->attr_mask |= (uint8_t)(1u << i);
-            r->attrs[i] = now[i];
-        }
+    unsigned mask = 0;
+    for (int i = 0; i < 4; i++) {
+        mask |= (unsigned)(now[i] != was[i]) << i;
+        r->attrs[i] = now[i];
+    }
+    r->attr_mask = (uint8_t)mask;
 }
 
-static void write_delta(dg_bitw *b, const flrep_rec *r)
+/* Appends `lead` (lead_len bits, the record's head) and the SEG codes of a residual triple. One
+ * put when all of it fits in 56 bits — residuals of a quantum or two, nearly every record — so
+ * the common record costs a few shifts and no branch per code. */
+static inline __attribute__((always_inline)) void write_seg3_long(dg_bitw *b, uint64_t lead, unsigned lead_len, int64_t r0, int64_t r1, int64_t r2)
 {
-    dg_bitw_put(b, FLREP_REC_DELTA, 2);
-    dg_bitw_put(b, (uint64_t)r->motion | (uint64_t)r->rot_full << 1 | (uint64_t)(r->attr_mask != 0) << 2, 3);
+    if (lead_len)
+        dg_bitw_put_clean(b, lead, lead_len);
+    dg_bitw_seg(b, r0);
+    dg_bitw_seg(b, r1);
+    dg_bitw_seg(b, r2);
+}
+
+/* The residuals come by value: a pointer into the record would keep it in memory, and the
+ * compiler could no longer see through the self-check (track below). */
+static inline __attribute__((always_inline)) void write_seg3(dg_bitw *b, uint64_t lead, unsigned lead_len, int64_t r0, int64_t r1, int64_t r2)
+{
+    uint64_t c0, c1, c2;
+    unsigned l0, l1, l2;
+    bool short_codes = dg_eg_short(dg_zigzag(r0), &c0, &l0);
+    short_codes &= dg_eg_short(dg_zigzag(r1), &c1, &l1);
+    short_codes &= dg_eg_short(dg_zigzag(r2), &c2, &l2);
+    unsigned total = lead_len + l0 + l1 + l2;
+    if (__builtin_expect(short_codes && total <= 56, 1)) {
+        unsigned at1 = lead_len + l0, at2 = at1 + l1;
+        dg_bitw_put_clean(b, lead | c0 << lead_len | c1 << at1 | c2 << at2, total);
+        return;
+    }
+    write_seg3_long(b, lead, lead_len, r0, r1, r2);
+}
+
+/* The id gap, kind and flags of a DELTA record, then its fields (FORMAT-flrep.md §6.3). */
+static inline __attribute__((always_inline)) void write_delta(dg_bitw *b, uint64_t gap, const flrep_rec *r)
+{
+    uint64_t flags = (uint64_t)r->motion | (uint64_t)r->rot_full << 1 | (uint64_t)(r->attr_mask != 0) << 2;
+    uint64_t head;
+    unsigned head_len;
+    if (__builtin_expect(dg_eg_short(gap, &head, &head_len), 1)) {
+        head |= (uint64_t)FLREP_REC_DELTA << head_len | flags << (head_len + 2);
+        head_len += 5;
+    } else {
+        dg_bitw_eg(b, gap);
+        head = (uint64_t)FLREP_REC_DELTA | flags << 2;
+        head_len = 5;
+    }
     if (r->motion) {
-        for (int i = 0; i < 3; i++)
-            dg_bitw_seg(b, r->vres[i]);
-        for (int i = 0; i < 3; i++)
-            dg_bitw_seg(b, r->pres[i]);
+        write_seg3(b, head, head_len, r->vres[0], r->vres[1], r->vres[2]);
+        write_seg3(b, 0, 0, r->pres[0], r->pres[1], r->pres[2]);
         if (r->rot_full)
             write_rot(b, &r->full);
         else
-            for (int i = 0; i < 3; i++)
-                dg_bitw_seg(b, r->rres[i]);
+            write_seg3(b, 0, 0, r->rres[0], r->rres[1], r->rres[2]);
+    } else {
+        dg_bitw_put_clean(b, head, head_len);
     }
     if (r->attr_mask) {
         dg_bitw_put(b, r->attr_mask, 4);
@@ -732,22 +769,55 @@ static dg_status check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_
     return DG_OK;
 }
 
-/* The world after an encoded record, computed with the decoder's own apply_delta: the writer's
- * prediction contexts are the reader's by construction, and a residual that does not reproduce
- * the state exactly is caught here rather than in a file. */
-static bool track_record(const flrep_world *world, size_t wi, const flrep_rec *r, const dg_qentity *cur,
-                         const flrep_tick_ctx *tc, flrep_world *next)
+/* Whole-state equality without a branch per field: the first differing field of a moving entity
+ * varies from record to record, and a chain of compares mispredicts on it. Both states are in
+ * memory (the world, the caller's array) and have pad_ = 0 (apply_delta, check_input). */
+_Static_assert(sizeof(dg_qentity) % 4 == 0, "same_state compares whole words");
+
+static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
 {
-    dg_qentity *q = &next->ents[next->n];
-    flrep_pred *p = &next->pred[next->n];
-    next->n++;
-    if (!r) {   /* FULL or unlisted: the state as given, no context */
-        *q = *cur;
-        memset(p, 0, sizeof *p);
-        return true;
+    const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
+    uint64_t diff = 0;
+    for (size_t at = 0; at + 8 <= sizeof *a; at += 8) {
+        uint64_t x, y;
+        memcpy(&x, pa + at, 8);
+        memcpy(&y, pb + at, 8);
+        diff |= x ^ y;
     }
+    uint32_t x, y;   /* the last word (44 bytes: not a multiple of 8) */
+    memcpy(&x, pa + sizeof *a - 4, 4);
+    memcpy(&y, pb + sizeof *a - 4, 4);
+    return (diff | (x ^ y)) == 0;
+}
+
+/* The encoder tracks the world a reader will rebuild. A FULL record or none: the state as given,
+ * context cleared. */
+static void track_record(const dg_qentity *cur, flrep_world *next)
+{
+    next->ents[next->n] = *cur;   /* FULL or unlisted: the state as given, no context */
+    memset(&next->pred[next->n], 0, sizeof next->pred[next->n]);
+    next->n++;
+}
+
+/* The DELTA record of a live entity whose state changed, appended to b; its state and the context
+ * a reader will have go to *out and *out_pred, computed with the decoder's own apply_delta: the
+ * writer's prediction contexts are the reader's by construction, and a residual that does not
+ * reproduce the state exactly is caught here rather than in a file (returns false: a codec bug).
+ * The record and the rebuilt state are locals the compiler keeps in registers. */
+static inline __attribute__((always_inline)) bool
+encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred *pred, const dg_qentity *cur,
+             const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred)
+{
+    flrep_rec r;
+    make_delta(prev, pred, cur, tc, &r);
+    dg_qentity rebuilt;
+    flrep_pred ctx;
     const char *why;
-    return apply_delta(&world->ents[wi], &world->pred[wi], r, tc, q, p, &why) && dg_qentity_equal(q, cur);
+    bool same = apply_delta(prev, pred, &r, tc, &rebuilt, &ctx, &why) && dg_qentity_equal(&rebuilt, cur);
+    write_delta(b, gap, &r);   /* after every load: its byte stores may alias anything */
+    *out = *cur;
+    *out_pred = ctx;
+    return same;
 }
 
 dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *tc,
@@ -782,23 +852,23 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
         if (i == n)
             break;
         bool present = wi < wn && world->ents[wi].id == id;
-        if (present && dg_qentity_equal(&world->ents[wi], &cur[i])) {
-            track_record(world, wi, NULL, &cur[i], tc, next);
+        if (present && same_state(&world->ents[wi], &cur[i])) {
+            track_record(&cur[i], next);
             wi++;
             continue;  /* unchanged: no record */
         }
-        dg_bitw_eg(&b, (uint64_t)id - prev_id - 1);
+        uint64_t gap = (uint64_t)id - prev_id - 1;
         prev_id = id;
         nrec++;
         if (!present) {
+            dg_bitw_eg(&b, gap);
             write_full(&b, &cur[i]);
-            track_record(world, wi, NULL, &cur[i], tc, next);
+            track_record(&cur[i], next);
             continue;
         }
-        flrep_rec r;
-        make_delta(&world->ents[wi], &world->pred[wi], &cur[i], tc, &r);
-        write_delta(&b, &r);
-        tracked &= track_record(world, wi, &r, &cur[i], tc, next);
+        tracked &= encode_delta(&b, gap, &world->ents[wi], &world->pred[wi], &cur[i], tc, &next->ents[next->n],
+                                &next->pred[next->n]);
+        next->n++;
         wi++;
     }
     dg_bitw_flush(&b);

@@ -73,6 +73,19 @@ static inline bool dg_eg_short(uint64_t v, uint64_t *code, unsigned *len)
     return fits;
 }
 
+/* The Exp-Golomb codes of 0..127 as constants, code | length << 24 (at most 15 bits): one load per
+ * code instead of a count of leading zeros and four shifts. */
+#define DG_EG_N(x) ((x) >= 128 ? 7 : (x) >= 64 ? 6 : (x) >= 32 ? 5 : (x) >= 16 ? 4 : (x) >= 8 ? 3 : (x) >= 4 ? 2 : (x) >= 2 ? 1 : 0)
+#define DG_EG_ENTRY(v)                                                                                   \
+    ((((((uint32_t)(v) + 1) << (DG_EG_N((v) + 1) + 1)) | (1u << DG_EG_N((v) + 1))) &                     \
+      ((1u << (2 * DG_EG_N((v) + 1) + 1)) - 1)) |                                                      \
+     (uint32_t)(2 * DG_EG_N((v) + 1) + 1) << 24)
+#define DG_EG_4(v) DG_EG_ENTRY(v), DG_EG_ENTRY((v) + 1), DG_EG_ENTRY((v) + 2), DG_EG_ENTRY((v) + 3)
+#define DG_EG_16(v) DG_EG_4(v), DG_EG_4((v) + 4), DG_EG_4((v) + 8), DG_EG_4((v) + 12)
+#define DG_EG_SMALL 128u
+static const uint32_t dg_eg_small[DG_EG_SMALL] = {DG_EG_16(0),  DG_EG_16(16), DG_EG_16(32), DG_EG_16(48),
+                                                   DG_EG_16(64), DG_EG_16(80), DG_EG_16(96), DG_EG_16(112)};
+
 /* Inline whole, slow path included: a call would take the writer's address and keep its state in
  * memory instead of registers for the whole record block. */
 static inline __attribute__((always_inline)) void dg_bitw_eg(dg_bitw *w, uint64_t v)

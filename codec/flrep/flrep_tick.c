@@ -644,10 +644,9 @@ static inline __attribute__((always_inline)) void make_delta(const dg_qentity *p
     r->attr_mask = (uint8_t)mask;
 }
 
-/* Appends `lead` (lead_len bits, the record's head) and the SEG codes of a residual triple. One
- * put when all of it fits in 56 bits — residuals of a quantum or two, nearly every record — so
- * the common record costs a few shifts and no branch per code. */
-static inline __attribute__((always_inline)) void write_seg3_long(dg_bitw *b, uint64_t lead, unsigned lead_len, int64_t r0, int64_t r1, int64_t r2)
+/* write_seg3 for codes longer than the table's or too long together: one put after another. */
+static inline __attribute__((always_inline)) void write_seg3_long(dg_bitw *b, uint64_t lead, unsigned lead_len,
+                                                                  int64_t r0, int64_t r1, int64_t r2)
 {
     if (lead_len)
         dg_bitw_put_clean(b, lead, lead_len);
@@ -656,20 +655,23 @@ static inline __attribute__((always_inline)) void write_seg3_long(dg_bitw *b, ui
     dg_bitw_seg(b, r2);
 }
 
-/* The residuals come by value: a pointer into the record would keep it in memory, and the
- * compiler could no longer see through the self-check (track below). */
-static inline __attribute__((always_inline)) void write_seg3(dg_bitw *b, uint64_t lead, unsigned lead_len, int64_t r0, int64_t r1, int64_t r2)
+/* Appends `lead` (lead_len bits, the record's head) and the SEG codes of a residual triple. One
+ * put, codes from a table, when each residual is within +-64 and all of it fits in 56 bits —
+ * residuals of a quantum or two, nearly every record — so the common record costs a few shifts
+ * and one predictable branch. The residuals come by value: a pointer into the record would keep
+ * the record in memory instead of registers. */
+static inline __attribute__((always_inline)) void write_seg3(dg_bitw *b, uint64_t lead, unsigned lead_len,
+                                                             int64_t r0, int64_t r1, int64_t r2)
 {
-    uint64_t c0, c1, c2;
-    unsigned l0, l1, l2;
-    bool short_codes = dg_eg_short(dg_zigzag(r0), &c0, &l0);
-    short_codes &= dg_eg_short(dg_zigzag(r1), &c1, &l1);
-    short_codes &= dg_eg_short(dg_zigzag(r2), &c2, &l2);
-    unsigned total = lead_len + l0 + l1 + l2;
-    if (__builtin_expect(short_codes && total <= 56, 1)) {
-        unsigned at1 = lead_len + l0, at2 = at1 + l1;
-        dg_bitw_put_clean(b, lead | c0 << lead_len | c1 << at1 | c2 << at2, total);
-        return;
+    uint64_t z0 = dg_zigzag(r0), z1 = dg_zigzag(r1), z2 = dg_zigzag(r2);
+    if (__builtin_expect((z0 | z1 | z2) < DG_EG_SMALL, 1)) {
+        uint32_t e0 = dg_eg_small[z0], e1 = dg_eg_small[z1], e2 = dg_eg_small[z2];
+        unsigned at1 = lead_len + (e0 >> 24), at2 = at1 + (e1 >> 24), total = at2 + (e2 >> 24);
+        if (__builtin_expect(total <= 56, 1)) {   /* 45 bits of codes: the lead is what can overflow */
+            uint64_t m = 0xFFFFFF;
+            dg_bitw_put_clean(b, lead | (e0 & m) << lead_len | (e1 & m) << at1 | (e2 & m) << at2, total);
+            return;
+        }
     }
     write_seg3_long(b, lead, lead_len, r0, r1, r2);
 }
@@ -790,6 +792,22 @@ static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
     return (diff | (x ^ y)) == 0;
 }
 
+/* Field-by-field equality folded with | (not &&): && over adjacent narrow fields lets the compiler
+ * merge them into one wide load of a state it has just stored piecewise (rot[2], rot_largest,
+ * pad_), which stalls on store forwarding — a tenth of the encoder's time. */
+static inline bool same_fields(const dg_qentity *a, const dg_qentity *b)
+{
+    uint32_t d = a->id ^ b->id;
+    d |= (uint32_t)(a->type_index ^ b->type_index) | (uint32_t)(a->faction_index ^ b->faction_index);
+    for (int i = 0; i < 3; i++) {
+        d |= (uint32_t)(a->pos[i] ^ b->pos[i]) | (uint32_t)(a->vel[i] ^ b->vel[i]);
+        d |= (uint32_t)(uint16_t)(a->rot[i] ^ b->rot[i]);
+    }
+    d |= (uint32_t)(a->rot_largest ^ b->rot_largest) | (uint32_t)(a->pad_ ^ b->pad_);
+    d |= (uint32_t)(a->health ^ b->health) | (uint32_t)(a->flags ^ b->flags);
+    return d == 0;
+}
+
 /* The encoder tracks the world a reader will rebuild. A FULL record or none: the state as given,
  * context cleared. */
 static void track_record(const dg_qentity *cur, flrep_world *next)
@@ -813,7 +831,7 @@ encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred 
     dg_qentity rebuilt;
     flrep_pred ctx;
     const char *why;
-    bool same = apply_delta(prev, pred, &r, tc, &rebuilt, &ctx, &why) && dg_qentity_equal(&rebuilt, cur);
+    bool same = apply_delta(prev, pred, &r, tc, &rebuilt, &ctx, &why) && same_fields(&rebuilt, cur);
     write_delta(b, gap, &r);   /* after every load: its byte stores may alias anything */
     *out = *cur;
     *out_pred = ctx;

@@ -810,11 +810,19 @@ static inline bool same_fields(const dg_qentity *a, const dg_qentity *b)
 
 /* The encoder tracks the world a reader will rebuild. A FULL record or none: the state as given,
  * context cleared. */
-static void track_record(const dg_qentity *cur, flrep_world *next)
+static void track_record(const dg_qentity *cur, flrep_world *next, size_t at)
 {
-    next->ents[next->n] = *cur;   /* FULL or unlisted: the state as given, no context */
-    memset(&next->pred[next->n], 0, sizeof next->pred[next->n]);
-    next->n++;
+    next->ents[at] = *cur;
+    memset(&next->pred[at], 0, sizeof next->pred[at]);
+}
+
+static inline __attribute__((always_inline)) void write_remove(dg_bitw *b, uint32_t id, uint32_t *prev_id,
+                                                               size_t *nrec)
+{
+    dg_bitw_eg(b, (uint64_t)id - *prev_id - 1);
+    dg_bitw_put(b, FLREP_REC_REMOVE, 2);
+    *prev_id = id;
+    ++*nrec;
 }
 
 /* The DELTA record of a live entity whose state changed, appended to b; its state and the context
@@ -854,24 +862,18 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
     if (!dg_bitw_begin(&b, bits, (n + (keyframe ? 0 : world->n)) * 96))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
                             (unsigned long long)tick);
-    size_t wi = 0, nrec = 0;
+    size_t wi = 0, nrec = 0, out_n = 0;
     uint32_t prev_id = 0;
     size_t wn = keyframe ? 0 : world->n;
-    for (size_t i = 0; i <= n; i++) {
-        uint32_t id = i < n ? cur[i].id : UINT32_MAX;
+    const dg_qentity *wents = world->ents;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = cur[i].id;
         /* entities that vanished before this id: REMOVE */
-        while (wi < wn && (world->ents[wi].id < id || (i == n && wi < wn))) {
-            dg_bitw_eg(&b, (uint64_t)world->ents[wi].id - prev_id - 1);
-            dg_bitw_put(&b, FLREP_REC_REMOVE, 2);
-            prev_id = world->ents[wi].id;
-            nrec++;
-            wi++;
-        }
-        if (i == n)
-            break;
-        bool present = wi < wn && world->ents[wi].id == id;
-        if (present && same_state(&world->ents[wi], &cur[i])) {
-            track_record(&cur[i], next);
+        while (wi < wn && wents[wi].id < id)
+            write_remove(&b, wents[wi++].id, &prev_id, &nrec);
+        bool present = wi < wn && wents[wi].id == id;
+        if (present && same_state(&wents[wi], &cur[i])) {
+            track_record(&cur[i], next, out_n++);
             wi++;
             continue;  /* unchanged: no record */
         }
@@ -881,14 +883,17 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
         if (!present) {
             dg_bitw_eg(&b, gap);
             write_full(&b, &cur[i]);
-            track_record(&cur[i], next);
+            track_record(&cur[i], next, out_n++);
             continue;
         }
-        tracked &= encode_delta(&b, gap, &world->ents[wi], &world->pred[wi], &cur[i], tc, &next->ents[next->n],
-                                &next->pred[next->n]);
-        next->n++;
+        tracked &= encode_delta(&b, gap, &wents[wi], &world->pred[wi], &cur[i], tc, &next->ents[out_n],
+                                &next->pred[out_n]);
+        out_n++;
         wi++;
     }
+    while (wi < wn)
+        write_remove(&b, wents[wi++].id, &prev_id, &nrec);
+    next->n = out_n;
     dg_bitw_flush(&b);
     if (!tracked)
         return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",

@@ -36,12 +36,22 @@ static inline bool dg_bitw_begin(dg_bitw *w, dg_buf *out, size_t max_bytes)
     return true;
 }
 
+/* The accumulator's bytes, stored as one 64-bit word where the byte order allows: a store of
+ * bytes may alias anything, and the compiler would reload every state field the encoder read
+ * before it. aligned(1): the stream has no alignment. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+typedef uint64_t dg_bitw_word __attribute__((aligned(1)));
+static inline void dg_bitw_store(uint8_t *p, uint64_t v) { *(dg_bitw_word *)(void *)p = v; }
+#else
+static inline void dg_bitw_store(uint8_t *p, uint64_t v) { dg_put_le64(p, v); }
+#endif
+
 /* Appends the k bits of v (k <= 56; v has no bits at k or above), least significant first. */
 static inline void dg_bitw_put_clean(dg_bitw *w, uint64_t v, unsigned k)
 {
     w->acc |= v << w->n;
     w->n += k;                      /* <= 63 */
-    dg_put_le64(w->p, w->acc);
+    dg_bitw_store(w->p, w->acc);
     unsigned whole = w->n >> 3;
     w->p += whole;
     w->acc >>= whole * 8;           /* <= 56: no shift by 64 */

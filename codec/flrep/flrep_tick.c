@@ -840,7 +840,7 @@ encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred 
     flrep_pred ctx;
     const char *why;
     bool same = apply_delta(prev, pred, &r, tc, &rebuilt, &ctx, &why) && same_fields(&rebuilt, cur);
-    write_delta(b, gap, &r);   /* after every load: its byte stores may alias anything */
+    write_delta(b, gap, &r);   /* after every load: fewer values live across the bit writer */
     *out = *cur;
     *out_pred = ctx;
     return same;

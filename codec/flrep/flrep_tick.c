@@ -682,8 +682,10 @@ static inline __attribute__((always_inline)) void write_delta(dg_bitw *b, uint64
     uint64_t flags = (uint64_t)r->motion | (uint64_t)r->rot_full << 1 | (uint64_t)(r->attr_mask != 0) << 2;
     uint64_t head;
     unsigned head_len;
-    if (__builtin_expect(dg_eg_short(gap, &head, &head_len), 1)) {
-        head |= (uint64_t)FLREP_REC_DELTA << head_len | flags << (head_len + 2);
+    if (__builtin_expect(gap < DG_EG_SMALL, 1)) {   /* ids a few apart: nearly always 0 */
+        uint32_t e = dg_eg_small[gap];
+        head_len = e >> 24;
+        head = (e & 0xFFFFFF) | (uint64_t)FLREP_REC_DELTA << head_len | flags << (head_len + 2);
         head_len += 5;
     } else {
         dg_bitw_eg(b, gap);

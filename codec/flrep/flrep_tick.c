@@ -864,10 +864,14 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
     if (!dg_bitw_begin(&b, bits, (n + (keyframe ? 0 : world->n)) * 96))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
                             (unsigned long long)tick);
-    size_t wi = 0, nrec = 0, out_n = 0;
+    /* every entity of cur is in the next world, in cur's order: its slot there is i */
+    size_t wi = 0, nrec = 0;
     uint32_t prev_id = 0;
     size_t wn = keyframe ? 0 : world->n;
     const dg_qentity *wents = world->ents;
+    const flrep_pred *wpred = world->pred;
+    dg_qentity *nents = next->ents;
+    flrep_pred *npred = next->pred;
     for (size_t i = 0; i < n; i++) {
         uint32_t id = cur[i].id;
         /* entities that vanished before this id: REMOVE */
@@ -875,7 +879,7 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
             write_remove(&b, wents[wi++].id, &prev_id, &nrec);
         bool present = wi < wn && wents[wi].id == id;
         if (present && same_state(&wents[wi], &cur[i])) {
-            track_record(&cur[i], next, out_n++);
+            track_record(&cur[i], next, i);
             wi++;
             continue;  /* unchanged: no record */
         }
@@ -885,17 +889,15 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
         if (!present) {
             dg_bitw_eg(&b, gap);
             write_full(&b, &cur[i]);
-            track_record(&cur[i], next, out_n++);
+            track_record(&cur[i], next, i);
             continue;
         }
-        tracked &= encode_delta(&b, gap, &wents[wi], &world->pred[wi], &cur[i], tc, &next->ents[out_n],
-                                &next->pred[out_n]);
-        out_n++;
+        tracked &= encode_delta(&b, gap, &wents[wi], &wpred[wi], &cur[i], tc, &nents[i], &npred[i]);
         wi++;
     }
     while (wi < wn)
         write_remove(&b, wents[wi++].id, &prev_id, &nrec);
-    next->n = out_n;
+    next->n = n;
     dg_bitw_flush(&b);
     if (!tracked)
         return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",

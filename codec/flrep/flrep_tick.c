@@ -870,6 +870,7 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
     size_t wn = keyframe ? 0 : world->n;
     const dg_qentity *wents = world->ents;
     const flrep_pred *wpred = world->pred;
+    const flrep_tick_ctx tcl = *tc;   /* a local: the bit writer's word stores cannot alias it */
     dg_qentity *nents = next->ents;
     flrep_pred *npred = next->pred;
     for (size_t i = 0; i < n; i++) {
@@ -892,7 +893,7 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
             track_record(&cur[i], next, i);
             continue;
         }
-        tracked &= encode_delta(&b, gap, &wents[wi], &wpred[wi], &cur[i], tc, &nents[i], &npred[i]);
+        tracked &= encode_delta(&b, gap, &wents[wi], &wpred[wi], &cur[i], &tcl, &nents[i], &npred[i]);
         wi++;
     }
     while (wi < wn)

@@ -12,10 +12,10 @@
 #define DG_EG_MAX_ZEROS 40
 
 /* ---- writer ---- */
-/* Writes into memory the caller reserved (dg_bitw_begin). Every put stores the whole 64-bit
- * accumulator and advances by the whole bytes it holds: no branch per put (a branch on "a word is
- * full" mispredicts on random code lengths). FLREP_MAX_RECORD_BYTES bounds what one record takes;
- * the 8 bytes begin reserves beyond it absorb the store past the last byte. */
+/* Writes into memory the caller reserved (dg_bitw_begin) for the most the records can take. Every
+ * put stores the whole 64-bit accumulator and advances by the whole bytes it holds: no branch per
+ * put (a branch on "a word is full" mispredicts on random code lengths); the 8 bytes begin
+ * reserves beyond the caller's bound absorb the store past the last byte. */
 typedef struct dg_bitw {
     dg_buf *out;
     uint8_t *p;     /* next byte to store */
@@ -85,7 +85,8 @@ static inline bool dg_eg_short(uint64_t v, uint64_t *code, unsigned *len)
 
 /* The Exp-Golomb codes of 0..127 as constants, code | length << 24 (at most 15 bits): one load per
  * code instead of a count of leading zeros and four shifts. */
-#define DG_EG_N(x) ((x) >= 128 ? 7 : (x) >= 64 ? 6 : (x) >= 32 ? 5 : (x) >= 16 ? 4 : (x) >= 8 ? 3 : (x) >= 4 ? 2 : (x) >= 2 ? 1 : 0)
+#define DG_EG_N(x)                                                                                      \
+    ((x) >= 128 ? 7 : (x) >= 64 ? 6 : (x) >= 32 ? 5 : (x) >= 16 ? 4 : (x) >= 8 ? 3 : (x) >= 4 ? 2 : (x) >= 2 ? 1 : 0)
 #define DG_EG_ENTRY(v)                                                                                   \
     ((((((uint32_t)(v) + 1) << (DG_EG_N((v) + 1) + 1)) | (1u << DG_EG_N((v) + 1))) &                     \
       ((1u << (2 * DG_EG_N((v) + 1) + 1)) - 1)) |                                                      \

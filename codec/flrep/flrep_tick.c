@@ -656,7 +656,7 @@ static inline __attribute__((always_inline)) void write_seg3_long(dg_bitw *b, ui
 }
 
 /* Appends `lead` (lead_len bits, the record's head) and the SEG codes of a residual triple. One
- * put, codes from a table, when each residual is within +-64 and all of it fits in 56 bits —
+ * put, codes from a table, when each residual is within -64..63 and all of it fits in 56 bits —
  * residuals of a quantum or two, nearly every record — so the common record costs a few shifts
  * and one predictable branch. The residuals come by value: a pointer into the record would keep
  * the record in memory instead of registers. */
@@ -773,11 +773,11 @@ static dg_status check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_
     return DG_OK;
 }
 
+_Static_assert(sizeof(dg_qentity) % 4 == 0, "same_state compares whole words");
+
 /* Whole-state equality without a branch per field: the first differing field of a moving entity
  * varies from record to record, and a chain of compares mispredicts on it. Both states are in
  * memory (the world, the caller's array) and have pad_ = 0 (apply_delta, check_input). */
-_Static_assert(sizeof(dg_qentity) % 4 == 0, "same_state compares whole words");
-
 static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
 {
     const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;

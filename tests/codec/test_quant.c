@@ -278,8 +278,12 @@ static void test_matches_the_reference_on_edge_values(void **state)
             default: for (int k = 0; k < 4; k++) in.rot[k] = edge_value(&r, 1); break;
             }
         }
-        in.health = edge_at == 7 ? (tl_next(&r) & 1) ? edge_value(&r, 10000) : ((double)(tl_next(&r) % 10001) + 0.5) / 10000
-                                 : tl_unit(&r);
+        if (edge_at != 7)
+            in.health = tl_unit(&r);
+        else if (tl_next(&r) & 1)
+            in.health = edge_value(&r, 10000);
+        else   /* exact halves of a health quantum, or as near as a double gets */
+            in.health = ((double)(tl_next(&r) % 10001) + 0.5) / 10000;
         expect_as_reference(&in);
     }
 }

@@ -96,8 +96,10 @@ static inline void store_axes(const axes *a, dg_qentity *out)
 }
 #endif
 
-static dg_status fail_field(dg_error *err, uint32_t id, const char *field, int axis, double v,
-                            const char *expected)
+/* The error paths are cold and out of line: inlined, they made the quantizer save and restore
+ * three more registers on every call. */
+__attribute__((cold, noinline)) static dg_status fail_field(dg_error *err, uint32_t id, const char *field,
+                                                            int axis, double v, const char *expected)
 {
     char where[48];
     snprintf(where, sizeof where, "entity %u", id);
@@ -106,7 +108,7 @@ static dg_status fail_field(dg_error *err, uint32_t id, const char *field, int a
 }
 
 /* Names the first axis quant_axis refused (the slow path of an error). */
-static dg_status fail_axes(const dg_entity_in *in, dg_error *err)
+__attribute__((cold, noinline)) static dg_status fail_axes(const dg_entity_in *in, dg_error *err)
 {
     for (int i = 0; i < 3; i++) {
         bool ok = true;

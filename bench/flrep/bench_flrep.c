@@ -4,6 +4,11 @@
  *
  * Usage: bench_flrep                          the tables of docs/PERFORMANCE.md
  *        bench_flrep --profile-read FILE [N]  write FILE once, read it N times (for perf/callgrind)
+ *        bench_flrep --profile-write FILE [N [TICKS]]  write FILE N times (for perf/callgrind; FILE
+ *                                             is kept, so `cmp` shows whether a writer change altered
+ *                                             the bytes); TICKS (default 3000) shortens it for callgrind
+ *        bench_flrep --stages                 the write path split: quantize, and encode + compress
+ *        bench_flrep --zstd-level L ...       any of the above with zstd level L (default 3)
  * The synthetic generator stands in for sim_stub here; `detgate record` gives the same size figures
  * on the dogfight-40 scenario. */
 #define _POSIX_C_SOURCE 200809L
@@ -109,6 +114,9 @@ static dg_flrep_header header(uint32_t rate, uint32_t kf)
     return h;
 }
 
+/* --zstd-level L (first argument) sets it for every writer below: what a level costs and saves */
+static dg_flrep_writer_opts g_opts;
+
 static void die(const dg_error *e)
 {
     char buf[600];
@@ -128,7 +136,7 @@ static double record(const char *path, uint32_t n, uint32_t ticks, uint32_t rate
     dg_flrep_writer *w;
     dg_error err;
     dg_error_clear(&err);
-    if (dg_flrep_writer_open(&w, path, &h, NULL, &err))
+    if (dg_flrep_writer_open(&w, path, &h, &g_opts, &err))
         die(&err);
     double spent = 0;
     for (uint32_t t = 0; t < ticks; t++) {
@@ -177,9 +185,67 @@ static double read_all(const char *path, uint64_t *entity_ticks)
     return spent;
 }
 
+/* The write path in two stages, each timed on its own (CPU time, best of 5 runs of 600 ticks of
+ * the throughput workload): dg_quant_entity, then dg_flrep_writer_tick_q on its output. The
+ * simulation runs between them untimed, as in the whole-write figure, so the caches hold what
+ * they hold there. Steadier than the whole-write figure for telling which stage a change moved. */
+static void stages(const char *path)
+{
+    enum { N = 1000, TICKS = 600 };
+    craft *c = calloc(N, sizeof *c);
+    dg_entity_in *in = calloc(N, sizeof *in);
+    dg_qentity *q = calloc(N, sizeof *q);
+    dg_error err;
+    dg_error_clear(&err);
+    double best_q = 1e9, best_e = 1e9;
+    for (int rep = 0; rep < 5; rep++) {
+        for (uint32_t i = 0; i < N; i++)
+            craft_init(&c[i], i);
+        dg_flrep_header h = header(60, 120);
+        dg_flrep_writer *w;
+        if (dg_flrep_writer_open(&w, path, &h, &g_opts, &err))
+            die(&err);
+        double tq = 0, te = 0;
+        for (uint32_t t = 0; t < TICKS; t++) {
+            for (uint32_t i = 0; i < N; i++) {
+                craft_step(&c[i], 1.0 / 60);
+                craft_state(&c[i], i + 1, &in[i]);
+            }
+            double t0 = now_s();
+            for (size_t k = 0; k < N; k++)
+                if (dg_quant_entity(&in[k], &q[k], &err))
+                    die(&err);
+            double t1 = now_s();
+            if (dg_flrep_writer_tick_q(w, t, q, N, NULL, 0, &err))
+                die(&err);
+            double t2 = now_s();
+            tq += t1 - t0;
+            te += t2 - t1;
+        }
+        double t0 = now_s();
+        if (dg_flrep_writer_close(w, &err))
+            die(&err);
+        te += now_s() - t0;
+        best_q = tq < best_q ? tq : best_q;
+        best_e = te < best_e ? te : best_e;
+    }
+    double et = (double)N * TICKS;
+    printf("quantize: %.1f ns/entity-tick\nencode + self-check + compress: %.1f ns/entity-tick\n", best_q / et * 1e9,
+           best_e / et * 1e9);
+    remove(path);
+    free(c);
+    free(in);
+    free(q);
+}
+
 int main(int argc, char **argv)
 {
     char path[256];
+    if (argc >= 3 && strcmp(argv[1], "--zstd-level") == 0) {
+        g_opts.zstd_level = atoi(argv[2]);
+        argc -= 2;
+        argv += 2;
+    }
     if (argc >= 3 && strcmp(argv[1], "--profile-read") == 0) { /* for perf: write once, read N times */
         long bytes;
         uint64_t et;
@@ -191,9 +257,24 @@ int main(int argc, char **argv)
         printf("read: %.1f M entity-ticks/s\n", reps * (double)et / s / 1e6);
         return 0;
     }
+    if (argc >= 3 && strcmp(argv[1], "--profile-write") == 0) { /* for perf: write N times */
+        long bytes;
+        int reps = argc > 3 ? atoi(argv[3]) : 5;
+        uint32_t ticks = argc > 4 ? (uint32_t)atoi(argv[4]) : 3000;
+        double s = 0;
+        for (int i = 0; i < reps; i++)
+            s += record(argv[2], 1000, ticks, 60, 120, &bytes);
+        printf("write: %.1f M entity-ticks/s (%ld bytes)\n", reps * ticks * 1000.0 / s / 1e6, bytes);
+        return 0;
+    }
     snprintf(path, sizeof path, "%s/bench-flrep-%ld.flrep", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
              (long)getpid());
-    printf("## size: 40 aircraft, all moving, 60 Hz, 25 s (1500 ticks), zstd level 3\n\n");
+    if (argc >= 2 && strcmp(argv[1], "--stages") == 0) {
+        stages(path);
+        return 0;
+    }
+    printf("## size: 40 aircraft, all moving, 60 Hz, 25 s (1500 ticks), zstd level %d\n\n",
+           g_opts.zstd_level ? g_opts.zstd_level : 3);
     printf("| keyframe interval | file bytes | bytes/tick | bytes/entity-tick |\n|---|---|---|---|\n");
     const uint32_t kfs[] = {60, 120, 300, 600};
     for (int k = 0; k < 4; k++) {

@@ -12,13 +12,15 @@
 #define DG_EG_MAX_ZEROS 40
 
 /* ---- writer ---- */
-/* Writes into memory the caller reserved (dg_bitw_begin), 32 bits at a time: no bounds check
- * or call per bit. FLREP_MAX_RECORD_BYTES bounds what one record can take. */
+/* Writes into memory the caller reserved (dg_bitw_begin) for the most the records can take. Every
+ * put stores the whole 64-bit accumulator and advances by the whole bytes it holds: no branch per
+ * put (a branch on "a word is full" mispredicts on random code lengths); the 8 bytes begin
+ * reserves beyond the caller's bound absorb the store past the last byte. */
 typedef struct dg_bitw {
     dg_buf *out;
     uint8_t *p;     /* next byte to store */
-    uint64_t acc;   /* pending bits, LSB = next bit to emit */
-    unsigned n;     /* number of pending bits (< 32 between puts) */
+    uint64_t acc;   /* pending bits, LSB = next bit to emit; bits from n up are zero */
+    unsigned n;     /* number of pending bits (< 8 between puts) */
 } dg_bitw;
 
 /* Reserves `max_bytes` in out (false if out of memory) and starts writing at its end. */
@@ -34,19 +36,32 @@ static inline bool dg_bitw_begin(dg_bitw *w, dg_buf *out, size_t max_bytes)
     return true;
 }
 
-/* Appends the low k bits of v (k <= 32), least significant first. */
+/* The accumulator's bytes, stored as one 64-bit word where the byte order allows: a store of
+ * bytes may alias anything, and the compiler would reload every state field the encoder read
+ * before it. aligned(1): the stream has no alignment. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+typedef uint64_t dg_bitw_word __attribute__((aligned(1)));
+static inline void dg_bitw_store(uint8_t *p, uint64_t v) { *(dg_bitw_word *)(void *)p = v; }
+#else
+static inline void dg_bitw_store(uint8_t *p, uint64_t v) { dg_put_le64(p, v); }
+#endif
+
+/* Appends the k bits of v (k <= 56; v has no bits at k or above), least significant first. */
+static inline void dg_bitw_put_clean(dg_bitw *w, uint64_t v, unsigned k)
+{
+    w->acc |= v << w->n;
+    w->n += k;                      /* <= 63 */
+    dg_bitw_store(w->p, w->acc);
+    unsigned whole = w->n >> 3;
+    w->p += whole;
+    w->acc >>= whole * 8;           /* <= 56: no shift by 64 */
+    w->n &= 7;
+}
+
+/* Appends the low k bits of v (k <= 56), least significant first. */
 static inline void dg_bitw_put(dg_bitw *w, uint64_t v, unsigned k)
 {
-    if (k < 64)
-        v &= ((uint64_t)1 << k) - 1;
-    w->acc |= v << w->n;
-    w->n += k;
-    if (w->n >= 32) {
-        dg_put_le32(w->p, (uint32_t)w->acc);
-        w->p += 4;
-        w->acc >>= 32;
-        w->n -= 32;
-    }
+    dg_bitw_put_clean(w, v & (((uint64_t)1 << k) - 1), k);
 }
 
 static inline unsigned dg_bit_floor_log2(uint64_t x)
@@ -54,18 +69,50 @@ static inline unsigned dg_bit_floor_log2(uint64_t x)
     return 63u - (unsigned)__builtin_clzll(x);
 }
 
-static inline void dg_bitw_eg(dg_bitw *w, uint64_t v)
+/* The Exp-Golomb code of v when it is at most 31 bits (v + 1 < 2^16): its bits in stream order
+ * (LSB first) in *code, and its length. False for a longer code. n zeros, the one, then the low n
+ * bits of x = v + 1: x << (n + 1) puts those bits above the one and x's leading one at bit 2n + 1,
+ * which the length drops. */
+static inline bool dg_eg_short(uint64_t v, uint64_t *code, unsigned *len)
 {
-    uint64_t x = v + 1;
+    bool fits = v < 0xFFFF;
+    uint64_t x = fits ? v + 1 : 1;      /* a long code computes nothing here (no shift by >= 64) */
     unsigned n = dg_bit_floor_log2(x);
-    if (n < 16) {           /* zeros, the one, and the low bits in one put */
-        dg_bitw_put(w, ((x & ((1u << n) - 1)) << (n + 1)) | ((uint64_t)1 << n), 2 * n + 1);
+    *len = 2 * n + 1;
+    *code = ((x << (n + 1)) | ((uint64_t)1 << n)) & ((((uint64_t)1) << *len) - 1);
+    return fits;
+}
+
+/* The Exp-Golomb codes of 0..127 as constants, code | length << 24 (at most 15 bits): one load per
+ * code instead of a count of leading zeros and four shifts. */
+#define DG_EG_N(x)                                                                                      \
+    ((x) >= 128 ? 7 : (x) >= 64 ? 6 : (x) >= 32 ? 5 : (x) >= 16 ? 4 : (x) >= 8 ? 3 : (x) >= 4 ? 2 : (x) >= 2 ? 1 : 0)
+#define DG_EG_ENTRY(v)                                                                                   \
+    ((((((uint32_t)(v) + 1) << (DG_EG_N((v) + 1) + 1)) | (1u << DG_EG_N((v) + 1))) &                     \
+      ((1u << (2 * DG_EG_N((v) + 1) + 1)) - 1)) |                                                      \
+     (uint32_t)(2 * DG_EG_N((v) + 1) + 1) << 24)
+#define DG_EG_4(v) DG_EG_ENTRY(v), DG_EG_ENTRY((v) + 1), DG_EG_ENTRY((v) + 2), DG_EG_ENTRY((v) + 3)
+#define DG_EG_16(v) DG_EG_4(v), DG_EG_4((v) + 4), DG_EG_4((v) + 8), DG_EG_4((v) + 12)
+#define DG_EG_SMALL 128u
+static const uint32_t dg_eg_small[DG_EG_SMALL] = {DG_EG_16(0),  DG_EG_16(16), DG_EG_16(32), DG_EG_16(48),
+                                                   DG_EG_16(64), DG_EG_16(80), DG_EG_16(96), DG_EG_16(112)};
+
+/* Inline whole, slow path included: a call would take the writer's address and keep its state in
+ * memory instead of registers for the whole record block. */
+static inline __attribute__((always_inline)) void dg_bitw_eg(dg_bitw *w, uint64_t v)
+{
+    uint64_t code;
+    unsigned len;
+    if (dg_eg_short(v, &code, &len)) {  /* zeros, the one, and the low bits in one put */
+        dg_bitw_put_clean(w, code, len);
         return;
     }
-    dg_bitw_put(w, 0, n > 32 ? 32 : n);
+    uint64_t x = v + 1;                 /* v < 2^64 - 1: callers pass 36-bit zigzags and 32-bit gaps */
+    unsigned n = dg_bit_floor_log2(x);
+    dg_bitw_put_clean(w, 0, n > 32 ? 32 : n);
     if (n > 32)
-        dg_bitw_put(w, 0, n - 32);
-    dg_bitw_put(w, 1, 1);
+        dg_bitw_put_clean(w, 0, n - 32);
+    dg_bitw_put_clean(w, 1, 1);
     dg_bitw_put(w, x & 0xFFFFFFFFu, n > 32 ? 32 : n);
     if (n > 32)
         dg_bitw_put(w, (x >> 32) & ((1u << (n - 32)) - 1), n - 32);
@@ -73,7 +120,7 @@ static inline void dg_bitw_eg(dg_bitw *w, uint64_t v)
 
 static inline uint64_t dg_zigzag(int64_t v)
 {
-    return v >= 0 ? (uint64_t)v << 1 : (((uint64_t)(-(v + 1))) << 1) | 1u;
+    return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63));   /* v >= 0: 2v; v < 0: -2v - 1 */
 }
 static inline int64_t dg_unzigzag(uint64_t z)
 {
@@ -85,11 +132,10 @@ static inline void dg_bitw_seg(dg_bitw *w, int64_t v) { dg_bitw_eg(w, dg_zigzag(
 /* Pads the last byte with zero bits and commits the bytes to the buffer. */
 static inline void dg_bitw_flush(dg_bitw *w)
 {
-    while (w->n > 0) {
-        *w->p++ = (uint8_t)w->acc;
-        w->acc >>= 8;
-        w->n = w->n > 8 ? w->n - 8 : 0;
-    }
+    if (w->n > 0)
+        *w->p++ = (uint8_t)w->acc;   /* bits above n are zero: the padding */
+    w->acc = 0;
+    w->n = 0;
     w->out->len = (size_t)(w->p - w->out->p);
 }
 

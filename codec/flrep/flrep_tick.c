@@ -723,56 +723,97 @@ static void write_full(dg_bitw *b, const dg_qentity *q)
 }
 
 /* Residuals that make apply_delta(prev) produce cur exactly. */
-static void make_delta(const dg_qentity *prev, const flrep_pred *pred, const dg_qentity *cur,
-                       const flrep_tick_ctx *tc, flrep_rec *r)
+static inline __attribute__((always_inline)) void make_delta(const dg_qentity *prev, const flrep_pred *pred,
+                                                             const dg_qentity *cur, const flrep_tick_ctx *tc,
+                                                             flrep_rec *r)
 {
-    bool zero = true;
     r->id = cur->id;
-    r->rot_full = 0;
-    r->attr_mask = 0;
     r->kind = FLREP_REC_DELTA;
+    int64_t any = 0;   /* non-zero when some residual is */
     for (int i = 0; i < 3; i++) {
         int64_t vp = (int64_t)prev->vel[i] + pred->dv[i];
         r->vres[i] = (int64_t)cur->vel[i] - vp;
         int64_t pp = (int64_t)prev->pos[i] + flrep_rdiv(2 * (int64_t)cur->vel[i], tc);
         r->pres[i] = (int64_t)cur->pos[i] - pp;
-        zero = zero && r->vres[i] == 0 && r->pres[i] == 0;
+        any |= r->vres[i] | r->pres[i];
     }
-    if (cur->rot_largest != prev->rot_largest) {
-        r->rot_full = 1;
-        r->full.rot_largest = cur->rot_largest;
-        memcpy(r->full.rot, cur->rot, sizeof r->full.rot);
-        zero = false;
-    } else {
-        for (int i = 0; i < 3; i++) {
-            r->rres[i] = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]);
-            zero = zero && r->rres[i] == 0;
-        }
+    /* the rotation both ways, without a branch: rotFull takes full.rot, a delta the residuals */
+    r->rot_full = cur->rot_largest != prev->rot_largest;
+    r->full.rot_largest = cur->rot_largest;
+    for (int i = 0; i < 3; i++) {
+        r->full.rot[i] = cur->rot[i];
+        int64_t res = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]);
+        r->rres[i] = r->rot_full ? 0 : res;
+        any |= r->rres[i];
     }
-    r->motion = !zero;
+    r->motion = r->rot_full || any != 0;
     uint16_t now[4] = {cur->type_index, cur->faction_index, cur->health, cur->flags};
     uint16_t was[4] = {prev->type_index, prev->faction_index, prev->health, prev->flags};
-    for (int i = 0; i < 4; i++)
-        if (now[i] != was[i]) {
-            r->attr_mask |= (uint8_t)(1u << i);
-            r->attrs[i] = now[i];
-        }
+    unsigned mask = 0;
+    for (int i = 0; i < 4; i++) {
+        mask |= (unsigned)(now[i] != was[i]) << i;
+        r->attrs[i] = now[i];
+    }
+    r->attr_mask = (uint8_t)mask;
 }
 
-static void write_delta(dg_bitw *b, const flrep_rec *r)
+/* write_seg3 for codes longer than the table's or too long together: one put after another. */
+static inline __attribute__((always_inline)) void write_seg3_long(dg_bitw *b, uint64_t lead, unsigned lead_len,
+                                                                  int64_t r0, int64_t r1, int64_t r2)
 {
-    dg_bitw_put(b, FLREP_REC_DELTA, 2);
-    dg_bitw_put(b, (uint64_t)r->motion | (uint64_t)r->rot_full << 1 | (uint64_t)(r->attr_mask != 0) << 2, 3);
+    if (lead_len)
+        dg_bitw_put_clean(b, lead, lead_len);
+    dg_bitw_seg(b, r0);
+    dg_bitw_seg(b, r1);
+    dg_bitw_seg(b, r2);
+}
+
+/* Appends `lead` (lead_len bits, the record's head) and the SEG codes of a residual triple. One
+ * put, codes from a table, when each residual is within -64..63 and all of it fits in 56 bits —
+ * residuals of a quantum or two, nearly every record — so the common record costs a few shifts
+ * and one predictable branch. The residuals come by value: a pointer into the record would keep
+ * the record in memory instead of registers. */
+static inline __attribute__((always_inline)) void write_seg3(dg_bitw *b, uint64_t lead, unsigned lead_len,
+                                                             int64_t r0, int64_t r1, int64_t r2)
+{
+    uint64_t z0 = dg_zigzag(r0), z1 = dg_zigzag(r1), z2 = dg_zigzag(r2);
+    if (__builtin_expect((z0 | z1 | z2) < DG_EG_SMALL, 1)) {
+        uint32_t e0 = dg_eg_small[z0], e1 = dg_eg_small[z1], e2 = dg_eg_small[z2];
+        unsigned at1 = lead_len + (e0 >> 24), at2 = at1 + (e1 >> 24), total = at2 + (e2 >> 24);
+        if (__builtin_expect(total <= 56, 1)) {   /* 45 bits of codes: the lead is what can overflow */
+            uint64_t m = 0xFFFFFF;
+            dg_bitw_put_clean(b, lead | (e0 & m) << lead_len | (e1 & m) << at1 | (e2 & m) << at2, total);
+            return;
+        }
+    }
+    write_seg3_long(b, lead, lead_len, r0, r1, r2);
+}
+
+/* The id gap, kind and flags of a DELTA record, then its fields (FORMAT-flrep.md §6.3). */
+static inline __attribute__((always_inline)) void write_delta(dg_bitw *b, uint64_t gap, const flrep_rec *r)
+{
+    uint64_t flags = (uint64_t)r->motion | (uint64_t)r->rot_full << 1 | (uint64_t)(r->attr_mask != 0) << 2;
+    uint64_t head;
+    unsigned head_len;
+    if (__builtin_expect(gap < DG_EG_SMALL, 1)) {   /* ids a few apart: nearly always 0 */
+        uint32_t e = dg_eg_small[gap];
+        head_len = e >> 24;
+        head = (e & 0xFFFFFF) | (uint64_t)FLREP_REC_DELTA << head_len | flags << (head_len + 2);
+        head_len += 5;
+    } else {
+        dg_bitw_eg(b, gap);
+        head = (uint64_t)FLREP_REC_DELTA | flags << 2;
+        head_len = 5;
+    }
     if (r->motion) {
-        for (int i = 0; i < 3; i++)
-            dg_bitw_seg(b, r->vres[i]);
-        for (int i = 0; i < 3; i++)
-            dg_bitw_seg(b, r->pres[i]);
+        write_seg3(b, head, head_len, r->vres[0], r->vres[1], r->vres[2]);
+        write_seg3(b, 0, 0, r->pres[0], r->pres[1], r->pres[2]);
         if (r->rot_full)
             write_rot(b, &r->full);
         else
-            for (int i = 0; i < 3; i++)
-                dg_bitw_seg(b, r->rres[i]);
+            write_seg3(b, 0, 0, r->rres[0], r->rres[1], r->rres[2]);
+    } else {
+        dg_bitw_put_clean(b, head, head_len);
     }
     if (r->attr_mask) {
         dg_bitw_put(b, r->attr_mask, 4);
@@ -845,22 +886,79 @@ static dg_status check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_
     return DG_OK;
 }
 
-/* The world after an encoded record, computed with the decoder's own apply_delta: the writer's
- * prediction contexts are the reader's by construction, and a residual that does not reproduce
- * the state exactly is caught here rather than in a file. */
-static bool track_record(const flrep_world *world, size_t wi, const flrep_rec *r, const dg_qentity *cur,
-                         const flrep_tick_ctx *tc, flrep_world *next)
+_Static_assert(sizeof(dg_qentity) % 4 == 0, "same_state compares whole words");
+
+/* Whole-state equality without a branch per field: the first differing field of a moving entity
+ * varies from record to record, and a chain of compares mispredicts on it. Both states are in
+ * memory (the world, the caller's array) and have pad_ = 0 (apply_delta, check_input). */
+static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
 {
-    dg_qentity *q = &next->ents[next->n];
-    flrep_pred *p = &next->pred[next->n];
-    next->n++;
-    if (!r) {   /* FULL or unlisted: the state as given, no context */
-        *q = *cur;
-        memset(p, 0, sizeof *p);
-        return true;
+    const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
+    uint64_t diff = 0;
+    for (size_t at = 0; at + 8 <= sizeof *a; at += 8) {
+        uint64_t x, y;
+        memcpy(&x, pa + at, 8);
+        memcpy(&y, pb + at, 8);
+        diff |= x ^ y;
     }
+    uint32_t x, y;   /* the last word (44 bytes: not a multiple of 8) */
+    memcpy(&x, pa + sizeof *a - 4, 4);
+    memcpy(&y, pb + sizeof *a - 4, 4);
+    return (diff | (x ^ y)) == 0;
+}
+
+/* Field-by-field equality folded with | (not &&): && over adjacent narrow fields lets the compiler
+ * merge them into one wide load of a state it has just stored piecewise (rot[2], rot_largest,
+ * pad_), which stalls on store forwarding — a tenth of the encoder's time. */
+static inline bool same_fields(const dg_qentity *a, const dg_qentity *b)
+{
+    uint32_t d = a->id ^ b->id;
+    d |= (uint32_t)(a->type_index ^ b->type_index) | (uint32_t)(a->faction_index ^ b->faction_index);
+    for (int i = 0; i < 3; i++) {
+        d |= (uint32_t)(a->pos[i] ^ b->pos[i]) | (uint32_t)(a->vel[i] ^ b->vel[i]);
+        d |= (uint32_t)(uint16_t)(a->rot[i] ^ b->rot[i]);
+    }
+    d |= (uint32_t)(a->rot_largest ^ b->rot_largest) | (uint32_t)(a->pad_ ^ b->pad_);
+    d |= (uint32_t)(a->health ^ b->health) | (uint32_t)(a->flags ^ b->flags);
+    return d == 0;
+}
+
+/* The encoder tracks the world a reader will rebuild. A FULL record or none: the state as given,
+ * context cleared. */
+static void track_record(const dg_qentity *cur, flrep_world *next, size_t at)
+{
+    next->ents[at] = *cur;
+    memset(&next->pred[at], 0, sizeof next->pred[at]);
+}
+
+static inline __attribute__((always_inline)) void write_remove(dg_bitw *b, uint32_t id, uint32_t *prev_id,
+                                                               size_t *nrec)
+{
+    dg_bitw_eg(b, (uint64_t)id - *prev_id - 1);
+    dg_bitw_put(b, FLREP_REC_REMOVE, 2);
+    *prev_id = id;
+    ++*nrec;
+}
+
+/* The DELTA record of a live entity whose state changed, appended to b; its state and the context
+ * a reader will have go to *out and *out_pred, computed with the decoder's own apply_delta: the
+ * writer's prediction contexts are the reader's by construction, and a residual that does not
+ * reproduce the state exactly is caught here rather than in a file (returns false: a codec bug).
+ * The record and the rebuilt state are locals the compiler keeps in registers. */
+static inline __attribute__((always_inline)) bool
+encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred *pred, const dg_qentity *cur,
+             const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred)
+{
+    flrep_rec r;
+    make_delta(prev, pred, cur, tc, &r);
+    dg_qentity rebuilt;
+    flrep_pred ctx;
     const char *why;
-    return apply_delta(&world->ents[wi], &world->pred[wi], r, tc, q, p, &why) && dg_qentity_equal(q, cur);
+    bool same = apply_delta(prev, pred, &r, tc, &rebuilt, &ctx, &why) && same_fields(&rebuilt, cur);
+    write_delta(b, gap, &r);   /* after every load: fewer values live across the bit writer */
+    *out = *cur;
+    *out_pred = ctx;
+    return same;
 }
 
 dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *tc,
@@ -879,41 +977,41 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
     if (!dg_bitw_begin(&b, bits, (n + (keyframe ? 0 : world->n)) * 96))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
                             (unsigned long long)tick);
+    /* every entity of cur is in the next world, in cur's order: its slot there is i */
     size_t wi = 0, nrec = 0;
     uint32_t prev_id = 0;
     size_t wn = keyframe ? 0 : world->n;
-    for (size_t i = 0; i <= n; i++) {
-        uint32_t id = i < n ? cur[i].id : UINT32_MAX;
+    const dg_qentity *wents = world->ents;
+    const flrep_pred *wpred = world->pred;
+    const flrep_tick_ctx tcl = *tc;   /* a local: the bit writer's word stores cannot alias it */
+    dg_qentity *nents = next->ents;
+    flrep_pred *npred = next->pred;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = cur[i].id;
         /* entities that vanished before this id: REMOVE */
-        while (wi < wn && (world->ents[wi].id < id || (i == n && wi < wn))) {
-            dg_bitw_eg(&b, (uint64_t)world->ents[wi].id - prev_id - 1);
-            dg_bitw_put(&b, FLREP_REC_REMOVE, 2);
-            prev_id = world->ents[wi].id;
-            nrec++;
-            wi++;
-        }
-        if (i == n)
-            break;
-        bool present = wi < wn && world->ents[wi].id == id;
-        if (present && dg_qentity_equal(&world->ents[wi], &cur[i])) {
-            track_record(world, wi, NULL, &cur[i], tc, next);
+        while (wi < wn && wents[wi].id < id)
+            write_remove(&b, wents[wi++].id, &prev_id, &nrec);
+        bool present = wi < wn && wents[wi].id == id;
+        if (present && same_state(&wents[wi], &cur[i])) {
+            track_record(&cur[i], next, i);
             wi++;
             continue;  /* unchanged: no record */
         }
-        dg_bitw_eg(&b, (uint64_t)id - prev_id - 1);
+        uint64_t gap = (uint64_t)id - prev_id - 1;
         prev_id = id;
         nrec++;
         if (!present) {
+            dg_bitw_eg(&b, gap);
             write_full(&b, &cur[i]);
-            track_record(world, wi, NULL, &cur[i], tc, next);
+            track_record(&cur[i], next, i);
             continue;
         }
-        flrep_rec r;
-        make_delta(&world->ents[wi], &world->pred[wi], &cur[i], tc, &r);
-        write_delta(&b, &r);
-        tracked &= track_record(world, wi, &r, &cur[i], tc, next);
+        tracked &= encode_delta(&b, gap, &wents[wi], &wpred[wi], &cur[i], &tcl, &nents[i], &npred[i]);
         wi++;
     }
+    while (wi < wn)
+        write_remove(&b, wents[wi++].id, &prev_id, &nrec);
+    next->n = n;
     dg_bitw_flush(&b);
     if (!tracked)
         return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",

@@ -84,6 +84,23 @@ static void test_seg_triples_match_single_decodes(void **state)
             }
 }
 
+/* The writer's constant table of short codes is the EG of §6.2, bit for bit. */
+static void test_small_code_table_matches_the_definition(void **state)
+{
+    (void)state;
+    for (uint32_t v = 0; v < DG_EG_SMALL; v++) {
+        uint32_t x = v + 1, n = 0;
+        while ((x >> (n + 1)) != 0)
+            n++;
+        /* n zeros, a one, the low n bits of x: as an LSB-first value */
+        uint32_t want = (1u << n) | ((x & ((1u << n) - 1)) << (n + 1));
+        uint32_t e = dg_eg_small[v];
+        if ((e & 0xFFFFFF) != want || e >> 24 != 2 * n + 1)
+            fail_msg("v %u: table has code 0x%X length %u, expected 0x%X length %u", v, e & 0xFFFFFF, e >> 24, want,
+                     2 * n + 1);
+    }
+}
+
 static void test_reader_fails_closed_on_a_run_of_zeros(void **state)
 {
     (void)state;
@@ -134,6 +151,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_code_length_at_every_alignment),
         cmocka_unit_test(test_seg_triples_match_single_decodes),
+        cmocka_unit_test(test_small_code_table_matches_the_definition),
         cmocka_unit_test(test_reader_fails_closed_on_a_run_of_zeros),
         cmocka_unit_test(test_rdiv_matches_the_page_at_every_rate),
     };

@@ -113,6 +113,61 @@ static void test_handed_back_state_is_the_quantizer_output(void **state)
     remove(path);
 }
 
+/* The writer refuses a quantized state it could not write faithfully — each rule on its own, at
+ * the first, a middle and the last entity — names the entity, and stays usable: the same tick
+ * without the fault is then accepted. */
+static void test_writer_refuses_invalid_states(void **state)
+{
+    (void)state;
+    char path[256];
+    tl_temp_path(path, sizeof path, ".flrep");
+    dg_flrep_header h = tl_header(60, 0);
+    dg_flrep_writer *w = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    assert_int_equal(dg_flrep_writer_open(&w, path, &h, NULL, &err), DG_OK);
+    enum { NE = 5 };
+    dg_qentity good[NE];
+    for (int i = 0; i < NE; i++) {
+        dg_entity_in in = {.id = (uint32_t)(10 + 3 * i), .type_index = 7, .faction_index = 5, .rot = {1, 0, 0, 0},
+                           .health = 0.5};
+        assert_int_equal(dg_quant_entity(&in, &good[i], &err), DG_OK);
+    }
+    static const struct {
+        const char *fault;
+        dg_status st;
+    } faults[] = {{"id 0", DG_E_USAGE},        {"id repeated", DG_E_USAGE}, {"type 3", DG_E_RANGE},
+                  {"faction 2", DG_E_RANGE},   {"health", DG_E_RANGE},      {"rot -32768", DG_E_RANGE},
+                  {"rot not unit", DG_E_RANGE}, {"largest 4", DG_E_RANGE},   {"pad", DG_E_RANGE}};
+    uint64_t tick = 1;
+    for (size_t f = 0; f < sizeof faults / sizeof faults[0]; f++)
+        for (int at = 0; at < NE; at += 2) {
+            dg_qentity q[NE];
+            memcpy(q, good, sizeof q);
+            dg_qentity *e = &q[at];
+            switch (f) {
+            case 0: e->id = 0; break;
+            case 1: e->id = at ? q[at - 1].id : q[1].id; break;
+            case 2: e->type_index = 3; break;
+            case 3: e->faction_index = 2; break;
+            case 4: e->health = 10001; break;
+            case 5: e->rot[1] = INT16_MIN; break;
+            case 6: e->rot[0] = e->rot[1] = e->rot[2] = 30000; break;
+            case 7: e->rot_largest = 4; break;
+            default: e->pad_ = 1; break;
+            }
+            dg_error_clear(&err);
+            dg_status st = dg_flrep_writer_tick_q(w, tick, q, NE, NULL, 0, &err);
+            if (st != faults[f].st)
+                fail_msg("%s at entity %d: expected status %d, found %d (%s)", faults[f].fault, at, faults[f].st, st,
+                         err.msg);
+            assert_int_equal(dg_flrep_writer_tick_q(w, tick, good, NE, NULL, 0, &err), DG_OK);
+            tick++;
+        }
+    assert_int_equal(dg_flrep_writer_close(w, &err), DG_OK);
+    remove(path);
+}
+
 /* Regression (found by the round-trip fuzzer, corpus/regressions/flrep_roundtrip/
  * eg-long-zero-run-unbuffered): a residual whose Exp-Golomb code has more zeros than the decoder's
  * fast path keeps buffered was written fine and refused on reading. Jumps of every size from one
@@ -168,6 +223,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_odd_rate_gaps_short_keyframes),
         cmocka_unit_test(test_roundtrip_empty_world_ticks),
         cmocka_unit_test(test_handed_back_state_is_the_quantizer_output),
+        cmocka_unit_test(test_writer_refuses_invalid_states),
         cmocka_unit_test(test_residuals_of_every_magnitude_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

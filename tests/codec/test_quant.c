@@ -7,6 +7,8 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "detgate/quant.h"
@@ -126,6 +128,182 @@ static void test_rounding_is_half_away_from_zero(void **state)
     assert_int_equal(q.health, 1);  /* 0.5 quantum */
 }
 
+/* ---- the quantizer against a straightforward reference ------------------------------------ */
+/* FORMAT-flrep.md §6.1 written the plain way, with libm round() (half away from zero): the
+ * quantizer's fast paths (32-bit truncation, one range test for NaN, infinity and overflow, one
+ * finiteness test on the squared norm) must give the same quanta and refuse the same inputs. */
+
+#define REF_SQRT2 1.41421356237309504880
+
+/* The field the reference refuses, "" when it accepts. */
+static const char *ref_axis(double v, double scale, const char *name, int32_t *out)
+{
+    if (!isfinite(v))
+        return name;
+    double s = v * scale;
+    if (!(s > -2147483647.5 && s < 2147483647.5))
+        return name;
+    *out = (int32_t)round(s);
+    return "";
+}
+
+static const char *ref_quant(const dg_entity_in *in, dg_qentity *q)
+{
+    static const char *pos_names[] = {"pos[0]", "pos[1]", "pos[2]"};
+    static const char *vel_names[] = {"vel[0]", "vel[1]", "vel[2]"};
+    static const char *rot_names[] = {"rot[0]", "rot[1]", "rot[2]", "rot[3]"};
+    memset(q, 0, sizeof *q);
+    if (in->id == 0)
+        return "id >= 1";
+    q->id = in->id;
+    q->type_index = in->type_index;
+    q->faction_index = in->faction_index;
+    for (int i = 0; i < 3; i++) {
+        const char *bad = ref_axis(in->pos[i], 64, pos_names[i], &q->pos[i]);
+        if (!*bad)
+            bad = ref_axis(in->vel[i], 32, vel_names[i], &q->vel[i]);
+        if (*bad)
+            return bad;
+    }
+    double n2 = 0;
+    for (int i = 0; i < 4; i++) {
+        if (!isfinite(in->rot[i]))
+            return rot_names[i];
+        n2 += in->rot[i] * in->rot[i];
+    }
+    if (!(n2 > 1e-30))
+        return "non-zero quaternion";
+    double inv = 1.0 / sqrt(n2), c[4];
+    int largest = 0;
+    for (int i = 0; i < 4; i++) {
+        c[i] = in->rot[i] * inv;
+        if (fabs(c[i]) > fabs(c[largest]))
+            largest = i;
+    }
+    bool negate = c[largest] < 0;
+    int k = 0;
+    for (int i = 0; i < 4; i++) {
+        if (i == largest)
+            continue;
+        double r = round((negate ? -c[i] : c[i]) * REF_SQRT2 * 32767);
+        q->rot[k++] = (int16_t)(r > 32767 ? 32767 : r < -32767 ? -32767 : r);
+    }
+    q->rot_largest = (uint8_t)largest;
+    if (isnan(in->health))
+        return "health";
+    double h = in->health < 0 ? 0 : in->health > 1 ? 1 : in->health;
+    q->health = (uint16_t)round(h * 10000);
+    q->flags = in->flags;
+    return "";
+}
+
+static void expect_as_reference(const dg_entity_in *in)
+{
+    dg_qentity want, got;
+    const char *bad = ref_quant(in, &want);
+    memset(&got, 0x5A, sizeof got);
+    dg_error err;
+    dg_error_clear(&err);
+    dg_status st = dg_quant_entity(in, &got, &err);
+    if (*bad) {
+        if (st != DG_E_RANGE || !strstr(err.msg, bad))
+            fail_msg("pos %.17g %.17g %.17g vel %.17g %.17g %.17g rot %.17g %.17g %.17g %.17g health %.17g: "
+                     "expected a refusal naming %s, found status %d '%s'",
+                     in->pos[0], in->pos[1], in->pos[2], in->vel[0], in->vel[1], in->vel[2], in->rot[0], in->rot[1],
+                     in->rot[2], in->rot[3], in->health, bad, st, err.msg);
+        return;
+    }
+    if (st != DG_OK || memcmp(&got, &want, sizeof got) != 0)
+        fail_msg("pos %.17g %.17g %.17g vel %.17g %.17g %.17g rot %.17g %.17g %.17g %.17g health %.17g: status %d; "
+                 "pos %d %d %d / %d %d %d, vel %d %d %d / %d %d %d, rot %d %d %d L%u / %d %d %d L%u, health %u / %u",
+                 in->pos[0], in->pos[1], in->pos[2], in->vel[0], in->vel[1], in->vel[2], in->rot[0], in->rot[1],
+                 in->rot[2], in->rot[3], in->health, st, got.pos[0], got.pos[1], got.pos[2], want.pos[0], want.pos[1],
+                 want.pos[2], got.vel[0], got.vel[1], got.vel[2], want.vel[0], want.vel[1], want.vel[2], got.rot[0],
+                 got.rot[1], got.rot[2], got.rot_largest, want.rot[0], want.rot[1], want.rot[2], want.rot_largest,
+                 got.health, want.health);
+}
+
+static double bits_to_double(uint64_t b)
+{
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+/* A value of one of the kinds that break roundings: exact halves of a quantum and their
+ * neighbours, 0.49999999999999994 quanta, the ends of the i32 range, non-finite, huge, tiny, any
+ * bit pattern, or a plain random magnitude. `quanta` = quanta per unit. */
+static double edge_value(tl_rng *r, double quanta)
+{
+    double half = ((double)(int64_t)(tl_next(r) % 2000001) - 1000000.0 + 0.5) / quanta;
+    double sign = (tl_next(r) & 1) ? -1.0 : 1.0;
+    switch (tl_next(r) % 12) {
+    case 0: return half;
+    case 1: return nextafter(half, INFINITY);
+    case 2: return nextafter(half, -INFINITY);
+    case 3: return sign * 0.49999999999999994 / quanta;
+    case 4: return sign * 2147483647.5 / quanta;                       /* refused */
+    case 5: return sign * nextafter(2147483647.5 / quanta, 0);         /* the last accepted */
+    case 6: return sign * (2147483646.5 + (double)(tl_next(r) % 3)) / quanta;
+    case 7: return (tl_next(r) & 1) ? NAN : sign * INFINITY;
+    case 8: return sign * ldexp(1.0, (int)(tl_next(r) % 2100) - 1075); /* denormal .. overflow */
+    case 9: return bits_to_double(tl_next(r));
+    case 10: return sign * (double)(tl_next(r) % 1000) / quanta;      /* whole quanta */
+    default: return (tl_unit(r) * 2 - 1) * ldexp(1.0, (int)(tl_next(r) % 30));
+    }
+}
+
+static void test_matches_the_reference_on_edge_values(void **state)
+{
+    (void)state;
+    tl_rng r = {2026};
+    for (int i = 0; i < 400000; i++) {
+        dg_entity_in in = {.id = 1 + (uint32_t)(tl_next(&r) % 1000), .type_index = 3, .faction_index = 1, .flags = 9};
+        /* mostly one edge value among ordinary ones, so later fields are reached too */
+        int edge_at = (int)(tl_next(&r) % 8);
+        for (int k = 0; k < 3; k++) {
+            in.pos[k] = edge_at == k ? edge_value(&r, 64) : (tl_unit(&r) * 2 - 1) * 1e5;
+            in.vel[k] = edge_at == 3 + k ? edge_value(&r, 32) : (tl_unit(&r) * 2 - 1) * 500;
+        }
+        for (int k = 0; k < 4; k++)
+            in.rot[k] = tl_unit(&r) * 2 - 1;
+        if (edge_at == 6) {   /* ties, zeros, tiny and huge norms, non-finite components */
+            int c = (int)(tl_next(&r) % 4);
+            switch (tl_next(&r) % 6) {
+            case 0: for (int k = 0; k < 4; k++) in.rot[k] = (tl_next(&r) & 1) ? 0.5 : -0.5; break;
+            case 1: in.rot[c] = in.rot[(c + 1) % 4]; break;
+            case 2: memset(in.rot, 0, sizeof in.rot); in.rot[c] = (tl_next(&r) & 1) ? -1e-15 : 1e-16; break;
+            case 3: in.rot[c] = (tl_next(&r) & 1) ? 1e200 : -1e300; break;
+            case 4: in.rot[c] = (tl_next(&r) & 1) ? NAN : -INFINITY; break;
+            default: for (int k = 0; k < 4; k++) in.rot[k] = edge_value(&r, 1); break;
+            }
+        }
+        if (edge_at != 7)
+            in.health = tl_unit(&r);
+        else if (tl_next(&r) & 1)
+            in.health = edge_value(&r, 10000);
+        else   /* exact halves of a health quantum, or as near as a double gets */
+            in.health = ((double)(tl_next(&r) % 10001) + 0.5) / 10000;
+        expect_as_reference(&in);
+    }
+}
+
+static void test_matches_the_reference_on_random_states(void **state)
+{
+    (void)state;
+    tl_rng r = {77};
+    for (int i = 0; i < 400000; i++) {
+        dg_entity_in in = {.id = 5, .health = tl_unit(&r) * 1.2 - 0.1};
+        for (int k = 0; k < 3; k++) {
+            in.pos[k] = (tl_unit(&r) * 2 - 1) * 3.4e7;   /* a little past the range now and then */
+            in.vel[k] = (tl_unit(&r) * 2 - 1) * 3000;
+        }
+        for (int k = 0; k < 4; k++)
+            in.rot[k] = (tl_unit(&r) * 2 - 1) * ldexp(1.0, (int)(tl_next(&r) % 8) - 4);
+        expect_as_reference(&in);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -133,6 +311,8 @@ int main(void)
         cmocka_unit_test(test_q_and_minus_q_quantize_the_same),
         cmocka_unit_test(test_unrepresentable_input_is_refused),
         cmocka_unit_test(test_rounding_is_half_away_from_zero),
+        cmocka_unit_test(test_matches_the_reference_on_edge_values),
+        cmocka_unit_test(test_matches_the_reference_on_random_states),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,6 +108,7 @@ typedef struct flrep_tick_ctx {
     uint64_t rate_pass;                 /* all ones when tick_rate_hz = 1, else 0 (see rdiv) */
     const flrep_index_set *types, *factions;
     uint64_t fault_double_delta_tick;   /* test hook; UINT64_MAX = off */
+    bool general_only;                  /* test hook: every record through the general path */
 } flrep_tick_ctx;
 
 __extension__ typedef unsigned __int128 flrep_u128;

@@ -368,6 +368,20 @@ static dg_status check_chunk_structure(const uint8_t *content, const dg_flrep_ch
     return c.ok ? DG_OK : err->code;
 }
 
+/* The decompression context is made when the first chunk is loaded: it is the reader's largest
+ * allocation (~100 KB, zeroed), and a file that fails in its header or sections, or a caller that
+ * only reads the header and index, never needs it. */
+static dg_status open_dctx(dg_flrep_reader *r, uint64_t at, dg_error *err)
+{
+    r->dctx = ZSTD_createDCtx();
+    if (!r->dctx)
+        return dg_error_set(err, DG_E_NOMEM, at, "chunk", "out of memory for a decompression context");
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_experimentalParam3 /* forceIgnoreChecksum */, 1);
+#endif
+    return DG_OK;
+}
+
 static dg_status load_chunk(dg_flrep_reader *r, size_t k, dg_error *err)
 {
     if (r->loaded == (long)k)
@@ -394,6 +408,8 @@ static dg_status load_chunk(dg_flrep_reader *r, size_t k, dg_error *err)
         r->content_cap = ci->decompressed_size;
     }
     r->loaded = -1;
+    if (!r->dctx && open_dctx(r, ci->offset, err))
+        return err->code;
     dg_status st = flrep_chunk_decompress(r->dctx, src, &h, r->content, ci->offset, err);
     if (st == DG_OK)
         st = check_chunk_structure(r->content, ci, k, err);
@@ -583,13 +599,7 @@ static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opt
     r->loaded = -1;
     r->where_chunk = -1;
     r->fault_seek_drop_tick = UINT64_MAX;
-    r->dctx = ZSTD_createDCtx();
     dg_buf_init(&r->comp);
-    if (!r->dctx)
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, src_name(r), "out of memory");
-#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-    ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_experimentalParam3 /* forceIgnoreChecksum */, 1);
-#endif
     uint64_t pos = 0;
     dg_status st = read_header(r, &pos, err);
     if (st == DG_OK)

@@ -272,9 +272,23 @@ void tl_write_file(const char *path, const uint8_t *buf, size_t len)
     fclose(f);
 }
 
+static char tl_dir[512];
+
+static void tl_remove_dir(void)
+{
+    rmdir(tl_dir);   /* empty when every test removed its files; a failed test's files stay for a look */
+}
+
+/* Paths live in a directory of this process's own (mkdtemp), so a file left by an earlier run that
+ * happened to have the same pid (a rotation test's .001.flrep, say) can never be taken for ours. */
 void tl_temp_path(char *buf, size_t cap, const char *suffix)
 {
     static unsigned counter;
-    const char *dir = getenv("TMPDIR");
-    snprintf(buf, cap, "%s/detgate-test-%ld-%u%s", dir && *dir ? dir : "/tmp", (long)getpid(), counter++, suffix);
+    if (!tl_dir[0]) {
+        const char *dir = getenv("TMPDIR");
+        snprintf(tl_dir, sizeof tl_dir, "%s/detgate-test-XXXXXX", dir && *dir ? dir : "/tmp");
+        assert_non_null(mkdtemp(tl_dir));
+        atexit(tl_remove_dir);
+    }
+    snprintf(buf, cap, "%s/%u%s", tl_dir, counter++, suffix);
 }

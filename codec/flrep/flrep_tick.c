@@ -449,17 +449,9 @@ static __attribute__((noinline)) void fast_run(merge_pos *m, uint32_t nrec, cons
             !fast_seg3(&f, t3, &r.pres[0], &r.pres[1], &r.pres[2]) ||
             !fast_seg3(&f, t3, &r.rres[0], &r.rres[1], &r.rres[2]) || f.used > f.n || prev >= UINT32_MAX)
             break;
+        /* A record of the next id: every world entity below it was dealt with by the records
+         * before, so it is the one at wi or absent (which the general path reports). */
         uint64_t id = prev + 1;
-        if (__builtin_expect(wi == wn || we[wi].id != id, 0)) {
-            size_t run = wi;
-            while (wi < wn && we[wi].id < id)
-                wi++;
-            if (wi > run) {   /* entities without a record: unchanged, context cleared */
-                memcpy(nx->ents + out, we + run, (wi - run) * sizeof *nx->ents);
-                memset(nx->pred + out, 0, (wi - run) * sizeof *nx->pred);
-                out += wi - run;
-            }
-        }
         r.motion = 1;
         r.rot_full = 0;
         r.attr_mask = 0;

@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,9 +371,16 @@ static dg_status check_chunk_structure(const uint8_t *content, const dg_flrep_ch
 
 /* The decompression context is made when the first chunk is loaded: it is the reader's largest
  * allocation (~100 KB, zeroed), and a file that fails in its header or sections, or a caller that
- * only reads the header and index, never needs it. */
+ * only reads the header and index, never needs it. A closed reader leaves its context as the
+ * process's one spare for the next reader (a gate opens each recording several times: replay,
+ * seeks, the recovery check), taken and given back with an atomic exchange. */
+static _Atomic(ZSTD_DCtx *) spare_dctx;
+
 static dg_status open_dctx(dg_flrep_reader *r, uint64_t at, dg_error *err)
 {
+    r->dctx = atomic_exchange(&spare_dctx, NULL);
+    if (r->dctx)
+        return DG_OK;
     r->dctx = ZSTD_createDCtx();
     if (!r->dctx)
         return dg_error_set(err, DG_E_NOMEM, at, "chunk", "out of memory for a decompression context");
@@ -380,6 +388,15 @@ static dg_status open_dctx(dg_flrep_reader *r, uint64_t at, dg_error *err)
     ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_experimentalParam3 /* forceIgnoreChecksum */, 1);
 #endif
     return DG_OK;
+}
+
+/* Parameters stay (the same for every reader of the process); only the session is reset. */
+static void release_dctx(ZSTD_DCtx *d)
+{
+    if (!d)
+        return;
+    ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+    ZSTD_freeDCtx(atomic_exchange(&spare_dctx, d));
 }
 
 static dg_status load_chunk(dg_flrep_reader *r, size_t k, dg_error *err)
@@ -684,7 +701,7 @@ void dg_flrep_reader_close(dg_flrep_reader *r)
     flrep_tables_free(&r->tables);
     free(r->sections);
     free(r->chunks);
-    ZSTD_freeDCtx(r->dctx);
+    release_dctx(r->dctx);
     dg_buf_free(&r->comp);
     free(r->content);
     flrep_world_free(&r->world);

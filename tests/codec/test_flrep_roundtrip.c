@@ -80,16 +80,23 @@ static void test_roundtrip_empty_world_ticks(void **state)
     roundtrip(&p);
 }
 
+/* A writer on a fresh temp file with the tests' header; the caller closes it and removes path. */
+static dg_flrep_writer *open_temp_writer(char *path, size_t cap, uint32_t rate, uint32_t keyframe, dg_error *err)
+{
+    tl_temp_path(path, cap, ".flrep");
+    dg_flrep_header h = tl_header(rate, keyframe);
+    dg_flrep_writer *w = NULL;
+    dg_error_clear(err);
+    assert_int_equal(dg_flrep_writer_open(&w, path, &h, NULL, err), DG_OK);
+    return w;
+}
+
 static void test_handed_back_state_is_the_quantizer_output(void **state)
 {
     (void)state;
     char path[256];
-    tl_temp_path(path, sizeof path, ".flrep");
-    dg_flrep_header h = tl_header(60, 0);
-    dg_flrep_writer *w = NULL;
     dg_error err;
-    dg_error_clear(&err);
-    assert_int_equal(dg_flrep_writer_open(&w, path, &h, NULL, &err), DG_OK);
+    dg_flrep_writer *w = open_temp_writer(path, sizeof path, 60, 0, &err);
     dg_entity_in in[2] = {
         {.id = 9, .type_index = 0, .faction_index = 1, .pos = {1.0 / 128, -3.3, 6.4e6}, .vel = {250.015625, 0, -1},
          .rot = {0.1, 0.2, -0.9, 0.3}, .health = 0.5, .flags = 3},
@@ -120,12 +127,8 @@ static void test_writer_refuses_invalid_states(void **state)
 {
     (void)state;
     char path[256];
-    tl_temp_path(path, sizeof path, ".flrep");
-    dg_flrep_header h = tl_header(60, 0);
-    dg_flrep_writer *w = NULL;
     dg_error err;
-    dg_error_clear(&err);
-    assert_int_equal(dg_flrep_writer_open(&w, path, &h, NULL, &err), DG_OK);
+    dg_flrep_writer *w = open_temp_writer(path, sizeof path, 60, 0, &err);
     enum { NE = 5 };
     dg_qentity good[NE];
     for (int i = 0; i < NE; i++) {
@@ -177,12 +180,8 @@ static void test_residuals_of_every_magnitude_round_trip(void **state)
     (void)state;
     enum { NE = 48, NT = 80 };
     char path[256];
-    tl_temp_path(path, sizeof path, ".flrep");
-    dg_flrep_header h = tl_header(30, 3600);
-    dg_flrep_writer *w = NULL;
     dg_error err;
-    dg_error_clear(&err);
-    assert_int_equal(dg_flrep_writer_open(&w, path, &h, NULL, &err), DG_OK);
+    dg_flrep_writer *w = open_temp_writer(path, sizeof path, 30, 3600, &err);
     static dg_qentity q[NT][NE];
     for (int k = 0; k < NT; k++) {
         for (int i = 0; i < NE; i++) {

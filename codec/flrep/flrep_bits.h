@@ -228,6 +228,12 @@ static inline uint64_t dg_bitr_eg_slow(dg_bitr *r)
     return (((uint64_t)1 << zeros) | low) - 1;
 }
 
+/* The value of the EG code at the bottom of `bits` whose run of zeros is `zeros` long (< 32). */
+static inline uint64_t dg_eg_value(uint64_t bits, unsigned zeros)
+{
+    return (((bits >> (zeros + 1)) & (((uint64_t)1 << zeros) - 1)) | ((uint64_t)1 << zeros)) - 1;
+}
+
 /* The common case without data-dependent branches: residuals are mostly 0 and +-1, and a branch
  * on the code length would mispredict half the time. */
 static inline uint64_t dg_bitr_eg(dg_bitr *r)
@@ -237,10 +243,10 @@ static inline uint64_t dg_bitr_eg(dg_bitr *r)
     unsigned zeros = (unsigned)__builtin_ctzll(r->acc | ((uint64_t)1 << 63));
     unsigned len = 2 * zeros + 1;
     if (__builtin_expect(zeros <= 15 && len <= r->n, 1)) {
-        uint64_t x = ((r->acc >> (zeros + 1)) & (((uint64_t)1 << zeros) - 1)) | ((uint64_t)1 << zeros);
+        uint64_t v = dg_eg_value(r->acc, zeros);
         r->acc >>= len;
         r->n -= len;
-        return x - 1;
+        return v;
     }
     return dg_bitr_eg_slow(r);
 }

@@ -262,23 +262,6 @@ static void read_delta_fields(dg_bitr *b, flrep_rec *r, const dg_seg3_entry *t3)
 #define FLREP_FAST_PREFIX 0x09u
 #define FLREP_FAST_PREFIX_BITS 6u
 
-static inline __attribute__((always_inline)) bool read_fast_delta(dg_bitr *b, flrep_rec *r, const dg_seg3_entry *t3)
-{
-    if (b->n < 32)
-        dg_bitr_refill(b);
-    if ((b->acc & ((1u << FLREP_FAST_PREFIX_BITS) - 1)) != FLREP_FAST_PREFIX || b->n < FLREP_FAST_PREFIX_BITS)
-        return false;
-    b->acc >>= FLREP_FAST_PREFIX_BITS;
-    b->n -= FLREP_FAST_PREFIX_BITS;
-    r->kind = FLREP_REC_DELTA;
-    r->motion = 1;
-    r->rot_full = 0;
-    r->attr_mask = 0;
-    dg_bitr_seg3(b, t3, r->vres);
-    dg_bitr_seg3(b, t3, r->pres);
-    dg_bitr_seg3(b, t3, r->rres);
-    return true;
-}
 
 typedef struct tick_hdr {
     uint64_t tick;
@@ -287,40 +270,13 @@ typedef struct tick_hdr {
     uint64_t block_offset;
 } tick_hdr;
 
-/* Decodes one record at b (prev = previous id of the tick): the common DELTA inline, the rest in
- * decode_record_slow, which gets a copy of the reader so that this one can live in registers. */
-static dg_status decode_record_slow(dg_bitr *b, uint64_t rec_at, const tick_hdr *th, uint32_t i,
-                                    bool keyframe, uint64_t *prev, const dg_seg3_entry *t3, flrep_rec *r,
-                                    const char *where, dg_error *err) __attribute__((noinline));
-
-static inline __attribute__((always_inline)) dg_status
-decode_record(dg_bitr *b, const uint8_t *block, const tick_hdr *th, uint32_t i, bool keyframe, uint64_t *prev,
-              const dg_seg3_entry *t3, flrep_rec *r, const char *where, dg_error *err)
+/* Decodes one record of any shape at b (prev = previous id of the tick): the general path, for
+ * keyframes, and for whatever fast_run does not take. Errors name the record's first byte. */
+static dg_status decode_record(dg_bitr *b, const uint8_t *block, const tick_hdr *th, uint32_t i, bool keyframe,
+                               uint64_t *prev, const dg_seg3_entry *t3, flrep_rec *r, const char *where,
+                               dg_error *err)
 {
-    /* errors name the record's first byte: where the reader had read ahead to depends on the path */
     uint64_t rec_at = th->block_offset + ((uint64_t)(b->p - block) * 8 - b->n) / 8;
-    if (keyframe || !read_fast_delta(b, r, t3)) {
-        dg_bitr copy = *b;
-        dg_status st = decode_record_slow(&copy, rec_at, th, i, keyframe, prev, t3, r, where, err);
-        *b = copy;
-        return st;
-    }
-    if (__builtin_expect(*prev >= UINT32_MAX, 0))
-        return dg_error_set(err, DG_E_RANGE, rec_at, where,
-                            "record %u: expected an entity id <= 4294967295, found %llu", i,
-                            (unsigned long long)*prev + 1);
-    r->id = (uint32_t)++*prev;
-    if (__builtin_expect(!b->ok, 0))
-        return dg_error_set(err, DG_E_MALFORMED, rec_at, where,
-                            "record %u (entity %u): expected a complete DELTA record, found the block exhausted "
-                            "or a bad code", i, r->id);
-    return DG_OK;
-}
-
-static dg_status decode_record_slow(dg_bitr *b, uint64_t rec_at, const tick_hdr *th, uint32_t i,
-                                    bool keyframe, uint64_t *prev, const dg_seg3_entry *t3, flrep_rec *r,
-                                    const char *where, dg_error *err)
-{
     uint64_t id = *prev + dg_bitr_eg(b) + 1;
     r->kind = (uint8_t)dg_bitr_get(b, 2);
     if (!b->ok)
@@ -389,8 +345,7 @@ static inline __attribute__((always_inline)) bool fast_seg1(fast_bits *f, int64_
     unsigned len = 2 * zeros + 1;
     if (zeros > 15)
         return false;
-    uint64_t x = ((f->a >> (zeros + 1)) & (((uint64_t)1 << zeros) - 1)) | ((uint64_t)1 << zeros);
-    *v = dg_unzigzag(x - 1);
+    *v = dg_unzigzag(dg_eg_value(f->a, zeros));
     f->a >>= len;
     f->used += len;
     return true;

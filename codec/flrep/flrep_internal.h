@@ -87,7 +87,7 @@ dg_status flrep_parse_roster(const uint8_t *buf, size_t len, uint64_t base, flre
  * DELTA), and a chunk starts from a keyframe of FULL records. */
 typedef struct flrep_pred {
     int64_t dv[3];     /* the change of two i32 velocities: 33 bits (a 32-bit context broke §6.4) */
-    int32_t drot[3];   /* rotation components are within +-32767: 17 bits */
+    int32_t drot[4];   /* rotation components are within +-32767: 17 bits; [3] is 0 (four lanes) */
 } flrep_pred;
 
 /* The rebuilt world: entities sorted by id with their prediction contexts. */
@@ -106,6 +106,9 @@ typedef struct flrep_tick_ctx {
     uint32_t tick_rate_hz;
     uint64_t rate_magic;                /* ceil(2^64 / tick_rate_hz): exact division by multiply */
     uint64_t rate_pass;                 /* all ones when tick_rate_hz = 1, else 0 (see rdiv) */
+    uint64_t rate_k;                    /* 2^45 / tick_rate_hz + 1: the multiple rdiv adds */
+    uint64_t rate_bias;                 /* tick_rate_hz / 2 + rate_k x tick_rate_hz */
+    uint64_t rate_even;                 /* all ones when tick_rate_hz is even, else 0 */
     const flrep_index_set *types, *factions;
     uint64_t fault_double_delta_tick;   /* test hook; UINT64_MAX = off */
     bool general_only;                  /* test hook: every record through the general path */
@@ -113,18 +116,19 @@ typedef struct flrep_tick_ctx {
 
 __extension__ typedef unsigned __int128 flrep_u128;
 
-/* rdiv of FORMAT-flrep.md §6.4: round(a / b) half away from zero. The quotient comes from one
- * multiply by ceil(2^64/b), exact while n * b < 2^64 (Granlund–Montgomery): here a = 2 × vel' with
- * |vel'| < 2^31 + 2^32 + 2^40 (velocity, its last change, a residual), so n < 2^43, and b <= 100000
- * < 2^17. An integer divide here was a third of the decoder's time; for b = 1 the product is 0 and
- * rate_pass adds n itself, with no branch. */
+/* rdiv of FORMAT-flrep.md §6.4: round(a / b) half away from zero, for |a| < 2^45 (here a = 2 x vel'
+ * with |vel'| < 2^31 + 2^32 + 2^40: velocity, its last change, a residual). Without a branch or a
+ * sign fold: rounding half away from zero is floor((a + b/2) / b), less one in the numerator when a
+ * is negative and b even (the one case with exact halves below zero); a multiple of b, rate_k x b,
+ * added to the numerator and rate_k taken from the quotient keep the division unsigned. The
+ * quotient comes from one multiply by ceil(2^64 / b), exact while n x b < 2^64 (Granlund–Montgomery):
+ * n < 2^47 and b <= 100000 < 2^17. An integer divide here was a third of the decoder's time; for
+ * b = 1 the product is 0 and rate_pass adds n itself. */
 static inline int64_t flrep_rdiv(int64_t a, const flrep_tick_ctx *ctx)
 {
-    uint64_t b = ctx->tick_rate_hz;
-    uint64_t sign = (uint64_t)(a >> 63);            /* all ones when negative: no branch on the sign */
-    uint64_t n = (((uint64_t)a ^ sign) - sign) + b / 2;
+    uint64_t n = (uint64_t)a + ctx->rate_bias + ((uint64_t)(a >> 63) & ctx->rate_even);
     uint64_t q = (uint64_t)(((flrep_u128)n * ctx->rate_magic) >> 64) + (n & ctx->rate_pass);
-    return (int64_t)((q ^ sign) - sign);
+    return (int64_t)(q - ctx->rate_k);
 }
 
 /* Scratch the decoder reuses from tick to tick (no allocation per tick once warm). */

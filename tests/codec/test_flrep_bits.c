@@ -130,6 +130,7 @@ static void test_rdiv_matches_the_page_at_every_rate(void **state)
     (void)state;
     static const uint32_t rates[] = {1, 2, 3, 7, 30, 60, 64, 120, 99991, 100000};
     const int64_t far = (INT64_C(1) << 42) - 1;   /* 2 x (2^31 + 2^32 + 2^40): see flrep_rdiv */
+    const int64_t limit = (INT64_C(1) << 45) - 1;  /* the domain flrep_rdiv promises */
     for (size_t k = 0; k < sizeof rates / sizeof rates[0]; k++) {
         flrep_tick_ctx ctx;
         flrep_tick_ctx_init(&ctx, rates[k], NULL, NULL);
@@ -140,7 +141,7 @@ static void test_rdiv_matches_the_page_at_every_rate(void **state)
                 assert_int_equal(flrep_rdiv(a, &ctx), rdiv_by_the_page(a, b));
             }
         const int64_t edges[] = {0, 1, -1, INT32_MAX, INT32_MIN, 2 * (int64_t)INT32_MAX, far, -far,
-                                 far - b / 2, -far + b / 2};
+                                 far - b / 2, -far + b / 2, limit, -limit, limit - b / 2, -limit + b / 2};
         for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++)
             assert_int_equal(flrep_rdiv(edges[e], &ctx), rdiv_by_the_page(edges[e], b));
     }

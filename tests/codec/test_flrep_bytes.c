@@ -1,6 +1,6 @@
 /* tests/codec/test_flrep_bytes.c — files built byte by byte from docs/FORMAT-flrep.md alone (an
- * independent writer: its own bit packer, zstd call and XXH3 checks), read by the codec. If the
- * contract page and the code ever disagree, this fails. */
+ * independent writer: its own bit packer in flrep_handbits.h, zstd call and XXH3 checks), read by
+ * the codec. If the contract page and the code ever disagree, this fails. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +12,7 @@
 #include <zstd.h>
 
 #include "detgate/flrep.h"
+#include "flrep_handbits.h"
 
 typedef struct bytes {
     uint8_t b[8192];
@@ -24,30 +25,6 @@ static void u32(bytes *o, uint32_t v) { u16(o, (uint16_t)v); u16(o, (uint16_t)(v
 static void u64(bytes *o, uint64_t v) { u32(o, (uint32_t)v); u32(o, (uint32_t)(v >> 32)); }
 static void str(bytes *o, const char *s) { u16(o, (uint16_t)strlen(s)); memcpy(o->b + o->n, s, strlen(s)); o->n += strlen(s); }
 static void raw(bytes *o, const void *p, size_t n) { memcpy(o->b + o->n, p, n); o->n += n; }
-
-/* §6.2: bits fill each byte from bit 0 up; a k-bit field goes least significant bit first. */
-typedef struct bits {
-    uint8_t b[1024];
-    size_t nbits;
-} bits;
-
-static void bput(bits *w, uint64_t v, unsigned k)
-{
-    for (unsigned i = 0; i < k; i++, w->nbits++)
-        if ((v >> i) & 1)
-            w->b[w->nbits / 8] |= (uint8_t)(1u << (w->nbits % 8));
-}
-static void beg(bits *w, uint64_t v) /* EG(v): n zeros, a one, the low n bits of v+1 */
-{
-    uint64_t x = v + 1;
-    unsigned n = 0;
-    while ((x >> (n + 1)) != 0)
-        n++;
-    bput(w, 0, n);
-    bput(w, 1, 1);
-    bput(w, x, n);
-}
-static void bseg(bits *w, int64_t v) { beg(w, v >= 0 ? (uint64_t)v * 2 : (uint64_t)(-v) * 2 - 1); }
 
 static void preamble(bytes *o)
 {

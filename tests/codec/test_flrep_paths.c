@@ -13,6 +13,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "flrep_handbits.h"
 #include "flrep_internal.h"
 #include "flrep_testlib.h"
 
@@ -78,6 +79,7 @@ typedef struct outcome {
     dg_status st;              /* of the tick that stopped it (DG_OK = the stream ended) */
     uint64_t err_offset;
     uint64_t hash;             /* over every world and event list handed out */
+    dg_qentity fourth;         /* the last good world's entity at index 3, when it has one */
 } outcome;
 
 static uint64_t mix(uint64_t h, const void *p, size_t n)
@@ -100,7 +102,7 @@ static outcome decode_stream(const uint8_t *data, size_t size, const chunk_set *
     dg_error_clear(&err);
     dg_cur c;
     dg_cur_init(&c, data, size, 0, "ticks", &err);
-    outcome o = {0, DG_OK, 0, 0xCBF29CE484222325ull};
+    outcome o = {0, DG_OK, 0, 0xCBF29CE484222325ull, {0}};
     for (uint32_t seq = 0; c.pos < size; seq++) {
         uint64_t tick;
         bool kf;
@@ -113,6 +115,8 @@ static outcome decode_stream(const uint8_t *data, size_t size, const chunk_set *
             break;
         }
         o.ticks++;
+        if (w.n > 3)
+            o.fourth = w.ents[3];
         o.hash = mix(o.hash, &tick, sizeof tick);
         o.hash = mix(o.hash, w.ents, w.n * sizeof *w.ents);
         for (size_t i = 0; i < nev; i++)
@@ -123,7 +127,7 @@ static outcome decode_stream(const uint8_t *data, size_t size, const chunk_set *
     return o;
 }
 
-static void assert_same_outcome(const uint8_t *data, size_t size, const chunk_set *cs, const char *what)
+static outcome assert_same_outcome(const uint8_t *data, size_t size, const chunk_set *cs, const char *what)
 {
     outcome fast = decode_stream(data, size, cs, false), general = decode_stream(data, size, cs, true);
     if (fast.ticks != general.ticks || fast.st != general.st || fast.err_offset != general.err_offset ||
@@ -131,6 +135,7 @@ static void assert_same_outcome(const uint8_t *data, size_t size, const chunk_se
         fail_msg("%s: fast path %zu ticks, status %d at %llu; general path %zu ticks, status %d at %llu%s", what,
                  fast.ticks, fast.st, (unsigned long long)fast.err_offset, general.ticks, general.st,
                  (unsigned long long)general.err_offset, fast.hash != general.hash ? "; states differ" : "");
+    return fast;
 }
 
 static void check_paths_agree(const tl_params *p, int mutations_per_chunk)
@@ -167,20 +172,154 @@ static void check_paths_agree(const tl_params *p, int mutations_per_chunk)
     free_chunks(&cs);
 }
 
+/* The portable build of the fast path (DG_FLREP_SCALAR) differs only in the rotation's arithmetic:
+ * a quarter of the damaged copies covers it, and keeps the sanitizer run of both builds short. */
+#ifdef DG_FLREP_SCALAR
+#define MUTATIONS(n) ((n) / 4)
+#else
+#define MUTATIONS(n) (n)
+#endif
+
 static void test_paths_agree_on_moving_worlds(void **state)
 {
     (void)state;
     tl_params p = {.seed = 11, .ticks = 720, .entities = 40, .churn = true, .events = true};
-    check_paths_agree(&p, 1200);
+    check_paths_agree(&p, MUTATIONS(1200));
 }
 
 static void test_paths_agree_at_odd_rates_and_one_hz(void **state)
 {
     (void)state;
     tl_params p = {.seed = 12, .ticks = 240, .entities = 12, .churn = true, .keyframe = 15, .tick_rate = 7};
-    check_paths_agree(&p, 600);
+    check_paths_agree(&p, MUTATIONS(600));
     tl_params q = {.seed = 13, .ticks = 240, .entities = 12, .churn = false, .keyframe = 15, .tick_rate = 1};
-    check_paths_agree(&q, 600);
+    check_paths_agree(&q, MUTATIONS(600));
+}
+
+/* ---- hand-built edges: each limit a common record can cross, crossed in the middle of a block ---- */
+
+typedef struct stream {
+    uint8_t b[16384];
+    size_t n;
+} stream;
+
+static void put_le(stream *s, uint64_t v, unsigned bytes)
+{
+    for (unsigned i = 0; i < bytes; i++)
+        s->b[s->n++] = (uint8_t)(v >> (8 * i));
+}
+
+/* FORMAT-flrep.md §6.1: tick, flags, recordCount, eventCount, recordBytes, the record block. */
+static void put_tick(stream *s, uint64_t tick, bool keyframe, uint16_t nrec, const bits *w)
+{
+    put_le(s, tick, 8);
+    put_le(s, keyframe ? 1 : 0, 2);
+    put_le(s, nrec, 2);
+    put_le(s, 0, 2);
+    put_le(s, (w->nbits + 7) / 8, 4);
+    memcpy(s->b + s->n, w->b, (w->nbits + 7) / 8);
+    s->n += (w->nbits + 7) / 8;
+}
+
+static void put_full(bits *w, int32_t pos0, int32_t vel0, const int16_t rot[3])
+{
+    beg(w, 0);                /* the next id */
+    bput(w, 1, 2);            /* FULL */
+    bput(w, 0, 16); bput(w, 0, 16); bput(w, 10000, 16); bput(w, 0, 16);   /* type, faction, health, flags */
+    bput(w, (uint32_t)pos0, 32); bput(w, 0, 32); bput(w, 0, 32);
+    bput(w, (uint32_t)vel0, 32); bput(w, 0, 32); bput(w, 0, 32);
+    bput(w, 0, 2);
+    for (int k = 0; k < 3; k++)
+        bput(w, (uint16_t)rot[k], 16);
+}
+
+/* A DELTA record of the next id: motion with these residuals, or (res == NULL) the still record. */
+static void put_delta(bits *w, const int64_t res[9])
+{
+    beg(w, 0);
+    bput(w, 0, 2);                     /* DELTA */
+    bput(w, res ? 1 : 0, 3);           /* motion, no rotFull, no attrs */
+    for (int k = 0; res && k < 9; k++)
+        bseg(w, res[k]);               /* vres[3], pres[3], rres[3] */
+}
+
+#define EDGE_ENTS 16
+#define EDGE_AT 3   /* the entity under test: records before and after it keep fast_run going */
+
+typedef struct edge_case {
+    const char *name;
+    int32_t pos0, vel0;
+    int16_t rot[3];
+    int64_t res[9];      /* its residuals in tick 1 */
+    bool still_after;    /* tick 2: its still record (the prediction alone) */
+    size_t good_ticks;   /* ticks that decode before the error; 3 = no error */
+} edge_case;
+
+static void build_edge(const edge_case *e, stream *s)
+{
+    static const int16_t level[3] = {0, 0, 0};
+    s->n = 0;
+    bits w;
+    memset(&w, 0, sizeof w);
+    for (int i = 0; i < EDGE_ENTS; i++)
+        put_full(&w, i == EDGE_AT ? e->pos0 : 1000 * i, i == EDGE_AT ? e->vel0 : 300, i == EDGE_AT ? e->rot : level);
+    put_tick(s, 0, true, EDGE_ENTS, &w);
+    static const int64_t none[9] = {0};
+    for (int t = 1; t <= 2; t++) {
+        memset(&w, 0, sizeof w);
+        for (int i = 0; i < EDGE_ENTS; i++)
+            put_delta(&w, i != EDGE_AT ? none : t == 1 ? e->res : e->still_after ? NULL : none);
+        put_tick(s, (uint64_t)t, false, EDGE_ENTS, &w);
+    }
+}
+
+static int64_t rdiv_page(int64_t a, int64_t b)
+{
+    return a >= 0 ? (a + b / 2) / b : -((-a + b / 2) / b);
+}
+
+/* Both paths reach the same verdict on every edge, and it is the page's: the state out of the
+ * quantized domain is an error at its tick, the one inside it decodes to the §6.4 values. */
+static void test_paths_agree_on_the_edges_of_the_quantized_domain(void **state)
+{
+    (void)state;
+    static const edge_case cases[] = {
+        {"velocity leaves i32", 0, INT32_MAX - 10, {0, 0, 0}, {100, 0, 0, 0, 0, 0, 0, 0, 0}, false, 1},
+        {"position leaves i32", INT32_MAX - 5, 0, {0, 0, 0}, {0, 0, 0, 100, 0, 0, 0, 0, 0}, false, 1},
+        {"velocity leaves i32 below", 0, INT32_MIN + 10, {0, 0, 0}, {-100, 0, 0, 0, 0, 0, 0, 0, 0}, false, 1},
+        {"rotation component past 32767", 0, 0, {32000, 0, 0}, {0, 0, 0, 0, 0, 0, 1000, 0, 0}, false, 1},
+        {"rotation component past -32767", 0, 0, {0, -32000, 0}, {0, 0, 0, 0, 0, 0, 0, -1000, 0}, false, 1},
+        {"rotation not a unit quaternion", 0, 0, {32000, 32000, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 10000}, false, 1},
+        {"still record's velocity leaves i32", 0, INT32_MAX - 150, {0, 0, 0}, {100, 0, 0, 0, 0, 0, 0, 0, 0}, true, 2},
+        {"still record's rotation leaves range", 0, 0, {32000, 0, 0}, {0, 0, 0, 0, 0, 0, 500, 0, 0}, true, 2},
+        {"still record inside the domain", 500, 1000, {100, -200, 300}, {30, 0, 0, 2, 0, 0, 5, -5, 7}, true, 3},
+        {"exact halves below zero", 0, -1020, {0, 0, 0}, {-15, 0, 0, 0, 0, 0, 0, 0, 0}, true, 3},
+    };
+    chunk_set cs;
+    memset(&cs, 0, sizeof cs);
+    tl_params p = {.seed = 14, .ticks = 20, .entities = 4};
+    load_chunks(&p, &cs);   /* for its type and faction tables; the rate is 60 Hz */
+    assert_int_equal(cs.rate, 60);
+    static stream s;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const edge_case *e = &cases[c];
+        build_edge(e, &s);
+        outcome o = assert_same_outcome(s.b, s.n, &cs, e->name);
+        if (o.ticks != e->good_ticks)
+            fail_msg("%s: expected %zu good ticks, decoded %zu (status %d)", e->name, e->good_ticks, o.ticks, o.st);
+        if (e->good_ticks < 3) {
+            assert_int_equal(o.st, DG_E_RANGE);
+            continue;
+        }
+        /* §6.4 by hand: tick 1 applies the residuals, tick 2 the prediction from tick 1's changes */
+        int64_t v1 = e->vel0 + e->res[0], v2 = v1 + (v1 - e->vel0);
+        int64_t x1 = e->pos0 + rdiv_page(2 * v1, 60) + e->res[3], x2 = x1 + rdiv_page(2 * v2, 60);
+        assert_int_equal(o.fourth.vel[0], v2);
+        assert_int_equal(o.fourth.pos[0], x2);
+        for (int k = 0; k < 3; k++)
+            assert_int_equal(o.fourth.rot[k], e->rot[k] + 2 * e->res[6 + k]);
+    }
+    free_chunks(&cs);
 }
 
 int main(void)
@@ -188,6 +327,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paths_agree_on_moving_worlds),
         cmocka_unit_test(test_paths_agree_at_odd_rates_and_one_hz),
+        cmocka_unit_test(test_paths_agree_on_the_edges_of_the_quantized_domain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -400,7 +400,7 @@ typedef struct merge_pos {
 /* flrep_tick_ctx's rdiv constants, copied into fast_run's frame: loaded through ctx they would be
  * reloaded after every store to the output world, which the compiler cannot prove apart. */
 typedef struct fast_rate {
-    uint64_t bias, even, magic, pass, k;
+    uint64_t bias, even, magic, k;
 } fast_rate;
 
 /* The rebuilt state of one common record: apply_delta's arithmetic (FORMAT-flrep.md §6.4) on values
@@ -410,14 +410,15 @@ typedef struct fast_rate {
 static inline __attribute__((always_inline)) bool fast_motion(const dg_qentity *restrict pe,
                                                               const flrep_pred *restrict pp, const int64_t vres[3],
                                                               const int64_t pres[3], const fast_rate *rt,
-                                                              dg_qentity *restrict o, flrep_pred *restrict op)
+                                                              bool unit_rate, dg_qentity *restrict o,
+                                                              flrep_pred *restrict op)
 {
     uint64_t range = 0;   /* each value + 2^31, ORed: bit 32 or above set = some value left the i32 range */
     for (int k = 0; k < 3; k++) {
         int64_t v = (int64_t)pe->vel[k] + pp->dv[k] + vres[k];
         int64_t a = 2 * v;
         uint64_t n = (uint64_t)a + rt->bias + ((uint64_t)(a >> 63) & rt->even);
-        uint64_t q = (uint64_t)(((flrep_u128)n * rt->magic) >> 64) + (n & rt->pass);
+        uint64_t q = unit_rate ? n : (uint64_t)(((flrep_u128)n * rt->magic) >> 64);   /* flrep_rdiv */
         int64_t p = (int64_t)pe->pos[k] + (int64_t)(q - rt->k) + pres[k];
         range |= ((uint64_t)v + UINT64_C(0x80000000)) | ((uint64_t)p + UINT64_C(0x80000000));
         o->vel[k] = (int32_t)v;
@@ -482,10 +483,10 @@ static inline __attribute__((always_inline)) bool fast_rotation(const dg_qentity
 static inline __attribute__((always_inline)) bool fast_apply(const dg_qentity *restrict pe,
                                                              const flrep_pred *restrict pp, const int64_t vres[3],
                                                              const int64_t pres[3], const int64_t rres[3],
-                                                             const fast_rate *rt, dg_qentity *restrict o,
-                                                             flrep_pred *restrict op)
+                                                             const fast_rate *rt, bool unit_rate,
+                                                             dg_qentity *restrict o, flrep_pred *restrict op)
 {
-    bool motion_ok = fast_motion(pe, pp, vres, pres, rt, o, op);
+    bool motion_ok = fast_motion(pe, pp, vres, pres, rt, unit_rate, o, op);
     bool rot_ok = fast_rotation(pe, pp, rres, o, op);
     memcpy(o, pe, offsetof(dg_qentity, pos));   /* id, type, faction */
     o->health = pe->health;
@@ -498,21 +499,26 @@ static inline __attribute__((always_inline)) bool fast_apply(const dg_qentity *r
  * at the first record it does not take — another shape, a long code, the end of the block near, an
  * absent entity, a state out of range — leaving *m at that record, which the general path then
  * decodes (and, if bad, reports): the two paths accept exactly the same records with the same
- * result. */
-static __attribute__((noinline)) void fast_run(merge_pos *m, uint32_t nrec, const dg_seg3_entry *restrict t3,
-                                               const flrep_tick_ctx *ctx, const flrep_world *world,
-                                               flrep_world *nx)
+ * result. unit_rate (1 Hz, where rdiv divides by one) is a constant in each of the two copies. */
+static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, uint32_t nrec,
+                                                                const dg_seg3_entry *restrict t3,
+                                                                const flrep_tick_ctx *ctx, const flrep_world *world,
+                                                                flrep_world *nx, bool unit_rate)
 {
-    const fast_rate rt = {ctx->rate_bias, ctx->rate_even, ctx->rate_magic, ctx->rate_pass, ctx->rate_k};
+    const fast_rate rt = {ctx->rate_bias, ctx->rate_even, ctx->rate_magic, ctx->rate_k};
     const dg_qentity *restrict pe = world->ents + m->wi;
-    const dg_qentity *const pe_end = world->ents + world->n;
+    const dg_qentity *const pe_first = pe;
     const flrep_pred *restrict pp = world->pred + m->wi;
     dg_qentity *restrict o = nx->ents + m->out;
     flrep_pred *restrict op = nx->pred + m->out;
+    /* one record per entity at most: a run ends at the records' end or the world's, whichever is first */
+    size_t budget = nrec - m->i;
+    if (budget > world->n - m->wi)
+        budget = world->n - m->wi;
+    const dg_qentity *const pe_stop = pe + budget;
     fast_bits f = {m->b.p, m->b.end, m->b.acc, m->b.n};
     uint64_t prev = m->prev;
-    uint32_t i = m->i;
-    for (; i < nrec; i++) {
+    for (; pe != pe_stop; pe++, pp++, o++, op++) {
         if (f.end - f.p < 8)
             break;   /* near the end of the block: the general path's careful refill */
         fast_refill(&f);
@@ -530,13 +536,11 @@ static __attribute__((noinline)) void fast_run(merge_pos *m, uint32_t nrec, cons
         /* A record of the next id: every world entity below it was dealt with by the records
          * before, so it is the one at pe or absent (which the general path reports). An id past
          * 2^32 - 1 matches no entity. */
-        if (pe == pe_end || pe->id != prev + 1 ||
-            !fast_apply(pe, pp, vres, pres, rres, &rt, o, op))
+        if (pe->id != prev + 1 || !fast_apply(pe, pp, vres, pres, rres, &rt, unit_rate, o, op))
             break;
         f.acc = a;
         f.n -= used;
         prev++;
-        pe++, pp++, o++, op++;
     }
     m->b.p = f.p;
     /* dg_bitr keeps the bits above n clear; its byte-wise refill near the block's end (which this
@@ -544,9 +548,22 @@ static __attribute__((noinline)) void fast_run(merge_pos *m, uint32_t nrec, cons
     m->b.acc = f.n < 64 ? f.acc & (((uint64_t)1 << f.n) - 1) : f.acc;
     m->b.n = f.n;
     m->prev = prev;
-    m->wi = (size_t)(pe - world->ents);
-    m->out = (size_t)(o - nx->ents);
-    m->i = i;
+    m->i += (uint32_t)(pe - pe_first);
+    m->wi += (size_t)(pe - pe_first);
+    m->out += (size_t)(pe - pe_first);
+}
+
+static __attribute__((noinline)) void fast_run(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3,
+                                               const flrep_tick_ctx *ctx, const flrep_world *world, flrep_world *nx)
+{
+    fast_run_body(m, nrec, t3, ctx, world, nx, false);
+}
+
+static __attribute__((noinline)) void fast_run_1hz(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3,
+                                                   const flrep_tick_ctx *ctx, const flrep_world *world,
+                                                   flrep_world *nx)
+{
+    fast_run_body(m, nrec, t3, ctx, world, nx, true);
 }
 
 /* Decodes the record block and builds the world after this tick into s->next, in one pass over
@@ -567,7 +584,9 @@ static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world
     bool fast = !keyframe && !twice && !ctx->general_only;   /* the test hooks live on the general path */
     flrep_rec rec, *r = &rec;
     for (;;) {
-        if (fast)
+        if (fast && ctx->tick_rate_hz == 1)
+            fast_run_1hz(&m, th->nrec, t3, ctx, world, nx);
+        else if (fast)
             fast_run(&m, th->nrec, t3, ctx, world, nx);
         if (m.i == th->nrec)
             break;

@@ -505,16 +505,18 @@ static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, ui
                                                                 const flrep_tick_ctx *ctx, const flrep_world *world,
                                                                 flrep_world *nx, bool unit_rate)
 {
+    /* one record per entity at most: a run ends at the records' end or the world's, whichever is first */
+    size_t budget = nrec - m->i;
+    if (budget > world->n - m->wi)
+        budget = world->n - m->wi;
+    if (budget == 0)
+        return;   /* and an empty world's arrays may be NULL: no pointer arithmetic on them */
     const fast_rate rt = {ctx->rate_bias, ctx->rate_even, ctx->rate_magic, ctx->rate_k};
     const dg_qentity *restrict pe = world->ents + m->wi;
     const dg_qentity *const pe_first = pe;
     const flrep_pred *restrict pp = world->pred + m->wi;
     dg_qentity *restrict o = nx->ents + m->out;
     flrep_pred *restrict op = nx->pred + m->out;
-    /* one record per entity at most: a run ends at the records' end or the world's, whichever is first */
-    size_t budget = nrec - m->i;
-    if (budget > world->n - m->wi)
-        budget = world->n - m->wi;
     const dg_qentity *const pe_stop = pe + budget;
     fast_bits f = {m->b.p, m->b.end, m->b.acc, m->b.n};
     uint64_t prev = m->prev;

@@ -2,15 +2,13 @@
  * predictor (docs/FORMAT-flrep.md §6) and the event records (§7). The decoder validates the whole
  * tick into scratch before it touches the caller's world, so a bad tick changes nothing. */
 #include "flrep_bits.h"
+#include "flrep_fast.h"
 #include "flrep_internal.h"
 
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 typedef struct flrep_rec {
     uint32_t id;
@@ -94,6 +92,7 @@ void flrep_tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep
     ctx->factions = factions;
     ctx->fault_double_delta_tick = UINT64_MAX;
     ctx->general_only = false;
+    ctx->fast_avx2 = flrep_cpu_has_avx2();
 }
 
 static bool fits_i32(int64_t v) { return ((uint64_t)v + UINT64_C(0x80000000)) >> 32 == 0; }
@@ -332,229 +331,8 @@ static dg_status check_state(const dg_qentity *q, const flrep_tick_ctx *ctx, con
     return DG_OK;
 }
 
-/* The fast path's bit reader: the reader's state in locals, refilled once per record without a
- * branch on the fill level. Unlike dg_bitr it does not clear the bits above n after a refill: they
- * are the stream's next bits, the very ones the next refill ORs in again, so nothing changes; they
- * are cleared when fast_run hands the state back to the dg_bitr. */
-typedef struct fast_bits {
-    const uint8_t *p, *end;
-    uint64_t acc;
-    unsigned n;
-} fast_bits;
-
-/* Tops up to >= 56 buffered bits; the caller has checked that 8 bytes remain at p. */
-static inline __attribute__((always_inline)) void fast_refill(fast_bits *f)
-{
-    f->acc |= dg_le64(f->p) << f->n;
-    f->p += (63 - f->n) >> 3;
-    f->n |= 56;
-}
-
-/* One SEG code of at most 31 bits (|v| < 2^15) from the bottom of *a. Whether it lay within the
- * buffered bits is checked once per record: past the stream's bits *a holds zeros (a run of zeros
- * too long to take here) or stream bits beyond n (caught by that check). */
-static inline __attribute__((always_inline)) bool fast_seg1(uint64_t *a, unsigned *used, int64_t *v)
-{
-    unsigned zeros = (unsigned)__builtin_ctzll(*a | ((uint64_t)1 << 63));
-    unsigned len = 2 * zeros + 1;
-    if (zeros > 15)
-        return false;
-    *v = dg_unzigzag(dg_eg_value(*a, zeros));
-    *a >>= len;
-    *used += len;
-    return true;
-}
-
-/* Three SEG codes: from the table when they fit in DG_SEG3_BITS, else one by one. */
-static inline __attribute__((always_inline)) bool fast_seg3(uint64_t *a, unsigned *used, const dg_seg3_entry *t3,
-                                                            int64_t v[3])
-{
-    const dg_seg3_entry *e = &t3[*a & ((1u << DG_SEG3_BITS) - 1)];
-    if (__builtin_expect(e->bits != 0, 1)) {
-        v[0] = e->v[0];
-        v[1] = e->v[1];
-        v[2] = e->v[2];
-        *a >>= e->bits;
-        *used += e->bits;
-        return true;
-    }
-    return fast_seg1(a, used, &v[0]) && fast_seg1(a, used, &v[1]) && fast_seg1(a, used, &v[2]);
-}
-
-/* The record prefixes fast_run takes (FORMAT-flrep.md §6.3, LSB first): the next id (gap code "1"),
- * DELTA ("00"), then motion, rotFull, attrs. Motion without rotFull or attrs is the moving entity's
- * record; no flags at all is the still one's (every residual zero). */
-#define FLREP_PREFIX_MOVING 0x09u
-#define FLREP_PREFIX_STILL 0x01u
-#define FLREP_PREFIX_BITS 6u
-
-/* Where decode_and_merge stands: the reader, the next previous-world entity, the next output slot,
- * the previous id of the tick. */
-typedef struct merge_pos {
-    dg_bitr b;
-    size_t wi, out;
-    uint64_t prev;
-    uint32_t i;      /* records done */
-} merge_pos;
-
-/* flrep_tick_ctx's rdiv constants, copied into fast_run's frame: loaded through ctx they would be
- * reloaded after every store to the output world, which the compiler cannot prove apart. */
-typedef struct fast_rate {
-    uint64_t bias, even, magic, k;
-} fast_rate;
-
-/* The rebuilt state of one common record: apply_delta's arithmetic (FORMAT-flrep.md §6.4) on values
- * in registers. Each part returns false when its result leaves the quantized domain (the general
- * path then names the error); *o and *op are then garbage the caller overwrites. */
-
-static inline __attribute__((always_inline)) bool fast_motion(const dg_qentity *restrict pe,
-                                                              const flrep_pred *restrict pp, const int64_t vres[3],
-                                                              const int64_t pres[3], const fast_rate *rt,
-                                                              bool unit_rate, dg_qentity *restrict o,
-                                                              flrep_pred *restrict op)
-{
-    uint64_t range = 0;   /* each value + 2^31, ORed: bit 32 or above set = some value left the i32 range */
-    for (int k = 0; k < 3; k++) {
-        int64_t v = (int64_t)pe->vel[k] + pp->dv[k] + vres[k];
-        int64_t a = 2 * v;
-        uint64_t n = (uint64_t)a + rt->bias + ((uint64_t)(a >> 63) & rt->even);
-        uint64_t q = unit_rate ? n : (uint64_t)(((flrep_u128)n * rt->magic) >> 64);   /* flrep_rdiv */
-        int64_t p = (int64_t)pe->pos[k] + (int64_t)(q - rt->k) + pres[k];
-        range |= ((uint64_t)v + UINT64_C(0x80000000)) | ((uint64_t)p + UINT64_C(0x80000000));
-        o->vel[k] = (int32_t)v;
-        o->pos[k] = (int32_t)p;
-        op->dv[k] = v - pe->vel[k];
-    }
-    return (range >> 32) == 0;
-}
-
-/* The rotation: rot' = rot + drot + rres, each component within +-32767, the three a unit
- * quaternion's smaller ones. Also carries rotLargest (and the zero pad) over. */
-#if defined(__SSE2__) && !defined(DG_FLREP_SCALAR)   /* the test builds the scalar path too */
-/* Four 32-bit lanes: the three components and, in lane 3, the rotLargest/pad halfword that follows
- * them in dg_qentity, which passes through unchanged (drot and rres are 0 there) so that one 8-byte
- * store writes rot, rotLargest and pad. */
-_Static_assert(offsetof(dg_qentity, rot_largest) == offsetof(dg_qentity, rot) + 6 &&
-                   offsetof(dg_qentity, pad_) == offsetof(dg_qentity, rot) + 7,
-               "rot, rot_largest, pad_ are one 8-byte group");
-static inline __attribute__((always_inline)) bool fast_rotation(const dg_qentity *restrict pe,
-                                                                const flrep_pred *restrict pp,
-                                                                const int64_t rres[3], dg_qentity *restrict o,
-                                                                flrep_pred *restrict op)
-{
-    const __m128i lanes012 = _mm_setr_epi32(-1, -1, -1, 0);
-    __m128i prev16 = _mm_loadl_epi64((const __m128i *)(const void *)pe->rot);
-    __m128i prev = _mm_srai_epi32(_mm_unpacklo_epi16(prev16, prev16), 16);
-    __m128i drot = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)pp->drot), lanes012);
-    __m128i res = _mm_setr_epi32((int32_t)rres[0], (int32_t)rres[1], (int32_t)rres[2], 0);   /* |rres| < 2^15 */
-    __m128i c = _mm_add_epi32(_mm_add_epi32(prev, drot), res);
-    __m128i out = _mm_or_si128(_mm_cmpgt_epi32(c, _mm_set1_epi32(DG_QROT_SCALE)),
-                               _mm_cmpgt_epi32(_mm_set1_epi32(-DG_QROT_SCALE), c));
-    __m128i c16 = _mm_packs_epi32(c, c);   /* exact for the in-range lanes; lane 3 is rotLargest/pad */
-    _mm_storel_epi64((__m128i *)(void *)o->rot, c16);
-    _mm_storeu_si128((__m128i *)(void *)op->drot, _mm_sub_epi32(c, prev));   /* lane 3: 0 */
-    __m128i r16 = _mm_and_si128(c16, _mm_setr_epi16(-1, -1, -1, 0, 0, 0, 0, 0));
-    __m128i sq = _mm_madd_epi16(r16, r16);   /* c0^2 + c1^2 < 2^31 in range, c2^2 */
-    uint32_t norm = (uint32_t)_mm_cvtsi128_si32(sq) + (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(sq, 4));
-    return (_mm_movemask_epi8(out) & 0x0FFF) == 0 && norm <= 2u * (uint32_t)DG_QROT_SCALE * DG_QROT_SCALE;
-}
-#else
-static inline __attribute__((always_inline)) bool fast_rotation(const dg_qentity *restrict pe,
-                                                                const flrep_pred *restrict pp,
-                                                                const int64_t rres[3], dg_qentity *restrict o,
-                                                                flrep_pred *restrict op)
-{
-    bool out = false;
-    uint32_t norm = 0;   /* the squares of three components within +-32767 sum below 2^32 */
-    for (int k = 0; k < 3; k++) {
-        int32_t c = pe->rot[k] + pp->drot[k] + (int32_t)rres[k];   /* |rres| < 2^15: no overflow */
-        out |= (uint32_t)(c + DG_QROT_SCALE) > 2u * DG_QROT_SCALE;
-        norm += (uint32_t)c * (uint32_t)c;   /* wraps only when c is out of range */
-        o->rot[k] = (int16_t)c;
-        op->drot[k] = c - pe->rot[k];
-    }
-    op->drot[3] = 0;
-    o->rot_largest = pe->rot_largest;
-    o->pad_ = 0;
-    return !out && norm <= 2u * (uint32_t)DG_QROT_SCALE * DG_QROT_SCALE;
-}
-#endif
-
-static inline __attribute__((always_inline)) bool fast_apply(const dg_qentity *restrict pe,
-                                                             const flrep_pred *restrict pp, const int64_t vres[3],
-                                                             const int64_t pres[3], const int64_t rres[3],
-                                                             const fast_rate *rt, bool unit_rate,
-                                                             dg_qentity *restrict o, flrep_pred *restrict op)
-{
-    bool motion_ok = fast_motion(pe, pp, vres, pres, rt, unit_rate, o, op);
-    bool rot_ok = fast_rotation(pe, pp, rres, o, op);
-    memcpy(o, pe, offsetof(dg_qentity, pos));   /* id, type, faction */
-    o->health = pe->health;
-    o->flags = pe->flags;
-    return motion_ok & rot_ok;
-}
-
-/* The hot path of a delta tick: the run of common records (FLREP_PREFIX_MOVING with its three SEG
- * triples, or FLREP_PREFIX_STILL) decoded and applied with every piece of state in locals. It stops
- * at the first record it does not take — another shape, a long code, the end of the block near, an
- * absent entity, a state out of range — leaving *m at that record, which the general path then
- * decodes (and, if bad, reports): the two paths accept exactly the same records with the same
- * result. unit_rate (1 Hz, where rdiv divides by one) is a constant in each of the two copies. */
-static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, uint32_t nrec,
-                                                                const dg_seg3_entry *restrict t3,
-                                                                const flrep_tick_ctx *ctx, const flrep_world *world,
-                                                                flrep_world *nx, bool unit_rate)
-{
-    /* one record per entity at most: a run ends at the records' end or the world's, whichever is first */
-    size_t budget = nrec - m->i;
-    if (budget > world->n - m->wi)
-        budget = world->n - m->wi;
-    if (budget == 0)
-        return;   /* and an empty world's arrays may be NULL: no pointer arithmetic on them */
-    const fast_rate rt = {ctx->rate_bias, ctx->rate_even, ctx->rate_magic, ctx->rate_k};
-    const dg_qentity *restrict pe = world->ents + m->wi;
-    const dg_qentity *const pe_first = pe;
-    const flrep_pred *restrict pp = world->pred + m->wi;
-    dg_qentity *restrict o = nx->ents + m->out;
-    flrep_pred *restrict op = nx->pred + m->out;
-    const dg_qentity *const pe_stop = pe + budget;
-    fast_bits f = {m->b.p, m->b.end, m->b.acc, m->b.n};
-    uint64_t prev = m->prev;
-    for (; pe != pe_stop; pe++, pp++, o++, op++) {
-        if (f.end - f.p < 8)
-            break;   /* near the end of the block: the general path's careful refill */
-        fast_refill(&f);
-        int64_t vres[3] = {0, 0, 0}, pres[3] = {0, 0, 0}, rres[3] = {0, 0, 0};
-        uint64_t a = f.acc >> FLREP_PREFIX_BITS;
-        unsigned used = FLREP_PREFIX_BITS;
-        unsigned prefix = (unsigned)(f.acc & ((1u << FLREP_PREFIX_BITS) - 1));
-        if (prefix == FLREP_PREFIX_MOVING) {
-            if (!fast_seg3(&a, &used, t3, vres) || !fast_seg3(&a, &used, t3, pres) ||
-                !fast_seg3(&a, &used, t3, rres) || used > f.n)
-                break;
-        } else if (prefix != FLREP_PREFIX_STILL) {
-            break;
-        }
-        /* A record of the next id: every world entity below it was dealt with by the records
-         * before, so it is the one at pe or absent (which the general path reports). An id past
-         * 2^32 - 1 matches no entity. */
-        if (pe->id != prev + 1 || !fast_apply(pe, pp, vres, pres, rres, &rt, unit_rate, o, op))
-            break;
-        f.acc = a;
-        f.n -= used;
-        prev++;
-    }
-    m->b.p = f.p;
-    /* dg_bitr keeps the bits above n clear; its byte-wise refill near the block's end (which this
-     * loop never reaches) may leave all 64 buffered */
-    m->b.acc = f.n < 64 ? f.acc & (((uint64_t)1 << f.n) - 1) : f.acc;
-    m->b.n = f.n;
-    m->prev = prev;
-    m->i += (uint32_t)(pe - pe_first);
-    m->wi += (size_t)(pe - pe_first);
-    m->out += (size_t)(pe - pe_first);
-}
-
+/* The fast path (flrep_fast.h) in this file's instruction set, one copy per kind of rate; the AVX2
+ * copy is flrep_tick_avx2.c's. */
 static __attribute__((noinline)) void fast_run(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3,
                                                const flrep_tick_ctx *ctx, const flrep_world *world, flrep_world *nx)
 {
@@ -586,6 +364,11 @@ static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world
     bool fast = !keyframe && !twice && !ctx->general_only;   /* the test hooks live on the general path */
     flrep_rec rec, *r = &rec;
     for (;;) {
+#if DG_FLREP_AVX2
+        if (fast && ctx->fast_avx2)
+            flrep_fast_run_avx2(&m, th->nrec, t3, ctx, world, nx);
+        else
+#endif
         if (fast && ctx->tick_rate_hz == 1)
             fast_run_1hz(&m, th->nrec, t3, ctx, world, nx);
         else if (fast)

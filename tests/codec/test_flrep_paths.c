@@ -1,9 +1,10 @@
-/* tests/codec/test_flrep_paths.c — the tick decoder's two paths agree. fast_run (the common DELTA
- * records, decoded and applied in registers) hands everything else to the general path; this test
- * decodes real chunks and thousands of damaged copies of them both ways (ctx.general_only)
- * and requires the same outcome tick by tick: the same worlds and events, or the same error at the
- * same offset. A fast path that accepted what the general one refuses, or decoded it differently,
- * fails here. */
+/* tests/codec/test_flrep_paths.c — the tick decoder's paths agree. The fast path (the common DELTA
+ * records, decoded and applied in registers; codec/flrep/flrep_fast.h) hands everything else to the
+ * general path; this test decodes real chunks and thousands of damaged copies of them every way —
+ * the general path alone (ctx.general_only), the fast path's portable build, and its AVX2 build
+ * where the CPU has one (ctx.fast_avx2) — and requires the same outcome tick by tick: the same
+ * worlds and events, or the same error at the same offset. A fast path that accepted what the
+ * general one refuses, or decoded it differently, fails here. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -90,11 +91,15 @@ static uint64_t mix(uint64_t h, const void *p, size_t n)
     return h;
 }
 
-static outcome decode_stream(const uint8_t *data, size_t size, const chunk_set *cs, bool general_only)
+typedef enum path { PATH_GENERAL, PATH_PORTABLE, PATH_AVX2 } path;
+
+static outcome decode_stream(const uint8_t *data, size_t size, const chunk_set *cs, path which)
 {
     flrep_tick_ctx ctx;
     flrep_tick_ctx_init(&ctx, cs->rate, &cs->types, &cs->factions);
-    ctx.general_only = general_only;
+    ctx.general_only = which == PATH_GENERAL;
+    if (which == PATH_PORTABLE)
+        ctx.fast_avx2 = false;
     flrep_world w = {0};
     flrep_tick_scratch s;
     memset(&s, 0, sizeof s);
@@ -127,15 +132,34 @@ static outcome decode_stream(const uint8_t *data, size_t size, const chunk_set *
     return o;
 }
 
+static void assert_same(const outcome *fast, const outcome *general, const char *name, const char *what)
+{
+    if (fast->ticks != general->ticks || fast->st != general->st || fast->err_offset != general->err_offset ||
+        fast->hash != general->hash)
+        fail_msg("%s: %s fast path %zu ticks, status %d at %llu; general path %zu ticks, status %d at %llu%s", what,
+                 name, fast->ticks, fast->st, (unsigned long long)fast->err_offset, general->ticks, general->st,
+                 (unsigned long long)general->err_offset, fast->hash != general->hash ? "; states differ" : "");
+}
+
+/* Whether the decoder picked the fast path's AVX2 build (what ctx init decides for this CPU). */
+static bool avx2_in_use(void)
+{
+    flrep_tick_ctx ctx;
+    flrep_tick_ctx_init(&ctx, 60, NULL, NULL);
+    return ctx.fast_avx2;
+}
+
+/* Every fast build this CPU runs against the general path; returns the portable one's outcome. */
 static outcome assert_same_outcome(const uint8_t *data, size_t size, const chunk_set *cs, const char *what)
 {
-    outcome fast = decode_stream(data, size, cs, false), general = decode_stream(data, size, cs, true);
-    if (fast.ticks != general.ticks || fast.st != general.st || fast.err_offset != general.err_offset ||
-        fast.hash != general.hash)
-        fail_msg("%s: fast path %zu ticks, status %d at %llu; general path %zu ticks, status %d at %llu%s", what,
-                 fast.ticks, fast.st, (unsigned long long)fast.err_offset, general.ticks, general.st,
-                 (unsigned long long)general.err_offset, fast.hash != general.hash ? "; states differ" : "");
-    return fast;
+    outcome general = decode_stream(data, size, cs, PATH_GENERAL);
+    outcome portable = decode_stream(data, size, cs, PATH_PORTABLE);
+    assert_same(&portable, &general, "portable", what);
+    if (avx2_in_use()) {
+        outcome avx2 = decode_stream(data, size, cs, PATH_AVX2);
+        assert_same(&avx2, &general, "AVX2", what);
+    }
+    return portable;
 }
 
 static void check_paths_agree(const tl_params *p, int mutations_per_chunk)
@@ -148,7 +172,7 @@ static void check_paths_agree(const tl_params *p, int mutations_per_chunk)
     size_t cap = 0;
     for (size_t k = 0; k < cs.n; k++) {
         assert_same_outcome(cs.content[k], cs.len[k], &cs, "intact chunk");
-        assert_int_equal(decode_stream(cs.content[k], cs.len[k], &cs, false).st, DG_OK);
+        assert_int_equal(decode_stream(cs.content[k], cs.len[k], &cs, PATH_PORTABLE).st, DG_OK);
         if (cs.len[k] > cap) {
             cap = cs.len[k];
             copy = realloc(copy, cap);
@@ -322,12 +346,27 @@ static void test_paths_agree_on_the_edges_of_the_quantized_domain(void **state)
     free_chunks(&cs);
 }
 
+/* A build with the AVX2 fast path uses it on a CPU that has AVX2: otherwise the comparisons above
+ * would quietly test the portable build twice. */
+static void test_avx2_build_is_used_where_the_cpu_has_it(void **state)
+{
+    (void)state;
+#if defined(DG_FLREP_AVX2_BUILT) && (defined(__x86_64__) || defined(_M_X64))
+    __builtin_cpu_init();
+    assert_int_equal(avx2_in_use(), __builtin_cpu_supports("avx2") != 0);
+    print_message("fast path builds compared: portable%s\n", avx2_in_use() ? " and AVX2" : "");
+#else
+    assert_false(avx2_in_use());
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paths_agree_on_moving_worlds),
         cmocka_unit_test(test_paths_agree_at_odd_rates_and_one_hz),
         cmocka_unit_test(test_paths_agree_on_the_edges_of_the_quantized_domain),
+        cmocka_unit_test(test_avx2_build_is_used_where_the_cpu_has_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,392 @@
+/* codec/flrep/flrep_fast.h — the tick decoder's fast path: the common DELTA records, decoded and
+ * applied with every piece of state in locals (FORMAT-flrep.md §6.3-6.4). Private to codec/flrep.
+ * Included by flrep_tick.c (the portable build: SSE2 where the target has it) and, on x86-64, by
+ * flrep_tick_avx2.c, compiled with -mavx2, which the decoder picks at run time on a CPU that has it:
+ * the same C, with the three axes of position and velocity in one vector. Every function here is
+ * static, so each including file gets its own copy for its own instruction set. */
+#ifndef DETGATE_FLREP_FAST_H
+#define DETGATE_FLREP_FAST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "flrep_bits.h"
+#include "flrep_internal.h"
+
+#if defined(__AVX2__) && !defined(DG_FLREP_SCALAR)
+#define FLREP_FAST_AVX2 1
+#include <immintrin.h>
+#elif defined(__SSE2__) && !defined(DG_FLREP_SCALAR)   /* the test builds the scalar path too */
+#define FLREP_FAST_SSE2 1
+#include <emmintrin.h>
+#endif
+
+/* Where decode_and_merge stands: the reader, the next previous-world entity, the next output slot,
+ * the previous id of the tick. */
+typedef struct merge_pos {
+    dg_bitr b;
+    size_t wi, out;
+    uint64_t prev;
+    uint32_t i;      /* records done */
+} merge_pos;
+
+/* The fast path's bit reader: the reader's state in locals, refilled once per record without a
+ * branch on the fill level. Unlike dg_bitr it does not clear the bits above n after a refill: they
+ * are the stream's next bits, the very ones the next refill ORs in again, so nothing changes; they
+ * are cleared when fast_run hands the state back to the dg_bitr. */
+typedef struct fast_bits {
+    const uint8_t *p, *end;
+    uint64_t acc;
+    unsigned n;
+} fast_bits;
+
+/* Tops up to >= 56 buffered bits; the caller has checked that 8 bytes remain at p. */
+static inline __attribute__((always_inline)) void fast_refill(fast_bits *f)
+{
+    f->acc |= dg_le64(f->p) << f->n;
+    f->p += (63 - f->n) >> 3;
+    f->n |= 56;
+}
+
+/* One SEG code of at most 31 bits (|v| < 2^15) from the bottom of *a. Whether it lay within the
+ * buffered bits is checked once per record: past the stream's bits *a holds zeros (a run of zeros
+ * too long to take here) or stream bits beyond n (caught by that check). */
+static inline __attribute__((always_inline)) bool fast_seg1(uint64_t *a, unsigned *used, int64_t *v)
+{
+    unsigned zeros = (unsigned)__builtin_ctzll(*a | ((uint64_t)1 << 63));
+    unsigned len = 2 * zeros + 1;
+    if (zeros > 15)
+        return false;
+    *v = dg_unzigzag(dg_eg_value(*a, zeros));
+    *a >>= len;
+    *used += len;
+    return true;
+}
+
+/* A SEG triple as the fast path adds it. Velocity and position: three i64 lanes (AVX2; lane 3 is
+ * junk nobody reads) or three i64s. Rotation: three i32 lanes with a zero fourth (SSE2 and up) or
+ * three i32s. From a table entry the three i8 values are widened in place. */
+_Static_assert(sizeof(dg_seg3_entry) == 4 && offsetof(dg_seg3_entry, v) == 0, "three i8 values, then the length");
+#if FLREP_FAST_AVX2
+typedef __m256i fast_triple;
+static inline __attribute__((always_inline)) fast_triple triple_of_entry(const dg_seg3_entry *e)
+{
+    int32_t word;
+    memcpy(&word, e, sizeof word);
+    return _mm256_cvtepi8_epi64(_mm_cvtsi32_si128(word));
+}
+static inline __attribute__((always_inline)) fast_triple triple_of_values(const int64_t v[3])
+{
+    return _mm256_setr_epi64x(v[0], v[1], v[2], 0);
+}
+#else
+typedef struct fast_triple {
+    int64_t v[3];
+} fast_triple;
+static inline __attribute__((always_inline)) fast_triple triple_of_entry(const dg_seg3_entry *e)
+{
+    return (fast_triple){{e->v[0], e->v[1], e->v[2]}};
+}
+static inline __attribute__((always_inline)) fast_triple triple_of_values(const int64_t v[3])
+{
+    return (fast_triple){{v[0], v[1], v[2]}};
+}
+#endif
+
+#if FLREP_FAST_AVX2 || FLREP_FAST_SSE2
+typedef __m128i fast_rot_triple;
+static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_entry(const dg_seg3_entry *e)
+{
+    int32_t word;
+    memcpy(&word, e, sizeof word);
+    __m128i x = _mm_cvtsi32_si128(word);
+    x = _mm_unpacklo_epi8(x, x);
+    x = _mm_srai_epi32(_mm_unpacklo_epi16(x, x), 24);   /* each byte sign-extended to its lane */
+    return _mm_and_si128(x, _mm_setr_epi32(-1, -1, -1, 0));   /* not the length */
+}
+static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_values(const int64_t v[3])
+{
+    return _mm_setr_epi32((int32_t)v[0], (int32_t)v[1], (int32_t)v[2], 0);   /* |v| < 2^15 */
+}
+#else
+typedef struct fast_rot_triple {
+    int32_t v[3];
+} fast_rot_triple;
+static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_entry(const dg_seg3_entry *e)
+{
+    return (fast_rot_triple){{e->v[0], e->v[1], e->v[2]}};
+}
+static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_values(const int64_t v[3])
+{
+    return (fast_rot_triple){{(int32_t)v[0], (int32_t)v[1], (int32_t)v[2]}};   /* |v| < 2^15 */
+}
+#endif
+
+/* Three SEG codes: from the table when they fit in DG_SEG3_BITS, else one by one. */
+static inline __attribute__((always_inline)) bool fast_codes3(uint64_t *a, unsigned *used, const dg_seg3_entry *t3,
+                                                              const dg_seg3_entry **entry, int64_t v[3])
+{
+    const dg_seg3_entry *e = &t3[*a & ((1u << DG_SEG3_BITS) - 1)];
+    if (__builtin_expect(e->bits != 0, 1)) {
+        *entry = e;
+        *a >>= e->bits;
+        *used += e->bits;
+        return true;
+    }
+    *entry = NULL;
+    return fast_seg1(a, used, &v[0]) && fast_seg1(a, used, &v[1]) && fast_seg1(a, used, &v[2]);
+}
+
+static inline __attribute__((always_inline)) bool fast_seg3(uint64_t *a, unsigned *used, const dg_seg3_entry *t3,
+                                                            fast_triple *out)
+{
+    const dg_seg3_entry *e;
+    int64_t v[3] = {0, 0, 0};
+    if (!fast_codes3(a, used, t3, &e, v))
+        return false;
+    *out = e ? triple_of_entry(e) : triple_of_values(v);
+    return true;
+}
+
+static inline __attribute__((always_inline)) bool fast_seg3_rot(uint64_t *a, unsigned *used,
+                                                                const dg_seg3_entry *t3, fast_rot_triple *out)
+{
+    const dg_seg3_entry *e;
+    int64_t v[3] = {0, 0, 0};
+    if (!fast_codes3(a, used, t3, &e, v))
+        return false;
+    *out = e ? rot_triple_of_entry(e) : rot_triple_of_values(v);
+    return true;
+}
+
+/* The record prefixes the fast path takes (FORMAT-flrep.md §6.3, LSB first): the next id (gap code "1"),
+ * DELTA ("00"), then motion, rotFull, attrs. Motion without rotFull or attrs is the moving entity's
+ * record; no flags at all is the still one's (every residual zero). */
+#define FLREP_PREFIX_MOVING 0x09u
+#define FLREP_PREFIX_STILL 0x01u
+#define FLREP_PREFIX_BITS 6u
+
+/* flrep_tick_ctx's rdiv constants, copied into fast_run's frame: loaded through ctx they would be
+ * reloaded after every store to the output world, which the compiler cannot prove apart. */
+typedef struct fast_rate {
+    uint64_t bias, even, magic, k;
+} fast_rate;
+
+
+/* The rebuilt state of one common record: apply_delta's arithmetic (FORMAT-flrep.md §6.4) on values
+ * in registers. Each part returns false when its result leaves the quantized domain (the general
+ * path then names the error); *o and *op are then garbage the caller overwrites. unit_rate (1 Hz,
+ * where rdiv divides by one) is a constant in each copy of the loop. */
+#if FLREP_FAST_AVX2
+/* The high 64 bits of n x m in each lane, from four 32 x 32 multiplies: exact for n < 2^47, where
+ * the middle sum stays below 2^64 (rdiv's numerator of a velocity in the i32 range; a larger one
+ * gives a wrong quotient the range check then refuses anyway). */
+static inline __attribute__((always_inline)) __m256i mulhi_u64(__m256i n, __m256i m_lo, __m256i m_hi)
+{
+    __m256i n_hi = _mm256_srli_epi64(n, 32);
+    __m256i lo_lo = _mm256_mul_epu32(n, m_lo);
+    __m256i mid = _mm256_add_epi64(_mm256_add_epi64(_mm256_mul_epu32(n_hi, m_lo), _mm256_mul_epu32(n, m_hi)),
+                                   _mm256_srli_epi64(lo_lo, 32));
+    return _mm256_add_epi64(_mm256_mul_epu32(n_hi, m_hi), _mm256_srli_epi64(mid, 32));
+}
+
+/* The three axes in four i64 lanes. The loads and stores are 16 or 32 bytes where the fields are
+ * 12 or 24: the extra lane reads the next field of the same struct and writes junk over it, which
+ * the stores that follow (velocity after position, then fast_rotation's rotation and its context)
+ * put right. */
+_Static_assert(offsetof(dg_qentity, vel) == offsetof(dg_qentity, pos) + 12 &&
+                   offsetof(dg_qentity, rot) == offsetof(dg_qentity, vel) + 12 &&
+                   offsetof(flrep_pred, drot) == offsetof(flrep_pred, dv) + 24,
+               "pos, vel, rot and dv, drot follow each other");
+static inline __attribute__((always_inline)) bool fast_motion(const dg_qentity *restrict pe,
+                                                              const flrep_pred *restrict pp, fast_triple vres,
+                                                              fast_triple pres, const fast_rate *rt, bool unit_rate,
+                                                              dg_qentity *restrict o, flrep_pred *restrict op)
+{
+    __m256i vel = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)pe->vel));
+    __m256i pos = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)pe->pos));
+    __m256i dv = _mm256_loadu_si256((const __m256i *)(const void *)pp->dv);
+    __m256i v = _mm256_add_epi64(_mm256_add_epi64(vel, dv), vres);
+    __m256i a = _mm256_add_epi64(v, v);
+    __m256i neg = _mm256_cmpgt_epi64(_mm256_setzero_si256(), a);
+    __m256i n = _mm256_add_epi64(_mm256_add_epi64(a, _mm256_set1_epi64x((int64_t)rt->bias)),
+                                 _mm256_and_si256(neg, _mm256_set1_epi64x((int64_t)rt->even)));
+    __m256i q = unit_rate ? n
+                          : mulhi_u64(n, _mm256_set1_epi64x((int64_t)(rt->magic & 0xFFFFFFFFu)),
+                                      _mm256_set1_epi64x((int64_t)(rt->magic >> 32)));
+    __m256i p = _mm256_add_epi64(_mm256_sub_epi64(_mm256_add_epi64(pos, q), _mm256_set1_epi64x((int64_t)rt->k)), pres);
+    const __m256i half = _mm256_set1_epi64x(INT64_C(0x80000000));
+    __m256i range = _mm256_or_si256(_mm256_add_epi64(v, half), _mm256_add_epi64(p, half));
+    const __m256i high012 = _mm256_setr_epi64x(INT64_C(-4294967296), INT64_C(-4294967296), INT64_C(-4294967296), 0);
+    const __m256i low32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0);
+    _mm_storeu_si128((__m128i *)(void *)o->pos, _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(p, low32)));
+    _mm_storeu_si128((__m128i *)(void *)o->vel, _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, low32)));
+    _mm256_storeu_si256((__m256i *)(void *)op->dv, _mm256_sub_epi64(v, vel));
+    return _mm256_testz_si256(range, high012);   /* every value + 2^31 below 2^32: within i32 */
+}
+#else
+static inline __attribute__((always_inline)) bool fast_motion(const dg_qentity *restrict pe,
+                                                              const flrep_pred *restrict pp, fast_triple vres,
+                                                              fast_triple pres, const fast_rate *rt, bool unit_rate,
+                                                              dg_qentity *restrict o, flrep_pred *restrict op)
+{
+    uint64_t range = 0;   /* each value + 2^31, ORed: bit 32 or above set = some value left the i32 range */
+    for (int k = 0; k < 3; k++) {
+        int64_t v = (int64_t)pe->vel[k] + pp->dv[k] + vres.v[k];
+        int64_t a = 2 * v;
+        uint64_t n = (uint64_t)a + rt->bias + ((uint64_t)(a >> 63) & rt->even);
+        uint64_t q = unit_rate ? n : (uint64_t)(((flrep_u128)n * rt->magic) >> 64);   /* flrep_rdiv */
+        int64_t p = (int64_t)pe->pos[k] + (int64_t)(q - rt->k) + pres.v[k];
+        range |= ((uint64_t)v + UINT64_C(0x80000000)) | ((uint64_t)p + UINT64_C(0x80000000));
+        o->vel[k] = (int32_t)v;
+        o->pos[k] = (int32_t)p;
+        op->dv[k] = v - pe->vel[k];
+    }
+    return (range >> 32) == 0;
+}
+#endif
+
+/* The rotation: rot' = rot + drot + rres, each component within +-32767, the three a unit
+ * quaternion's smaller ones. Also carries rotLargest (and the zero pad) over. */
+#if FLREP_FAST_AVX2 || FLREP_FAST_SSE2
+/* Four 32-bit lanes: the three components and, in lane 3, the rotLargest/pad halfword that follows
+ * them in dg_qentity, which passes through unchanged (drot and rres are 0 there) so that one 8-byte
+ * store writes rot, rotLargest and pad. */
+_Static_assert(offsetof(dg_qentity, rot_largest) == offsetof(dg_qentity, rot) + 6 &&
+                   offsetof(dg_qentity, pad_) == offsetof(dg_qentity, rot) + 7,
+               "rot, rot_largest, pad_ are one 8-byte group");
+static inline __attribute__((always_inline)) bool fast_rotation(const dg_qentity *restrict pe,
+                                                                const flrep_pred *restrict pp, fast_rot_triple res,
+                                                                dg_qentity *restrict o, flrep_pred *restrict op)
+{
+    const __m128i lanes012 = _mm_setr_epi32(-1, -1, -1, 0);
+    __m128i prev16 = _mm_loadl_epi64((const __m128i *)(const void *)pe->rot);
+    __m128i prev = _mm_srai_epi32(_mm_unpacklo_epi16(prev16, prev16), 16);
+    __m128i drot = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)pp->drot), lanes012);
+    __m128i c = _mm_add_epi32(_mm_add_epi32(prev, drot), res);
+    __m128i out = _mm_or_si128(_mm_cmpgt_epi32(c, _mm_set1_epi32(DG_QROT_SCALE)),
+                               _mm_cmpgt_epi32(_mm_set1_epi32(-DG_QROT_SCALE), c));
+    __m128i c16 = _mm_packs_epi32(c, c);   /* exact for the in-range lanes; lane 3 is rotLargest/pad */
+    _mm_storel_epi64((__m128i *)(void *)o->rot, c16);
+    _mm_storeu_si128((__m128i *)(void *)op->drot, _mm_sub_epi32(c, prev));   /* lane 3: 0 */
+    __m128i r16 = _mm_and_si128(c16, _mm_setr_epi16(-1, -1, -1, 0, 0, 0, 0, 0));
+    __m128i sq = _mm_madd_epi16(r16, r16);   /* c0^2 + c1^2 < 2^31 in range, c2^2 */
+    uint32_t norm = (uint32_t)_mm_cvtsi128_si32(sq) + (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(sq, 4));
+    return (_mm_movemask_epi8(out) & 0x0FFF) == 0 && norm <= 2u * (uint32_t)DG_QROT_SCALE * DG_QROT_SCALE;
+}
+#else
+static inline __attribute__((always_inline)) bool fast_rotation(const dg_qentity *restrict pe,
+                                                                const flrep_pred *restrict pp, fast_rot_triple res,
+                                                                dg_qentity *restrict o, flrep_pred *restrict op)
+{
+    bool out = false;
+    uint32_t norm = 0;   /* the squares of three components within +-32767 sum below 2^32 */
+    for (int k = 0; k < 3; k++) {
+        int32_t c = pe->rot[k] + pp->drot[k] + res.v[k];   /* |each| < 2^17: no overflow */
+        out |= (uint32_t)(c + DG_QROT_SCALE) > 2u * DG_QROT_SCALE;
+        norm += (uint32_t)c * (uint32_t)c;   /* wraps only when c is out of range */
+        o->rot[k] = (int16_t)c;
+        op->drot[k] = c - pe->rot[k];
+    }
+    op->drot[3] = 0;
+    o->rot_largest = pe->rot_largest;
+    o->pad_ = 0;
+    return !out && norm <= 2u * (uint32_t)DG_QROT_SCALE * DG_QROT_SCALE;
+}
+#endif
+
+/* Motion first: its wide stores run past the position and velocity, and the rotation's put that right. */
+static inline __attribute__((always_inline)) bool fast_apply(const dg_qentity *restrict pe,
+                                                             const flrep_pred *restrict pp, fast_triple vres,
+                                                             fast_triple pres, fast_rot_triple rres,
+                                                             const fast_rate *rt, bool unit_rate,
+                                                             dg_qentity *restrict o, flrep_pred *restrict op)
+{
+    bool motion_ok = fast_motion(pe, pp, vres, pres, rt, unit_rate, o, op);
+    bool rot_ok = fast_rotation(pe, pp, rres, o, op);
+    memcpy(o, pe, offsetof(dg_qentity, pos));   /* id, type, faction */
+    o->health = pe->health;
+    o->flags = pe->flags;
+    return motion_ok & rot_ok;
+}
+
+/* The hot path of a delta tick: the run of common records (FLREP_PREFIX_MOVING with its three SEG
+ * triples, or FLREP_PREFIX_STILL) decoded and applied with every piece of state in locals. It stops
+ * at the first record it does not take — another shape, a long code, the end of the block near, an
+ * absent entity, a state out of range — leaving *m at that record, which the general path then
+ * decodes (and, if bad, reports): the two paths accept exactly the same records with the same
+ * result. unit_rate (1 Hz, where rdiv divides by one) is a constant in each of the two copies. */
+static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, uint32_t nrec,
+                                                                const dg_seg3_entry *restrict t3,
+                                                                const flrep_tick_ctx *ctx, const flrep_world *world,
+                                                                flrep_world *nx, bool unit_rate)
+{
+    /* one record per entity at most: a run ends at the records' end or the world's, whichever is first */
+    size_t budget = nrec - m->i;
+    if (budget > world->n - m->wi)
+        budget = world->n - m->wi;
+    if (budget == 0)
+        return;   /* and an empty world's arrays may be NULL: no pointer arithmetic on them */
+    const fast_rate rt = {ctx->rate_bias, ctx->rate_even, ctx->rate_magic, ctx->rate_k};
+    const dg_qentity *restrict pe = world->ents + m->wi;
+    const dg_qentity *const pe_first = pe;
+    const flrep_pred *restrict pp = world->pred + m->wi;
+    dg_qentity *restrict o = nx->ents + m->out;
+    flrep_pred *restrict op = nx->pred + m->out;
+    const dg_qentity *const pe_stop = pe + budget;
+    fast_bits f = {m->b.p, m->b.end, m->b.acc, m->b.n};
+    uint64_t prev = m->prev;
+    for (; pe != pe_stop; pe++, pp++, o++, op++) {
+        if (f.end - f.p < 8)
+            break;   /* near the end of the block: the general path's careful refill */
+        fast_refill(&f);
+        static const int64_t zero[3] = {0, 0, 0};
+        fast_triple vres = triple_of_values(zero), pres = vres;
+        fast_rot_triple rres = rot_triple_of_values(zero);
+        uint64_t a = f.acc >> FLREP_PREFIX_BITS;
+        unsigned used = FLREP_PREFIX_BITS;
+        unsigned prefix = (unsigned)(f.acc & ((1u << FLREP_PREFIX_BITS) - 1));
+        if (prefix == FLREP_PREFIX_MOVING) {
+            if (!fast_seg3(&a, &used, t3, &vres) || !fast_seg3(&a, &used, t3, &pres) ||
+                !fast_seg3_rot(&a, &used, t3, &rres) || used > f.n)
+                break;
+        } else if (prefix != FLREP_PREFIX_STILL) {
+            break;
+        }
+        /* A record of the next id: every world entity below it was dealt with by the records
+         * before, so it is the one at pe or absent (which the general path reports). An id past
+         * 2^32 - 1 matches no entity. */
+        if (pe->id != prev + 1 || !fast_apply(pe, pp, vres, pres, rres, &rt, unit_rate, o, op))
+            break;
+        f.acc = a;
+        f.n -= used;
+        prev++;
+    }
+    m->b.p = f.p;
+    /* dg_bitr keeps the bits above n clear; its byte-wise refill near the block's end (which this
+     * loop never reaches) may leave all 64 buffered */
+    m->b.acc = f.n < 64 ? f.acc & (((uint64_t)1 << f.n) - 1) : f.acc;
+    m->b.n = f.n;
+    m->prev = prev;
+    m->i += (uint32_t)(pe - pe_first);
+    m->wi += (size_t)(pe - pe_first);
+    m->out += (size_t)(pe - pe_first);
+}
+
+/* The fast path's entry points: one copy per instruction set. DG_FLREP_AVX2 (set by CMake when it
+ * builds flrep_tick_avx2.c) says the AVX2 one exists; flrep_cpu_has_avx2 whether this CPU runs it. */
+void flrep_fast_run_avx2(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
+                         const flrep_world *world, flrep_world *nx);
+
+static inline bool flrep_cpu_has_avx2(void)
+{
+#if DG_FLREP_AVX2 && (defined(__GNUC__) || defined(__clang__))
+    return __builtin_cpu_supports("avx2");
+#else
+    return false;
+#endif
+}
+
+#endif

@@ -8,7 +8,8 @@
  *                                             is kept, so `cmp` shows whether a writer change altered
  *                                             the bytes); TICKS (default 3000) shortens it for callgrind
  *        bench_flrep --stages                 the write path split: quantize, and encode + compress
- *        bench_flrep --zstd-level L ...       any of the above with zstd level L (default 3)
+ *        bench_flrep --zstd-level L ...       any of the above with zstd level L (default: the writer's,
+ *                                             DG_FLREP_ZSTD_LEVEL_DEFAULT)
  * The synthetic generator stands in for sim_stub here; `detgate record` gives the same size figures
  * on the dogfight-40 scenario. */
 #define _POSIX_C_SOURCE 200809L
@@ -274,7 +275,7 @@ int main(int argc, char **argv)
         return 0;
     }
     printf("## size: 40 aircraft, all moving, 60 Hz, 25 s (1500 ticks), zstd level %d\n\n",
-           g_opts.zstd_level ? g_opts.zstd_level : 3);
+           g_opts.zstd_level ? g_opts.zstd_level : DG_FLREP_ZSTD_LEVEL_DEFAULT);
     printf("| keyframe interval | file bytes | bytes/tick | bytes/entity-tick |\n|---|---|---|---|\n");
     const uint32_t kfs[] = {60, 120, 300, 600};
     for (int k = 0; k < 4; k++) {

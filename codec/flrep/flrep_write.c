@@ -219,7 +219,7 @@ dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg
     if (st == DG_OK && (!w->path || !w->cctx))
         st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
     if (st == DG_OK) {
-        int level = w->opts.zstd_level ? w->opts.zstd_level : 3;
+        int level = w->opts.zstd_level ? w->opts.zstd_level : DG_FLREP_ZSTD_LEVEL_DEFAULT;
         ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
         ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
         ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);

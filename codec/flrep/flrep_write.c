@@ -328,13 +328,12 @@ dg_status dg_flrep_writer_tick(dg_flrep_writer *w, uint64_t tick, const dg_entit
         w->qbuf = q;
         w->qcap = n;
     }
+    dg_status qst = dg_quant_entities(ents, w->qbuf, n, NULL, err);
+    if (qst != DG_OK)
+        return qst;
     bool sorted = true;
-    for (size_t i = 0; i < n; i++) {
-        dg_status st = dg_quant_entity(&ents[i], &w->qbuf[i], err);
-        if (st != DG_OK)
-            return st;
-        sorted = sorted && (i == 0 || w->qbuf[i].id > w->qbuf[i - 1].id);
-    }
+    for (size_t i = 1; i < n; i++)
+        sorted &= w->qbuf[i].id > w->qbuf[i - 1].id;
     if (!sorted)
         qsort(w->qbuf, n, sizeof *w->qbuf, cmp_qentity_id);
     dg_status st = dg_flrep_writer_tick_q(w, tick, w->qbuf, n, events, nev, err);

@@ -688,24 +688,39 @@ static inline __attribute__((always_inline)) void make_delta(const dg_qentity *p
         any |= r->vres[i] | r->pres[i];
     }
     /* the rotation both ways, without a branch: rotFull takes full.rot, a delta the residuals */
-    r->rot_full = cur->rot_largest != prev->rot_largest;
+    bool rot_full = cur->rot_largest != prev->rot_largest;
+    r->rot_full = rot_full;
     r->full.rot_largest = cur->rot_largest;
     for (int i = 0; i < 3; i++) {
         r->full.rot[i] = cur->rot[i];
         int64_t res = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]);
-        r->rres[i] = r->rot_full ? 0 : res;
-        any |= r->rres[i];
+        r->rres[i] = rot_full ? 0 : res;
+        any |= res;   /* with rotFull, motion is set whatever the residuals */
     }
-    r->motion = r->rot_full || any != 0;
-    uint16_t now[4] = {cur->type_index, cur->faction_index, cur->health, cur->flags};
-    uint16_t was[4] = {prev->type_index, prev->faction_index, prev->health, prev->flags};
-    unsigned mask = 0;
-    for (int i = 0; i < 4; i++) {
-        mask |= (unsigned)(now[i] != was[i]) << i;
-        r->attrs[i] = now[i];
+    r->motion = rot_full | (any != 0);
+    /* the attributes as two words each (type, faction | health, flags): one compare for the
+     * common "none changed" instead of four, and a mask only when one did */
+    uint32_t tf_now, tf_was, hf_now, hf_was;
+    memcpy(&tf_now, &cur->type_index, 4);
+    memcpy(&tf_was, &prev->type_index, 4);
+    memcpy(&hf_now, &cur->health, 4);
+    memcpy(&hf_was, &prev->health, 4);
+    uint32_t dtf = tf_now ^ tf_was, dhf = hf_now ^ hf_was;
+    r->attr_mask = 0;
+    if (__builtin_expect((dtf | dhf) != 0, 0)) {
+        uint16_t now[4] = {cur->type_index, cur->faction_index, cur->health, cur->flags};
+        uint16_t was[4] = {prev->type_index, prev->faction_index, prev->health, prev->flags};
+        unsigned mask = 0;
+        for (int i = 0; i < 4; i++) {
+            mask |= (unsigned)(now[i] != was[i]) << i;
+            r->attrs[i] = now[i];
+        }
+        r->attr_mask = (uint8_t)mask;
     }
-    r->attr_mask = (uint8_t)mask;
 }
+_Static_assert(offsetof(dg_qentity, faction_index) == offsetof(dg_qentity, type_index) + 2 &&
+                   offsetof(dg_qentity, flags) == offsetof(dg_qentity, health) + 2,
+               "make_delta compares the attributes two at a time");
 
 /* write_seg3 for codes longer than the table's or too long together: one put after another. */
 static inline __attribute__((always_inline)) void write_seg3_long(dg_bitw *b, uint64_t lead, unsigned lead_len,

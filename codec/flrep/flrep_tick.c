@@ -687,15 +687,15 @@ static inline __attribute__((always_inline)) void make_delta(const dg_qentity *p
         r->pres[i] = (int64_t)cur->pos[i] - pp;
         any |= r->vres[i] | r->pres[i];
     }
-    /* the rotation both ways, without a branch: rotFull takes full.rot, a delta the residuals */
+    /* the rotation both ways, without a branch: rotFull takes full.rot, a delta the residuals
+     * (apply_delta and write_delta read only the one rotFull names, so rres needs no clearing) */
     bool rot_full = cur->rot_largest != prev->rot_largest;
     r->rot_full = rot_full;
     r->full.rot_largest = cur->rot_largest;
     for (int i = 0; i < 3; i++) {
         r->full.rot[i] = cur->rot[i];
-        int64_t res = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]);
-        r->rres[i] = rot_full ? 0 : res;
-        any |= res;   /* with rotFull, motion is set whatever the residuals */
+        r->rres[i] = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]);
+        any |= r->rres[i];   /* with rotFull, motion is set whatever the residuals */
     }
     r->motion = rot_full | (any != 0);
     /* the attributes as two words each (type, faction | health, flags): one compare for the
@@ -754,6 +754,36 @@ static inline __attribute__((always_inline)) void write_seg3(dg_bitw *b, uint64_
     write_seg3_long(b, lead, lead_len, r0, r1, r2);
 }
 
+/* The head and all nine residual codes of a common record in one put, when every residual is
+ * within -64..63 and it all fits in 56 bits (residuals of a quantum or two: 30-40 bits); false,
+ * nothing written, otherwise. */
+static inline __attribute__((always_inline)) bool write_seg9(dg_bitw *b, uint64_t head, unsigned head_len,
+                                                             const flrep_rec *r)
+{
+    uint64_t z[9];
+    uint64_t all = 0;
+    for (int i = 0; i < 3; i++) {
+        z[i] = dg_zigzag(r->vres[i]);
+        z[3 + i] = dg_zigzag(r->pres[i]);
+        z[6 + i] = dg_zigzag(r->rres[i]);
+    }
+    for (int i = 0; i < 9; i++)
+        all |= z[i];
+    if (__builtin_expect(all >= DG_EG_SMALL, 0))
+        return false;
+    uint64_t bits = head;
+    unsigned at = head_len;
+    for (int i = 0; i < 9; i++) {
+        uint32_t e = dg_eg_small[z[i]];
+        bits |= (uint64_t)(e & 0xFFFFFF) << (at & 63);   /* at <= 56 + 8 * 15: masked, checked below */
+        at += e >> 24;
+    }
+    if (__builtin_expect(at > 56, 0))
+        return false;
+    dg_bitw_put_clean(b, bits, at);
+    return true;
+}
+
 /* The id gap, kind and flags of a DELTA record, then its fields (FORMAT-flrep.md §6.3). */
 static inline __attribute__((always_inline)) void write_delta(dg_bitw *b, uint64_t gap, const flrep_rec *r)
 {
@@ -770,7 +800,9 @@ static inline __attribute__((always_inline)) void write_delta(dg_bitw *b, uint64
         head = (uint64_t)FLREP_REC_DELTA | flags << 2;
         head_len = 5;
     }
-    if (r->motion) {
+    if (r->motion && !r->rot_full && write_seg9(b, head, head_len, r)) {
+        /* the common record, whole */
+    } else if (r->motion) {
         write_seg3(b, head, head_len, r->vres[0], r->vres[1], r->vres[2]);
         write_seg3(b, 0, 0, r->pres[0], r->pres[1], r->pres[2]);
         if (r->rot_full)

@@ -7,6 +7,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>   /* same_state */
+#endif
 
 typedef struct flrep_rec {
     uint32_t id;
@@ -883,11 +886,27 @@ static dg_status check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_
     return DG_OK;
 }
 
-_Static_assert(sizeof(dg_qentity) % 4 == 0, "same_state compares whole words");
-
 /* Whole-state equality without a branch per field: the first differing field of a moving entity
  * varies from record to record, and a chain of compares mispredicts on it. Both states are in
- * memory (the world, the caller's array) and have pad_ = 0 (apply_delta, check_input). */
+ * memory (the world, the caller's array) and have pad_ = 0 (apply_delta, check_input). With SSE2,
+ * three 16-byte compares (the last overlapping the second) instead of six word pairs. */
+#if defined(__SSE2__)
+_Static_assert(sizeof(dg_qentity) > 32 && sizeof(dg_qentity) <= 48, "same_state compares three 16-byte blocks");
+static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
+{
+    const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
+    const size_t last = sizeof *a - 16;
+    int m = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)pa),
+                                             _mm_loadu_si128((const __m128i *)(const void *)pb))) &
+            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(pa + 16)),
+                                             _mm_loadu_si128((const __m128i *)(const void *)(pb + 16)))) &
+            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(pa + last)),
+                                             _mm_loadu_si128((const __m128i *)(const void *)(pb + last))));
+    return m == 0xFFFF;
+}
+#else
+_Static_assert(sizeof(dg_qentity) % 4 == 0, "same_state compares whole words");
+
 static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
 {
     const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
@@ -903,6 +922,7 @@ static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
     memcpy(&y, pb + sizeof *a - 4, 4);
     return (diff | (x ^ y)) == 0;
 }
+#endif
 
 /* Field-by-field equality folded with | (not &&): && over adjacent narrow fields lets the compiler
  * merge them into one wide load of a state it has just stored piecewise (rot[2], rot_largest,
@@ -949,12 +969,10 @@ encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred 
     flrep_rec r;
     make_delta(prev, pred, cur, tc, &r);
     dg_qentity rebuilt;
-    flrep_pred ctx;
     const char *why;
-    bool same = apply_delta(prev, pred, &r, tc, &rebuilt, &ctx, &why) && same_fields(&rebuilt, cur);
+    bool same = apply_delta(prev, pred, &r, tc, &rebuilt, out_pred, &why) && same_fields(&rebuilt, cur);
     write_delta(b, gap, &r);   /* after every load: fewer values live across the bit writer */
     *out = *cur;
-    *out_pred = ctx;
     return same;
 }
 

@@ -53,12 +53,14 @@ static inline __m128i round_pair_bounded(__m128d s)
     return _mm_add_epi32(t, adj);
 }
 
-/* round_i32 on both lanes; a lane out of range (cleared in *in_range) computes on +0. */
+/* round_i32 on both lanes; a lane out of range is cleared in *in_range and its result is garbage
+ * nobody stores (the conversion of an out-of-range double is defined for the instruction: it
+ * gives 0x80000000). |s| < 2^31 - 0.5 in one compare: the magnitude is exact, and a NaN fails. */
 static inline __m128i round_pair(__m128d s, __m128d *in_range)
 {
-    __m128d in = _mm_and_pd(_mm_cmpgt_pd(s, _mm_set1_pd(-2147483647.5)), _mm_cmplt_pd(s, _mm_set1_pd(2147483647.5)));
-    *in_range = _mm_and_pd(*in_range, in);
-    return round_pair_bounded(_mm_and_pd(s, in));
+    __m128d mag = _mm_and_pd(s, _mm_castsi128_pd(_mm_set1_epi64x(INT64_MAX)));
+    *in_range = _mm_and_pd(*in_range, _mm_cmplt_pd(mag, _mm_set1_pd(2147483647.5)));
+    return round_pair_bounded(s);
 }
 
 static inline bool quant_axes(const dg_entity_in *in, axes *a)
@@ -274,11 +276,20 @@ static inline void store_common(const dg_entity_in *in, const axes *ax, dg_qenti
     out->flags = in->flags;
 }
 
-/* Two entities, or false (nothing stored) when either is not the ordinary case. */
-static inline bool quant_pair(const dg_entity_in *a, const dg_entity_in *b, dg_qentity *oa, dg_qentity *ob)
-{
+/* Two entities quantized into registers (pair_compute), stored by pair_store. */
+typedef struct pair_q {
     axes xa, xb;
-    bool ok = (a->id != 0) & (b->id != 0) & quant_axes(a, &xa) & quant_axes(b, &xb);
+    __m128i rot16, hq;
+    unsigned la, lb;
+} pair_q;
+
+/* Two entities into *p; false when either is not the ordinary case (*p is then garbage nobody
+ * stores: a bad lane's sqrt, division and conversions compute without trapping). Computed whole,
+ * without a branch, so the chains of two pairs overlap in quant_quad. */
+static inline __attribute__((always_inline)) bool pair_compute(const dg_entity_in *a, const dg_entity_in *b,
+                                                               pair_q *p)
+{
+    bool ok = (a->id != 0) & (b->id != 0) & quant_axes(a, &p->xa) & quant_axes(b, &p->xb);
     __m128d n2 = _mm_setzero_pd();
     for (int i = 0; i < 4; i++) {
         __m128d c = lanes(a->rot[i], b->rot[i]);
@@ -288,55 +299,89 @@ static inline bool quant_pair(const dg_entity_in *a, const dg_entity_in *b, dg_q
     /* n2 in (1e-30, DBL_MAX] (NaN fails both), health not NaN */
     __m128d good = _mm_and_pd(_mm_and_pd(_mm_cmpgt_pd(n2, _mm_set1_pd(1e-30)), _mm_cmple_pd(n2, _mm_set1_pd(DBL_MAX))),
                               _mm_cmpord_pd(h, h));
-    if (!ok || _mm_movemask_pd(good) != 3)
-        return false;
-    __m128i rot16;
-    unsigned la, lb;
-    quant_rot_pair(a, b, n2, &rot16, &la, &lb);
+    quant_rot_pair(a, b, n2, &p->rot16, &p->la, &p->lb);
     /* clamp to 0..1 (-0 becomes +0: the same quantum) */
     h = _mm_min_pd(_mm_max_pd(h, _mm_setzero_pd()), _mm_set1_pd(1.0));
-    __m128i hq = round_pair_bounded(_mm_mul_pd(h, _mm_set1_pd(DG_QHEALTH_FULL)));
-    store_common(a, &xa, oa);
-    store_common(b, &xb, ob);
-    oa->rot[0] = (int16_t)_mm_extract_epi16(rot16, 0);
-    ob->rot[0] = (int16_t)_mm_extract_epi16(rot16, 1);
-    oa->rot[1] = (int16_t)_mm_extract_epi16(rot16, 2);
-    ob->rot[1] = (int16_t)_mm_extract_epi16(rot16, 3);
-    oa->rot[2] = (int16_t)_mm_extract_epi16(rot16, 4);
-    ob->rot[2] = (int16_t)_mm_extract_epi16(rot16, 5);
-    oa->rot_largest = (uint8_t)la;
-    ob->rot_largest = (uint8_t)lb;
-    oa->health = (uint16_t)_mm_cvtsi128_si32(hq);
-    ob->health = (uint16_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(hq, 1));
+    p->hq = round_pair_bounded(_mm_mul_pd(h, _mm_set1_pd(DG_QHEALTH_FULL)));
+    return ok & (_mm_movemask_pd(good) == 3);
+}
+
+static inline __attribute__((always_inline)) void pair_store(const dg_entity_in *a, const dg_entity_in *b,
+                                                             const pair_q *p, dg_qentity *oa, dg_qentity *ob)
+{
+    store_common(a, &p->xa, oa);
+    store_common(b, &p->xb, ob);
+    oa->rot[0] = (int16_t)_mm_extract_epi16(p->rot16, 0);
+    ob->rot[0] = (int16_t)_mm_extract_epi16(p->rot16, 1);
+    oa->rot[1] = (int16_t)_mm_extract_epi16(p->rot16, 2);
+    ob->rot[1] = (int16_t)_mm_extract_epi16(p->rot16, 3);
+    oa->rot[2] = (int16_t)_mm_extract_epi16(p->rot16, 4);
+    ob->rot[2] = (int16_t)_mm_extract_epi16(p->rot16, 5);
+    oa->rot_largest = (uint8_t)p->la;
+    ob->rot_largest = (uint8_t)p->lb;
+    oa->health = (uint16_t)_mm_cvtsi128_si32(p->hq);
+    ob->health = (uint16_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(p->hq, 1));
+}
+
+/* Two entities, or false (nothing stored) when either is not the ordinary case. */
+static inline bool quant_pair(const dg_entity_in *a, const dg_entity_in *b, dg_qentity *oa, dg_qentity *ob)
+{
+    pair_q p;
+    if (!pair_compute(a, b, &p))
+        return false;
+    pair_store(a, b, &p, oa, ob);
     return true;
 }
-#else
+
+/* Four entities, both pairs computed before either is stored, or false with nothing stored. */
+static inline bool quant_quad(const dg_entity_in *in, dg_qentity *out)
+{
+    pair_q p, q;
+    if (!(pair_compute(&in[0], &in[1], &p) & pair_compute(&in[2], &in[3], &q)))
+        return false;
+    pair_store(&in[0], &in[1], &p, &out[0], &out[1]);
+    pair_store(&in[2], &in[3], &q, &out[2], &out[3]);
+    return true;
+}
+#else   /* the portable build quantizes one by one */
 static inline bool quant_pair(const dg_entity_in *a, const dg_entity_in *b, dg_qentity *oa, dg_qentity *ob)
 {
     (void)a, (void)b, (void)oa, (void)ob;
-    return false;   /* the portable build quantizes one by one */
+    return false;
+}
+
+static inline bool quant_quad(const dg_entity_in *in, dg_qentity *out)
+{
+    (void)in, (void)out;
+    return false;
 }
 #endif
+
+/* Entities i and i + 1 (pair) or i alone, with dg_quant_entity when quant_pair does not take them;
+ * the entities done go to *i. */
+static dg_status quant_some(const dg_entity_in *in, dg_qentity *out, size_t *i, bool pair, dg_error *err)
+{
+    if (pair && quant_pair(&in[*i], &in[*i + 1], &out[*i], &out[*i + 1])) {
+        *i += 2;
+        return DG_OK;
+    }
+    for (size_t end = *i + (pair ? 2 : 1); *i < end; ++*i) {
+        dg_status st = dg_quant_entity(&in[*i], &out[*i], err);
+        if (st != DG_OK)
+            return st;
+    }
+    return DG_OK;
+}
 
 dg_status dg_quant_entities(const dg_entity_in *in, dg_qentity *out, size_t n, size_t *done, dg_error *err)
 {
     size_t i = 0;
     dg_status st = DG_OK;
-    for (; i + 2 <= n; i += 2) {
-        if (quant_pair(&in[i], &in[i + 1], &out[i], &out[i + 1]))
-            continue;
-        st = dg_quant_entity(&in[i], &out[i], err);
-        if (st != DG_OK)
-            break;
-        st = dg_quant_entity(&in[i + 1], &out[i + 1], err);
-        if (st != DG_OK) {
-            i++;
-            break;
-        }
-    }
-    if (st == DG_OK && i < n) {
-        st = dg_quant_entity(&in[i], &out[i], err);
-        i += st == DG_OK;
+    while (i < n && st == DG_OK) {
+        if (i + 4 <= n && quant_quad(&in[i], &out[i]))
+            i += 4;
+        else
+            st = quant_some(in, out, &i, i + 2 <= n, err);
     }
     if (done)
         *done = i;

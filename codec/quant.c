@@ -211,12 +211,13 @@ dg_status dg_quant_entity(const dg_entity_in *in, dg_qentity *out, dg_error *err
 
 /* ---- many entities per call ---------------------------------------------------------------- */
 /* One entity's quantization is a chain of dependent latencies (squared norm, sqrt, division, the
- * roundings after them) that leaves the core mostly waiting. With SSE2, quant_pair runs two
- * entities side by side, one per lane: the same IEEE operations in the same order as
- * dg_quant_entity (sums, sqrt, division, multiplies, truncation, comparisons are exact lane by
- * lane), so the same quanta. It takes only the ordinary case — ids >= 1, every axis in range, a
- * finite squared norm above 1e-30, a health that is a number — and stores nothing otherwise: the
- * caller then quantizes the two one by one, which finds and names the error exactly as before. */
+ * roundings after them) that leaves the core mostly waiting. With SSE2, a pair of entities runs
+ * side by side, one per lane, and quant_quad computes two pairs before it stores either, so four
+ * chains overlap: the same IEEE operations in the same order as dg_quant_entity (sums, sqrt,
+ * division, multiplies, truncation, comparisons are exact lane by lane), so the same quanta. Only
+ * the ordinary case — ids >= 1, every axis in range, a finite squared norm above 1e-30, a health
+ * that is a number — is stored; otherwise the caller quantizes the entities one by one, which
+ * finds and names the error exactly as before. */
 #if defined(__SSE2__) && !defined(DG_QUANT_SCALAR)
 
 /* a in lane 0, b in lane 1 */
@@ -229,7 +230,8 @@ static inline __m128d pick(__m128d mask, __m128d x, __m128d y)
 }
 
 /* quant_rot for two entities: the smallest three as int16 in *rot16 (lanes a0 b0 a1 b1 a2 b2),
- * the largest's index in la and lb. n2 finite and > 1e-30 in both lanes. */
+ * the largest's index in la and lb. A lane whose n2 is not finite and > 1e-30 computes garbage
+ * (without trapping) that the caller does not store. */
 static inline void quant_rot_pair(const dg_entity_in *a, const dg_entity_in *b, __m128d n2, __m128i *rot16,
                                   unsigned *la, unsigned *lb)
 {

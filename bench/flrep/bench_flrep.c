@@ -8,7 +8,8 @@
  *                                             is kept, so `cmp` shows whether a writer change altered
  *                                             the bytes); TICKS (default 3000) shortens it for callgrind
  *        bench_flrep --stages                 the write path split: quantize, and encode + compress
- *        bench_flrep --zstd-level L ...       any of the above with zstd level L (default 3)
+ *        bench_flrep --zstd-level L ...       any of the above with zstd level L (default: the writer's,
+ *                                             DG_FLREP_ZSTD_LEVEL_DEFAULT)
  * The synthetic generator stands in for sim_stub here; `detgate record` gives the same size figures
  * on the dogfight-40 scenario. */
 #define _POSIX_C_SOURCE 200809L
@@ -186,9 +187,10 @@ static double read_all(const char *path, uint64_t *entity_ticks)
 }
 
 /* The write path in two stages, each timed on its own (CPU time, best of 5 runs of 600 ticks of
- * the throughput workload): dg_quant_entity, then dg_flrep_writer_tick_q on its output. The
- * simulation runs between them untimed, as in the whole-write figure, so the caches hold what
- * they hold there. Steadier than the whole-write figure for telling which stage a change moved. */
+ * the throughput workload): dg_quant_entities (what dg_flrep_writer_tick runs), then
+ * dg_flrep_writer_tick_q on its output. The simulation runs between them untimed, as in the
+ * whole-write figure, so the caches hold what they hold there. Steadier than the whole-write
+ * figure for telling which stage a change moved. */
 static void stages(const char *path)
 {
     enum { N = 1000, TICKS = 600 };
@@ -212,9 +214,8 @@ static void stages(const char *path)
                 craft_state(&c[i], i + 1, &in[i]);
             }
             double t0 = now_s();
-            for (size_t k = 0; k < N; k++)
-                if (dg_quant_entity(&in[k], &q[k], &err))
-                    die(&err);
+            if (dg_quant_entities(in, q, N, NULL, &err))
+                die(&err);
             double t1 = now_s();
             if (dg_flrep_writer_tick_q(w, t, q, N, NULL, 0, &err))
                 die(&err);
@@ -274,7 +275,7 @@ int main(int argc, char **argv)
         return 0;
     }
     printf("## size: 40 aircraft, all moving, 60 Hz, 25 s (1500 ticks), zstd level %d\n\n",
-           g_opts.zstd_level ? g_opts.zstd_level : 3);
+           g_opts.zstd_level ? g_opts.zstd_level : DG_FLREP_ZSTD_LEVEL_DEFAULT);
     printf("| keyframe interval | file bytes | bytes/tick | bytes/entity-tick |\n|---|---|---|---|\n");
     const uint32_t kfs[] = {60, 120, 300, 600};
     for (int k = 0; k < 4; k++) {

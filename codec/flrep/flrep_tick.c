@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>   /* same_state */
+#endif
 
 typedef struct flrep_rec {
     uint32_t id;
@@ -613,25 +616,40 @@ static inline __attribute__((always_inline)) void make_delta(const dg_qentity *p
         r->pres[i] = (int64_t)cur->pos[i] - pp;
         any |= r->vres[i] | r->pres[i];
     }
-    /* the rotation both ways, without a branch: rotFull takes full.rot, a delta the residuals */
-    r->rot_full = cur->rot_largest != prev->rot_largest;
+    /* the rotation both ways, without a branch: rotFull takes full.rot, a delta the residuals
+     * (apply_delta and write_delta read only the one rotFull names, so rres needs no clearing) */
+    bool rot_full = cur->rot_largest != prev->rot_largest;
+    r->rot_full = rot_full;
     r->full.rot_largest = cur->rot_largest;
     for (int i = 0; i < 3; i++) {
         r->full.rot[i] = cur->rot[i];
-        int64_t res = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]);
-        r->rres[i] = r->rot_full ? 0 : res;
-        any |= r->rres[i];
+        r->rres[i] = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]);
+        any |= r->rres[i];   /* with rotFull, motion is set whatever the residuals */
     }
-    r->motion = r->rot_full || any != 0;
-    uint16_t now[4] = {cur->type_index, cur->faction_index, cur->health, cur->flags};
-    uint16_t was[4] = {prev->type_index, prev->faction_index, prev->health, prev->flags};
-    unsigned mask = 0;
-    for (int i = 0; i < 4; i++) {
-        mask |= (unsigned)(now[i] != was[i]) << i;
-        r->attrs[i] = now[i];
+    r->motion = rot_full | (any != 0);
+    /* the attributes as two words each (type, faction | health, flags): one compare for the
+     * common "none changed" instead of four, and a mask only when one did */
+    uint32_t tf_now, tf_was, hf_now, hf_was;
+    memcpy(&tf_now, &cur->type_index, 4);
+    memcpy(&tf_was, &prev->type_index, 4);
+    memcpy(&hf_now, &cur->health, 4);
+    memcpy(&hf_was, &prev->health, 4);
+    uint32_t dtf = tf_now ^ tf_was, dhf = hf_now ^ hf_was;
+    r->attr_mask = 0;
+    if (__builtin_expect((dtf | dhf) != 0, 0)) {
+        uint16_t now[4] = {cur->type_index, cur->faction_index, cur->health, cur->flags};
+        uint16_t was[4] = {prev->type_index, prev->faction_index, prev->health, prev->flags};
+        unsigned mask = 0;
+        for (int i = 0; i < 4; i++) {
+            mask |= (unsigned)(now[i] != was[i]) << i;
+            r->attrs[i] = now[i];
+        }
+        r->attr_mask = (uint8_t)mask;
     }
-    r->attr_mask = (uint8_t)mask;
 }
+_Static_assert(offsetof(dg_qentity, faction_index) == offsetof(dg_qentity, type_index) + 2 &&
+                   offsetof(dg_qentity, flags) == offsetof(dg_qentity, health) + 2,
+               "make_delta compares the attributes two at a time");
 
 /* write_seg3 for codes longer than the table's or too long together: one put after another. */
 static inline __attribute__((always_inline)) void write_seg3_long(dg_bitw *b, uint64_t lead, unsigned lead_len,
@@ -665,6 +683,36 @@ static inline __attribute__((always_inline)) void write_seg3(dg_bitw *b, uint64_
     write_seg3_long(b, lead, lead_len, r0, r1, r2);
 }
 
+/* The head and all nine residual codes of a common record in one put, when every residual is
+ * within -64..63 and it all fits in 56 bits (residuals of a quantum or two: 30-40 bits); false,
+ * nothing written, otherwise. */
+static inline __attribute__((always_inline)) bool write_seg9(dg_bitw *b, uint64_t head, unsigned head_len,
+                                                             const flrep_rec *r)
+{
+    uint64_t z[9];
+    uint64_t all = 0;
+    for (int i = 0; i < 3; i++) {
+        z[i] = dg_zigzag(r->vres[i]);
+        z[3 + i] = dg_zigzag(r->pres[i]);
+        z[6 + i] = dg_zigzag(r->rres[i]);
+    }
+    for (int i = 0; i < 9; i++)
+        all |= z[i];
+    if (__builtin_expect(all >= DG_EG_SMALL, 0))
+        return false;
+    uint64_t bits = head;
+    unsigned at = head_len;
+    for (int i = 0; i < 9; i++) {
+        uint32_t e = dg_eg_small[z[i]];
+        bits |= (uint64_t)(e & 0xFFFFFF) << (at & 63);   /* at <= 56 + 8 * 15: masked, checked below */
+        at += e >> 24;
+    }
+    if (__builtin_expect(at > 56, 0))
+        return false;
+    dg_bitw_put_clean(b, bits, at);
+    return true;
+}
+
 /* The id gap, kind and flags of a DELTA record, then its fields (FORMAT-flrep.md §6.3). */
 static inline __attribute__((always_inline)) void write_delta(dg_bitw *b, uint64_t gap, const flrep_rec *r)
 {
@@ -681,7 +729,9 @@ static inline __attribute__((always_inline)) void write_delta(dg_bitw *b, uint64
         head = (uint64_t)FLREP_REC_DELTA | flags << 2;
         head_len = 5;
     }
-    if (r->motion) {
+    if (r->motion && !r->rot_full && write_seg9(b, head, head_len, r)) {
+        /* the common record, whole */
+    } else if (r->motion) {
         write_seg3(b, head, head_len, r->vres[0], r->vres[1], r->vres[2]);
         write_seg3(b, 0, 0, r->pres[0], r->pres[1], r->pres[2]);
         if (r->rot_full)
@@ -762,11 +812,27 @@ static dg_status check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_
     return DG_OK;
 }
 
-_Static_assert(sizeof(dg_qentity) % 4 == 0, "same_state compares whole words");
-
 /* Whole-state equality without a branch per field: the first differing field of a moving entity
  * varies from record to record, and a chain of compares mispredicts on it. Both states are in
- * memory (the world, the caller's array) and have pad_ = 0 (apply_delta, check_input). */
+ * memory (the world, the caller's array) and have pad_ = 0 (apply_delta, check_input). With SSE2,
+ * three 16-byte compares (the last overlapping the second) instead of six word pairs. */
+#if defined(__SSE2__)
+_Static_assert(sizeof(dg_qentity) > 32 && sizeof(dg_qentity) <= 48, "same_state compares three 16-byte blocks");
+static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
+{
+    const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
+    const size_t last = sizeof *a - 16;
+    int m = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)pa),
+                                             _mm_loadu_si128((const __m128i *)(const void *)pb))) &
+            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(pa + 16)),
+                                             _mm_loadu_si128((const __m128i *)(const void *)(pb + 16)))) &
+            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(pa + last)),
+                                             _mm_loadu_si128((const __m128i *)(const void *)(pb + last))));
+    return m == 0xFFFF;
+}
+#else
+_Static_assert(sizeof(dg_qentity) % 4 == 0, "same_state compares whole words");
+
 static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
 {
     const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
@@ -782,6 +848,7 @@ static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
     memcpy(&y, pb + sizeof *a - 4, 4);
     return (diff | (x ^ y)) == 0;
 }
+#endif
 
 /* Field-by-field equality folded with | (not &&): && over adjacent narrow fields lets the compiler
  * merge them into one wide load of a state it has just stored piecewise (rot[2], rot_largest,
@@ -828,12 +895,10 @@ encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred 
     flrep_rec r;
     make_delta(prev, pred, cur, tc, &r);
     dg_qentity rebuilt;
-    flrep_pred ctx;
     const char *why;
-    bool same = apply_delta(prev, pred, &r, tc, &rebuilt, &ctx, &why) && same_fields(&rebuilt, cur);
+    bool same = apply_delta(prev, pred, &r, tc, &rebuilt, out_pred, &why) && same_fields(&rebuilt, cur);
     write_delta(b, gap, &r);   /* after every load: fewer values live across the bit writer */
     *out = *cur;
-    *out_pred = ctx;
     return same;
 }
 

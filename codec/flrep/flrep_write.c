@@ -219,7 +219,7 @@ dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg
     if (st == DG_OK && (!w->path || !w->cctx))
         st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
     if (st == DG_OK) {
-        int level = w->opts.zstd_level ? w->opts.zstd_level : 3;
+        int level = w->opts.zstd_level ? w->opts.zstd_level : DG_FLREP_ZSTD_LEVEL_DEFAULT;
         ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
         ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
         ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
@@ -237,16 +237,10 @@ dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg
     return DG_OK;
 }
 
-static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n,
-                             dg_error *err)
+/* Names the first entity check_input refused (the slow path of an error). */
+__attribute__((cold, noinline)) static dg_status input_error(const dg_flrep_writer *w, uint64_t tick,
+                                                             const dg_qentity *e, size_t n, dg_error *err)
 {
-    if (w->have_tick && tick <= w->last_tick)
-        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
-                            "expected a tick after %llu, found %llu", (unsigned long long)w->last_tick,
-                            (unsigned long long)tick);
-    if (n > UINT16_MAX)
-        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu: expected at most 65535 entities, found %zu",
-                            (unsigned long long)tick, n);
     for (size_t i = 0; i < n; i++) {
         const dg_qentity *q = &e[i];
         if (q->id == 0 || (i && q->id <= e[i - 1].id))
@@ -262,7 +256,36 @@ static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_q
                                 "tick %llu entity %u: expected a valid quantized state (health <= 10000, unit rotation)",
                                 (unsigned long long)tick, q->id);
     }
-    return DG_OK;
+    return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer", "tick %llu: an entity was refused without a rule "
+                        "found broken (a writer bug)", (unsigned long long)tick);
+}
+
+/* The rules a tick's entities must keep. `quantized`: they come from dg_quant_entities, which
+ * only makes states with health <= 10000, a unit rotation and pad_ 0, so those are not checked
+ * again. The rules are folded with | over the whole tick, one branch at the end; input_error
+ * finds and names the entity when one is broken. */
+static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n, bool quantized,
+                             dg_error *err)
+{
+    if (w->have_tick && tick <= w->last_tick)
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
+                            "expected a tick after %llu, found %llu", (unsigned long long)w->last_tick,
+                            (unsigned long long)tick);
+    if (n > UINT16_MAX)
+        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu: expected at most 65535 entities, found %zu",
+                            (unsigned long long)tick, n);
+    bool bad = false;
+    uint32_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        const dg_qentity *q = &e[i];
+        bad |= q->id <= prev;   /* also id 0 first */
+        prev = q->id;
+        bad |= !flrep_set_has(&w->types, q->type_index) | !flrep_set_has(&w->factions, q->faction_index);
+    }
+    if (!quantized)
+        for (size_t i = 0; i < n; i++)
+            bad |= (e[i].health > DG_QHEALTH_FULL) | !dg_quant_rot_valid(e[i].rot, e[i].rot_largest) | (e[i].pad_ != 0);
+    return bad ? input_error(w, tick, e, n, err) : DG_OK;
 }
 
 /* Encodes the tick into the chunk; the encoder tracks the world a reader will rebuild. */
@@ -287,14 +310,13 @@ static dg_status append_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity
     return DG_OK;
 }
 
-dg_status dg_flrep_writer_tick_q(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n,
-                                 const dg_event *ev, size_t nev, dg_error *err)
+/* dg_flrep_writer_tick_q; `quantized` as check_input's. */
+static dg_status write_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n, const dg_event *ev,
+                            size_t nev, bool quantized, dg_error *err)
 {
-    dg_error local;
-    err = flrep_err(err, &local);
     if (w->failed)
         return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer", "the writer failed earlier; close or abort it");
-    dg_status st = check_input(w, tick, e, n, err);
+    dg_status st = check_input(w, tick, e, n, quantized, err);
     if (st != DG_OK)
         return st;
     if (w->seq > 0 && tick - w->chunk_first >= w->kf_interval) {
@@ -308,6 +330,13 @@ dg_status dg_flrep_writer_tick_q(dg_flrep_writer *w, uint64_t tick, const dg_qen
             return st;
     }
     return append_tick(w, tick, e, n, ev, nev, err);
+}
+
+dg_status dg_flrep_writer_tick_q(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n,
+                                 const dg_event *ev, size_t nev, dg_error *err)
+{
+    dg_error local;
+    return write_tick(w, tick, e, n, ev, nev, false, flrep_err(err, &local));
 }
 
 static int cmp_qentity_id(const void *a, const void *b)
@@ -328,16 +357,15 @@ dg_status dg_flrep_writer_tick(dg_flrep_writer *w, uint64_t tick, const dg_entit
         w->qbuf = q;
         w->qcap = n;
     }
+    dg_status qst = dg_quant_entities(ents, w->qbuf, n, NULL, err);
+    if (qst != DG_OK)
+        return qst;
     bool sorted = true;
-    for (size_t i = 0; i < n; i++) {
-        dg_status st = dg_quant_entity(&ents[i], &w->qbuf[i], err);
-        if (st != DG_OK)
-            return st;
-        sorted = sorted && (i == 0 || w->qbuf[i].id > w->qbuf[i - 1].id);
-    }
+    for (size_t i = 1; i < n; i++)
+        sorted &= w->qbuf[i].id > w->qbuf[i - 1].id;
     if (!sorted)
         qsort(w->qbuf, n, sizeof *w->qbuf, cmp_qentity_id);
-    dg_status st = dg_flrep_writer_tick_q(w, tick, w->qbuf, n, events, nev, err);
+    dg_status st = write_tick(w, tick, w->qbuf, n, events, nev, true, err);
     if (st == DG_OK && qout && n)
         memcpy(qout, w->qbuf, n * sizeof *qout);
     return st;

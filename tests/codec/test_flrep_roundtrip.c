@@ -171,6 +171,44 @@ static void test_writer_refuses_invalid_states(void **state)
     remove(path);
 }
 
+/* dg_flrep_writer_tick checks the same rules on its quantizer's output (all but the state rules
+ * the quantizer keeps by construction): a repeated id, a type or faction outside the tables, each
+ * at every place, refused with the entity named; the same tick without the fault then accepted. */
+static void test_writer_tick_refuses_bad_ids_and_indices(void **state)
+{
+    (void)state;
+    char path[256];
+    dg_error err;
+    dg_flrep_writer *w = open_temp_writer(path, sizeof path, 60, 0, &err);
+    enum { NE = 5 };
+    dg_entity_in good[NE];
+    for (int i = 0; i < NE; i++)
+        good[i] = (dg_entity_in){.id = (uint32_t)(10 + 3 * i), .type_index = 7, .faction_index = 5,
+                                 .rot = {1, 0, 0, 0}, .health = 0.5};
+    uint64_t tick = 1;
+    for (int fault = 0; fault < 3; fault++)
+        for (int at = 0; at < NE; at++) {
+            dg_entity_in in[NE];
+            memcpy(in, good, sizeof in);
+            switch (fault) {
+            case 0: in[at].id = in[(at + 1) % NE].id; break;
+            case 1: in[at].type_index = 3; break;
+            default: in[at].faction_index = 2; break;
+            }
+            dg_error_clear(&err);
+            dg_status st = dg_flrep_writer_tick(w, tick, in, NE, NULL, 0, NULL, &err);
+            assert_int_equal(st, fault == 0 ? DG_E_USAGE : DG_E_RANGE);
+            char id[16];
+            snprintf(id, sizeof id, "%u", in[at].id);
+            if (!strstr(err.msg, id))
+                fail_msg("fault %d at entity %d: expected the message to name %s, found '%s'", fault, at, id, err.msg);
+            assert_int_equal(dg_flrep_writer_tick(w, tick, good, NE, NULL, 0, NULL, &err), DG_OK);
+            tick++;
+        }
+    assert_int_equal(dg_flrep_writer_close(w, &err), DG_OK);
+    remove(path);
+}
+
 /* Regression (found by the round-trip fuzzer, corpus/regressions/flrep_roundtrip/
  * eg-long-zero-run-unbuffered): a residual whose Exp-Golomb code has more zeros than the decoder's
  * fast path keeps buffered was written fine and refused on reading. Jumps of every size from one
@@ -218,6 +256,7 @@ static void test_residuals_of_every_magnitude_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_writer_tick_refuses_bad_ids_and_indices),
         cmocka_unit_test(test_roundtrip_churn_events),
         cmocka_unit_test(test_roundtrip_odd_rate_gaps_short_keyframes),
         cmocka_unit_test(test_roundtrip_empty_world_ticks),

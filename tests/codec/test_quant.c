@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "detgate/quant.h"
@@ -304,6 +305,151 @@ static void test_matches_the_reference_on_random_states(void **state)
     }
 }
 
+/* ---- dg_quant_entities against dg_quant_entity ------------------------------------------- */
+/* The batch must give what the one-entity function gives, entity by entity in order: the same
+ * quanta, the same refusal (status and message) of the first entity refused, nothing written from
+ * that entity on. */
+
+enum { BATCH_MAX = 41 };
+
+/* One entity: ordinary, or (one time in `edge_every`) with one field from edge_value or a
+ * degenerate quaternion, health or id. */
+static dg_entity_in batch_entity(tl_rng *r, unsigned edge_every)
+{
+    dg_entity_in in = {.id = 1 + (uint32_t)(tl_next(r) % 100000), .type_index = (uint16_t)(tl_next(r) % 7),
+                       .faction_index = (uint16_t)(tl_next(r) % 3), .flags = (uint16_t)tl_next(r),
+                       .health = tl_unit(r) * 1.2 - 0.1};
+    for (int k = 0; k < 3; k++) {
+        in.pos[k] = (tl_unit(r) * 2 - 1) * 3e7;
+        in.vel[k] = (tl_unit(r) * 2 - 1) * 3000;
+    }
+    for (int k = 0; k < 4; k++)
+        in.rot[k] = (tl_unit(r) * 2 - 1) * ldexp(1.0, (int)(tl_next(r) % 8) - 4);
+    if (tl_next(r) % edge_every)
+        return in;
+    int c = (int)(tl_next(r) % 4);
+    switch (tl_next(r) % 12) {
+    case 0: in.pos[c % 3] = edge_value(r, 64); break;
+    case 1: in.vel[c % 3] = edge_value(r, 32); break;
+    case 2: for (int k = 0; k < 4; k++) in.rot[k] = (tl_next(r) & 1) ? 0.5 : -0.5; break;   /* ties */
+    case 3: in.rot[c] = in.rot[(c + 1) % 4]; break;
+    case 4: in.rot[c] = -in.rot[(c + 2) % 4]; break;
+    case 5: memset(in.rot, 0, sizeof in.rot); in.rot[c] = (tl_next(r) & 1) ? -1e-15 : 1e-16; break;
+    case 6: in.rot[c] = (tl_next(r) & 1) ? 1e200 : -1e300; break;                         /* n2 overflows */
+    case 7: in.rot[c] = (tl_next(r) & 1) ? NAN : -INFINITY; break;
+    case 8: for (int k = 0; k < 4; k++) in.rot[k] = edge_value(r, 1); break;
+    case 9: in.health = (tl_next(r) & 1) ? edge_value(r, 10000) : ((double)(tl_next(r) % 10001) + 0.5) / 10000; break;
+    case 10: in.health = (tl_next(r) & 1) ? -0.0 : NAN; break;
+    default: in.id = 0; break;
+    }
+    return in;
+}
+
+/* Runs both on in[0..n) from the same 0x5A-filled output, compares everything. */
+static void expect_batch_as_one_by_one(const dg_entity_in *in, size_t n)
+{
+    dg_qentity want[BATCH_MAX], got[BATCH_MAX];
+    memset(want, 0x5A, sizeof want);
+    memset(got, 0x5A, sizeof got);
+    dg_error ew, eg;
+    dg_error_clear(&ew);
+    dg_error_clear(&eg);
+    dg_status sw = DG_OK;
+    size_t dw = 0;
+    for (; dw < n; dw++) {
+        sw = dg_quant_entity(&in[dw], &want[dw], &ew);
+        if (sw != DG_OK)
+            break;
+    }
+    size_t dgot = 12345;
+    dg_status sg = dg_quant_entities(in, got, n, &dgot, &eg);
+    assert_int_equal(sg, sw);
+    assert_int_equal(dgot, dw);
+    assert_string_equal(eg.msg, ew.msg);
+    assert_string_equal(eg.where, ew.where);
+    for (size_t i = 0; i < BATCH_MAX; i++)
+        if (memcmp(&got[i], &want[i], sizeof got[i]) != 0)
+            fail_msg("batch of %zu, entity %zu (id %u): rot %d %d %d L%u / %d %d %d L%u, pos %d / %d, vel %d / %d, "
+                     "health %u / %u", n, i, i < n ? in[i].id : 0, got[i].rot[0], got[i].rot[1], got[i].rot[2],
+                     got[i].rot_largest, want[i].rot[0], want[i].rot[1], want[i].rot[2], want[i].rot_largest,
+                     got[i].pos[0], want[i].pos[0], got[i].vel[0], want[i].vel[0], got[i].health, want[i].health);
+}
+
+static void test_batch_matches_one_by_one_on_random_and_edge_inputs(void **state)
+{
+    (void)state;
+    tl_rng r = {4242};
+    dg_entity_in in[BATCH_MAX];
+    for (int rep = 0; rep < 60000; rep++) {
+        size_t n = (size_t)(tl_next(&r) % BATCH_MAX);
+        /* from every entity ordinary (long runs through the paired path) to most of them odd */
+        unsigned edge_every = 1u + (unsigned)(tl_next(&r) % 4) * 40;
+        for (size_t i = 0; i < n; i++)
+            in[i] = batch_entity(&r, edge_every);
+        expect_batch_as_one_by_one(in, n);
+    }
+}
+
+static void test_batch_matches_the_reference_on_random_states(void **state)
+{
+    (void)state;
+    tl_rng r = {31};
+    dg_entity_in in[BATCH_MAX - 1];
+    dg_qentity got[BATCH_MAX - 1];
+    for (int rep = 0; rep < 10000; rep++) {
+        for (size_t i = 0; i < BATCH_MAX - 1; i++)
+            in[i] = batch_entity(&r, 1u << 30);
+        assert_int_equal(dg_quant_entities(in, got, BATCH_MAX - 1, NULL, NULL), DG_OK);
+        for (size_t i = 0; i < BATCH_MAX - 1; i++) {
+            dg_qentity want;
+            assert_string_equal(ref_quant(&in[i], &want), "");
+            assert_memory_equal(&got[i], &want, sizeof want);
+        }
+    }
+}
+
+/* The refused entity at every place in a pair and at the odd end: named, with what came before it
+ * written and nothing after it. */
+static void test_batch_stops_at_the_first_refused_entity(void **state)
+{
+    (void)state;
+    tl_rng r = {8};
+    dg_entity_in in[7];
+    for (size_t bad = 0; bad < 7; bad++) {
+        for (size_t i = 0; i < 7; i++) {
+            in[i] = batch_entity(&r, 1u << 30);
+            in[i].id = (uint32_t)(100 + i);
+        }
+        in[bad].vel[1] = INFINITY;
+        if (bad + 1 < 7)
+            in[bad + 1].pos[0] = NAN;   /* a second bad one after it is not the one named */
+        dg_qentity out[7];
+        memset(out, 0x5A, sizeof out);
+        dg_error err;
+        dg_error_clear(&err);
+        size_t done = 99;
+        assert_int_equal(dg_quant_entities(in, out, 7, &done, &err), DG_E_RANGE);
+        assert_int_equal(done, bad);
+        char where[32];
+        snprintf(where, sizeof where, "entity %zu", 100 + bad);
+        assert_string_equal(err.where, where);
+        assert_non_null(strstr(err.msg, "vel[1]"));
+        for (size_t i = 0; i < 7; i++) {
+            if (i < bad) {
+                assert_int_equal(out[i].id, 100 + i);
+            } else {
+                dg_qentity fill;
+                memset(&fill, 0x5A, sizeof fill);
+                assert_memory_equal(&out[i], &fill, sizeof fill);
+            }
+        }
+        expect_batch_as_one_by_one(in, 7);
+    }
+    size_t done = 7;
+    assert_int_equal(dg_quant_entities(in, NULL, 0, &done, NULL), DG_OK);
+    assert_int_equal(done, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +459,9 @@ int main(void)
         cmocka_unit_test(test_rounding_is_half_away_from_zero),
         cmocka_unit_test(test_matches_the_reference_on_edge_values),
         cmocka_unit_test(test_matches_the_reference_on_random_states),
+        cmocka_unit_test(test_batch_matches_one_by_one_on_random_and_edge_inputs),
+        cmocka_unit_test(test_batch_matches_the_reference_on_random_states),
+        cmocka_unit_test(test_batch_stops_at_the_first_refused_entity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -168,11 +168,28 @@ static inline __attribute__((always_inline)) bool fast_seg3_rot(uint64_t *a, uns
 #define FLREP_PREFIX_STILL 0x01u
 #define FLREP_PREFIX_BITS 6u
 
-/* flrep_tick_ctx's rdiv constants, copied into fast_run's frame: loaded through ctx they would be
- * reloaded after every store to the output world, which the compiler cannot prove apart. */
+/* flrep_tick_ctx's rdiv constants, copied into fast_run's frame (loaded through ctx they would be
+ * reloaded after every store to the output world, which the compiler cannot prove apart); in the
+ * AVX2 build already broadcast to the lanes, the multiplier split in halves for mulhi_u64. */
+#if FLREP_FAST_AVX2
+typedef struct fast_rate {
+    __m256i bias, even, magic_lo, magic_hi, k;
+} fast_rate;
+static inline __attribute__((always_inline)) fast_rate fast_rate_of(const flrep_tick_ctx *ctx)
+{
+    return (fast_rate){_mm256_set1_epi64x((int64_t)ctx->rate_bias), _mm256_set1_epi64x((int64_t)ctx->rate_even),
+                       _mm256_set1_epi64x((int64_t)(ctx->rate_magic & 0xFFFFFFFFu)),
+                       _mm256_set1_epi64x((int64_t)(ctx->rate_magic >> 32)), _mm256_set1_epi64x((int64_t)ctx->rate_k)};
+}
+#else
 typedef struct fast_rate {
     uint64_t bias, even, magic, k;
 } fast_rate;
+static inline __attribute__((always_inline)) fast_rate fast_rate_of(const flrep_tick_ctx *ctx)
+{
+    return (fast_rate){ctx->rate_bias, ctx->rate_even, ctx->rate_magic, ctx->rate_k};
+}
+#endif
 
 
 /* The rebuilt state of one common record: apply_delta's arithmetic (FORMAT-flrep.md §6.4) on values
@@ -211,12 +228,10 @@ static inline __attribute__((always_inline)) bool fast_motion(const dg_qentity *
     __m256i v = _mm256_add_epi64(_mm256_add_epi64(vel, dv), vres);
     __m256i a = _mm256_add_epi64(v, v);
     __m256i neg = _mm256_cmpgt_epi64(_mm256_setzero_si256(), a);
-    __m256i n = _mm256_add_epi64(_mm256_add_epi64(a, _mm256_set1_epi64x((int64_t)rt->bias)),
-                                 _mm256_and_si256(neg, _mm256_set1_epi64x((int64_t)rt->even)));
+    __m256i n = _mm256_add_epi64(_mm256_add_epi64(a, rt->bias), _mm256_and_si256(neg, rt->even));
     __m256i q = unit_rate ? n
-                          : mulhi_u64(n, _mm256_set1_epi64x((int64_t)(rt->magic & 0xFFFFFFFFu)),
-                                      _mm256_set1_epi64x((int64_t)(rt->magic >> 32)));
-    __m256i p = _mm256_add_epi64(_mm256_sub_epi64(_mm256_add_epi64(pos, q), _mm256_set1_epi64x((int64_t)rt->k)), pres);
+                          : mulhi_u64(n, rt->magic_lo, rt->magic_hi);
+    __m256i p = _mm256_add_epi64(_mm256_sub_epi64(_mm256_add_epi64(pos, q), rt->k), pres);
     const __m256i half = _mm256_set1_epi64x(INT64_C(0x80000000));
     __m256i range = _mm256_or_si256(_mm256_add_epi64(v, half), _mm256_add_epi64(p, half));
     const __m256i high012 = _mm256_setr_epi64x(INT64_C(-4294967296), INT64_C(-4294967296), INT64_C(-4294967296), 0);
@@ -329,7 +344,7 @@ static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, ui
         budget = world->n - m->wi;
     if (budget == 0)
         return;   /* and an empty world's arrays may be NULL: no pointer arithmetic on them */
-    const fast_rate rt = {ctx->rate_bias, ctx->rate_even, ctx->rate_magic, ctx->rate_k};
+    const fast_rate rt = fast_rate_of(ctx);
     const dg_qentity *restrict pe = world->ents + m->wi;
     const dg_qentity *const pe_first = pe;
     const flrep_pred *restrict pp = world->pred + m->wi;

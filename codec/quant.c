@@ -291,7 +291,8 @@ typedef struct pair_q {
 static inline __attribute__((always_inline)) bool pair_compute(const dg_entity_in *a, const dg_entity_in *b,
                                                                pair_q *p)
 {
-    bool ok = (a->id != 0) & (b->id != 0) & quant_axes(a, &p->xa) & quant_axes(b, &p->xb);
+    bool axes_a = quant_axes(a, &p->xa), axes_b = quant_axes(b, &p->xb);   /* both, always: no && */
+    bool ok = (a->id != 0) & (b->id != 0) & axes_a & axes_b;
     __m128d n2 = _mm_setzero_pd();
     for (int i = 0; i < 4; i++) {
         __m128d c = lanes(a->rot[i], b->rot[i]);
@@ -339,7 +340,8 @@ static inline bool quant_pair(const dg_entity_in *a, const dg_entity_in *b, dg_q
 static inline bool quant_quad(const dg_entity_in *in, dg_qentity *out)
 {
     pair_q p, q;
-    if (!(pair_compute(&in[0], &in[1], &p) & pair_compute(&in[2], &in[3], &q)))
+    bool p_ok = pair_compute(&in[0], &in[1], &p), q_ok = pair_compute(&in[2], &in[3], &q);   /* both, always */
+    if (!(p_ok & q_ok))
         return false;
     pair_store(&in[0], &in[1], &p, &out[0], &out[1]);
     pair_store(&in[2], &in[3], &q, &out[2], &out[3]);

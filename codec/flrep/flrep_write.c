@@ -280,11 +280,15 @@ static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_q
         const dg_qentity *q = &e[i];
         bad |= q->id <= prev;   /* also id 0 first */
         prev = q->id;
-        bad |= !flrep_set_has(&w->types, q->type_index) | !flrep_set_has(&w->factions, q->faction_index);
+        bool type_ok = flrep_set_has(&w->types, q->type_index);
+        bool faction_ok = flrep_set_has(&w->factions, q->faction_index);
+        bad |= !type_ok | !faction_ok;
     }
     if (!quantized)
-        for (size_t i = 0; i < n; i++)
-            bad |= (e[i].health > DG_QHEALTH_FULL) | !dg_quant_rot_valid(e[i].rot, e[i].rot_largest) | (e[i].pad_ != 0);
+        for (size_t i = 0; i < n; i++) {
+            bool rot_ok = dg_quant_rot_valid(e[i].rot, e[i].rot_largest);
+            bad |= (e[i].health > DG_QHEALTH_FULL) | !rot_ok | (e[i].pad_ != 0);
+        }
     return bad ? input_error(w, tick, e, n, err) : DG_OK;
 }
 

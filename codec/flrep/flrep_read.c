@@ -23,7 +23,7 @@ struct dg_flrep_reader {
     flrep_tables tables;
     dg_flrep_file_info info;
     dg_flrep_section_info *sections;
-    size_t nsections;
+    size_t nsections, sections_cap;
     dg_flrep_chunk_info *chunks;
     size_t nchunks;
     flrep_tick_ctx ctx;
@@ -124,11 +124,16 @@ static dg_status read_header(dg_flrep_reader *r, uint64_t *pos, dg_error *err)
 
 static dg_status add_section_info(dg_flrep_reader *r, uint16_t id, uint32_t len, uint64_t off, dg_error *err)
 {
-    /* at most one entry per 6 bytes of file: growth is bounded by what is really there */
-    dg_flrep_section_info *s = realloc(r->sections, (r->nsections + 1) * sizeof *s);
-    if (!s)
-        return dg_error_set(err, DG_E_NOMEM, off, "sections", "out of memory");
-    r->sections = s;
+    /* at most one entry per 6 bytes of file: growth is bounded by what is really there; doubling
+     * from 8, so a usual file (types, factions, roster, camera) allocates once */
+    if (r->nsections == r->sections_cap) {
+        size_t ncap = r->sections_cap ? r->sections_cap * 2 : 8;
+        dg_flrep_section_info *s = realloc(r->sections, ncap * sizeof *s);
+        if (!s)
+            return dg_error_set(err, DG_E_NOMEM, off, "sections", "out of memory");
+        r->sections = s;
+        r->sections_cap = ncap;
+    }
     r->sections[r->nsections++] = (dg_flrep_section_info){id, len, off};
     return DG_OK;
 }
@@ -285,12 +290,29 @@ static dg_status read_trailer(dg_flrep_reader *r, dg_error *err)
 
 static dg_status load_chunk(dg_flrep_reader *r, size_t k, dg_error *err);
 
-/* Keeps every complete chunk from data_start on; stops quietly at the first that is not. */
+/* Decompresses (into r->content) and decodes every tick of chunk k, the last one pushed, in the
+ * reader's own world; false when any of it is not valid. */
+static bool recover_chunk(dg_flrep_reader *r, size_t k, const flrep_chunk_hdr *h)
+{
+    dg_error local;
+    dg_error_clear(&local);
+    r->loaded = -1;
+    return load_chunk(r, k, &local) == DG_OK &&
+           flrep_chunk_validate(r->content, h, r->chunks[k].offset, k, &r->ctx, &r->world, &r->scratch, &local) ==
+               DG_OK;
+}
+
+/* Keeps every complete chunk from data_start on; stops quietly at the first that is not. Every
+ * tick of a kept chunk is decoded here, so playback (which starts at chunk 0) would decompress and
+ * walk chunk 0 a second time: instead chunk 0 stays loaded. While the later chunks are checked it
+ * waits in a buffer of its own, freed before returning, so the reader still holds one chunk. */
 static dg_status recover_index(dg_flrep_reader *r, dg_error *err)
 {
     size_t cap = 0;
     uint64_t pos = r->info.data_start;
-    flrep_world w = {0};
+    uint8_t *first = NULL;      /* chunk 0's content while later chunks are checked */
+    size_t first_cap = 0;
+    dg_status st = DG_OK;
     for (;;) {
         dg_error local;
         dg_error_clear(&local);
@@ -300,20 +322,29 @@ static dg_status recover_index(dg_flrep_reader *r, dg_error *err)
         if (r->nchunks && h.first_tick <= r->chunks[r->nchunks - 1].last_tick)
             break;
         if (push_chunk(r, pos, &h, &cap, err) != DG_OK) {
-            flrep_world_free(&w);
-            return err->code;
+            st = err->code;
+            break;
         }
-        r->loaded = -1;
-        if (load_chunk(r, r->nchunks - 1, &local) != DG_OK ||
-            flrep_chunk_validate(r->content, &h, pos, r->nchunks - 1, &r->ctx, &w, &r->scratch, &local) != DG_OK) {
+        if (r->nchunks == 2) {  /* chunk 0 was kept: set it aside */
+            first = r->content;
+            first_cap = r->content_cap;
+            r->content = NULL;
+            r->content_cap = 0;
+        }
+        if (!recover_chunk(r, r->nchunks - 1, &h)) {
             r->nchunks--;
             break;
         }
         pos += FLREP_CHUNK_HDR_SIZE + h.compressed_size;
     }
-    flrep_world_free(&w);
-    r->loaded = -1;
-    return DG_OK;
+    if (first) {
+        free(r->content);
+        r->content = first;
+        r->content_cap = first_cap;
+    }
+    r->world.n = 0;  /* playback starts from an empty world */
+    r->loaded = st == DG_OK && r->nchunks ? 0 : -1;
+    return st;
 }
 
 static void fill_info(dg_flrep_reader *r)

@@ -1,7 +1,8 @@
 /* codec/flrep/flrep_read.c — the .flrep reader: open (header, sections, trailer or recovery scan),
  * linear playback, seek. The file is hostile: nothing is allocated on a declared size before it is
  * checked against the bytes present, and a call that fails leaves the position and the world it
- * reported before untouched (docs/FORMAT-flrep.md §5, §8, §10). Only one chunk is held in memory. */
+ * reported before untouched (docs/FORMAT-flrep.md §5, §8, §10). Only one chunk is held in memory
+ * (two while a recovery scan checks the chunks after the first). */
 #include "flrep_internal.h"
 
 #define XXH_INLINE_ALL

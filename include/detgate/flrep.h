@@ -166,7 +166,9 @@ typedef struct dg_flrep_tick {
 } dg_flrep_tick;
 
 /* Opens a file (read fully into memory; mmap-free so it works on pipes too) or a caller buffer (not
- * copied: it must outlive the reader). Validates header, sections and index (or recovers). */
+ * copied: it must outlive the reader). Validates header, sections and index (or recovers: a
+ * forward scan that decodes every tick of each chunk it keeps; the first kept chunk stays
+ * decompressed from the scan, so playback from the start does not decompress it again). */
 dg_status dg_flrep_reader_open_file(dg_flrep_reader **out, const char *path,
                                     const dg_flrep_reader_opts *opts, dg_error *err);
 dg_status dg_flrep_reader_open_mem(dg_flrep_reader **out, const uint8_t *buf, size_t len,

@@ -250,6 +250,45 @@ void tl_assert_tick_equal(const tl_tick *want, const dg_flrep_tick *got)
     }
 }
 
+void tl_seek_and_check(dg_flrep_reader *r, const tl_session *s, size_t i)
+{
+    dg_error err;
+    dg_error_clear(&err);
+    if (dg_flrep_reader_seek(r, s->ticks[i].tick, &err) != DG_OK)
+        fail_msg("seek %llu: %s: %s", (unsigned long long)s->ticks[i].tick, err.where, err.msg);
+    dg_flrep_tick t;
+    assert_int_equal(dg_flrep_reader_next(r, &t, &err), 1);
+    tl_assert_tick_equal(&s->ticks[i], &t);
+}
+
+void tl_record_mem(const tl_params *p, tl_recording *out)
+{
+    memset(out, 0, sizeof *out);
+    char path[256];
+    tl_temp_path(path, sizeof path, ".flrep");
+    tl_record(path, p, &out->s);
+    out->buf = tl_slurp(path, &out->len);
+    remove(path);
+    dg_flrep_reader *r = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    if (dg_flrep_reader_open_mem(&r, out->buf, out->len, NULL, &err) != DG_OK)
+        fail_msg("open: %s: %s", err.where, err.msg);
+    const dg_flrep_file_info *info = dg_flrep_reader_info(r);
+    out->data_start = info->data_start;
+    out->nchunks = info->chunk_count;
+    assert_true(out->nchunks <= sizeof out->chunks / sizeof out->chunks[0]);
+    memcpy(out->chunks, info->chunks, out->nchunks * sizeof *out->chunks);
+    dg_flrep_reader_close(r);
+}
+
+void tl_recording_free(tl_recording *rec)
+{
+    tl_session_free(&rec->s);
+    free(rec->buf);
+    memset(rec, 0, sizeof *rec);
+}
+
 uint8_t *tl_slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

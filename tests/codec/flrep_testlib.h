@@ -53,6 +53,24 @@ void tl_session_free(tl_session *s);
 /* Asserts (cmocka) that a reader tick equals the recorded one, entity by entity, field by field. */
 void tl_assert_tick_equal(const tl_tick *want, const dg_flrep_tick *got);
 
+/* Seeks r to the tick of s->ticks[i] and asserts the next tick is that recorded one. */
+void tl_seek_and_check(dg_flrep_reader *r, const tl_session *s, size_t i);
+
+/* A recording in memory with the index its trailer gives (what the hostile-file tests cut and
+ * spoil). */
+typedef struct tl_recording {
+    tl_session s;
+    uint8_t *buf;
+    size_t len;
+    uint64_t data_start;
+    dg_flrep_chunk_info chunks[16];
+    size_t nchunks;
+} tl_recording;
+
+/* Records p through a temp file (removed again) into *out; at most 16 chunks. */
+void tl_record_mem(const tl_params *p, tl_recording *out);
+void tl_recording_free(tl_recording *rec);
+
 /* Whole file into memory. */
 uint8_t *tl_slurp(const char *path, size_t *len);
 void tl_write_file(const char *path, const uint8_t *buf, size_t len);

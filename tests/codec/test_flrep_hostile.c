@@ -15,43 +15,21 @@
 
 #include "flrep_testlib.h"
 
-typedef struct fixture {
-    tl_session s;
-    uint8_t *buf;
-    size_t len;
-    uint64_t data_start;
-    dg_flrep_chunk_info chunks[16];
-    size_t nchunks;
-} fixture;
+typedef tl_recording fixture;
 
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    char path[256];
-    tl_temp_path(path, sizeof path, ".flrep");
     tl_params p = {.seed = 31, .ticks = 40, .entities = 3, .churn = true, .events = true, .keyframe = 15};
-    tl_record(path, &p, &f->s);
-    f->buf = tl_slurp(path, &f->len);
-    remove(path);
-    dg_flrep_reader *r = NULL;
-    dg_error err;
-    dg_error_clear(&err);
-    assert_int_equal(dg_flrep_reader_open_mem(&r, f->buf, f->len, NULL, &err), DG_OK);
-    const dg_flrep_file_info *info = dg_flrep_reader_info(r);
-    f->data_start = info->data_start;
-    f->nchunks = info->chunk_count;
-    memcpy(f->chunks, info->chunks, f->nchunks * sizeof *f->chunks);
-    dg_flrep_reader_close(r);
+    tl_record_mem(&p, f);
     *state = f;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    tl_session_free(&f->s);
-    free(f->buf);
-    free(f);
+    tl_recording_free(*state);
+    free(*state);
     return 0;
 }
 

@@ -10,17 +10,6 @@
 
 #include "flrep_testlib.h"
 
-static void seek_and_check(dg_flrep_reader *r, const tl_session *s, size_t i)
-{
-    dg_error err;
-    dg_error_clear(&err);
-    if (dg_flrep_reader_seek(r, s->ticks[i].tick, &err) != DG_OK)
-        fail_msg("seek %llu: %s: %s", (unsigned long long)s->ticks[i].tick, err.where, err.msg);
-    dg_flrep_tick t;
-    assert_int_equal(dg_flrep_reader_next(r, &t, &err), 1);
-    tl_assert_tick_equal(&s->ticks[i], &t);
-}
-
 static void test_seek_every_tick_both_directions(void **state)
 {
     (void)state;
@@ -35,13 +24,13 @@ static void test_seek_every_tick_both_directions(void **state)
     assert_int_equal(dg_flrep_reader_open_file(&r, path, NULL, &err), DG_OK);
     assert_int_equal(dg_flrep_reader_info(r)->chunk_count, (200 + 14) / 15);
     for (size_t i = 0; i < s.count; i++)
-        seek_and_check(r, &s, i);
+        tl_seek_and_check(r, &s, i);
     for (size_t i = s.count; i-- > 0;)
-        seek_and_check(r, &s, i);
+        tl_seek_and_check(r, &s, i);
     /* jump around: far forward, back into an earlier chunk, into the same chunk */
     size_t order[] = {150, 3, 199, 0, 16, 14, 15, 120, 119};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
-        seek_and_check(r, &s, order[k]);
+        tl_seek_and_check(r, &s, order[k]);
     /* after a seek, linear playback continues from there to the end */
     assert_int_equal(dg_flrep_reader_seek(r, s.ticks[100].tick, &err), DG_OK);
     dg_flrep_tick t;
@@ -52,7 +41,7 @@ static void test_seek_every_tick_both_directions(void **state)
     assert_int_equal(dg_flrep_reader_next(r, &t, &err), 0);
     /* past the end: not found, and the reader is still usable */
     assert_int_equal(dg_flrep_reader_seek(r, s.ticks[s.count - 1].tick + 1, &err), DG_E_NOT_FOUND);
-    seek_and_check(r, &s, 42);
+    tl_seek_and_check(r, &s, 42);
     dg_flrep_reader_close(r);
     tl_session_free(&s);
     remove(path);

@@ -219,6 +219,16 @@ double harness__now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double harness__thread_cpu_now(void)
+{
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+#endif
+    return harness__now();
+}
+
 /* Every temp path handed out is remembered (with the name the .flrep writer writes it under first)
  * so an interrupted run can remove them from a signal handler: plain arrays, unlink() only.
  * `gate --jobs` hands out paths from several threads: a mutex orders the writers (the handler never

@@ -177,6 +177,9 @@ int harness__verify_file(dg_report_scenario *sc, harness__source *src, const cha
 
 /* ---- small utilities ------------------------------------------------------------------------ */
 double harness__now(void);
+/* CPU seconds used by the calling thread (wall seconds where the platform has no thread CPU clock):
+ * a throughput figure that other processes on a shared machine do not move. */
+double harness__thread_cpu_now(void);
 /* A temp path in dir (NULL = $TMPDIR or /tmp) with the given suffix; returns false on overflow.
  * The last 32 such paths are remembered for harness__temp_cleanup. */
 bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem, const char *suffix);

@@ -2,6 +2,7 @@
  * the per-tick hierarchy (entity -> state -> tick) and the raw-float side hash.
  * The byte layouts are normative in docs/STATE-HASH.md; change one and you change every golden. */
 #include "detgate/hash.h"
+#include "hash_reference.h"
 
 #include <assert.h>
 #include <string.h>
@@ -133,9 +134,9 @@ static uint64_t hash__stream_digest(dg_hash_stream *s)
 }
 
 /* ---- events ------------------------------------------------------------------------------------ */
-static void hash__feed_event(dg_hash_stream *s, const dg_event *e)
+/* The event's fixed 23 bytes (docs/STATE-HASH.md §3), its text following them. */
+static void hash__event_record(const dg_event *e, uint8_t rec[DG_HASH_EVENT_FIXED_BYTES])
 {
-    uint8_t rec[DG_HASH_EVENT_FIXED_BYTES];
     rec[0] = e->kind;
     hash__put64(rec + 1, e->tick);
     hash__put32(rec + 9, e->a);
@@ -143,13 +144,20 @@ static void hash__feed_event(dg_hash_stream *s, const dg_event *e)
     hash__put16(rec + 17, e->c);
     hash__put16(rec + 19, e->d);
     hash__put16(rec + 21, e->text_len);
+}
+
+static void hash__feed_event(dg_hash_stream *s, const dg_event *e)
+{
+    uint8_t rec[DG_HASH_EVENT_FIXED_BYTES];
+    hash__event_record(e, rec);
     hash__feed(s, rec, sizeof rec);
     assert(e->text_len == 0 || e->text != NULL);
     if (e->text_len && e->text)
         hash__feed(s, e->text, e->text_len);
 }
 
-uint64_t dg_hash_events(const dg_event *ev, size_t n)
+/* The reference form: any number of events, any text length. */
+static uint64_t hash__events_stream(const dg_event *ev, size_t n)
 {
     dg_hash_stream s;
     hash__stream_begin(&s, DG_HASH_SEED_EVENTS, 0);
@@ -158,6 +166,31 @@ uint64_t dg_hash_events(const dg_event *ev, size_t n)
         hash__feed_event(&s, &ev[i]);
     return hash__stream_digest(&s);
 }
+
+/* Most ticks have no event or a few short ones: their bytes fit a small stack buffer and are hashed
+ * one-shot, without a streaming state's reset (secret derived from the seed) and digest. The same
+ * bytes, the same XXH3 value; anything larger goes through the stream. */
+#define HASH__EVENTS_ONESHOT_BYTES 512
+
+uint64_t dg_hash_events(const dg_event *ev, size_t n)
+{
+    uint8_t buf[HASH__EVENTS_ONESHOT_BYTES];
+    size_t len = 8;
+    hash__put64(buf, (uint64_t)n);
+    for (size_t i = 0; i < n; i++) {
+        const dg_event *e = &ev[i];
+        size_t text = e->text_len && e->text ? e->text_len : 0;
+        if (sizeof buf - len < DG_HASH_EVENT_FIXED_BYTES + text)
+            return hash__events_stream(ev, n);
+        hash__event_record(e, buf + len);
+        if (text)
+            memcpy(buf + len + DG_HASH_EVENT_FIXED_BYTES, e->text, text);
+        len += DG_HASH_EVENT_FIXED_BYTES + text;
+    }
+    return XXH3_64bits_withSeed(buf, len, DG_HASH_SEED_EVENTS);
+}
+
+uint64_t dg_hash__events_reference(const dg_event *ev, size_t n) { return hash__events_stream(ev, n); }
 
 static dg_status hash__check_events(uint64_t tick, const dg_event *ev, size_t n, dg_error *err)
 {
@@ -233,19 +266,109 @@ dg_tick_hash dg_hash_tick_end(dg_hash_stream *s, uint64_t events_hash)
 
 uint32_t dg_hash_stream_order_errors(const dg_hash_stream *s) { return s->order_errors_; }
 
-dg_tick_hash dg_hash_tick(uint64_t tick, const dg_qentity *ents, size_t n, const dg_event *ev,
-                          size_t nev, uint64_t *entity_hashes_out)
+/* The reference form of dg_hash_tick: the streaming API, entity by entity. */
+dg_tick_hash dg_hash__tick_reference(uint64_t tick, const dg_qentity *ents, size_t n, const dg_event *ev,
+                                     size_t nev, uint64_t *entity_hashes_out)
 {
     dg_hash_stream s;
     dg_hash_tick_begin(&s, tick);
-    if (entity_hashes_out) {
-        for (size_t i = 0; i < n; i++)
-            entity_hashes_out[i] = dg_hash_tick_add(&s, &ents[i]);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            (void)dg_hash_tick_add(&s, &ents[i]);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = dg_hash_tick_add(&s, &ents[i]);
+        if (entity_hashes_out)
+            entity_hashes_out[i] = h;
     }
-    return dg_hash_tick_end(&s, dg_hash_events(ev, nev));
+    return dg_hash_tick_end(&s, hash__events_stream(ev, nev));
+}
+
+/* ---- the one-shot state hash (dg_hash_tick's fast path) -----------------------------------------
+ * dg_hash_tick knows the entity count up front, so its state hash need not go through an XXH3
+ * streaming state, which costs per tick a state reset, a secret derived from the seed and a digest,
+ * and per 1024 bytes a copy through its internal buffer. Here the state bytes (tick, entity hashes,
+ * count) are written into a one-block window on the stack and handed to XXH3's own long-input steps
+ * (accumulate, scramble, merge: the functions XXH3_64bits_withSeed runs on a contiguous input,
+ * reached through XXH_INLINE_ALL), block by block, in the same order as its one-shot walk:
+ *   - every full 1024-byte block: 16 stripes accumulated, then scrambled (the input is 8n + 12
+ *     bytes, never a multiple of 1024, so every full block is followed by more input);
+ *   - the full stripes of the last block, then the input's last 64 bytes as the last stripe: they
+ *     straddle the previous stripe, which is why the window keeps the last stripe of the previous
+ *     block in front of the current one;
+ *   - the accumulators merged with the input length.
+ * Inputs of at most 240 bytes (n <= 28) take XXH3's short paths: XXH3_64bits_withSeed on the window.
+ * dg_hash__tick_reference (the streaming form) is the reference; tests/hash compares the two. */
+#define HASH__STRIPE 64u
+#define HASH__BLOCK 1024u                         /* XXH3's block for a 192-byte secret */
+#define HASH__SECRET XXH_SECRET_DEFAULT_SIZE      /* 192: the secret a seed derives */
+#define HASH__SHORT_MAX XXH3_MIDSIZE_MAX          /* 240: longer inputs take the long path */
+
+_Static_assert(HASH__BLOCK == HASH__STRIPE * ((HASH__SECRET - HASH__STRIPE) / XXH_SECRET_CONSUME_RATE),
+               "XXH3 block size");
+
+typedef struct hash__window {
+    XXH_ALIGN(64) uint8_t bytes[HASH__STRIPE + HASH__BLOCK + 8]; /* previous stripe, block, count tail */
+    XXH_ALIGN(64) xxh_u64 acc[XXH_ACC_NB];
+    XXH_ALIGN(64) uint8_t secret[HASH__SECRET];
+} hash__window;
+
+static inline uint8_t *hash__block(hash__window *w) { return w->bytes + HASH__STRIPE; }
+
+static void hash__window_flush_block(hash__window *w)
+{
+    XXH3_accumulate(w->acc, hash__block(w), w->secret, HASH__BLOCK / HASH__STRIPE, XXH3_accumulate_512);
+    XXH3_scrambleAcc(w->acc, w->secret + HASH__SECRET - HASH__STRIPE);
+    memcpy(w->bytes, hash__block(w) + HASH__BLOCK - HASH__STRIPE, HASH__STRIPE);
+}
+
+/* len: the whole input's length; the block holds its last `used` bytes (the count tail last). */
+static uint64_t hash__window_digest(hash__window *w, size_t used, uint64_t len)
+{
+    if (len <= HASH__SHORT_MAX) /* no block was flushed: the whole input is in the block */
+        return XXH3_64bits_withSeed(hash__block(w), (size_t)len, DG_HASH_SEED_STATE);
+    XXH3_accumulate(w->acc, hash__block(w), w->secret, used / HASH__STRIPE, XXH3_accumulate_512);
+    XXH3_accumulate_512(w->acc, hash__block(w) + used - HASH__STRIPE,
+                        w->secret + HASH__SECRET - HASH__STRIPE - XXH_SECRET_LASTACC_START);
+    return XXH3_mergeAccs(w->acc, w->secret + XXH_SECRET_MERGEACCS_START, len * XXH_PRIME64_1);
+}
+
+/* state_hash (docs/STATE-HASH.md §4) of n entities; entity_hashes_out as for dg_hash_tick. The fill
+ * position is a local, not a field of w: stores into w's bytes would otherwise force it through
+ * memory on every entity. */
+static uint64_t hash__state_oneshot(uint64_t tick, const dg_qentity *ents, size_t n, uint64_t *entity_hashes_out)
+{
+    hash__window w;
+    uint64_t len = 8 + 8 * (uint64_t)n + 4;
+    if (len > HASH__SHORT_MAX) {
+        static const xxh_u64 init_acc[XXH_ACC_NB] = XXH3_INIT_ACC;
+        memcpy(w.acc, init_acc, sizeof w.acc);
+        XXH3_initCustomSecret(w.secret, DG_HASH_SEED_STATE);
+    }
+    uint8_t *block = hash__block(&w);
+    hash__put64(block, tick);
+    size_t used = 8;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = hash__entity(&ents[i]);
+        if (entity_hashes_out)
+            entity_hashes_out[i] = h;
+        hash__put64(block + used, h);
+        used += 8;
+        if (used == HASH__BLOCK) {
+            hash__window_flush_block(&w);
+            used = 0;
+        }
+    }
+    hash__put32(block + used, (uint32_t)n);
+    return hash__window_digest(&w, used + 4, len);
+}
+
+dg_tick_hash dg_hash_tick(uint64_t tick, const dg_qentity *ents, size_t n, const dg_event *ev,
+                          size_t nev, uint64_t *entity_hashes_out)
+{
+    dg_tick_hash t;
+    t.tick = tick;
+    t.entity_count = (uint32_t)n;
+    t.state = hash__state_oneshot(tick, ents, n, entity_hashes_out);
+    t.events = dg_hash_events(ev, nev);
+    t.combined = hash__combine(t.tick, t.entity_count, t.state, t.events);
+    return t;
 }
 
 static dg_status hash__check_entities(const dg_qentity *ents, size_t n, dg_error *err)

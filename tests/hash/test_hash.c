@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "detgate/hash.h"
+#include "hash_reference.h"
 
 /* ---- the test's own byte builder (deliberately not the module's helpers) ----------------------- */
 typedef struct tbuf {
@@ -220,6 +221,92 @@ static void test_stream_equals_one_shot(void **state)
     dg_tick_hash b = dg_hash_tick(4312, k_ents, 3, k_events, 2, NULL);
     assert_true(a.tick == b.tick && a.entity_count == b.entity_count && a.state == b.state &&
                 a.events == b.events && a.combined == b.combined);
+}
+
+/* ---- the fast paths against their references ------------------------------------------------------ */
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static void random_entities(dg_qentity *e, size_t n, uint64_t seed)
+{
+    uint32_t id = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = splitmix64(&seed), b = splitmix64(&seed), c = splitmix64(&seed);
+        id += 1 + (uint32_t)(a % 5);
+        e[i] = (dg_qentity){.id = id, .type_index = (uint16_t)(a >> 16), .faction_index = (uint16_t)(a >> 32),
+                            .pos = {(int32_t)b, (int32_t)(b >> 32), (int32_t)c},
+                            .vel = {(int32_t)(c >> 32), (int32_t)(a >> 8), (int32_t)(b >> 8)},
+                            .rot = {(int16_t)(c >> 8), (int16_t)(c >> 24), (int16_t)(c >> 40)},
+                            .rot_largest = (uint8_t)(a >> 60 & 3), .health = (uint16_t)(b >> 48),
+                            .flags = (uint16_t)(c >> 48)};
+    }
+}
+
+static void expect_tick_equals_reference(uint64_t tick, const dg_qentity *e, size_t n, uint64_t *ha, uint64_t *hb)
+{
+    dg_tick_hash a = dg_hash_tick(tick, e, n, k_events, 2, ha);
+    dg_tick_hash b = dg_hash__tick_reference(tick, e, n, k_events, 2, hb);
+    if (a.tick != b.tick || a.entity_count != b.entity_count || a.state != b.state || a.events != b.events ||
+        a.combined != b.combined)
+        fail_msg("%zu entities: one-shot state %016llx, reference %016llx", n, (unsigned long long)a.state,
+                 (unsigned long long)b.state);
+    for (size_t i = 0; i < n; i++)
+        if (ha[i] != hb[i])
+            fail_msg("%zu entities: entity %zu hash differs from the reference", n, i);
+}
+
+static void test_tick_fast_path_equals_reference(void **state)
+{
+    (void)state;
+    /* Every count to 1100 crosses the 240-byte short limit (28/29 entities), the first block edges
+     * (127/128 words: the count tail alone in a block, the last stripe straddling into the previous
+     * block) and the later ones; then a few large counts. */
+    enum { MAXN = 5000 };
+    static dg_qentity e[MAXN];
+    static uint64_t ha[MAXN], hb[MAXN];
+    random_entities(e, MAXN, 42);
+    for (size_t n = 0; n <= 1100; n++)
+        expect_tick_equals_reference(n * 7919u, e, n, ha, hb);
+    const size_t big[] = {1151, 1152, 1153, 2047, 2048, 2049, 4095, 4096, 4999, 5000};
+    for (size_t k = 0; k < sizeof big / sizeof big[0]; k++)
+        expect_tick_equals_reference(UINT64_MAX - k, e, big[k], ha, hb);
+    /* and against the independent route of this file, past two blocks */
+    assert_true(dg_hash_tick(5, e, 300, NULL, 0, NULL).state == doc_state_hash(5, e, 300));
+    /* NULL entity_hashes_out: the same values */
+    dg_tick_hash a = dg_hash_tick(3, e, 777, NULL, 0, NULL);
+    dg_tick_hash b = dg_hash__tick_reference(3, e, 777, NULL, 0, NULL);
+    assert_true(a.state == b.state && a.combined == b.combined);
+}
+
+static void test_events_fast_path_equals_reference(void **state)
+{
+    (void)state;
+    /* Event lists growing past the one-shot buffer, text lengths 0..40 */
+    static char text[4096];
+    for (size_t i = 0; i < sizeof text; i++)
+        text[i] = (char)(' ' + i % 90);
+    enum { MAXEV = 40 };
+    dg_event ev[MAXEV];
+    uint64_t seed = 7;
+    for (size_t i = 0; i < MAXEV; i++) {
+        uint64_t r = splitmix64(&seed);
+        ev[i] = (dg_event){.kind = (uint8_t)(1 + r % 4), .tick = 99, .a = (uint32_t)(r >> 8), .b = (uint32_t)(r >> 24),
+                           .c = (uint16_t)(r >> 40), .d = (uint16_t)(r >> 48), .text = text + (r >> 56),
+                           .text_len = (uint16_t)(i % 41)};
+    }
+    for (size_t n = 0; n <= MAXEV; n++) {
+        if (dg_hash_events(ev, n) != dg_hash__events_reference(ev, n))
+            fail_msg("%zu events: one-shot and reference hashes differ", n);
+        assert_true(dg_hash_events(ev, n) == doc_events_hash(ev, n));
+    }
+    ev[0].text_len = 2000; /* one event larger than the buffer */
+    assert_true(dg_hash_events(ev, 3) == dg_hash__events_reference(ev, 3));
+    assert_true(dg_hash_events(NULL, 0) == dg_hash__events_reference(NULL, 0));
 }
 
 /* ---- sensitivity ---------------------------------------------------------------------------------- */
@@ -558,6 +645,8 @@ int main(void)
         cmocka_unit_test(test_tick_hash_matches_independent_route),
         cmocka_unit_test(test_many_entities_match_independent_route),
         cmocka_unit_test(test_stream_equals_one_shot),
+        cmocka_unit_test(test_tick_fast_path_equals_reference),
+        cmocka_unit_test(test_events_fast_path_equals_reference),
         cmocka_unit_test(test_every_field_and_position_bit_matters),
         cmocka_unit_test(test_tick_number_and_membership_matter),
         cmocka_unit_test(test_events_change_events_hash_only),

@@ -168,6 +168,25 @@ static inline __attribute__((always_inline)) bool fast_seg3_rot(uint64_t *a, uns
 #define FLREP_PREFIX_STILL 0x01u
 #define FLREP_PREFIX_BITS 6u
 
+/* The same two shapes after an id gap other than 0 (ids an engine hands out sparsely, or entities
+ * removed before): the gap's Exp-Golomb code (at most 31 bits here), then kind 0 and the flags —
+ * 0,0,1,0,0 moving, five zeros still. False for anything else. */
+static inline __attribute__((always_inline)) bool fast_gap_head(uint64_t acc, uint64_t *gap, unsigned *head,
+                                                                unsigned *shape)
+{
+    unsigned zeros = (unsigned)__builtin_ctzll(acc | ((uint64_t)1 << 63));
+    if (zeros == 0 || zeros > 15)
+        return false;
+    unsigned len = 2 * zeros + 1;
+    unsigned rest = (unsigned)(acc >> len) & 31;
+    if (rest != 4 && rest != 0)
+        return false;
+    *gap = dg_eg_value(acc, zeros);
+    *head = len + 5;
+    *shape = rest == 4 ? FLREP_PREFIX_MOVING : FLREP_PREFIX_STILL;
+    return true;
+}
+
 /* flrep_tick_ctx's rdiv constants, copied into fast_run's frame (loaded through ctx they would be
  * reloaded after every store to the output world, which the compiler cannot prove apart); in the
  * AVX2 build already broadcast to the lanes, the multiplier split in halves for mulhi_u64. */
@@ -332,11 +351,13 @@ static inline __attribute__((always_inline)) bool fast_apply(const dg_qentity *r
  * at the first record it does not take — another shape, a long code, the end of the block near, an
  * absent entity, a state out of range — leaving *m at that record, which the general path then
  * decodes (and, if bad, reports): the two paths accept exactly the same records with the same
- * result. unit_rate (1 Hz, where rdiv divides by one) is a constant in each of the two copies. */
+ * result. unit_rate (1 Hz, where rdiv divides by one) and sparse (records after an id gap other
+ * than 0 taken too) are constants in each copy: the dense copy runs first, and where it stops at a
+ * gap the sparse one, a few instructions a record dearer, goes on. */
 static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, uint32_t nrec,
                                                                 const dg_seg3_entry *restrict t3,
                                                                 const flrep_tick_ctx *ctx, const flrep_world *world,
-                                                                flrep_world *nx, bool unit_rate)
+                                                                flrep_world *nx, bool unit_rate, bool sparse)
 {
     /* one record per entity at most: a run ends at the records' end or the world's, whichever is first */
     size_t budget = nrec - m->i;
@@ -360,9 +381,13 @@ static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, ui
         static const int64_t zero[3] = {0, 0, 0};
         fast_triple vres = triple_of_values(zero), pres = vres;
         fast_rot_triple rres = rot_triple_of_values(zero);
-        uint64_t a = f.acc >> FLREP_PREFIX_BITS;
+        uint64_t gap = 0;
         unsigned used = FLREP_PREFIX_BITS;
         unsigned prefix = (unsigned)(f.acc & ((1u << FLREP_PREFIX_BITS) - 1));
+        if (sparse && prefix != FLREP_PREFIX_MOVING && prefix != FLREP_PREFIX_STILL &&
+            !fast_gap_head(f.acc, &gap, &used, &prefix))
+            break;
+        uint64_t a = f.acc >> used;
         if (prefix == FLREP_PREFIX_MOVING) {
             if (!fast_seg3(&a, &used, t3, &vres) || !fast_seg3(&a, &used, t3, &pres) ||
                 !fast_seg3_rot(&a, &used, t3, &rres) || used > f.n)
@@ -370,14 +395,14 @@ static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, ui
         } else if (prefix != FLREP_PREFIX_STILL) {
             break;
         }
-        /* A record of the next id: every world entity below it was dealt with by the records
-         * before, so it is the one at pe or absent (which the general path reports). An id past
-         * 2^32 - 1 matches no entity. */
-        if (pe->id != prev + 1 || !fast_apply(pe, pp, vres, pres, rres, &rt, unit_rate, o, op))
+        /* Every world entity below the record's id was dealt with by the records before: it is the
+         * one at pe, or pe's is an entity without a record, or it is absent — the last two the
+         * general path's. An id past 2^32 - 1 matches no entity. */
+        if (pe->id != prev + 1 + gap || !fast_apply(pe, pp, vres, pres, rres, &rt, unit_rate, o, op))
             break;
         f.acc = a;
         f.n -= used;
-        prev++;
+        prev += 1 + gap;
     }
     m->b.p = f.p;
     /* dg_bitr keeps the bits above n clear; its byte-wise refill near the block's end (which this
@@ -390,10 +415,45 @@ static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, ui
     m->out += (size_t)(pe - pe_first);
 }
 
+/* The four copies of the loop a file's instruction set gets (each its own function, so that each
+ * gets its own register allocation), and the choice between them. */
+static __attribute__((noinline, unused)) void fast_run_dense(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3,
+                                                             const flrep_tick_ctx *ctx, const flrep_world *world,
+                                                             flrep_world *nx)
+{
+    fast_run_body(m, nrec, t3, ctx, world, nx, false, false);
+}
+static __attribute__((noinline, unused)) void fast_run_sparse(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3,
+                                                              const flrep_tick_ctx *ctx, const flrep_world *world,
+                                                              flrep_world *nx)
+{
+    fast_run_body(m, nrec, t3, ctx, world, nx, false, true);
+}
+static __attribute__((noinline, unused)) void fast_run_dense_1hz(merge_pos *m, uint32_t nrec,
+                                                                 const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
+                                                                 const flrep_world *world, flrep_world *nx)
+{
+    fast_run_body(m, nrec, t3, ctx, world, nx, true, false);
+}
+static __attribute__((noinline, unused)) void fast_run_sparse_1hz(merge_pos *m, uint32_t nrec,
+                                                                  const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
+                                                                  const flrep_world *world, flrep_world *nx)
+{
+    fast_run_body(m, nrec, t3, ctx, world, nx, true, true);
+}
+static inline void fast_run_pick(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
+                                 const flrep_world *world, flrep_world *nx, bool sparse)
+{
+    if (ctx->tick_rate_hz != 1)
+        (sparse ? fast_run_sparse : fast_run_dense)(m, nrec, t3, ctx, world, nx);
+    else
+        (sparse ? fast_run_sparse_1hz : fast_run_dense_1hz)(m, nrec, t3, ctx, world, nx);
+}
+
 /* The fast path's entry points: one copy per instruction set. DG_FLREP_AVX2 (set by CMake when it
  * builds flrep_tick_avx2.c) says the AVX2 one exists; flrep_cpu_has_avx2 whether this CPU runs it. */
 void flrep_fast_run_avx2(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
-                         const flrep_world *world, flrep_world *nx);
+                         const flrep_world *world, flrep_world *nx, bool sparse);
 
 static inline bool flrep_cpu_has_avx2(void)
 {

@@ -334,22 +334,26 @@ static dg_status check_state(const dg_qentity *q, const flrep_tick_ctx *ctx, con
     return DG_OK;
 }
 
-/* The fast path (flrep_fast.h) in this file's instruction set, one copy per kind of rate; the AVX2
- * copy is flrep_tick_avx2.c's. */
-static __attribute__((noinline)) void fast_run(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3,
-                                               const flrep_tick_ctx *ctx, const flrep_world *world, flrep_world *nx)
+/* The fast path (flrep_fast.h): the dense copy, then, where it stopped at a record after an id gap,
+ * the sparse one; this file's copies, or flrep_tick_avx2.c's on a CPU with AVX2. */
+static void fast_runs(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
+                      const flrep_world *world, flrep_world *nx)
 {
-    fast_run_body(m, nrec, t3, ctx, world, nx, false);
+    for (int sparse = 0; sparse <= 1 && m->i < nrec; sparse++) {
+        /* the sparse copy only where the dense one stopped at an id gap (its code starts with a 0) */
+        if (sparse && m->b.n > 0 && (m->b.acc & 1))
+            break;
+#if DG_FLREP_AVX2
+        if (ctx->fast_avx2) {
+            flrep_fast_run_avx2(m, nrec, t3, ctx, world, nx, sparse);
+            continue;
+        }
+#endif
+        fast_run_pick(m, nrec, t3, ctx, world, nx, sparse);   /* this file's copies */
+    }
 }
 
-static __attribute__((noinline)) void fast_run_1hz(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3,
-                                                   const flrep_tick_ctx *ctx, const flrep_world *world,
-                                                   flrep_world *nx)
-{
-    fast_run_body(m, nrec, t3, ctx, world, nx, true);
-}
-
-/* A keyframe's common record: the next id, FULL — gap code "1", kind 1 ("10" LSB first) — and its
+/* A keyframe's common record: FULL — an id gap code, kind 1 ("10" LSB first) — and its
  * fixed-width fields (FORMAT-flrep.md §6.3), read with 8-byte loads at their bit offsets instead of
  * field by field through the bit reader, and checked as decode_record and check_state check them.
  * Like fast_run it stops at the first record it does not take (another shape, the block's end
@@ -363,18 +367,38 @@ static inline uint64_t peek_bits(const uint8_t *block, uint64_t at)
     return dg_le64(block + (at >> 3)) >> (at & 7);   /* at least 57 bits from bit `at` */
 }
 
+/* An id gap other than 0 before a FULL record: its Exp-Golomb code (at most 31 bits here), then
+ * kind 1 ("10"). */
+static inline bool full_gap_head(uint64_t head, uint64_t *gap, unsigned *head_bits)
+{
+    unsigned zeros = (unsigned)__builtin_ctzll(head | ((uint64_t)1 << 63));
+    if (zeros == 0 || zeros > 15)
+        return false;
+    unsigned len = 2 * zeros + 1;
+    if (((head >> len) & 3) != 1)
+        return false;
+    *gap = dg_eg_value(head, zeros);
+    *head_bits = len + 2;
+    return true;
+}
+
 static __attribute__((noinline)) void full_run(merge_pos *m, const uint8_t *block, const tick_hdr *th,
                                                const flrep_tick_ctx *ctx, flrep_world *nx)
 {
     uint64_t at = (uint64_t)(m->b.p - block) * 8 - m->b.n;   /* the next record's first bit */
     const uint64_t block_bits = (uint64_t)th->rec_bytes * 8;
-    while (m->i < th->nrec && at + FLREP_FULL_BITS + 64 <= block_bits && m->prev < UINT32_MAX) {
-        if ((peek_bits(block, at) & 7) != FLREP_PREFIX_FULL)
+    /* a record with its gap code (at most 31 bits here) read with 8-byte loads ends 8 bytes before the block */
+    while (m->i < th->nrec && at + 31 + FLREP_FULL_BITS + 64 <= block_bits) {
+        uint64_t head = peek_bits(block, at), gap = 0;
+        unsigned head_bits = FLREP_PREFIX_FULL_BITS;
+        if ((head & 7) != FLREP_PREFIX_FULL && !full_gap_head(head, &gap, &head_bits))
             break;
-        uint64_t f = at + FLREP_PREFIX_FULL_BITS;
+        if (m->prev + 1 + gap > UINT32_MAX)
+            break;
+        uint64_t f = at + head_bits;
         uint64_t attrs = peek_bits(block, f), rot = peek_bits(block, f + 256);
         dg_qentity q;
-        q.id = (uint32_t)(m->prev + 1);
+        q.id = (uint32_t)(m->prev + 1 + gap);
         q.type_index = (uint16_t)attrs;
         q.faction_index = (uint16_t)(attrs >> 16);
         q.health = (uint16_t)(attrs >> 32);
@@ -392,9 +416,9 @@ static __attribute__((noinline)) void full_run(merge_pos *m, const uint8_t *bloc
         nx->ents[m->out] = q;
         memset(&nx->pred[m->out], 0, sizeof nx->pred[m->out]);
         m->out++;
-        m->prev++;
+        m->prev = q.id;
         m->i++;
-        at += FLREP_FULL_BITS;
+        at = f + FLREP_FULL_BITS - FLREP_PREFIX_FULL_BITS;
     }
     /* back to the bit reader at `at`: whole bytes from p on, the partial byte's rest buffered */
     m->b.p = block + (at >> 3);
@@ -424,15 +448,8 @@ static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world
     for (;;) {
         if (fast_full)
             full_run(&m, block, th, ctx, nx);
-#if DG_FLREP_AVX2
-        if (fast && ctx->fast_avx2)
-            flrep_fast_run_avx2(&m, th->nrec, t3, ctx, world, nx);
-        else
-#endif
-        if (fast && ctx->tick_rate_hz == 1)
-            fast_run_1hz(&m, th->nrec, t3, ctx, world, nx);
-        else if (fast)
-            fast_run(&m, th->nrec, t3, ctx, world, nx);
+        if (fast)
+            fast_runs(&m, th->nrec, t3, ctx, world, nx);
         if (m.i == th->nrec)
             break;
         uint32_t i = m.i++;

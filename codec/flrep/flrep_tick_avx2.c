@@ -7,10 +7,7 @@
 #endif
 
 void flrep_fast_run_avx2(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
-                         const flrep_world *world, flrep_world *nx)
+                         const flrep_world *world, flrep_world *nx, bool sparse)
 {
-    if (ctx->tick_rate_hz == 1)
-        fast_run_body(m, nrec, t3, ctx, world, nx, true);
-    else
-        fast_run_body(m, nrec, t3, ctx, world, nx, false);
+    fast_run_pick(m, nrec, t3, ctx, world, nx, sparse);
 }

@@ -3,7 +3,8 @@
  * share. Private to codec/flrep. Like flrep_fast.h it is included by flrep_tick.c (the portable
  * build) and by flrep_tick_avx2.c (built with -mavx2, picked at run time by ctx->fast_avx2): every
  * function here is static, so each file gets its own copy for its own instruction set, and the
- * AVX2 copy encodes the common record with the three axes in vector lanes (encode_common_avx2). */
+ * AVX2 copy computes the common record with the three axes in vector lanes (encode_common_avx2)
+ * and writes it one record later (emit_common), so that record chains overlap. */
 #ifndef DETGATE_FLREP_ENCODE_H
 #define DETGATE_FLREP_ENCODE_H
 
@@ -392,16 +393,62 @@ static inline __attribute__((always_inline)) __m256i rdiv4(__m256i a, const enc_
     return _mm256_sub_epi64(q, rt->k);
 }
 
-/* The common DELTA record — rotation by residuals, attributes unchanged, id gap and the nine SEG codes
- * from the small table, all of it within 56 bits — with make_delta's residuals, write_delta's bits
- * and apply_delta's rebuild (the self-check) computed three axes at a time: velocity and position in
- * four i64 lanes (lane 3 reads the next field and is never used), rotation in four i32 lanes (lane
- * 3: rotLargest and pad, residual 0). Returns false, nothing written or stored, for any other record
- * (encode_delta takes it); else *same says whether the rebuild reproduced cur, as encode_delta's. */
+/* A common record between encode_common_avx2, which computes it, and emit_common, which writes it one
+ * record later: the next record's arithmetic comes before this one's table loads and bit assembly in
+ * the instruction stream, so the two chains overlap. */
+typedef struct common_rec {
+    uint64_t z;     /* the nine zigzagged residuals, 7 bits each in stream order; 0: no motion */
+    uint64_t gap;   /* < DG_EG_SMALL */
+} common_rec;
+
+/* write_delta's bits for a common record: head (gap, kind, flags), then the nine codes — one put when
+ * they fit in 56 bits (nearly always), else a put whenever the next code would not fit: the same
+ * bits either way. */
+static inline __attribute__((always_inline)) void emit_common(dg_bitw *b, const common_rec *rec)
+{
+    uint64_t motion = rec->z != 0;
+    uint32_t eh = dg_eg_small[rec->gap];
+    unsigned at = eh >> 24;
+    uint64_t bits = (eh & 0xFFFFFF) | (uint64_t)FLREP_REC_DELTA << at | motion << (at + 2);
+    at += 5;
+    if (motion) {
+        uint64_t z = rec->z;
+        unsigned at0 = at;
+        uint64_t bits0 = bits;
+        for (int i = 0; i < 9; i++) {
+            uint32_t e = dg_eg_small[(z >> (7 * i)) & 127];
+            bits |= (uint64_t)(e & 0xFFFFFF) << (at & 63);   /* at <= 20 + 9 * 15: masked, checked below */
+            at += e >> 24;
+        }
+        if (__builtin_expect(at > 56, 0)) {
+            bits = bits0;
+            at = at0;
+            for (int i = 0; i < 9; i++) {
+                uint32_t e = dg_eg_small[(z >> (7 * i)) & 127];
+                if (at + (e >> 24) > 56) {
+                    dg_bitw_put_clean(b, bits, at);
+                    bits = 0;
+                    at = 0;
+                }
+                bits |= (uint64_t)(e & 0xFFFFFF) << at;
+                at += e >> 24;
+            }
+        }
+    }
+    dg_bitw_put_clean(b, bits, at);
+}
+
+/* The common DELTA record — rotation by residuals, attributes unchanged, the id gap and the nine SEG
+ * codes from the small table — with make_delta's residuals and apply_delta's rebuild (the
+ * self-check) computed three axes at a time: velocity and position in four i64 lanes (lane 3 reads
+ * the next field and is never used), rotation in four i32 lanes (lane 3: rotLargest and pad,
+ * residual 0). The record goes to *rec for emit_common; the state and context a reader will have to
+ * *out and *out_pred. Returns false, nothing stored, for any other record (encode_delta takes it);
+ * else *same says whether the rebuild reproduced cur, as encode_delta's. */
 static inline __attribute__((always_inline)) bool
-encode_common_avx2(dg_bitw *b, uint64_t gap, const dg_qentity *restrict prev, const flrep_pred *restrict pred,
+encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pred *restrict pred,
                    const dg_qentity *restrict cur, const enc_rate *rt, dg_qentity *restrict out,
-                   flrep_pred *restrict out_pred, bool *same)
+                   flrep_pred *restrict out_pred, bool *same, common_rec *rec)
 {
     uint32_t tf_now, tf_was, hf_now, hf_was;
     memcpy(&tf_now, &cur->type_index, 4);
@@ -434,24 +481,14 @@ encode_common_avx2(dg_bitw *b, uint64_t gap, const dg_qentity *restrict prev, co
     const __m256i lanes012_64 = _mm256_setr_epi64x(-1, -1, -1, 0);
     if (!_mm256_testz_si256(all, _mm256_and_si256(lanes012_64, _mm256_set1_epi64x(~(int64_t)(DG_EG_SMALL - 1)))))
         return false;   /* a residual beyond -64..63 */
-    uint64_t motion = !_mm256_testz_si256(all, lanes012_64);
-    uint32_t eh = dg_eg_small[gap];
-    unsigned at = eh >> 24;
-    uint64_t bits = (eh & 0xFFFFFF) | (uint64_t)FLREP_REC_DELTA << at | motion << (at + 2);
-    at += 5;
-    if (motion) {
-        uint8_t z[32];
-        _mm256_storeu_si256((__m256i *)(void *)z,
-                            _mm256_or_si256(_mm256_or_si256(vz, _mm256_slli_epi64(pz, 8)), _mm256_slli_epi64(rz, 16)));
-        static const uint8_t order[9] = {0, 8, 16, 1, 9, 17, 2, 10, 18};
-        for (int i = 0; i < 9; i++) {
-            uint32_t e = dg_eg_small[z[order[i]]];
-            bits |= (uint64_t)(e & 0xFFFFFF) << (at & 63);   /* at <= 56 + 8 * 15: masked, checked below */
-            at += e >> 24;
-        }
-        if (__builtin_expect(at > 56, 0))
-            return false;
-    }
+    /* the nine indices, 7 bits each, in stream order: velocity's at 0, 7, 14, position's at 21, 28,
+     * 35, rotation's at 42, 49, 56 (lane k shifted by 7k, the lanes ORed) */
+    __m256i fields = _mm256_or_si256(_mm256_or_si256(vz, _mm256_slli_epi64(pz, 21)), _mm256_slli_epi64(rz, 42));
+    fields = _mm256_sllv_epi64(fields, _mm256_setr_epi64x(0, 7, 14, 0));
+    __m128i f01 = _mm256_castsi256_si128(fields);
+    f01 = _mm_or_si128(_mm_or_si128(f01, _mm_unpackhi_epi64(f01, f01)), _mm256_extracti128_si256(fields, 1));
+    rec->z = (uint64_t)_mm_cvtsi128_si64(f01);
+    rec->gap = gap;
     /* apply_delta: the state a reader rebuilds, and its context */
     __m256i v = _mm256_add_epi64(_mm256_add_epi64(vel_p, dv), vres);
     __m256i p = _mm256_add_epi64(_mm256_add_epi64(pos_p, rdiv4(_mm256_add_epi64(v, v), rt)), pres);
@@ -466,7 +503,6 @@ encode_common_avx2(dg_bitw *b, uint64_t gap, const dg_qentity *restrict prev, co
             _mm_movemask_epi8(_mm_cmpeq_epi32(c, rot_c)) == 0xFFFF &&     /* rot, rotLargest, pad */
             (_mm_movemask_epi8(out_of_range) & 0x0FFF) == 0 && norm <= 2u * (uint32_t)DG_QROT_SCALE * DG_QROT_SCALE &&
             prev->id == cur->id;
-    dg_bitw_put_clean(b, bits, at);
     _mm256_storeu_si256((__m256i *)(void *)out_pred->dv, _mm256_sub_epi64(v, vel_p));   /* lane 3 over drot[0..1] */
     _mm_storeu_si128((__m128i *)(void *)out_pred->drot, _mm_sub_epi32(c, rot_p));       /* lane 3: 0 */
     *out = *cur;
@@ -491,14 +527,27 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
     const flrep_tick_ctx tcl = *tc;   /* a local: the bit writer's word stores cannot alias it */
 #if FLREP_FAST_AVX2
     const enc_rate rt = enc_rate_of(tc);
+    common_rec pending = {0, 0};   /* the last common record, computed, not yet written */
+    bool have_pending = false;
+#define FLUSH_PENDING()                                                                                   \
+    do {                                                                                                 \
+        if (have_pending)                                                                                \
+            emit_common(b, &pending);                                                                    \
+        have_pending = false;                                                                            \
+    } while (0)
+#else
+#define FLUSH_PENDING() ((void)0)
 #endif
     dg_qentity *nents = next->ents;
     flrep_pred *npred = next->pred;
     for (size_t i = 0; i < n; i++) {
         uint32_t id = cur[i].id;
         /* entities that vanished before this id: REMOVE */
-        while (wi < wn && wents[wi].id < id)
-            write_remove(b, wents[wi++].id, &prev_id, &nrec);
+        if (wi < wn && wents[wi].id < id) {
+            FLUSH_PENDING();
+            while (wi < wn && wents[wi].id < id)
+                write_remove(b, wents[wi++].id, &prev_id, &nrec);
+        }
         bool present = wi < wn && wents[wi].id == id;
         if (present && same_state(&wents[wi], &cur[i])) {
             track_record(&cur[i], next, i);
@@ -509,6 +558,7 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
         prev_id = id;
         nrec++;
         if (!present) {
+            FLUSH_PENDING();
             dg_bitw_eg(b, gap);
             write_full(b, &cur[i]);
             track_record(&cur[i], next, i);
@@ -516,21 +566,28 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
         }
 #if FLREP_FAST_AVX2
         bool same;
-        if (__builtin_expect(encode_common_avx2(b, gap, &wents[wi], &wpred[wi], &cur[i], &rt, &nents[i], &npred[i],
-                                                &same),
+        common_rec next_rec;
+        if (__builtin_expect(encode_common_avx2(gap, &wents[wi], &wpred[wi], &cur[i], &rt, &nents[i], &npred[i],
+                                                &same, &next_rec),
                              1)) {
+            FLUSH_PENDING();
+            pending = next_rec;
+            have_pending = true;
             tracked &= same;
             wi++;
             continue;
         }
 #endif
+        FLUSH_PENDING();
         tracked &= encode_delta(b, gap, &wents[wi], &wpred[wi], &cur[i], &tcl, &nents[i], &npred[i]);
         wi++;
     }
+    FLUSH_PENDING();
     while (wi < wn)
         write_remove(b, wents[wi++].id, &prev_id, &nrec);
     *nrec_out = nrec;
     return tracked;
+#undef FLUSH_PENDING
 }
 
 /* The record loop built with -mavx2 (flrep_tick_avx2.c), when DG_FLREP_AVX2; flrep_encode_tick calls

@@ -112,7 +112,7 @@ typedef struct flrep_tick_ctx {
     const flrep_index_set *types, *factions;
     uint64_t fault_double_delta_tick;   /* test hook; UINT64_MAX = off */
     bool general_only;                  /* test hook: every record through the general path */
-    bool fast_avx2;                     /* the fast path's AVX2 build (flrep_tick_avx2.c); tests clear it */
+    bool fast_avx2;                     /* decoder fast path and encoder loop: the AVX2 build (flrep_tick_avx2.c); tests clear it */
 } flrep_tick_ctx;
 
 __extension__ typedef unsigned __int128 flrep_u128;

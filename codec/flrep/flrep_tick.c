@@ -2,6 +2,7 @@
  * predictor (docs/FORMAT-flrep.md §6) and the event records (§7). The decoder validates the whole
  * tick into scratch before it touches the caller's world, so a bad tick changes nothing. */
 #include "flrep_bits.h"
+#include "flrep_encode.h"
 #include "flrep_fast.h"
 #include "flrep_internal.h"
 
@@ -9,18 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>   /* same_state */
-#endif
 
-typedef struct flrep_rec {
-    uint32_t id;
-    uint8_t kind;
-    uint8_t motion, rot_full, attr_mask;
-    dg_qentity full;             /* FULL: the state; DELTA with rotFull: rot + rot_largest */
-    int64_t vres[3], pres[3], rres[3];
-    uint16_t attrs[4];           /* type, faction, health, flags (present per attr_mask) */
-} flrep_rec;
 
 /* ---- worlds and scratch ------------------------------------------------------------------ */
 
@@ -96,84 +86,6 @@ void flrep_tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep
     ctx->fault_double_delta_tick = UINT64_MAX;
     ctx->general_only = false;
     ctx->fast_avx2 = flrep_cpu_has_avx2();
-}
-
-static bool fits_i32(int64_t v) { return ((uint64_t)v + UINT64_C(0x80000000)) >> 32 == 0; }
-static bool fits_rot(int64_t v) { return v >= -DG_QROT_SCALE && v <= DG_QROT_SCALE; }
-
-/* Applies a DELTA record to prev with its prediction context, writing the
- * result field by field straight into *out (a struct assembled on the stack and copied whole
- * stalls on store forwarding). out never aliases prev. Returns false (with *why set) when the
- * result leaves the quantized domain; *out is then garbage the caller discards. */
-/* Same rule as dg_quant_rot_valid, inline: it runs for every DELTA record. */
-static inline bool rot_valid(const int16_t rot[3])
-{
-    int64_t sum = (int64_t)rot[0] * rot[0] + (int64_t)rot[1] * rot[1] + (int64_t)rot[2] * rot[2];
-    return sum <= 2 * (int64_t)DG_QROT_SCALE * DG_QROT_SCALE;
-}
-
-static inline __attribute__((always_inline)) bool
-apply_delta(const dg_qentity *prev, const flrep_pred *pred, const flrep_rec *r,
-            const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred, const char **why)
-{
-    bool ok = true;
-    /* residuals are zero when motion = 0 (read_delta_fields clears them) */
-    for (int i = 0; i < 3; i++) {
-        int64_t v = (int64_t)prev->vel[i] + pred->dv[i] + r->vres[i];
-        int64_t p = (int64_t)prev->pos[i] + flrep_rdiv(2 * v, tc) + r->pres[i];
-        ok &= (int)fits_i32(v) & (int)fits_i32(p);
-        out->vel[i] = (int32_t)v;
-        out->pos[i] = (int32_t)p;
-        out_pred->dv[i] = v - prev->vel[i];
-    }
-    if (!ok) {
-        *why = "position or velocity leaves the i32 range";
-        return false;
-    }
-    if (r->rot_full) {
-        out->rot_largest = r->full.rot_largest;
-        for (int i = 0; i < 3; i++) {
-            out->rot[i] = r->full.rot[i];
-            ok &= r->full.rot[i] != INT16_MIN;
-            out_pred->drot[i] = 0;
-        }
-        if (!ok) {
-            *why = "rotation component leaves -32767..32767";
-            return false;
-        }
-    } else {
-        out->rot_largest = prev->rot_largest;
-        for (int i = 0; i < 3; i++) {
-            int64_t v = (int64_t)prev->rot[i] + pred->drot[i] + r->rres[i];
-            ok &= fits_rot(v);
-            out->rot[i] = (int16_t)v;
-            out_pred->drot[i] = (int32_t)(v - prev->rot[i]);
-        }
-        out_pred->drot[3] = 0;
-        if (!ok) {
-            *why = "rotation component leaves -32767..32767";
-            return false;
-        }
-    }
-    /* components are within -32767..32767 here (checked above); rotLargest is 2 bits */
-    if (!rot_valid(out->rot)) {
-        *why = "rotation is not a unit quaternion";
-        return false;
-    }
-    out->id = prev->id;
-    out->pad_ = 0;
-    if (__builtin_expect(r->attr_mask == 0, 1)) {   /* the common case: attributes unchanged */
-        out->type_index = prev->type_index;
-        out->faction_index = prev->faction_index;
-        out->health = prev->health;
-        out->flags = prev->flags;
-        return true;
-    }
-    out->type_index = (r->attr_mask & 1) ? r->attrs[0] : prev->type_index;
-    out->faction_index = (r->attr_mask & 2) ? r->attrs[1] : prev->faction_index;
-    out->health = (r->attr_mask & 4) ? r->attrs[2] : prev->health;
-    out->flags = (r->attr_mask & 8) ? r->attrs[3] : prev->flags;
-    return true;
 }
 
 /* ---- decoding ---------------------------------------------------------------------------- */
@@ -652,176 +564,7 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
     return DG_OK;
 }
 
-/* ---- encoding ---------------------------------------------------------------------------- */
-
-static void write_rot(dg_bitw *b, const dg_qentity *q)
-{
-    dg_bitw_put(b, q->rot_largest, 2);
-    for (int i = 0; i < 3; i++)
-        dg_bitw_put(b, (uint16_t)q->rot[i], 16);
-}
-
-static void write_full(dg_bitw *b, const dg_qentity *q)
-{
-    dg_bitw_put(b, FLREP_REC_FULL, 2);
-    dg_bitw_put(b, q->type_index, 16);
-    dg_bitw_put(b, q->faction_index, 16);
-    dg_bitw_put(b, q->health, 16);
-    dg_bitw_put(b, q->flags, 16);
-    for (int i = 0; i < 3; i++)
-        dg_bitw_put(b, (uint32_t)q->pos[i], 32);
-    for (int i = 0; i < 3; i++)
-        dg_bitw_put(b, (uint32_t)q->vel[i], 32);
-    write_rot(b, q);
-}
-
-/* Residuals that make apply_delta(prev) produce cur exactly. */
-static inline __attribute__((always_inline)) void make_delta(const dg_qentity *prev, const flrep_pred *pred,
-                                                             const dg_qentity *cur, const flrep_tick_ctx *tc,
-                                                             flrep_rec *r)
-{
-    r->id = cur->id;
-    r->kind = FLREP_REC_DELTA;
-    int64_t any = 0;   /* non-zero when some residual is */
-    for (int i = 0; i < 3; i++) {
-        int64_t vp = (int64_t)prev->vel[i] + pred->dv[i];
-        r->vres[i] = (int64_t)cur->vel[i] - vp;
-        int64_t pp = (int64_t)prev->pos[i] + flrep_rdiv(2 * (int64_t)cur->vel[i], tc);
-        r->pres[i] = (int64_t)cur->pos[i] - pp;
-        any |= r->vres[i] | r->pres[i];
-    }
-    /* the rotation both ways, without a branch: rotFull takes full.rot, a delta the residuals
-     * (apply_delta and write_delta read only the one rotFull names, so rres needs no clearing) */
-    bool rot_full = cur->rot_largest != prev->rot_largest;
-    r->rot_full = rot_full;
-    r->full.rot_largest = cur->rot_largest;
-    for (int i = 0; i < 3; i++) {
-        r->full.rot[i] = cur->rot[i];
-        r->rres[i] = (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]);
-        any |= r->rres[i];   /* with rotFull, motion is set whatever the residuals */
-    }
-    r->motion = rot_full | (any != 0);
-    /* the attributes as two words each (type, faction | health, flags): one compare for the
-     * common "none changed" instead of four, and a mask only when one did */
-    uint32_t tf_now, tf_was, hf_now, hf_was;
-    memcpy(&tf_now, &cur->type_index, 4);
-    memcpy(&tf_was, &prev->type_index, 4);
-    memcpy(&hf_now, &cur->health, 4);
-    memcpy(&hf_was, &prev->health, 4);
-    uint32_t dtf = tf_now ^ tf_was, dhf = hf_now ^ hf_was;
-    r->attr_mask = 0;
-    if (__builtin_expect((dtf | dhf) != 0, 0)) {
-        uint16_t now[4] = {cur->type_index, cur->faction_index, cur->health, cur->flags};
-        uint16_t was[4] = {prev->type_index, prev->faction_index, prev->health, prev->flags};
-        unsigned mask = 0;
-        for (int i = 0; i < 4; i++) {
-            mask |= (unsigned)(now[i] != was[i]) << i;
-            r->attrs[i] = now[i];
-        }
-        r->attr_mask = (uint8_t)mask;
-    }
-}
-_Static_assert(offsetof(dg_qentity, faction_index) == offsetof(dg_qentity, type_index) + 2 &&
-                   offsetof(dg_qentity, flags) == offsetof(dg_qentity, health) + 2,
-               "make_delta compares the attributes two at a time");
-
-/* write_seg3 for codes longer than the table's or too long together: one put after another. */
-static inline __attribute__((always_inline)) void write_seg3_long(dg_bitw *b, uint64_t lead, unsigned lead_len,
-                                                                  int64_t r0, int64_t r1, int64_t r2)
-{
-    if (lead_len)
-        dg_bitw_put_clean(b, lead, lead_len);
-    dg_bitw_seg(b, r0);
-    dg_bitw_seg(b, r1);
-    dg_bitw_seg(b, r2);
-}
-
-/* Appends `lead` (lead_len bits, the record's head) and the SEG codes of a residual triple. One
- * put, codes from a table, when each residual is within -64..63 and all of it fits in 56 bits —
- * residuals of a quantum or two, nearly every record — so the common record costs a few shifts
- * and one predictable branch. The residuals come by value: a pointer into the record would keep
- * the record in memory instead of registers. */
-static inline __attribute__((always_inline)) void write_seg3(dg_bitw *b, uint64_t lead, unsigned lead_len,
-                                                             int64_t r0, int64_t r1, int64_t r2)
-{
-    uint64_t z0 = dg_zigzag(r0), z1 = dg_zigzag(r1), z2 = dg_zigzag(r2);
-    if (__builtin_expect((z0 | z1 | z2) < DG_EG_SMALL, 1)) {
-        uint32_t e0 = dg_eg_small[z0], e1 = dg_eg_small[z1], e2 = dg_eg_small[z2];
-        unsigned at1 = lead_len + (e0 >> 24), at2 = at1 + (e1 >> 24), total = at2 + (e2 >> 24);
-        if (__builtin_expect(total <= 56, 1)) {   /* 45 bits of codes: the lead is what can overflow */
-            uint64_t m = 0xFFFFFF;
-            dg_bitw_put_clean(b, lead | (e0 & m) << lead_len | (e1 & m) << at1 | (e2 & m) << at2, total);
-            return;
-        }
-    }
-    write_seg3_long(b, lead, lead_len, r0, r1, r2);
-}
-
-/* The head and all nine residual codes of a common record in one put, when every residual is
- * within -64..63 and it all fits in 56 bits (residuals of a quantum or two: 30-40 bits); false,
- * nothing written, otherwise. */
-static inline __attribute__((always_inline)) bool write_seg9(dg_bitw *b, uint64_t head, unsigned head_len,
-                                                             const flrep_rec *r)
-{
-    uint64_t z[9];
-    uint64_t all = 0;
-    for (int i = 0; i < 3; i++) {
-        z[i] = dg_zigzag(r->vres[i]);
-        z[3 + i] = dg_zigzag(r->pres[i]);
-        z[6 + i] = dg_zigzag(r->rres[i]);
-    }
-    for (int i = 0; i < 9; i++)
-        all |= z[i];
-    if (__builtin_expect(all >= DG_EG_SMALL, 0))
-        return false;
-    uint64_t bits = head;
-    unsigned at = head_len;
-    for (int i = 0; i < 9; i++) {
-        uint32_t e = dg_eg_small[z[i]];
-        bits |= (uint64_t)(e & 0xFFFFFF) << (at & 63);   /* at <= 56 + 8 * 15: masked, checked below */
-        at += e >> 24;
-    }
-    if (__builtin_expect(at > 56, 0))
-        return false;
-    dg_bitw_put_clean(b, bits, at);
-    return true;
-}
-
-/* The id gap, kind and flags of a DELTA record, then its fields (FORMAT-flrep.md §6.3). */
-static inline __attribute__((always_inline)) void write_delta(dg_bitw *b, uint64_t gap, const flrep_rec *r)
-{
-    uint64_t flags = (uint64_t)r->motion | (uint64_t)r->rot_full << 1 | (uint64_t)(r->attr_mask != 0) << 2;
-    uint64_t head;
-    unsigned head_len;
-    if (__builtin_expect(gap < DG_EG_SMALL, 1)) {   /* ids a few apart: nearly always 0 */
-        uint32_t e = dg_eg_small[gap];
-        head_len = e >> 24;
-        head = (e & 0xFFFFFF) | (uint64_t)FLREP_REC_DELTA << head_len | flags << (head_len + 2);
-        head_len += 5;
-    } else {
-        dg_bitw_eg(b, gap);
-        head = (uint64_t)FLREP_REC_DELTA | flags << 2;
-        head_len = 5;
-    }
-    if (r->motion && !r->rot_full && write_seg9(b, head, head_len, r)) {
-        /* the common record, whole */
-    } else if (r->motion) {
-        write_seg3(b, head, head_len, r->vres[0], r->vres[1], r->vres[2]);
-        write_seg3(b, 0, 0, r->pres[0], r->pres[1], r->pres[2]);
-        if (r->rot_full)
-            write_rot(b, &r->full);
-        else
-            write_seg3(b, 0, 0, r->rres[0], r->rres[1], r->rres[2]);
-    } else {
-        dg_bitw_put_clean(b, head, head_len);
-    }
-    if (r->attr_mask) {
-        dg_bitw_put(b, r->attr_mask, 4);
-        for (int i = 0; i < 4; i++)
-            if (r->attr_mask & (1u << i))
-                dg_bitw_put(b, r->attrs[i], 16);
-    }
-}
+/* ---- encoding (the per-record part is flrep_encode.h) --------------------------------- */
 
 static void write_events(dg_buf *out, uint64_t tick, const dg_event *ev, size_t nev)
 {
@@ -886,94 +629,12 @@ static dg_status check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_
     return DG_OK;
 }
 
-/* Whole-state equality without a branch per field: the first differing field of a moving entity
- * varies from record to record, and a chain of compares mispredicts on it. Both states are in
- * memory (the world, the caller's array) and have pad_ = 0 (apply_delta, check_input). With SSE2,
- * three 16-byte compares (the last overlapping the second) instead of six word pairs. */
-#if defined(__SSE2__)
-_Static_assert(sizeof(dg_qentity) > 32 && sizeof(dg_qentity) <= 48, "same_state compares three 16-byte blocks");
-static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
+/* The record loop (flrep_encode.h) in this file's instruction set; the AVX2 copy is flrep_tick_avx2.c's. */
+static __attribute__((noinline)) bool encode_records(dg_bitw *b, const flrep_tick_ctx *tc, const flrep_world *world,
+                                                     size_t wn, flrep_world *next, const dg_qentity *cur, size_t n,
+                                                     size_t *nrec)
 {
-    const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
-    const size_t last = sizeof *a - 16;
-    int m = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)pa),
-                                             _mm_loadu_si128((const __m128i *)(const void *)pb))) &
-            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(pa + 16)),
-                                             _mm_loadu_si128((const __m128i *)(const void *)(pb + 16)))) &
-            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(pa + last)),
-                                             _mm_loadu_si128((const __m128i *)(const void *)(pb + last))));
-    return m == 0xFFFF;
-}
-#else
-_Static_assert(sizeof(dg_qentity) % 4 == 0, "same_state compares whole words");
-
-static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
-{
-    const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
-    uint64_t diff = 0;
-    for (size_t at = 0; at + 8 <= sizeof *a; at += 8) {
-        uint64_t x, y;
-        memcpy(&x, pa + at, 8);
-        memcpy(&y, pb + at, 8);
-        diff |= x ^ y;
-    }
-    uint32_t x, y;   /* the last word (44 bytes: not a multiple of 8) */
-    memcpy(&x, pa + sizeof *a - 4, 4);
-    memcpy(&y, pb + sizeof *a - 4, 4);
-    return (diff | (x ^ y)) == 0;
-}
-#endif
-
-/* Field-by-field equality folded with | (not &&): && over adjacent narrow fields lets the compiler
- * merge them into one wide load of a state it has just stored piecewise (rot[2], rot_largest,
- * pad_), which stalls on store forwarding — a tenth of the encoder's time. */
-static inline bool same_fields(const dg_qentity *a, const dg_qentity *b)
-{
-    uint32_t d = a->id ^ b->id;
-    d |= (uint32_t)(a->type_index ^ b->type_index) | (uint32_t)(a->faction_index ^ b->faction_index);
-    for (int i = 0; i < 3; i++) {
-        d |= (uint32_t)(a->pos[i] ^ b->pos[i]) | (uint32_t)(a->vel[i] ^ b->vel[i]);
-        d |= (uint32_t)(uint16_t)(a->rot[i] ^ b->rot[i]);
-    }
-    d |= (uint32_t)(a->rot_largest ^ b->rot_largest) | (uint32_t)(a->pad_ ^ b->pad_);
-    d |= (uint32_t)(a->health ^ b->health) | (uint32_t)(a->flags ^ b->flags);
-    return d == 0;
-}
-
-/* The encoder tracks the world a reader will rebuild. A FULL record or none: the state as given,
- * context cleared. */
-static void track_record(const dg_qentity *cur, flrep_world *next, size_t at)
-{
-    next->ents[at] = *cur;
-    memset(&next->pred[at], 0, sizeof next->pred[at]);
-}
-
-static inline __attribute__((always_inline)) void write_remove(dg_bitw *b, uint32_t id, uint32_t *prev_id,
-                                                               size_t *nrec)
-{
-    dg_bitw_eg(b, (uint64_t)id - *prev_id - 1);
-    dg_bitw_put(b, FLREP_REC_REMOVE, 2);
-    *prev_id = id;
-    ++*nrec;
-}
-
-/* The DELTA record of a live entity whose state changed, appended to b; its state and the context
- * a reader will have go to *out and *out_pred, computed with the decoder's own apply_delta: the
- * writer's prediction contexts are the reader's by construction, and a residual that does not
- * reproduce the state exactly is caught here rather than in a file (returns false: a codec bug).
- * The record and the rebuilt state are locals the compiler keeps in registers. */
-static inline __attribute__((always_inline)) bool
-encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred *pred, const dg_qentity *cur,
-             const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred)
-{
-    flrep_rec r;
-    make_delta(prev, pred, cur, tc, &r);
-    dg_qentity rebuilt;
-    const char *why;
-    bool same = apply_delta(prev, pred, &r, tc, &rebuilt, out_pred, &why) && same_fields(&rebuilt, cur);
-    write_delta(b, gap, &r);   /* after every load: fewer values live across the bit writer */
-    *out = *cur;
-    return same;
+    return encode_records_body(b, tc, world, wn, next, cur, n, nrec);
 }
 
 dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *tc,
@@ -985,47 +646,21 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
     if (!flrep_world_reserve(next, n))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory for %zu entities", n);
     next->n = 0;
-    bool tracked = true;
+    bool tracked;
     dg_buf_reset(bits);
     dg_bitw b;
     /* one record is at most 65 (id gap) + 2 + 9 * 71 (residuals) + 52 + 70 bits < 96 bytes */
     if (!dg_bitw_begin(&b, bits, (n + (keyframe ? 0 : world->n)) * 96))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
                             (unsigned long long)tick);
-    /* every entity of cur is in the next world, in cur's order: its slot there is i */
-    size_t wi = 0, nrec = 0;
-    uint32_t prev_id = 0;
+    size_t nrec = 0;
     size_t wn = keyframe ? 0 : world->n;
-    const dg_qentity *wents = world->ents;
-    const flrep_pred *wpred = world->pred;
-    const flrep_tick_ctx tcl = *tc;   /* a local: the bit writer's word stores cannot alias it */
-    dg_qentity *nents = next->ents;
-    flrep_pred *npred = next->pred;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t id = cur[i].id;
-        /* entities that vanished before this id: REMOVE */
-        while (wi < wn && wents[wi].id < id)
-            write_remove(&b, wents[wi++].id, &prev_id, &nrec);
-        bool present = wi < wn && wents[wi].id == id;
-        if (present && same_state(&wents[wi], &cur[i])) {
-            track_record(&cur[i], next, i);
-            wi++;
-            continue;  /* unchanged: no record */
-        }
-        uint64_t gap = (uint64_t)id - prev_id - 1;
-        prev_id = id;
-        nrec++;
-        if (!present) {
-            dg_bitw_eg(&b, gap);
-            write_full(&b, &cur[i]);
-            track_record(&cur[i], next, i);
-            continue;
-        }
-        tracked &= encode_delta(&b, gap, &wents[wi], &wpred[wi], &cur[i], &tcl, &nents[i], &npred[i]);
-        wi++;
-    }
-    while (wi < wn)
-        write_remove(&b, wents[wi++].id, &prev_id, &nrec);
+#if DG_FLREP_AVX2
+    if (tc->fast_avx2)
+        tracked = flrep_encode_records_avx2(&b, tc, world, wn, next, cur, n, &nrec);
+    else
+#endif
+        tracked = encode_records(&b, tc, world, wn, next, cur, n, &nrec);
     next->n = n;
     dg_bitw_flush(&b);
     if (!tracked)

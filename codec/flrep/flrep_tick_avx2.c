@@ -1,5 +1,7 @@
-/* codec/flrep/flrep_tick_avx2.c — the tick decoder's fast path (flrep_fast.h) built for AVX2: CMake
- * compiles this file alone with -mavx2, and flrep_tick.c calls it only on a CPU that has AVX2. */
+/* codec/flrep/flrep_tick_avx2.c — the tick decoder's fast path (flrep_fast.h) and the encoder's record
+ * loop (flrep_encode.h) built for AVX2: CMake compiles this file alone with -mavx2, and flrep_tick.c
+ * calls it only on a CPU that has AVX2 (ctx->fast_avx2). */
+#include "flrep_encode.h"
 #include "flrep_fast.h"
 
 #if !FLREP_FAST_AVX2
@@ -10,4 +12,10 @@ void flrep_fast_run_avx2(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, c
                          const flrep_world *world, flrep_world *nx, bool sparse)
 {
     fast_run_pick(m, nrec, t3, ctx, world, nx, sparse);
+}
+
+bool flrep_encode_records_avx2(dg_bitw *b, const flrep_tick_ctx *tc, const flrep_world *world, size_t wn,
+                               flrep_world *next, const dg_qentity *cur, size_t n, size_t *nrec)
+{
+    return encode_records_body(b, tc, world, wn, next, cur, n, nrec);
 }

@@ -1,0 +1,203 @@
+/* tests/codec/test_flrep_encode_paths.c — the tick encoder's builds agree. Where the codec has the
+ * encoder's AVX2 build (codec/flrep/flrep_encode.h, the common DELTA record with the three axes in
+ * vector lanes) and the CPU runs it, every tick of random worlds is encoded both ways — ctx.fast_avx2
+ * set, and cleared (the portable build) — and the two must give the same status, the same bytes and
+ * the same tracked world with the same prediction contexts. The worlds mix the common record with
+ * everything the vector path hands back: long residuals, rotFull, attribute changes, id gaps past
+ * the small table, FULL and REMOVE records, unchanged entities, extreme i32 values, forged
+ * prediction contexts, and rotations that are not unit quaternions (the self-check's refusal). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cursor.h"
+#include "flrep_internal.h"
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    rng_state = rng_state * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+    uint64_t x = rng_state;
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    return x ^ (x >> 29);
+}
+
+static int64_t rnd_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
+static bool one_in(unsigned k) { return rnd() % k == 0; }
+
+/* A change of a few quanta mostly (the common record), sometimes a long one, sometimes anything. */
+static int32_t nudge(int32_t v)
+{
+    if (one_in(200))
+        return (int32_t)(uint32_t)rnd();
+    if (one_in(300))
+        return one_in(2) ? INT32_MAX : INT32_MIN;
+    int64_t d = one_in(10) ? rnd_in(-100000, 100000) : rnd_in(-3, 3);
+    int64_t r = (int64_t)v + d;
+    return r > INT32_MAX || r < INT32_MIN ? v : (int32_t)r;
+}
+
+static void random_rot(dg_qentity *q)
+{
+    q->rot_largest = (uint8_t)rnd_in(0, 3);
+    for (int k = 0; k < 3; k++)
+        q->rot[k] = (int16_t)rnd_in(-16000, 16000);   /* three of these are a unit quaternion's */
+}
+
+static void random_entity(dg_qentity *q, uint32_t id)
+{
+    memset(q, 0, sizeof *q);
+    q->id = id;
+    q->type_index = (uint16_t)rnd_in(0, 3);
+    q->faction_index = (uint16_t)rnd_in(0, 2);
+    q->health = (uint16_t)rnd_in(0, 10000);
+    for (int k = 0; k < 3; k++) {
+        q->pos[k] = (int32_t)rnd_in(-1000000, 1000000);
+        q->vel[k] = (int32_t)rnd_in(-5000, 5000);
+    }
+    random_rot(q);
+}
+
+/* The next tick's world from this one: most entities move a little, some stay, some change in ways
+ * the common record does not cover, a few leave and a few arrive (some far past the last id). */
+static size_t next_world(const dg_qentity *now, size_t n, dg_qentity *next, size_t cap, uint32_t rate)
+{
+    size_t m = 0;
+    uint32_t last = 0;
+    for (size_t i = 0; i < n && m < cap; i++) {
+        if (one_in(60))
+            continue;   /* left: REMOVE */
+        dg_qentity q = now[i];
+        bool at_limit = q.rot[0] == 32767 && q.rot[1] == 32767 && q.rot[2] == 0;
+        if (at_limit) {
+            q.rot[2] = 1;   /* one quantum past the unit sphere, predicted by a forged drot: the self-check refuses */
+        } else if (!one_in(8)) {   /* moved, near where the predictor says */
+            for (int k = 0; k < 3; k++) {
+                q.vel[k] = nudge(q.vel[k]);
+                int64_t p = (int64_t)q.pos[k] + 2 * (int64_t)q.vel[k] / rate + rnd_in(-2, 2);
+                q.pos[k] = p > INT32_MAX || p < INT32_MIN ? nudge(q.pos[k]) : (int32_t)p;
+                q.rot[k] = (int16_t)(q.rot[k] + rnd_in(-2, 2));
+            }
+        }
+        if (one_in(3000))
+            q.rot[0] = 32767, q.rot[1] = 32767, q.rot[2] = 0;   /* on the unit sphere's limit: valid */
+        if (one_in(40))
+            random_rot(&q);   /* rotLargest may change: rotFull */
+        if (one_in(40))
+            q.health = (uint16_t)rnd_in(0, 10000);
+        if (one_in(80))
+            q.type_index = (uint16_t)rnd_in(0, 3);
+        if (one_in(80))
+            q.flags = (uint16_t)rnd();
+        if (one_in(5000))
+            q.rot[0] = 32767, q.rot[1] = 32767;   /* not a unit quaternion, a long residual: refused */
+        next[m++] = q;
+        last = q.id;
+        if (one_in(50) && m < cap && (i + 1 == n || now[i + 1].id > last + 1)) {
+            random_entity(&next[m++], last + 1);   /* arrived: FULL */
+            last++;
+        }
+    }
+    for (int k = 0; k < 3 && m < cap; k++) {
+        uint32_t id = last + 1 + (uint32_t)(one_in(2) ? rnd_in(0, 3) : rnd_in(100, 1000));
+        if (id <= last)
+            break;
+        random_entity(&next[m++], id);
+        last = id;
+    }
+    return m;
+}
+
+/* Forged prediction contexts, the same in both worlds: any a decoder could have (dv within the
+ * change of two i32 velocities, drot within that of two components), so residuals of every size. */
+static void forge_contexts(flrep_world *a, flrep_world *b)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        const int16_t *rot = a->ents[i].rot;
+        if (rot[0] == 32767 && rot[1] == 32767 && rot[2] == 0) {   /* next_world moves it to (.., .., 1) */
+            a->pred[i].drot[0] = a->pred[i].drot[1] = 0;
+            a->pred[i].drot[2] = 1;
+            b->pred[i] = a->pred[i];
+            continue;
+        }
+        if (!one_in(20))
+            continue;
+        for (int k = 0; k < 3; k++) {
+            a->pred[i].dv[k] = rnd_in(-(INT64_C(1) << 32), INT64_C(1) << 32);
+            a->pred[i].drot[k] = (int32_t)rnd_in(-65534, 65534);
+        }
+        b->pred[i] = a->pred[i];
+    }
+}
+
+static void check_builds_agree(uint32_t rate, uint64_t seed, int ticks)
+{
+    rng_state = seed;
+    flrep_tick_ctx fast, portable;
+    flrep_tick_ctx_init(&fast, rate, NULL, NULL);
+    flrep_tick_ctx_init(&portable, rate, NULL, NULL);
+    portable.fast_avx2 = false;
+    flrep_world wf = {0}, wp = {0}, nf = {0}, np = {0};
+    dg_buf of, op, bf, bp;
+    dg_buf_init(&of), dg_buf_init(&op), dg_buf_init(&bf), dg_buf_init(&bp);
+    enum { CAP = 600 };
+    dg_qentity *cur = calloc(CAP, sizeof *cur), *nxt = calloc(CAP, sizeof *nxt);
+    assert_non_null(cur);
+    assert_non_null(nxt);
+    size_t n = 0;
+    for (uint32_t id = 1; n < 300; id += one_in(4) ? 2 : 1)
+        random_entity(&cur[n++], id);
+    int refused = 0;
+    for (int t = 0; t < ticks; t++) {
+        for (size_t i = 1; i < n; i++)
+            assert_true(cur[i].id > cur[i - 1].id);   /* flrep_encode_tick's precondition */
+        bool keyframe = t % 50 == 0;
+        dg_buf_reset(&of), dg_buf_reset(&op);
+        dg_status sf = flrep_encode_tick(&of, (uint64_t)t, keyframe, &fast, &wf, &nf, cur, n, NULL, 0, &bf, NULL);
+        dg_status sp = flrep_encode_tick(&op, (uint64_t)t, keyframe, &portable, &wp, &np, cur, n, NULL, 0, &bp, NULL);
+        if (sf != sp || of.len != op.len || memcmp(of.p, op.p, of.len) != 0)
+            fail_msg("rate %u seed %llu tick %d: the builds encode differently (status %d vs %d, %zu vs %zu bytes)",
+                     rate, (unsigned long long)seed, t, sf, sp, of.len, op.len);
+        refused += sf != DG_OK;
+        assert_int_equal(wf.n, wp.n);
+        if (wf.n && (memcmp(wf.ents, wp.ents, wf.n * sizeof *wf.ents) != 0 ||
+                     memcmp(wf.pred, wp.pred, wf.n * sizeof *wf.pred) != 0))
+            fail_msg("rate %u seed %llu tick %d: the builds track different worlds", rate, (unsigned long long)seed, t);
+        if (sf == DG_OK)
+            forge_contexts(&wf, &wp);
+        size_t m = next_world(sf == DG_OK ? cur : wf.ents, sf == DG_OK ? n : wf.n, nxt, CAP, rate);
+        dg_qentity *swap = cur;
+        cur = nxt, nxt = swap;
+        n = m;
+    }
+    assert_true(refused > 0);   /* the self-check's refusal was compared too */
+    free(cur), free(nxt);
+    dg_buf_free(&of), dg_buf_free(&op), dg_buf_free(&bf), dg_buf_free(&bp);
+    flrep_world_free(&wf), flrep_world_free(&wp), flrep_world_free(&nf), flrep_world_free(&np);
+}
+
+static void test_encoder_builds_agree_on_random_worlds(void **state)
+{
+    (void)state;
+    flrep_tick_ctx ctx;
+    flrep_tick_ctx_init(&ctx, 60, NULL, NULL);
+    print_message("encoder builds compared: %s\n", ctx.fast_avx2 ? "AVX2 and portable" : "portable only (no AVX2)");
+    static const uint32_t rates[] = {1, 2, 7, 30, 60, 1000, 100000};
+    for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++)
+        for (uint64_t seed = 1; seed <= 3; seed++)
+            check_builds_agree(rates[r], seed * 7919 + rates[r], 400);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_encoder_builds_agree_on_random_worlds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

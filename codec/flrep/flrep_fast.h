@@ -354,6 +354,46 @@ static inline __attribute__((always_inline)) bool fast_apply(const dg_qentity *r
  * result. unit_rate (1 Hz, where rdiv divides by one) and sparse (records after an id gap other
  * than 0 taken too) are constants in each copy: the dense copy runs first, and where it stops at a
  * gap the sparse one, a few instructions a record dearer, goes on. */
+/* A common record longer than the refill's 56 counted bits (residuals of a few quanta on every axis):
+ * the velocity and position triples from the refill's 64 bits, the rotation's from a second 8-byte
+ * load at its bit offset, then the same apply. Out of line, so that the loop's common path is not
+ * longer for it; f by value (its address taken, the loop's bit reader would live in memory). On
+ * success *next is the reader after the record; false leaves nothing changed that the general path
+ * reads (the record is then its). */
+static __attribute__((noinline, unused)) bool fast_long_record(fast_bits f, unsigned head, const dg_seg3_entry *t3,
+                                                               const dg_qentity *pe, const flrep_pred *pp,
+                                                               const fast_rate *rt, bool unit_rate, dg_qentity *o,
+                                                               flrep_pred *op, fast_bits *next)
+{
+    uint64_t a = f.acc >> head;   /* after fast_refill: 64 real stream bits, n of them counted */
+    unsigned used = head;
+    fast_triple vres, pres;
+    if (!fast_seg3(&a, &used, t3, &vres) || !fast_seg3(&a, &used, t3, &pres) || used > 64)
+        return false;
+    ptrdiff_t rel = (ptrdiff_t)used - (ptrdiff_t)f.n;   /* the rotation triple's bit, from p */
+    ptrdiff_t byte = rel >= 0 ? rel / 8 : -((-rel + 7) / 8);
+    unsigned shift = (unsigned)(rel - byte * 8);
+    const uint8_t *q = f.p + byte;   /* >= the bytes the refill loaded */
+    if (f.end - q < 8)
+        return false;
+    uint64_t a2 = dg_le64(q) >> shift;
+    unsigned used2 = 0;
+    fast_rot_triple rres;
+    if (!fast_seg3_rot(&a2, &used2, t3, &rres) || used2 > 64 - shift)
+        return false;
+    if (!fast_apply(pe, pp, vres, pres, rres, rt, unit_rate, o, op))
+        return false;
+    ptrdiff_t end_rel = rel + (ptrdiff_t)used2;   /* the record's end, in bits from p */
+    if (end_rel <= 0)
+        return false;   /* it fits the counted bits: not a long record (a gap record, say) */
+    f.p += end_rel / 8;
+    unsigned part = (unsigned)(end_rel % 8);
+    f.acc = part ? (uint64_t)(*f.p++ >> part) : 0;   /* inside the second load's 8 bytes */
+    f.n = part ? 8 - part : 0;
+    *next = f;
+    return true;
+}
+
 static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, uint32_t nrec,
                                                                 const dg_seg3_entry *restrict t3,
                                                                 const flrep_tick_ctx *ctx, const flrep_world *world,
@@ -415,6 +455,42 @@ static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, ui
     m->out += (size_t)(pe - pe_first);
 }
 
+/* One moving record where a run stopped, if it is a long one (fast_long_record): true, with *m past
+ * it, when taken. Out of the loop: a call inside it would make the compiler keep the loop's vector
+ * constants in memory (no vector register survives a call). */
+static __attribute__((noinline, unused)) bool fast_long_step(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3,
+                                                             const flrep_tick_ctx *ctx, const flrep_world *world,
+                                                             flrep_world *nx)
+{
+    if (m->i >= nrec || m->wi >= world->n)
+        return false;
+    fast_bits f = {m->b.p, m->b.end, m->b.acc, m->b.n};
+    if (f.end - f.p < 8)
+        return false;
+    fast_refill(&f);
+    uint64_t gap = 0;
+    unsigned head = FLREP_PREFIX_BITS;
+    unsigned prefix = (unsigned)(f.acc & ((1u << FLREP_PREFIX_BITS) - 1));
+    if (prefix != FLREP_PREFIX_MOVING && !fast_gap_head(f.acc, &gap, &head, &prefix))
+        return false;
+    const dg_qentity *pe = world->ents + m->wi;
+    if (prefix != FLREP_PREFIX_MOVING || pe->id != m->prev + 1 + gap)
+        return false;
+    const fast_rate rt = fast_rate_of(ctx);
+    fast_bits after;
+    if (!fast_long_record(f, head, t3, pe, world->pred + m->wi, &rt, ctx->tick_rate_hz == 1, nx->ents + m->out,
+                          nx->pred + m->out, &after))
+        return false;
+    m->b.p = after.p;
+    m->b.acc = after.n < 64 ? after.acc & (((uint64_t)1 << after.n) - 1) : after.acc;
+    m->b.n = after.n;
+    m->prev += 1 + gap;
+    m->i++;
+    m->wi++;
+    m->out++;
+    return true;
+}
+
 /* The four copies of the loop a file's instruction set gets (each its own function, so that each
  * gets its own register allocation), and the choice between them. */
 static __attribute__((noinline, unused)) void fast_run_dense(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3,
@@ -444,10 +520,12 @@ static __attribute__((noinline, unused)) void fast_run_sparse_1hz(merge_pos *m, 
 static inline void fast_run_pick(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
                                  const flrep_world *world, flrep_world *nx, bool sparse)
 {
-    if (ctx->tick_rate_hz != 1)
-        (sparse ? fast_run_sparse : fast_run_dense)(m, nrec, t3, ctx, world, nx);
-    else
-        (sparse ? fast_run_sparse_1hz : fast_run_dense_1hz)(m, nrec, t3, ctx, world, nx);
+    do {
+        if (ctx->tick_rate_hz != 1)
+            (sparse ? fast_run_sparse : fast_run_dense)(m, nrec, t3, ctx, world, nx);
+        else
+            (sparse ? fast_run_sparse_1hz : fast_run_dense_1hz)(m, nrec, t3, ctx, world, nx);
+    } while (fast_long_step(m, nrec, t3, ctx, world, nx));
 }
 
 /* The fast path's entry points: one copy per instruction set. DG_FLREP_AVX2 (set by CMake when it

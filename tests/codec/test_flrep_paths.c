@@ -319,6 +319,9 @@ static void test_paths_agree_on_the_edges_of_the_quantized_domain(void **state)
         {"still record's rotation leaves range", 0, 0, {32000, 0, 0}, {0, 0, 0, 0, 0, 0, 500, 0, 0}, true, 2},
         {"still record inside the domain", 500, 1000, {100, -200, 300}, {30, 0, 0, 2, 0, 0, 5, -5, 7}, true, 3},
         {"exact halves below zero", 0, -1020, {0, 0, 0}, {-15, 0, 0, 0, 0, 0, 0, 0, 0}, true, 3},
+        /* nine 9-bit codes: longer than one refill's 56 counted bits (the fast path's second load) */
+        {"long record inside the domain", 500, 1000, {100, -200, 300}, {10, -10, 9, -9, 10, -10, 10, 9, -9}, true, 3},
+        {"long record leaving the domain", 0, INT32_MAX - 5, {0, 0, 0}, {10, -10, 9, -9, 10, -10, 10, 9, -9}, false, 1},
     };
     chunk_set cs;
     memset(&cs, 0, sizeof cs);

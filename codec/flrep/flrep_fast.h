@@ -50,16 +50,29 @@ static inline __attribute__((always_inline)) void fast_refill(fast_bits *f)
     f->n |= 56;
 }
 
+/* The Exp-Golomb code at the bottom of bits, when it is at most 31 bits long (at most 15 zeros): its
+ * value and length. The fast paths' one code reader: residuals, id gaps (fast_gap_head, and
+ * full_gap_head in flrep_tick.c). */
+static inline __attribute__((always_inline)) bool fast_eg_code(uint64_t bits, uint64_t *value, unsigned *len)
+{
+    unsigned zeros = (unsigned)__builtin_ctzll(bits | ((uint64_t)1 << 63));
+    if (zeros > 15)
+        return false;
+    *value = dg_eg_value(bits, zeros);
+    *len = 2 * zeros + 1;
+    return true;
+}
+
 /* One SEG code of at most 31 bits (|v| < 2^15) from the bottom of *a. Whether it lay within the
  * buffered bits is checked once per record: past the stream's bits *a holds zeros (a run of zeros
  * too long to take here) or stream bits beyond n (caught by that check). */
 static inline __attribute__((always_inline)) bool fast_seg1(uint64_t *a, unsigned *used, int64_t *v)
 {
-    unsigned zeros = (unsigned)__builtin_ctzll(*a | ((uint64_t)1 << 63));
-    unsigned len = 2 * zeros + 1;
-    if (zeros > 15)
+    uint64_t z;
+    unsigned len;
+    if (!fast_eg_code(*a, &z, &len))
         return false;
-    *v = dg_unzigzag(dg_eg_value(*a, zeros));
+    *v = dg_unzigzag(z);
     *a >>= len;
     *used += len;
     return true;
@@ -174,14 +187,12 @@ static inline __attribute__((always_inline)) bool fast_seg3_rot(uint64_t *a, uns
 static inline __attribute__((always_inline)) bool fast_gap_head(uint64_t acc, uint64_t *gap, unsigned *head,
                                                                 unsigned *shape)
 {
-    unsigned zeros = (unsigned)__builtin_ctzll(acc | ((uint64_t)1 << 63));
-    if (zeros == 0 || zeros > 15)
+    unsigned len;
+    if ((acc & 1) || !fast_eg_code(acc, gap, &len))   /* a code "1" is gap 0: the dense prefixes' */
         return false;
-    unsigned len = 2 * zeros + 1;
     unsigned rest = (unsigned)(acc >> len) & 31;
     if (rest != 4 && rest != 0)
         return false;
-    *gap = dg_eg_value(acc, zeros);
     *head = len + 5;
     *shape = rest == 4 ? FLREP_PREFIX_MOVING : FLREP_PREFIX_STILL;
     return true;

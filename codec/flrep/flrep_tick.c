@@ -283,13 +283,9 @@ static inline uint64_t peek_bits(const uint8_t *block, uint64_t at)
  * kind 1 ("10"). */
 static inline bool full_gap_head(uint64_t head, uint64_t *gap, unsigned *head_bits)
 {
-    unsigned zeros = (unsigned)__builtin_ctzll(head | ((uint64_t)1 << 63));
-    if (zeros == 0 || zeros > 15)
-        return false;
-    unsigned len = 2 * zeros + 1;
-    if (((head >> len) & 3) != 1)
-        return false;
-    *gap = dg_eg_value(head, zeros);
+    unsigned len;
+    if ((head & 1) || !fast_eg_code(head, gap, &len) || ((head >> len) & 3) != 1)
+        return false;   /* a code "1" is gap 0: FLREP_PREFIX_FULL's */
     *head_bits = len + 2;
     return true;
 }

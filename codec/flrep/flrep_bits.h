@@ -257,8 +257,8 @@ static inline int64_t dg_bitr_seg(dg_bitr *r) { return dg_unzigzag(dg_bitr_eg(r)
  * case: residuals of a quantum or two). One table lookup replaces three dependent decodes. */
 #define DG_SEG3_BITS 12
 typedef struct dg_seg3_entry {
-    int8_t v[3];
     uint8_t bits;   /* 0 = the three codes do not fit: decode one by one */
+    int8_t v[3];
 } dg_seg3_entry;
 
 extern const dg_seg3_entry *dg_seg3_table(void);

@@ -79,16 +79,20 @@ static inline __attribute__((always_inline)) bool fast_seg1(uint64_t *a, unsigne
 }
 
 /* A SEG triple as the fast path adds it. Velocity and position: three i64 lanes (AVX2; lane 3 is
- * junk nobody reads) or three i64s. Rotation: three i32 lanes with a zero fourth (SSE2 and up) or
- * three i32s. From a table entry the three i8 values are widened in place. */
-_Static_assert(sizeof(dg_seg3_entry) == 4 && offsetof(dg_seg3_entry, v) == 0, "three i8 values, then the length");
+ * zero) or three i64s. Rotation: three i32 lanes with a zero fourth (SSE2 and up) or three i32s.
+ * From a table entry, loaded as one 32-bit word (the length in its low byte, then the three i8
+ * values): the load's address is then the only one the lookup computes, and the word's low bits
+ * are the shift count as they stand. */
+_Static_assert(sizeof(dg_seg3_entry) == 4 && offsetof(dg_seg3_entry, bits) == 0 && offsetof(dg_seg3_entry, v) == 1,
+               "the length, then three i8 values");
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the fast path reads a table entry's bytes as a little-endian word"
+#endif
 #if FLREP_FAST_AVX2
 typedef __m256i fast_triple;
-static inline __attribute__((always_inline)) fast_triple triple_of_entry(const dg_seg3_entry *e)
+static inline __attribute__((always_inline)) fast_triple triple_of_word(uint32_t w)
 {
-    int32_t word;
-    memcpy(&word, e, sizeof word);
-    return _mm256_cvtepi8_epi64(_mm_cvtsi32_si128(word));
+    return _mm256_cvtepi8_epi64(_mm_cvtsi32_si128((int32_t)(w >> 8)));
 }
 static inline __attribute__((always_inline)) fast_triple triple_of_values(const int64_t v[3])
 {
@@ -98,9 +102,9 @@ static inline __attribute__((always_inline)) fast_triple triple_of_values(const 
 typedef struct fast_triple {
     int64_t v[3];
 } fast_triple;
-static inline __attribute__((always_inline)) fast_triple triple_of_entry(const dg_seg3_entry *e)
+static inline __attribute__((always_inline)) fast_triple triple_of_word(uint32_t w)
 {
-    return (fast_triple){{e->v[0], e->v[1], e->v[2]}};
+    return (fast_triple){{(int8_t)(w >> 8), (int8_t)(w >> 16), (int8_t)(w >> 24)}};
 }
 static inline __attribute__((always_inline)) fast_triple triple_of_values(const int64_t v[3])
 {
@@ -110,14 +114,15 @@ static inline __attribute__((always_inline)) fast_triple triple_of_values(const 
 
 #if FLREP_FAST_AVX2 || FLREP_FAST_SSE2
 typedef __m128i fast_rot_triple;
-static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_entry(const dg_seg3_entry *e)
+static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_word(uint32_t w)
 {
-    int32_t word;
-    memcpy(&word, e, sizeof word);
-    __m128i x = _mm_cvtsi32_si128(word);
+    __m128i x = _mm_cvtsi32_si128((int32_t)(w >> 8));   /* the three values and a zero byte */
+#if FLREP_FAST_AVX2
+    return _mm_cvtepi8_epi32(x);
+#else
     x = _mm_unpacklo_epi8(x, x);
-    x = _mm_srai_epi32(_mm_unpacklo_epi16(x, x), 24);   /* each byte sign-extended to its lane */
-    return _mm_and_si128(x, _mm_setr_epi32(-1, -1, -1, 0));   /* not the length */
+    return _mm_srai_epi32(_mm_unpacklo_epi16(x, x), 24);   /* each byte sign-extended to its lane */
+#endif
 }
 static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_values(const int64_t v[3])
 {
@@ -127,9 +132,9 @@ static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_value
 typedef struct fast_rot_triple {
     int32_t v[3];
 } fast_rot_triple;
-static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_entry(const dg_seg3_entry *e)
+static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_word(uint32_t w)
 {
-    return (fast_rot_triple){{e->v[0], e->v[1], e->v[2]}};
+    return (fast_rot_triple){{(int8_t)(w >> 8), (int8_t)(w >> 16), (int8_t)(w >> 24)}};
 }
 static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_values(const int64_t v[3])
 {
@@ -137,40 +142,42 @@ static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_value
 }
 #endif
 
-/* Three SEG codes: from the table when they fit in DG_SEG3_BITS, else one by one. */
+/* Three SEG codes: from the table when they fit in DG_SEG3_BITS (*word is then the entry), else one
+ * by one (*word 0). */
 static inline __attribute__((always_inline)) bool fast_codes3(uint64_t *a, unsigned *used, const dg_seg3_entry *t3,
-                                                              const dg_seg3_entry **entry, int64_t v[3])
+                                                              uint32_t *word, int64_t v[3])
 {
-    const dg_seg3_entry *e = &t3[*a & ((1u << DG_SEG3_BITS) - 1)];
-    if (__builtin_expect(e->bits != 0, 1)) {
-        *entry = e;
-        *a >>= e->bits;
-        *used += e->bits;
+    uint32_t w;
+    memcpy(&w, &t3[*a & ((1u << DG_SEG3_BITS) - 1)], sizeof w);
+    if (__builtin_expect((w & 0xFF) != 0, 1)) {
+        *word = w;
+        *a >>= w & 63;   /* the length (<= 12): as x86's shifts take their count, no instruction to mask it */
+        *used += w & 0xFF;
         return true;
     }
-    *entry = NULL;
+    *word = 0;
     return fast_seg1(a, used, &v[0]) && fast_seg1(a, used, &v[1]) && fast_seg1(a, used, &v[2]);
 }
 
 static inline __attribute__((always_inline)) bool fast_seg3(uint64_t *a, unsigned *used, const dg_seg3_entry *t3,
                                                             fast_triple *out)
 {
-    const dg_seg3_entry *e;
+    uint32_t w;
     int64_t v[3] = {0, 0, 0};
-    if (!fast_codes3(a, used, t3, &e, v))
+    if (!fast_codes3(a, used, t3, &w, v))
         return false;
-    *out = e ? triple_of_entry(e) : triple_of_values(v);
+    *out = w ? triple_of_word(w) : triple_of_values(v);
     return true;
 }
 
 static inline __attribute__((always_inline)) bool fast_seg3_rot(uint64_t *a, unsigned *used,
                                                                 const dg_seg3_entry *t3, fast_rot_triple *out)
 {
-    const dg_seg3_entry *e;
+    uint32_t w;
     int64_t v[3] = {0, 0, 0};
-    if (!fast_codes3(a, used, t3, &e, v))
+    if (!fast_codes3(a, used, t3, &w, v))
         return false;
-    *out = e ? rot_triple_of_entry(e) : rot_triple_of_values(v);
+    *out = w ? rot_triple_of_word(w) : rot_triple_of_values(v);
     return true;
 }
 
@@ -223,9 +230,10 @@ static inline __attribute__((always_inline)) fast_rate fast_rate_of(const flrep_
 
 
 /* The rebuilt state of one common record: apply_delta's arithmetic (FORMAT-flrep.md §6.4) on values
- * in registers. Each part returns false when its result leaves the quantized domain (the general
- * path then names the error); *o and *op are then garbage the caller overwrites. unit_rate (1 Hz,
- * where rdiv divides by one) is a constant in each copy of the loop. */
+ * in registers. Each part says when its result leaves the quantized domain (the general path then
+ * names the error) — as a bool, or in the vector builds as lanes not zero, so that fast_apply tests
+ * both parts at once; *o and *op are then garbage the caller overwrites. unit_rate (1 Hz, where
+ * rdiv divides by one) is a constant in each copy of the loop. */
 #if FLREP_FAST_AVX2
 /* The high 64 bits of n x m in each lane, from four 32 x 32 multiplies: exact for n < 2^47, where
  * the middle sum stays below 2^64 (rdiv's numerator of a velocity in the i32 range; a larger one
@@ -247,10 +255,10 @@ _Static_assert(offsetof(dg_qentity, vel) == offsetof(dg_qentity, pos) + 12 &&
                    offsetof(dg_qentity, rot) == offsetof(dg_qentity, vel) + 12 &&
                    offsetof(flrep_pred, drot) == offsetof(flrep_pred, dv) + 24,
                "pos, vel, rot and dv, drot follow each other");
-static inline __attribute__((always_inline)) bool fast_motion(const dg_qentity *restrict pe,
-                                                              const flrep_pred *restrict pp, fast_triple vres,
-                                                              fast_triple pres, const fast_rate *rt, bool unit_rate,
-                                                              dg_qentity *restrict o, flrep_pred *restrict op)
+static inline __attribute__((always_inline)) __m256i fast_motion(const dg_qentity *restrict pe,
+                                                                 const flrep_pred *restrict pp, fast_triple vres,
+                                                                 fast_triple pres, const fast_rate *rt, bool unit_rate,
+                                                                 dg_qentity *restrict o, flrep_pred *restrict op)
 {
     __m256i vel = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)pe->vel));
     __m256i pos = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)pe->pos));
@@ -269,7 +277,7 @@ static inline __attribute__((always_inline)) bool fast_motion(const dg_qentity *
     _mm_storeu_si128((__m128i *)(void *)o->pos, _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(p, low32)));
     _mm_storeu_si128((__m128i *)(void *)o->vel, _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, low32)));
     _mm256_storeu_si256((__m256i *)(void *)op->dv, _mm256_sub_epi64(v, vel));
-    return _mm256_testz_si256(range, high012);   /* every value + 2^31 below 2^32: within i32 */
+    return _mm256_and_si256(range, high012);   /* zero when every value + 2^31 is below 2^32: within i32 */
 }
 #else
 static inline __attribute__((always_inline)) bool fast_motion(const dg_qentity *restrict pe,
@@ -298,28 +306,37 @@ static inline __attribute__((always_inline)) bool fast_motion(const dg_qentity *
 #if FLREP_FAST_AVX2 || FLREP_FAST_SSE2
 /* Four 32-bit lanes: the three components and, in lane 3, the rotLargest/pad halfword that follows
  * them in dg_qentity, which passes through unchanged (drot and rres are 0 there) so that one 8-byte
- * store writes rot, rotLargest and pad. */
+ * store writes rot, rotLargest and pad. Lanes not zero in the result: out of range. */
 _Static_assert(offsetof(dg_qentity, rot_largest) == offsetof(dg_qentity, rot) + 6 &&
                    offsetof(dg_qentity, pad_) == offsetof(dg_qentity, rot) + 7,
                "rot, rot_largest, pad_ are one 8-byte group");
-static inline __attribute__((always_inline)) bool fast_rotation(const dg_qentity *restrict pe,
-                                                                const flrep_pred *restrict pp, fast_rot_triple res,
-                                                                dg_qentity *restrict o, flrep_pred *restrict op)
+static inline __attribute__((always_inline)) __m128i fast_rotation(const dg_qentity *restrict pe,
+                                                                   const flrep_pred *restrict pp, fast_rot_triple res,
+                                                                   dg_qentity *restrict o, flrep_pred *restrict op)
 {
     const __m128i lanes012 = _mm_setr_epi32(-1, -1, -1, 0);
     __m128i prev16 = _mm_loadl_epi64((const __m128i *)(const void *)pe->rot);
     __m128i prev = _mm_srai_epi32(_mm_unpacklo_epi16(prev16, prev16), 16);
     __m128i drot = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)pp->drot), lanes012);
-    __m128i c = _mm_add_epi32(_mm_add_epi32(prev, drot), res);
-    __m128i out = _mm_or_si128(_mm_cmpgt_epi32(c, _mm_set1_epi32(DG_QROT_SCALE)),
-                               _mm_cmpgt_epi32(_mm_set1_epi32(-DG_QROT_SCALE), c));
+    __m128i c = _mm_add_epi32(_mm_add_epi32(prev, drot), res);   /* |each| < 2^17 */
     __m128i c16 = _mm_packs_epi32(c, c);   /* exact for the in-range lanes; lane 3 is rotLargest/pad */
     _mm_storel_epi64((__m128i *)(void *)o->rot, c16);
     _mm_storeu_si128((__m128i *)(void *)op->drot, _mm_sub_epi32(c, prev));   /* lane 3: 0 */
+#if FLREP_FAST_AVX2
+    __m128i out = _mm_cmpgt_epi32(_mm_abs_epi32(c), _mm_set1_epi32(DG_QROT_SCALE));
+#else
+    __m128i out = _mm_or_si128(_mm_cmpgt_epi32(c, _mm_set1_epi32(DG_QROT_SCALE)),
+                               _mm_cmpgt_epi32(_mm_set1_epi32(-DG_QROT_SCALE), c));
+#endif
+    /* the norm c0^2 + c1^2 + c2^2 in lane 0 (lane 1 c2^2, lanes 2-3 zero): below 3 x 2^30 with the
+     * components saturated to 16 bits, compared unsigned through the sign flip */
     __m128i r16 = _mm_and_si128(c16, _mm_setr_epi16(-1, -1, -1, 0, 0, 0, 0, 0));
-    __m128i sq = _mm_madd_epi16(r16, r16);   /* c0^2 + c1^2 < 2^31 in range, c2^2 */
-    uint32_t norm = (uint32_t)_mm_cvtsi128_si32(sq) + (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(sq, 4));
-    return (_mm_movemask_epi8(out) & 0x0FFF) == 0 && norm <= 2u * (uint32_t)DG_QROT_SCALE * DG_QROT_SCALE;
+    __m128i sq = _mm_madd_epi16(r16, r16);
+    __m128i norm = _mm_add_epi32(sq, _mm_srli_si128(sq, 4));
+    const int32_t flip = INT32_MIN;
+    __m128i too_long = _mm_cmpgt_epi32(_mm_xor_si128(norm, _mm_set1_epi32(flip)),
+                                       _mm_set1_epi32((int32_t)(2u * DG_QROT_SCALE * DG_QROT_SCALE ^ 0x80000000u)));
+    return _mm_and_si128(_mm_or_si128(out, too_long), lanes012);
 }
 #else
 static inline __attribute__((always_inline)) bool fast_rotation(const dg_qentity *restrict pe,
@@ -349,12 +366,21 @@ static inline __attribute__((always_inline)) bool fast_apply(const dg_qentity *r
                                                              const fast_rate *rt, bool unit_rate,
                                                              dg_qentity *restrict o, flrep_pred *restrict op)
 {
+#if FLREP_FAST_AVX2
+    __m256i motion_bad = fast_motion(pe, pp, vres, pres, rt, unit_rate, o, op);
+    __m256i bad = _mm256_or_si256(motion_bad, _mm256_zextsi128_si256(fast_rotation(pe, pp, rres, o, op)));
+    bool ok = _mm256_testz_si256(bad, bad);
+#elif FLREP_FAST_SSE2
     bool motion_ok = fast_motion(pe, pp, vres, pres, rt, unit_rate, o, op);
-    bool rot_ok = fast_rotation(pe, pp, rres, o, op);
+    bool ok = motion_ok & (_mm_movemask_epi8(fast_rotation(pe, pp, rres, o, op)) == 0);
+#else
+    bool motion_ok = fast_motion(pe, pp, vres, pres, rt, unit_rate, o, op);
+    bool ok = motion_ok & fast_rotation(pe, pp, rres, o, op);
+#endif
     memcpy(o, pe, offsetof(dg_qentity, pos));   /* id, type, faction */
     o->health = pe->health;
     o->flags = pe->flags;
-    return motion_ok & rot_ok;
+    return ok;
 }
 
 /* The hot path of a delta tick: the run of common records (FLREP_PREFIX_MOVING with its three SEG
@@ -440,7 +466,8 @@ static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, ui
             break;
         uint64_t a = f.acc >> used;
         if (prefix == FLREP_PREFIX_MOVING) {
-            if (!fast_seg3(&a, &used, t3, &vres) || !fast_seg3(&a, &used, t3, &pres) ||
+            if (!fast_seg3(&a, &used, t3, &vres) ||
+                !fast_seg3(&a, &used, t3, &pres) ||
                 !fast_seg3_rot(&a, &used, t3, &rres) || used > f.n)
                 break;
         } else if (prefix != FLREP_PREFIX_STILL) {
@@ -540,14 +567,15 @@ static inline void fast_run_pick(merge_pos *m, uint32_t nrec, const dg_seg3_entr
 }
 
 /* The fast path's entry points: one copy per instruction set. DG_FLREP_AVX2 (set by CMake when it
- * builds flrep_tick_avx2.c) says the AVX2 one exists; flrep_cpu_has_avx2 whether this CPU runs it. */
+ * builds flrep_tick_avx2.c) says the AVX2 one exists; flrep_cpu_has_avx2 whether this CPU runs it
+ * (AVX2 and the BMI1/BMI2 that file is built with). */
 void flrep_fast_run_avx2(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
                          const flrep_world *world, flrep_world *nx, bool sparse);
 
 static inline bool flrep_cpu_has_avx2(void)
 {
 #if DG_FLREP_AVX2 && (defined(__GNUC__) || defined(__clang__))
-    return __builtin_cpu_supports("avx2");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
 #else
     return false;
 #endif

@@ -121,7 +121,7 @@ static void seg3_fill(void)
         uint8_t byte[8] = {(uint8_t)idx, (uint8_t)(idx >> 8)};
         dg_bitr b;
         dg_bitr_init(&b, byte, 2);
-        dg_seg3_entry e = {{0, 0, 0}, 0};
+        dg_seg3_entry e = {0, {0, 0, 0}};
         unsigned used = 0;
         bool fits = true;
         for (int k = 0; k < 3 && fits; k++) {

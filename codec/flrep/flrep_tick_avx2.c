@@ -1,11 +1,11 @@
 /* codec/flrep/flrep_tick_avx2.c — the tick decoder's fast path (flrep_fast.h) and the encoder's record
- * loop (flrep_encode.h) built for AVX2: CMake compiles this file alone with -mavx2, and flrep_tick.c
- * calls it only on a CPU that has AVX2 (ctx->fast_avx2). */
+ * loop (flrep_encode.h) built for AVX2: CMake compiles this file alone with -mavx2 -mbmi -mbmi2, and
+ * flrep_tick.c calls it only on a CPU that has all three (ctx->fast_avx2). */
 #include "flrep_encode.h"
 #include "flrep_fast.h"
 
-#if !FLREP_FAST_AVX2
-#error "flrep_tick_avx2.c is built with -mavx2 (see codec/CMakeLists.txt)"
+#if !FLREP_FAST_AVX2 || !defined(__BMI__) || !defined(__BMI2__)
+#error "flrep_tick_avx2.c is built with -mavx2 -mbmi -mbmi2 (see codec/CMakeLists.txt)"
 #endif
 
 void flrep_fast_run_avx2(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,

@@ -317,6 +317,14 @@ static void test_paths_agree_on_the_edges_of_the_quantized_domain(void **state)
         {"rotation not a unit quaternion", 0, 0, {32000, 32000, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 10000}, false, 1},
         {"still record's velocity leaves i32", 0, INT32_MAX - 150, {0, 0, 0}, {100, 0, 0, 0, 0, 0, 0, 0, 0}, true, 2},
         {"still record's rotation leaves range", 0, 0, {32000, 0, 0}, {0, 0, 0, 0, 0, 0, 500, 0, 0}, true, 2},
+        /* the rotation's limits exactly (tick 2 adds the residual again): 32767 in, 32768 out, the
+         * norm at 2 x 32767^2 in and one more out (the third component's square counts too) */
+        {"rotation component at 32767", 0, 0, {32001, 0, 0}, {0, 0, 0, 0, 0, 0, 383, 0, 0}, true, 3},
+        {"rotation component at 32768", 0, 0, {32002, 0, 0}, {0, 0, 0, 0, 0, 0, 383, 0, 0}, true, 2},
+        {"rotation component at -32767", 0, 0, {0, -32001, 0}, {0, 0, 0, 0, 0, 0, 0, -383, 0}, false, 3},
+        {"rotation component at -32768", 0, 0, {0, -32002, 0}, {0, 0, 0, 0, 0, 0, 0, -383, 0}, false, 2},
+        {"rotation norm at its limit", 0, 0, {32001, 32001, 0}, {0, 0, 0, 0, 0, 0, 383, 383, 0}, true, 3},
+        {"rotation norm one past its limit", 0, 0, {32001, 32001, 1}, {0, 0, 0, 0, 0, 0, 383, 383, 0}, true, 2},
         {"still record inside the domain", 500, 1000, {100, -200, 300}, {30, 0, 0, 2, 0, 0, 5, -5, 7}, true, 3},
         {"exact halves below zero", 0, -1020, {0, 0, 0}, {-15, 0, 0, 0, 0, 0, 0, 0, 0}, true, 3},
         /* nine 9-bit codes: longer than one refill's 56 counted bits (the fast path's second load) */
@@ -350,14 +358,15 @@ static void test_paths_agree_on_the_edges_of_the_quantized_domain(void **state)
     free_chunks(&cs);
 }
 
-/* A build with the AVX2 fast path uses it on a CPU that has AVX2: otherwise the comparisons above
- * would quietly test the portable build twice. */
+/* A build with the AVX2 fast path uses it on a CPU that has AVX2 (and BMI1/BMI2, which that build
+ * also takes): otherwise the comparisons above would quietly test the portable build twice. */
 static void test_avx2_build_is_used_where_the_cpu_has_it(void **state)
 {
     (void)state;
 #if defined(DG_FLREP_AVX2_BUILT) && (defined(__x86_64__) || defined(_M_X64))
     __builtin_cpu_init();
-    assert_int_equal(avx2_in_use(), __builtin_cpu_supports("avx2") != 0);
+    bool cpu_runs_it = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+    assert_int_equal(avx2_in_use(), cpu_runs_it);
     print_message("fast path builds compared: portable%s\n", avx2_in_use() ? " and AVX2" : "");
 #else
     assert_false(avx2_in_use());

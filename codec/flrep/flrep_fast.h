@@ -85,9 +85,17 @@ static inline __attribute__((always_inline)) bool fast_seg1(uint64_t *a, unsigne
  * are the shift count as they stand. */
 _Static_assert(sizeof(dg_seg3_entry) == 4 && offsetof(dg_seg3_entry, bits) == 0 && offsetof(dg_seg3_entry, v) == 1,
                "the length, then three i8 values");
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "the fast path reads a table entry's bytes as a little-endian word"
+static inline __attribute__((always_inline)) uint32_t entry_word(const dg_seg3_entry *e)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return e->bits | (uint32_t)(uint8_t)e->v[0] << 8 | (uint32_t)(uint8_t)e->v[1] << 16 |
+           (uint32_t)(uint8_t)e->v[2] << 24;
+#else
+    uint32_t w;
+    memcpy(&w, e, sizeof w);
+    return w;
 #endif
+}
 #if FLREP_FAST_AVX2
 typedef __m256i fast_triple;
 static inline __attribute__((always_inline)) fast_triple triple_of_word(uint32_t w)
@@ -147,8 +155,7 @@ static inline __attribute__((always_inline)) fast_rot_triple rot_triple_of_value
 static inline __attribute__((always_inline)) bool fast_codes3(uint64_t *a, unsigned *used, const dg_seg3_entry *t3,
                                                               uint32_t *word, int64_t v[3])
 {
-    uint32_t w;
-    memcpy(&w, &t3[*a & ((1u << DG_SEG3_BITS) - 1)], sizeof w);
+    uint32_t w = entry_word(&t3[*a & ((1u << DG_SEG3_BITS) - 1)]);
     if (__builtin_expect((w & 0xFF) != 0, 1)) {
         *word = w;
         *a >>= w & 63;   /* the length (<= 12): as x86's shifts take their count, no instruction to mask it */

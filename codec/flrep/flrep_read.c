@@ -729,10 +729,13 @@ dg_status dg_flrep_reader_open_file(dg_flrep_reader **out, const char *path, con
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
     size_t n = strlen(path) + 1;
     r->path = malloc(n);
-    if (r->path)
-        memcpy(r->path, path, n);
+    if (!r->path) {
+        dg_flrep_reader_close(r);
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
+    }
+    memcpy(r->path, path, n);
     r->f = fopen(path, "rb");
-    if (!r->f || !r->path || fseeko(r->f, 0, SEEK_END) != 0) {
+    if (!r->f || fseeko(r->f, 0, SEEK_END) != 0) {
         dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open: %s", strerror(errno));
         dg_flrep_reader_close(r);
         return DG_E_IO;

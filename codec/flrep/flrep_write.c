@@ -131,12 +131,14 @@ static dg_status finish_file(dg_flrep_writer *w, dg_error *err)
         return io_fail(w, "close failed", err);
     if (w->opts.max_file_mb)
         enforce_max_files(w);
-    if (rename(w->tmp_path, w->cur_path) != 0)
-        return io_fail(w, "rename failed", err);
+    /* the series' slot before the rename: a writer that reports a failure leaves no file under
+     * the final name (free_writer removes the temp file) */
     char **ns = realloc(w->series, (w->nseries + 1) * sizeof *ns);
     if (!ns)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, w->path, "out of memory");
     w->series = ns;
+    if (rename(w->tmp_path, w->cur_path) != 0)
+        return io_fail(w, "rename failed", err);
     w->series[w->nseries++] = w->cur_path;
     w->cur_path = NULL;
     free(w->tmp_path);

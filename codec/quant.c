@@ -2,9 +2,11 @@
  * Only IEEE basic operations and sqrt (correctly rounded everywhere): every compiler and
  * optimisation level produces the same quanta for the same input bits. */
 #include "quant_batch.h"
+#include "quant_internal.h"
 
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 /* The error paths are cold and out of line: inlined, they made the quantizer save and restore
@@ -112,8 +114,50 @@ dg_status dg_quant_entity(const dg_entity_in *in, dg_qentity *out, dg_error *err
     return DG_OK;
 }
 
+/* ---- which build of dg_quant_entities runs --------------------------------------------------- */
+/* DG_QUANT_AVX2 (set by CMake when it builds quant_avx2.c) says the AVX2 build exists; the CPU is
+ * asked once whether it runs it (AVX2 and the BMI1/BMI2 that file is also built with), and the
+ * answer kept: a relaxed atomic, since two threads that both ask get the same answer. */
+#if DG_QUANT_AVX2 && !defined(DG_QUANT_SCALAR) && (defined(__GNUC__) || defined(__clang__))
+#define QUANT_HAS_AVX2_BUILD 1
+#endif
+
+enum { QUANT_PATH_UNKNOWN = 0, QUANT_PATH_PORTABLE, QUANT_PATH_AVX2 };
+static atomic_int quant_path;   /* QUANT_PATH_UNKNOWN until the first call */
+
+static int quant_path_of_this_cpu(void)
+{
+#ifdef QUANT_HAS_AVX2_BUILD
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"))
+        return QUANT_PATH_AVX2;
+#endif
+    return QUANT_PATH_PORTABLE;
+}
+
+static int quant_path_chosen(void)
+{
+    int path = atomic_load_explicit(&quant_path, memory_order_relaxed);
+    if (__builtin_expect(path == QUANT_PATH_UNKNOWN, 0)) {
+        path = quant_path_of_this_cpu();
+        atomic_store_explicit(&quant_path, path, memory_order_relaxed);
+    }
+    return path;
+}
+
+bool dg_quant_avx2_in_use(void) { return quant_path_chosen() == QUANT_PATH_AVX2; }
+
+void dg_quant_allow_avx2(bool allow)
+{
+    atomic_store_explicit(&quant_path, allow ? QUANT_PATH_UNKNOWN : QUANT_PATH_PORTABLE, memory_order_relaxed);
+}
+
 dg_status dg_quant_entities(const dg_entity_in *in, dg_qentity *out, size_t n, size_t *done, dg_error *err)
 {
+#ifdef QUANT_HAS_AVX2_BUILD
+    if (quant_path_chosen() == QUANT_PATH_AVX2)
+        return dg_quant_entities_avx2(in, out, n, done, err);
+#endif
     return quant_run(in, out, n, done, err);
 }
 

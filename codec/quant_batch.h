@@ -262,6 +262,229 @@ static inline bool quant_quad(const dg_entity_in *in, dg_qentity *out)
 }
 #endif
 
+/* ---- AVX2: four entities per register, eight per step -------------------------------------- */
+/* Built only into quant_avx2.c. The rotation and health of four entities go one per 64-bit lane of
+ * a ymm register (the rows of their quaternions transposed on the way in), so one sqrt and one
+ * division serve four entities, and quant_eight computes two such groups before it stores either,
+ * so two of those chains overlap. Position and velocity need no transposition: rounding is lane by
+ * lane, so each pair of entities' twelve axes go as they lie in memory, three registers of four.
+ * The same IEEE operations in the same order as dg_quant_entity lane by lane (no FMA: the file is
+ * built without -mfma), so the same quanta; the same ordinary case as pair_compute, so the same
+ * fallback to one entity at a time. */
+#if defined(__AVX2__) && !defined(DG_QUANT_SCALAR)
+#include <immintrin.h>
+#define QUANT_AVX2 1
+
+/* The loads and stores below take neighbouring fields as one vector. */
+_Static_assert(offsetof(dg_entity_in, vel) == offsetof(dg_entity_in, pos) + 3 * sizeof(double),
+               "dg_entity_in: vel follows pos");
+_Static_assert(offsetof(dg_entity_in, health) == offsetof(dg_entity_in, rot) + 4 * sizeof(double),
+               "dg_entity_in: health follows rot");
+_Static_assert(offsetof(dg_qentity, vel) == offsetof(dg_qentity, pos) + 3 * sizeof(int32_t),
+               "dg_qentity: vel follows pos");
+_Static_assert(offsetof(dg_qentity, rot_largest) == offsetof(dg_qentity, rot) + 3 * sizeof(int16_t) &&
+               offsetof(dg_qentity, pad_) == offsetof(dg_qentity, rot_largest) + 1,
+               "dg_qentity: rot, rot_largest, pad_ are eight bytes");
+_Static_assert(offsetof(dg_entity_in, type_index) == offsetof(dg_qentity, type_index) &&
+               offsetof(dg_entity_in, faction_index) == offsetof(dg_qentity, faction_index) &&
+               offsetof(dg_entity_in, pos) == 8 && offsetof(dg_qentity, pos) == 8,
+               "dg_entity_in and dg_qentity: id, type_index, faction_index are the same first eight bytes");
+
+/* Byte addresses of fields, for loads and stores that span neighbouring fields. */
+static inline const double *in_at(const dg_entity_in *e, size_t off)
+{
+    return (const double *)(const void *)((const char *)e + off);
+}
+
+static inline void *out_at(dg_qentity *o, size_t off) { return (char *)o + off; }
+
+/* Two doubles of lo's in lanes 0-1 and the same two of hi's in lanes 2-3. */
+static inline __m256d rows2(const dg_entity_in *lo, const dg_entity_in *hi, size_t off)
+{
+    return _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(in_at(lo, off))), _mm_loadu_pd(in_at(hi, off)), 1);
+}
+
+/* The low 32 bits of each 64-bit lane (a comparison mask or a small integer made of them). */
+static inline __m128i low_dwords(__m256i v)
+{
+    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+}
+
+/* round_i32 on four lanes, |s| < 2^31 - 0.5 known (round_pair_bounded, four wide). */
+static inline __m128i round4_bounded(__m256d s)
+{
+    __m128i t = _mm256_cvttpd_epi32(s);
+    __m256d frac = _mm256_sub_pd(s, _mm256_cvtepi32_pd(t));
+    __m256i up = _mm256_castpd_si256(_mm256_cmp_pd(frac, _mm256_set1_pd(0.5), _CMP_GE_OQ));
+    __m256i down = _mm256_castpd_si256(_mm256_cmp_pd(frac, _mm256_set1_pd(-0.5), _CMP_LE_OQ));
+    return _mm_add_epi32(t, low_dwords(_mm256_sub_epi64(down, up)));   /* -1 - 0 rounds down, 0 - -1 up */
+}
+
+/* The twelve axes of a and b, scaled (v * quanta per unit): pos0 pos1 pos2 vel0 of a | vel1 vel2 of
+ * a, pos0 pos1 of b | pos2 vel0 vel1 vel2 of b. */
+static inline void axes_scaled2(const dg_entity_in *a, const dg_entity_in *b, __m256d s[3])
+{
+    const size_t pos = offsetof(dg_entity_in, pos), vel = offsetof(dg_entity_in, vel);
+    const double P = DG_QPOS_PER_M, V = DG_QVEL_PER_MPS;
+    s[0] = _mm256_mul_pd(_mm256_loadu_pd(in_at(a, pos)), _mm256_setr_pd(P, P, P, V));
+    __m256d mid = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(in_at(a, vel + 8))),
+                                       _mm_loadu_pd(in_at(b, pos)), 1);
+    s[1] = _mm256_mul_pd(mid, _mm256_setr_pd(V, V, P, P));
+    s[2] = _mm256_mul_pd(_mm256_loadu_pd(in_at(b, pos + 16)), _mm256_setr_pd(P, V, V, V));
+}
+
+/* All-ones lanes where |s| < 2^31 - 0.5 (quant_axis's range test; a NaN fails). */
+static inline __m256d axes_in_range(__m256d s)
+{
+    __m256d mag = _mm256_and_pd(s, _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX)));
+    return _mm256_cmp_pd(mag, _mm256_set1_pd(2147483647.5), _CMP_LT_OQ);
+}
+
+/* a and b's axes rounded and stored (their range checked before). */
+static inline void axes_store2(const dg_entity_in *a, const dg_entity_in *b, dg_qentity *oa, dg_qentity *ob)
+{
+    const size_t pos = offsetof(dg_qentity, pos), vel = offsetof(dg_qentity, vel);
+    __m256d s[3];
+    axes_scaled2(a, b, s);
+    __m128i r0 = round4_bounded(s[0]), r1 = round4_bounded(s[1]), r2 = round4_bounded(s[2]);
+    _mm_storeu_si128((__m128i *)out_at(oa, pos), r0);                      /* a: pos0 pos1 pos2 vel0 */
+    _mm_storel_epi64((__m128i *)out_at(oa, vel + 4), r1);                  /* a: vel1 vel2 */
+    _mm_storeh_pd((double *)out_at(ob, pos), _mm_castsi128_pd(r1));        /* b: pos0 pos1 */
+    _mm_storeu_si128((__m128i *)out_at(ob, pos + 8), r2);                  /* b: pos2 vel0 vel1 vel2 */
+}
+
+/* What quad_compute leaves for quad_store: the four entities' rotation quanta as int16 (rot[0] of
+ * the four, then rot[2] of the four | rot[1] of the four, then rot_largest | pad_ = 0) and their
+ * health quanta as int32. */
+typedef struct quad_q {
+    __m128i rot02, rot1l, health;
+} quad_q;
+
+/* quant_rot for the four entities whose components are w x y z, n2 their squared norms, into *q. A
+ * lane whose n2 is not in (1e-30, DBL_MAX] computes garbage (without trapping) nobody stores. */
+static inline __attribute__((always_inline)) void quant_rot_quad(const __m256d rot[4], __m256d n2, quad_q *q)
+{
+    __m256d inv = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_sqrt_pd(n2));
+    __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+    __m256d c[4], a[4];
+    for (int i = 0; i < 4; i++) {
+        c[i] = _mm256_mul_pd(rot[i], inv);
+        a[i] = _mm256_and_pd(c[i], abs_mask);
+    }
+    /* the largest magnitude, lowest index on a tie, as in quant_rot_pair: more_i = |c_i| beats all
+     * before it (strictly), "largest > k" = more_(k+1) | ... | more_3; no NaN here, so max is the
+     * scalar's pick */
+    __m256d m1 = _mm256_cmp_pd(a[1], a[0], _CMP_GT_OQ), best = _mm256_max_pd(a[0], a[1]);
+    __m256d m2 = _mm256_cmp_pd(a[2], best, _CMP_GT_OQ);
+    best = _mm256_max_pd(best, a[2]);
+    __m256d m3 = _mm256_cmp_pd(a[3], best, _CMP_GT_OQ);
+    __m256d gt2 = m3, gt1 = _mm256_or_pd(m2, m3), gt0 = _mm256_or_pd(m1, gt1);
+    /* blendv(x, y, m) = m ? y : x */
+    __m256d top = _mm256_blendv_pd(_mm256_blendv_pd(_mm256_blendv_pd(c[0], c[1], gt0), c[2], gt1), c[3], gt2);
+    __m256d flip = _mm256_and_pd(_mm256_cmp_pd(top, _mm256_setzero_pd(), _CMP_LT_OQ), _mm256_set1_pd(-0.0));
+    __m256d other[3] = {_mm256_blendv_pd(c[1], c[0], gt0), _mm256_blendv_pd(c[2], c[1], gt1),
+                        _mm256_blendv_pd(c[3], c[2], gt2)};
+    __m128i r[3];
+    for (int k = 0; k < 3; k++) {
+        __m256d v = _mm256_mul_pd(_mm256_mul_pd(_mm256_xor_pd(other[k], flip), _mm256_set1_pd(DG_SQRT2)),
+                                  _mm256_set1_pd(DG_QROT_SCALE));
+        r[k] = round4_bounded(v);   /* |v| <= sqrt 2 * 32767 */
+    }
+    /* largest = how many of gt0 gt1 gt2 hold: 0 - (-1) - ... on the 64-bit masks */
+    __m256i neg = _mm256_add_epi64(_mm256_add_epi64(_mm256_castpd_si256(gt0), _mm256_castpd_si256(gt1)),
+                                   _mm256_castpd_si256(gt2));
+    __m128i largest = low_dwords(_mm256_sub_epi64(_mm256_setzero_si256(), neg));
+    /* int32 -> int16 with saturation, then the clamp to +-32767 (largest, 0..3, passes unchanged) */
+    __m128i lo = _mm_set1_epi16(-DG_QROT_SCALE), hi = _mm_set1_epi16(DG_QROT_SCALE);
+    q->rot02 = _mm_min_epi16(_mm_max_epi16(_mm_packs_epi32(r[0], r[2]), lo), hi);
+    q->rot1l = _mm_min_epi16(_mm_max_epi16(_mm_packs_epi32(r[1], largest), lo), hi);
+}
+
+/* Four entities' checks and rotation and health quanta into *q; false when one of them is not the
+ * ordinary case (pair_compute's: id >= 1, every axis in range, n2 in (1e-30, DBL_MAX], health a
+ * number). Computed whole, without a branch. The axes are only checked here: quad_store computes
+ * them again (the same multiplications) where it stores them, rather than holding twelve
+ * registers across quant_eight's branch. */
+static inline __attribute__((always_inline)) bool quad_compute(const dg_entity_in *e, quad_q *q)
+{
+    bool ids = (e[0].id != 0) & (e[1].id != 0) & (e[2].id != 0) & (e[3].id != 0);
+    __m256d s[6];
+    axes_scaled2(&e[0], &e[1], &s[0]);
+    axes_scaled2(&e[2], &e[3], &s[3]);
+    __m256d ok = _mm256_and_pd(_mm256_and_pd(axes_in_range(s[0]), axes_in_range(s[1])),
+                               _mm256_and_pd(axes_in_range(s[2]), axes_in_range(s[3])));
+    ok = _mm256_and_pd(ok, _mm256_and_pd(axes_in_range(s[4]), axes_in_range(s[5])));
+    /* the quaternions and healths transposed, entity k in lane k: rows of entities 0 and 2 in the
+     * low and high halves, of 1 and 3 likewise, interleaved (unpacklo/hi work within each half) */
+    const size_t rot = offsetof(dg_entity_in, rot);
+    __m256d wx02 = rows2(&e[0], &e[2], rot), wx13 = rows2(&e[1], &e[3], rot);
+    __m256d yz02 = rows2(&e[0], &e[2], rot + 16), yz13 = rows2(&e[1], &e[3], rot + 16);
+    __m256d zh02 = rows2(&e[0], &e[2], rot + 24), zh13 = rows2(&e[1], &e[3], rot + 24);
+    __m256d r[4] = {_mm256_unpacklo_pd(wx02, wx13), _mm256_unpackhi_pd(wx02, wx13), _mm256_unpacklo_pd(yz02, yz13),
+                    _mm256_unpackhi_pd(yz02, yz13)};
+    __m256d h = _mm256_unpackhi_pd(zh02, zh13);
+    /* rot_norm2's sum, in its order (from 0.0) */
+    __m256d n2 = _mm256_setzero_pd();
+    for (int i = 0; i < 4; i++)
+        n2 = _mm256_add_pd(n2, _mm256_mul_pd(r[i], r[i]));
+    ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(n2, _mm256_set1_pd(1e-30), _CMP_GT_OQ),
+                                         _mm256_cmp_pd(n2, _mm256_set1_pd(DBL_MAX), _CMP_LE_OQ)));
+    ok = _mm256_and_pd(ok, _mm256_cmp_pd(h, h, _CMP_ORD_Q));
+    quant_rot_quad(r, n2, q);
+    /* clamp to 0..1 (-0 becomes +0: the same quantum) */
+    h = _mm256_min_pd(_mm256_max_pd(h, _mm256_setzero_pd()), _mm256_set1_pd(1.0));
+    q->health = round4_bounded(_mm256_mul_pd(h, _mm256_set1_pd(DG_QHEALTH_FULL)));
+    return ids & (_mm256_movemask_pd(ok) == 0xF);
+}
+
+/* Stores the four entities quad_compute accepted: what it computed, and their axes. */
+static inline __attribute__((always_inline)) void quad_store(const dg_entity_in *e, const quad_q *q, dg_qentity *o)
+{
+    for (int k = 0; k < 4; k++)   /* id, type_index, faction_index: the same eight bytes */
+        _mm_storel_epi64((__m128i *)(void *)&o[k], _mm_loadl_epi64((const __m128i *)(const void *)&e[k]));
+    axes_store2(&e[0], &e[1], &o[0], &o[1]);
+    axes_store2(&e[2], &e[3], &o[2], &o[3]);
+    /* rot[0] rot[1] rot[2] rot_largest|pad_ of each entity: the int16 columns interleaved */
+    __m128i lo = _mm_unpacklo_epi16(q->rot02, q->rot1l);   /* r0 r1 of entities 0 1 2 3 */
+    __m128i hi = _mm_unpackhi_epi16(q->rot02, q->rot1l);   /* r2 largest of entities 0 1 2 3 */
+    __m128i e01 = _mm_unpacklo_epi32(lo, hi), e23 = _mm_unpackhi_epi32(lo, hi);
+    const size_t rot = offsetof(dg_qentity, rot);
+    _mm_storel_epi64((__m128i *)out_at(&o[0], rot), e01);
+    _mm_storeh_pd((double *)out_at(&o[1], rot), _mm_castsi128_pd(e01));
+    _mm_storel_epi64((__m128i *)out_at(&o[2], rot), e23);
+    _mm_storeh_pd((double *)out_at(&o[3], rot), _mm_castsi128_pd(e23));
+    o[0].health = (uint16_t)_mm_extract_epi16(q->health, 0);
+    o[1].health = (uint16_t)_mm_extract_epi16(q->health, 2);
+    o[2].health = (uint16_t)_mm_extract_epi16(q->health, 4);
+    o[3].health = (uint16_t)_mm_extract_epi16(q->health, 6);
+    for (int k = 0; k < 4; k++)
+        o[k].flags = e[k].flags;
+}
+
+/* Four entities, or false with nothing stored. */
+static inline bool quant_four(const dg_entity_in *in, dg_qentity *out)
+{
+    quad_q q;
+    if (!quad_compute(in, &q))
+        return false;
+    quad_store(in, &q, out);
+    return true;
+}
+
+/* Eight entities, both groups of four computed before either is stored, or false with nothing
+ * stored. */
+static inline bool quant_eight(const dg_entity_in *in, dg_qentity *out)
+{
+    quad_q p, q;
+    bool p_ok = quad_compute(&in[0], &p), q_ok = quad_compute(&in[4], &q);   /* both, always */
+    if (!(p_ok & q_ok))
+        return false;
+    quad_store(&in[0], &p, &out[0]);
+    quad_store(&in[4], &q, &out[4]);
+    return true;
+}
+#endif
+
 /* Entities i and i + 1 (pair) or i alone, with dg_quant_entity when quant_pair does not take them;
  * the entities done go to *i. */
 static dg_status quant_some(const dg_entity_in *in, dg_qentity *out, size_t *i, bool pair, dg_error *err)
@@ -284,8 +507,15 @@ static inline dg_status quant_run(const dg_entity_in *in, dg_qentity *out, size_
     size_t i = 0;
     dg_status st = DG_OK;
     while (i < n && st == DG_OK) {
+#if QUANT_AVX2
+        if (i + 8 <= n && quant_eight(&in[i], &out[i]))
+            i += 8;
+        else if (i + 4 <= n && quant_four(&in[i], &out[i]))
+            i += 4;
+#else
         if (i + 4 <= n && quant_quad(&in[i], &out[i]))
             i += 4;
+#endif
         else
             st = quant_some(in, out, &i, i + 2 <= n, err);
     }

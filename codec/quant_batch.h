@@ -297,6 +297,8 @@ static inline const double *in_at(const dg_entity_in *e, size_t off)
 }
 
 static inline void *out_at(dg_qentity *o, size_t off) { return (char *)o + off; }
+/* (the stores of a high half use _mm_storeh_pi, a builtin: _mm_storeh_pd is a C store through a
+ * double *, and these addresses are only 4-byte aligned) */
 
 /* Two doubles of lo's in lanes 0-1 and the same two of hi's in lanes 2-3. */
 static inline __m256d rows2(const dg_entity_in *lo, const dg_entity_in *hi, size_t off)
@@ -349,7 +351,7 @@ static inline void axes_store2(const dg_entity_in *a, const dg_entity_in *b, dg_
     __m128i r0 = round4_bounded(s[0]), r1 = round4_bounded(s[1]), r2 = round4_bounded(s[2]);
     _mm_storeu_si128((__m128i *)out_at(oa, pos), r0);                      /* a: pos0 pos1 pos2 vel0 */
     _mm_storel_epi64((__m128i *)out_at(oa, vel + 4), r1);                  /* a: vel1 vel2 */
-    _mm_storeh_pd((double *)out_at(ob, pos), _mm_castsi128_pd(r1));        /* b: pos0 pos1 */
+    _mm_storeh_pi((__m64 *)out_at(ob, pos), _mm_castsi128_ps(r1));         /* b: pos0 pos1 */
     _mm_storeu_si128((__m128i *)out_at(ob, pos + 8), r2);                  /* b: pos2 vel0 vel1 vel2 */
 }
 
@@ -450,9 +452,9 @@ static inline __attribute__((always_inline)) void quad_store(const dg_entity_in 
     __m128i e01 = _mm_unpacklo_epi32(lo, hi), e23 = _mm_unpackhi_epi32(lo, hi);
     const size_t rot = offsetof(dg_qentity, rot);
     _mm_storel_epi64((__m128i *)out_at(&o[0], rot), e01);
-    _mm_storeh_pd((double *)out_at(&o[1], rot), _mm_castsi128_pd(e01));
+    _mm_storeh_pi((__m64 *)out_at(&o[1], rot), _mm_castsi128_ps(e01));
     _mm_storel_epi64((__m128i *)out_at(&o[2], rot), e23);
-    _mm_storeh_pd((double *)out_at(&o[3], rot), _mm_castsi128_pd(e23));
+    _mm_storeh_pi((__m64 *)out_at(&o[3], rot), _mm_castsi128_ps(e23));
     o[0].health = (uint16_t)_mm_extract_epi16(q->health, 0);
     o[1].health = (uint16_t)_mm_extract_epi16(q->health, 2);
     o[2].health = (uint16_t)_mm_extract_epi16(q->health, 4);

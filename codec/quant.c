@@ -1,108 +1,13 @@
 /* codec/quant.c — float state to the quantized integer domain and back (see docs/FORMAT-flrep.md §6).
  * Only IEEE basic operations and sqrt (correctly rounded everywhere): every compiler and
  * optimisation level produces the same quanta for the same input bits. */
-#include "detgate/quant.h"
+#include "quant_batch.h"
+#include "quant_internal.h"
 
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
-
-#define DG_SQRT2 1.41421356237309504880
-
-/* Round half away from zero, exactly, for |x| < 2^31 - 0.5 (every caller's range is checked or
- * bounded first): the 32-bit truncation and the fraction are exact there (adding 0.5 first would
- * round 0.49999999999999994 up), and t +- 1 stays in range because the fraction is < 0.5 at the
- * ends. */
-static inline int32_t round_i32(double x)
-{
-    int32_t t = (int32_t)x;
-    double frac = x - (double)t;
-    return t + (frac >= 0.5) - (frac <= -0.5);
-}
-
-/* v * scale rounded; *ok cleared when it is not finite or leaves the i32 range (a NaN or an
- * infinity fails both comparisons, so no separate finiteness test). */
-static inline int32_t quant_axis(double v, double scale, bool *ok)
-{
-    double s = v * scale;
-    bool in = s > -2147483647.5 && s < 2147483647.5;
-    *ok = *ok && in;
-    return round_i32(in ? s : 0.0);
-}
-
-/* The six position and velocity quanta, computed before anything is stored (quant_axes) and
- * stored once every other check passed (store_axes). With SSE2 (every x86-64) two axes at a
- * time: the same IEEE multiply, truncation, subtraction and comparisons lane by lane as
- * quant_axis, so the same quanta; one by one the axes were a third of the quantizer's time. */
-#if defined(__SSE2__) && !defined(DG_QUANT_SCALAR)   /* the test builds the scalar path too */
-#include <emmintrin.h>
-
-typedef struct axes {
-    __m128i q[3];   /* low 64 bits: pos0 pos1 | pos2 vel0 | vel1 vel2 */
-} axes;
-
-/* round_i32 on both lanes of s, |s| < 2^31 - 0.5 known; the results in the low two int32 lanes. */
-static inline __m128i round_pair_bounded(__m128d s)
-{
-    __m128i t = _mm_cvttpd_epi32(s);   /* truncation; both results in the low 64 bits */
-    __m128d frac = _mm_sub_pd(s, _mm_cvtepi32_pd(t));
-    /* comparison masks are 64-bit all-ones (-1): down - up is +1 to round up, -1 to round down */
-    __m128i up = _mm_castpd_si128(_mm_cmpge_pd(frac, _mm_set1_pd(0.5)));
-    __m128i down = _mm_castpd_si128(_mm_cmple_pd(frac, _mm_set1_pd(-0.5)));
-    __m128i adj = _mm_shuffle_epi32(_mm_sub_epi64(down, up), _MM_SHUFFLE(3, 3, 2, 0));
-    return _mm_add_epi32(t, adj);
-}
-
-/* round_i32 on both lanes; a lane out of range is cleared in *in_range and its result is garbage
- * nobody stores (the conversion of an out-of-range double is defined for the instruction: it
- * gives 0x80000000). |s| < 2^31 - 0.5 in one compare: the magnitude is exact, and a NaN fails. */
-static inline __m128i round_pair(__m128d s, __m128d *in_range)
-{
-    __m128d mag = _mm_and_pd(s, _mm_castsi128_pd(_mm_set1_epi64x(INT64_MAX)));
-    *in_range = _mm_and_pd(*in_range, _mm_cmplt_pd(mag, _mm_set1_pd(2147483647.5)));
-    return round_pair_bounded(s);
-}
-
-static inline bool quant_axes(const dg_entity_in *in, axes *a)
-{
-    __m128d ok = _mm_castsi128_pd(_mm_set1_epi32(-1));
-    a->q[0] = round_pair(_mm_mul_pd(_mm_loadu_pd(&in->pos[0]), _mm_set1_pd(DG_QPOS_PER_M)), &ok);
-    a->q[1] = round_pair(_mm_mul_pd(_mm_set_pd(in->vel[0], in->pos[2]), _mm_set_pd(DG_QVEL_PER_MPS, DG_QPOS_PER_M)),
-                         &ok);
-    a->q[2] = round_pair(_mm_mul_pd(_mm_loadu_pd(&in->vel[1]), _mm_set1_pd(DG_QVEL_PER_MPS)), &ok);
-    return _mm_movemask_pd(ok) == 3;
-}
-
-static inline void store_axes(const axes *a, dg_qentity *out)
-{
-    _mm_storel_epi64((__m128i *)(void *)&out->pos[0], a->q[0]);
-    out->pos[2] = _mm_cvtsi128_si32(a->q[1]);
-    out->vel[0] = _mm_cvtsi128_si32(_mm_shuffle_epi32(a->q[1], 1));
-    _mm_storel_epi64((__m128i *)(void *)&out->vel[1], a->q[2]);
-}
-#else
-typedef struct axes {
-    int32_t pos[3], vel[3];
-} axes;
-
-static inline bool quant_axes(const dg_entity_in *in, axes *a)
-{
-    bool ok = true;
-    for (int i = 0; i < 3; i++) {
-        a->pos[i] = quant_axis(in->pos[i], DG_QPOS_PER_M, &ok);
-        a->vel[i] = quant_axis(in->vel[i], DG_QVEL_PER_MPS, &ok);
-    }
-    return ok;
-}
-
-static inline void store_axes(const axes *a, dg_qentity *out)
-{
-    for (int i = 0; i < 3; i++) {
-        out->pos[i] = a->pos[i];
-        out->vel[i] = a->vel[i];
-    }
-}
-#endif
 
 /* The error paths are cold and out of line: inlined, they made the quantizer save and restore
  * three more registers on every call. */
@@ -209,187 +114,51 @@ dg_status dg_quant_entity(const dg_entity_in *in, dg_qentity *out, dg_error *err
     return DG_OK;
 }
 
-/* ---- many entities per call ---------------------------------------------------------------- */
-/* One entity's quantization is a chain of dependent latencies (squared norm, sqrt, division, the
- * roundings after them) that leaves the core mostly waiting. With SSE2, a pair of entities runs
- * side by side, one per lane, and quant_quad computes two pairs before it stores either, so four
- * chains overlap: the same IEEE operations in the same order as dg_quant_entity (sums, sqrt,
- * division, multiplies, truncation, comparisons are exact lane by lane), so the same quanta. Only
- * the ordinary case — ids >= 1, every axis in range, a finite squared norm above 1e-30, a health
- * that is a number — is stored; otherwise the caller quantizes the entities one by one, which
- * finds and names the error exactly as before. */
-#if defined(__SSE2__) && !defined(DG_QUANT_SCALAR)
-
-/* a in lane 0, b in lane 1 */
-static inline __m128d lanes(double a, double b) { return _mm_set_pd(b, a); }
-
-/* mask ? x : y, lane by lane (mask lanes all ones or all zeros) */
-static inline __m128d pick(__m128d mask, __m128d x, __m128d y)
-{
-    return _mm_or_pd(_mm_and_pd(mask, x), _mm_andnot_pd(mask, y));
-}
-
-/* quant_rot for two entities: the smallest three as int16 in *rot16 (lanes a0 b0 a1 b1 a2 b2),
- * the largest's index in la and lb. A lane whose n2 is not finite and > 1e-30 computes garbage
- * (without trapping) that the caller does not store. */
-static inline void quant_rot_pair(const dg_entity_in *a, const dg_entity_in *b, __m128d n2, __m128i *rot16,
-                                  unsigned *la, unsigned *lb)
-{
-    __m128d inv = _mm_div_pd(_mm_set1_pd(1.0), _mm_sqrt_pd(n2));
-    __m128d abs_mask = _mm_castsi128_pd(_mm_set1_epi64x(INT64_MAX));
-    __m128d q[4], best;
-    for (int i = 0; i < 4; i++)
-        q[i] = _mm_mul_pd(lanes(a->rot[i], b->rot[i]), inv);
-    /* the largest magnitude, lowest index on a tie: more_i = |q_i| beats all before it; then
-     * "largest > k" is more_(k+1) | ... | more_3 */
-    best = _mm_and_pd(q[0], abs_mask);
-    __m128d m1 = _mm_cmpgt_pd(_mm_and_pd(q[1], abs_mask), best);
-    best = _mm_max_pd(best, _mm_and_pd(q[1], abs_mask));   /* no NaN here: max is the scalar's pick */
-    __m128d m2 = _mm_cmpgt_pd(_mm_and_pd(q[2], abs_mask), best);
-    best = _mm_max_pd(best, _mm_and_pd(q[2], abs_mask));
-    __m128d m3 = _mm_cmpgt_pd(_mm_and_pd(q[3], abs_mask), best);
-    __m128d gt2 = m3, gt1 = _mm_or_pd(m2, m3), gt0 = _mm_or_pd(m1, gt1);
-    __m128d top = pick(gt2, q[3], pick(gt1, q[2], pick(gt0, q[1], q[0])));
-    /* sign * c is c with its sign bit flipped where the largest is negative (exact either way) */
-    __m128d flip = _mm_and_pd(_mm_cmplt_pd(top, _mm_setzero_pd()), _mm_set1_pd(-0.0));
-    __m128d c[3] = {pick(gt0, q[0], q[1]), pick(gt1, q[1], q[2]), pick(gt2, q[2], q[3])};
-    __m128i r[3];
-    for (int k = 0; k < 3; k++) {
-        __m128d v = _mm_mul_pd(_mm_mul_pd(_mm_xor_pd(c[k], flip), _mm_set1_pd(DG_SQRT2)),
-                               _mm_set1_pd(DG_QROT_SCALE));
-        r[k] = round_pair_bounded(v);
-    }
-    /* int32 -> int16 with saturation, then the clamp to +-32767 */
-    __m128i packed = _mm_packs_epi32(_mm_unpacklo_epi64(r[0], r[1]), r[2]);
-    packed = _mm_min_epi16(_mm_max_epi16(packed, _mm_set1_epi16(-DG_QROT_SCALE)), _mm_set1_epi16(DG_QROT_SCALE));
-    *rot16 = packed;
-    int g0 = _mm_movemask_pd(gt0), g1 = _mm_movemask_pd(gt1), g2 = _mm_movemask_pd(gt2);
-    *la = (unsigned)((g0 & 1) + (g1 & 1) + (g2 & 1));
-    *lb = (unsigned)((g0 >> 1) + (g1 >> 1) + (g2 >> 1));
-}
-
-static inline void store_common(const dg_entity_in *in, const axes *ax, dg_qentity *out)
-{
-    out->id = in->id;
-    out->type_index = in->type_index;
-    out->faction_index = in->faction_index;
-    store_axes(ax, out);
-    out->pad_ = 0;
-    out->flags = in->flags;
-}
-
-/* Two entities quantized into registers (pair_compute), stored by pair_store. */
-typedef struct pair_q {
-    axes xa, xb;
-    __m128i rot16, hq;
-    unsigned la, lb;
-} pair_q;
-
-/* Two entities into *p; false when either is not the ordinary case (*p is then garbage nobody
- * stores: a bad lane's sqrt, division and conversions compute without trapping). Computed whole,
- * without a branch, so the chains of two pairs overlap in quant_quad. */
-static inline __attribute__((always_inline)) bool pair_compute(const dg_entity_in *a, const dg_entity_in *b,
-                                                               pair_q *p)
-{
-    bool axes_a = quant_axes(a, &p->xa), axes_b = quant_axes(b, &p->xb);   /* both, always: no && */
-    bool ok = (a->id != 0) & (b->id != 0) & axes_a & axes_b;
-    __m128d n2 = _mm_setzero_pd();
-    for (int i = 0; i < 4; i++) {
-        __m128d c = lanes(a->rot[i], b->rot[i]);
-        n2 = _mm_add_pd(n2, _mm_mul_pd(c, c));
-    }
-    __m128d h = lanes(a->health, b->health);
-    /* n2 in (1e-30, DBL_MAX] (NaN fails both), health not NaN */
-    __m128d good = _mm_and_pd(_mm_and_pd(_mm_cmpgt_pd(n2, _mm_set1_pd(1e-30)), _mm_cmple_pd(n2, _mm_set1_pd(DBL_MAX))),
-                              _mm_cmpord_pd(h, h));
-    quant_rot_pair(a, b, n2, &p->rot16, &p->la, &p->lb);
-    /* clamp to 0..1 (-0 becomes +0: the same quantum) */
-    h = _mm_min_pd(_mm_max_pd(h, _mm_setzero_pd()), _mm_set1_pd(1.0));
-    p->hq = round_pair_bounded(_mm_mul_pd(h, _mm_set1_pd(DG_QHEALTH_FULL)));
-    return ok & (_mm_movemask_pd(good) == 3);
-}
-
-static inline __attribute__((always_inline)) void pair_store(const dg_entity_in *a, const dg_entity_in *b,
-                                                             const pair_q *p, dg_qentity *oa, dg_qentity *ob)
-{
-    store_common(a, &p->xa, oa);
-    store_common(b, &p->xb, ob);
-    oa->rot[0] = (int16_t)_mm_extract_epi16(p->rot16, 0);
-    ob->rot[0] = (int16_t)_mm_extract_epi16(p->rot16, 1);
-    oa->rot[1] = (int16_t)_mm_extract_epi16(p->rot16, 2);
-    ob->rot[1] = (int16_t)_mm_extract_epi16(p->rot16, 3);
-    oa->rot[2] = (int16_t)_mm_extract_epi16(p->rot16, 4);
-    ob->rot[2] = (int16_t)_mm_extract_epi16(p->rot16, 5);
-    oa->rot_largest = (uint8_t)p->la;
-    ob->rot_largest = (uint8_t)p->lb;
-    oa->health = (uint16_t)_mm_cvtsi128_si32(p->hq);
-    ob->health = (uint16_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(p->hq, 1));
-}
-
-/* Two entities, or false (nothing stored) when either is not the ordinary case. */
-static inline bool quant_pair(const dg_entity_in *a, const dg_entity_in *b, dg_qentity *oa, dg_qentity *ob)
-{
-    pair_q p;
-    if (!pair_compute(a, b, &p))
-        return false;
-    pair_store(a, b, &p, oa, ob);
-    return true;
-}
-
-/* Four entities, both pairs computed before either is stored, or false with nothing stored. */
-static inline bool quant_quad(const dg_entity_in *in, dg_qentity *out)
-{
-    pair_q p, q;
-    bool p_ok = pair_compute(&in[0], &in[1], &p), q_ok = pair_compute(&in[2], &in[3], &q);   /* both, always */
-    if (!(p_ok & q_ok))
-        return false;
-    pair_store(&in[0], &in[1], &p, &out[0], &out[1]);
-    pair_store(&in[2], &in[3], &q, &out[2], &out[3]);
-    return true;
-}
-#else   /* the portable build quantizes one by one */
-static inline bool quant_pair(const dg_entity_in *a, const dg_entity_in *b, dg_qentity *oa, dg_qentity *ob)
-{
-    (void)a, (void)b, (void)oa, (void)ob;
-    return false;
-}
-
-static inline bool quant_quad(const dg_entity_in *in, dg_qentity *out)
-{
-    (void)in, (void)out;
-    return false;
-}
+/* ---- which build of dg_quant_entities runs --------------------------------------------------- */
+/* DG_QUANT_AVX2 (set by CMake when it builds quant_avx2.c) says the AVX2 build exists; the CPU is
+ * asked once whether it runs it (AVX2 and the BMI1/BMI2 that file is also built with), and the
+ * answer kept: a relaxed atomic, since two threads that both ask get the same answer. */
+#if DG_QUANT_AVX2 && !defined(DG_QUANT_SCALAR) && (defined(__GNUC__) || defined(__clang__))
+#define QUANT_HAS_AVX2_BUILD 1
 #endif
 
-/* Entities i and i + 1 (pair) or i alone, with dg_quant_entity when quant_pair does not take them;
- * the entities done go to *i. */
-static dg_status quant_some(const dg_entity_in *in, dg_qentity *out, size_t *i, bool pair, dg_error *err)
+enum { QUANT_PATH_UNKNOWN = 0, QUANT_PATH_PORTABLE, QUANT_PATH_AVX2 };
+static atomic_int quant_path;   /* QUANT_PATH_UNKNOWN until the first call */
+
+static int quant_path_of_this_cpu(void)
 {
-    if (pair && quant_pair(&in[*i], &in[*i + 1], &out[*i], &out[*i + 1])) {
-        *i += 2;
-        return DG_OK;
+#ifdef QUANT_HAS_AVX2_BUILD
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"))
+        return QUANT_PATH_AVX2;
+#endif
+    return QUANT_PATH_PORTABLE;
+}
+
+static int quant_path_chosen(void)
+{
+    int path = atomic_load_explicit(&quant_path, memory_order_relaxed);
+    if (__builtin_expect(path == QUANT_PATH_UNKNOWN, 0)) {
+        path = quant_path_of_this_cpu();
+        atomic_store_explicit(&quant_path, path, memory_order_relaxed);
     }
-    for (size_t end = *i + (pair ? 2 : 1); *i < end; ++*i) {
-        dg_status st = dg_quant_entity(&in[*i], &out[*i], err);
-        if (st != DG_OK)
-            return st;
-    }
-    return DG_OK;
+    return path;
+}
+
+bool dg_quant_avx2_in_use(void) { return quant_path_chosen() == QUANT_PATH_AVX2; }
+
+void dg_quant_allow_avx2(bool allow)
+{
+    atomic_store_explicit(&quant_path, allow ? QUANT_PATH_UNKNOWN : QUANT_PATH_PORTABLE, memory_order_relaxed);
 }
 
 dg_status dg_quant_entities(const dg_entity_in *in, dg_qentity *out, size_t n, size_t *done, dg_error *err)
 {
-    size_t i = 0;
-    dg_status st = DG_OK;
-    while (i < n && st == DG_OK) {
-        if (i + 4 <= n && quant_quad(&in[i], &out[i]))
-            i += 4;
-        else
-            st = quant_some(in, out, &i, i + 2 <= n, err);
-    }
-    if (done)
-        *done = i;
-    return st;
+#ifdef QUANT_HAS_AVX2_BUILD
+    if (quant_path_chosen() == QUANT_PATH_AVX2)
+        return dg_quant_entities_avx2(in, out, n, done, err);
+#endif
+    return quant_run(in, out, n, done, err);
 }
 
 void dg_quant_pos_m(const dg_qentity *q, double out_m[3])

@@ -77,10 +77,11 @@ typedef struct dg_event {
 dg_status dg_quant_entity(const dg_entity_in *in, dg_qentity *out, dg_error *err);
 
 /* Quantizes in[0..n) into out[0..n), with the same result as dg_quant_entity on each in order
- * (entities four at a time in SIMD lanes, so their sqrt and division chains overlap: 40 % less
- * time than one call per entity). Stops at the first entity dg_quant_entity refuses, with that
- * entity's error: out[0..k) hold the ones before it, out[k..n) are untouched, and *done (if
- * non-NULL) is k — n on success. */
+ * (entities side by side in SIMD lanes, so their sqrt and division chains overlap: four at a time
+ * as SSE2 pairs, or eight at a time as two groups of four on a CPU with AVX2; docs/PERFORMANCE.md
+ * has the figures). Stops at the first entity dg_quant_entity refuses, with that entity's error:
+ * out[0..k) hold the ones before it, out[k..n) are untouched, and *done (if non-NULL) is k — n on
+ * success. */
 dg_status dg_quant_entities(const dg_entity_in *in, dg_qentity *out, size_t n, size_t *done, dg_error *err);
 
 /* Back to floats, for display and reports (not used by the gate's comparisons). */

@@ -14,6 +14,7 @@
 
 #include "detgate/quant.h"
 #include "flrep_testlib.h"
+#include "quant_internal.h"
 
 static double quat_angle_deg(const double a[4], const double b[4])
 {
@@ -408,6 +409,110 @@ static void test_batch_matches_the_reference_on_random_states(void **state)
     }
 }
 
+/* Every kind of entity the batch must get right, at every place in batches of every length up to
+ * 19: each of the eight lanes of the AVX2 build's two groups of four and of the portable build's two
+ * pairs, the groups after them, the tails of 1..7 that go in fours, pairs and one by one. The kinds
+ * the batch refuses (dg_quant_entity names them), the one it leaves to dg_quant_entity though that
+ * accepts it (a finite quaternion whose squared norm overflows), and ordinary ones at the edges:
+ * ties for the largest component, exact halves of a quantum, -0.0, the last value in range,
+ * denormals. */
+enum { LANE_KINDS = 22, LANE_MAX = 19 };
+
+static void lane_kind(dg_entity_in *e, int kind)
+{
+    static const double tie[4][4] = {{0.5, -0.5, 0.5, -0.5}, {-0.5, 0.5, 0.5, 0.5},
+                                      {0.1, 0.7, -0.7, 0.2}, {0.1, -0.7, 0.7, -0.2}};
+    switch (kind) {
+    case 0: e->id = 0; break;
+    case 1: e->pos[1] = 2147483647.5 / 64; break;   /* the first value refused */
+    case 2: e->vel[2] = NAN; break;
+    case 3: e->rot[1] = -INFINITY; break;
+    case 4: memset(e->rot, 0, sizeof e->rot); break;
+    case 5: memset(e->rot, 0, sizeof e->rot); e->rot[3] = 1e-16; break;  /* n2 = 1e-32 */
+    case 6: e->health = NAN; break;
+    case 7: e->rot[2] = 1e200; break;   /* n2 overflows: accepted, by dg_quant_entity alone */
+    case 8: case 9: case 10: case 11: memcpy(e->rot, tie[kind - 8], sizeof e->rot); break;
+    case 12: e->pos[0] = 12.5 / 64; e->pos[1] = -7.5 / 64; e->vel[2] = -0.5 / 32; break;
+    case 13: e->health = 0.00015; break;   /* 1.5 quanta, as near as a double gets */
+    case 14: e->health = -0.0; e->pos[2] = -0.0; e->vel[0] = -0.0; break;
+    case 15: e->rot[0] = -0.0; e->rot[1] = -0.0; break;
+    case 16: e->pos[1] = nextafter(2147483647.5 / 64, 0); e->vel[1] = -nextafter(2147483647.5 / 32, 0); break;
+    case 17: e->pos[0] = 4.9e-324; e->vel[1] = -2.2e-308; break;
+    case 18: memset(e->rot, 0, sizeof e->rot); e->rot[1] = -4.9e-324; e->rot[2] = 1e-14; break;   /* denormal c */
+    case 19: e->rot[0] = 1e-15; e->rot[1] = 1e-15; e->rot[2] = 0; e->rot[3] = -1e-15; break;   /* small n2, ties */
+    case 20: e->health = 1e300; e->pos[2] = 0.49999999999999994 / 64; break;
+    default: e->health = -1e-300; e->rot[0] = 1e150; e->rot[1] = -1e150; break;   /* big but n2 finite */
+    }
+}
+
+static void test_batch_at_every_lane_and_length(void **state)
+{
+    (void)state;
+    tl_rng r = {515};
+    dg_entity_in in[LANE_MAX];
+    for (size_t n = 1; n <= LANE_MAX; n++)
+        for (size_t at = 0; at < n; at++)
+            for (int kind = 0; kind < LANE_KINDS; kind++) {
+                for (size_t i = 0; i < n; i++)
+                    in[i] = batch_entity(&r, 1u << 30);
+                lane_kind(&in[at], kind);
+                expect_batch_as_one_by_one(in, n);
+                if (at + 5 < n) {   /* and a second one, in the other group of the eight */
+                    lane_kind(&in[at + 5], (kind * 7 + 3) % LANE_KINDS);
+                    expect_batch_as_one_by_one(in, n);
+                }
+            }
+}
+
+/* Quaternions whose rotation quanta sit on a rounding tie to within an ulp or two: a component
+ * nudged so that c * sqrt 2 * 32767 lands on m + 0.5, then stepped an ulp at a time through it.
+ * On these, a batch that did not repeat dg_quant_entity's arithmetic exactly (the sum of squares in
+ * another order, the products associated otherwise, a fused multiply-add, a reciprocal estimate)
+ * gives another quantum for some entity, where random states almost never show it. */
+enum { TIE_STEPS = 96 };
+
+static double rot_scaled(const double rot[4], int k)
+{
+    double n2 = 0.0;
+    for (int i = 0; i < 4; i++)
+        n2 += rot[i] * rot[i];
+    return rot[k] * (1.0 / sqrt(n2)) * REF_SQRT2 * 32767;
+}
+
+static void test_batch_matches_one_by_one_on_rounding_ties(void **state)
+{
+    (void)state;
+    tl_rng r = {1009};
+    dg_entity_in in[TIE_STEPS];
+    dg_qentity got[TIE_STEPS], want;
+    for (int rep = 0; rep < 300; rep++) {
+        dg_entity_in e = batch_entity(&r, 1u << 30);
+        int largest = 0;
+        for (int i = 1; i < 4; i++)
+            largest = fabs(e.rot[i]) > fabs(e.rot[largest]) ? i : largest;
+        int k = (largest + 1 + (int)(tl_next(&r) % 3)) % 4;   /* one of the three stored */
+        for (int it = 0; it < 3; it++) {   /* onto the tie; n2 moves with the component, so thrice */
+            double v = rot_scaled(e.rot, k);
+            e.rot[k] *= (floor(v) + 0.5) / v;
+        }
+        for (int i = 0; i < TIE_STEPS / 2; i++)
+            e.rot[k] = nextafter(e.rot[k], -INFINITY);
+        for (int i = 0; i < TIE_STEPS; i++) {
+            in[i] = e;
+            in[i].id = (uint32_t)(i + 1);
+            e.rot[k] = nextafter(e.rot[k], INFINITY);
+        }
+        assert_int_equal(dg_quant_entities(in, got, TIE_STEPS, NULL, NULL), DG_OK);
+        for (int i = 0; i < TIE_STEPS; i++) {
+            assert_int_equal(dg_quant_entity(&in[i], &want, NULL), DG_OK);
+            if (memcmp(&got[i], &want, sizeof want) != 0)
+                fail_msg("rot %.17g %.17g %.17g %.17g: batch rot %d %d %d L%u, one by one %d %d %d L%u", in[i].rot[0],
+                         in[i].rot[1], in[i].rot[2], in[i].rot[3], got[i].rot[0], got[i].rot[1], got[i].rot[2],
+                         got[i].rot_largest, want.rot[0], want.rot[1], want.rot[2], want.rot_largest);
+        }
+    }
+}
+
 /* The refused entity at every place in a pair and at the odd end: named, with what came before it
  * written and nothing after it. */
 static void test_batch_stops_at_the_first_refused_entity(void **state)
@@ -450,6 +555,44 @@ static void test_batch_stops_at_the_first_refused_entity(void **state)
     assert_int_equal(done, 0);
 }
 
+/* ---- the builds of dg_quant_entities ------------------------------------------------------- */
+/* The batch tests run twice: with the build the CPU gets (AVX2 where there is one and the CPU has
+ * it) and with the portable one forced, so both are compared with dg_quant_entity. */
+static int use_portable_build(void **state)
+{
+    (void)state;
+    dg_quant_allow_avx2(false);
+    return dg_quant_avx2_in_use() ? -1 : 0;
+}
+
+static int use_the_cpus_build(void **state)
+{
+    (void)state;
+    dg_quant_allow_avx2(true);
+    return 0;
+}
+
+/* A build with the AVX2 batch uses it on a CPU that has AVX2, BMI1 and BMI2: otherwise the batch
+ * tests would quietly compare the portable build twice. */
+static void test_avx2_build_is_used_where_the_cpu_has_it(void **state)
+{
+    (void)state;
+#if defined(DG_QUANT_AVX2_BUILT) && (defined(__x86_64__) || defined(_M_X64))
+    __builtin_cpu_init();
+    bool cpu_runs_it = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+    assert_int_equal(dg_quant_avx2_in_use(), cpu_runs_it);
+    print_message("quantizer builds compared: portable%s\n", dg_quant_avx2_in_use() ? " and AVX2" : "");
+#else
+    assert_false(dg_quant_avx2_in_use());
+#endif
+    dg_quant_allow_avx2(false);
+    assert_false(dg_quant_avx2_in_use());
+    dg_quant_allow_avx2(true);
+}
+
+#define BATCH_TEST(f, setup, build) {#f " (" build ")", f, setup, use_the_cpus_build, NULL}
+#define BATCH_TESTS(f) BATCH_TEST(f, use_the_cpus_build, "the CPU's build"), BATCH_TEST(f, use_portable_build, "portable")
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -459,9 +602,12 @@ int main(void)
         cmocka_unit_test(test_rounding_is_half_away_from_zero),
         cmocka_unit_test(test_matches_the_reference_on_edge_values),
         cmocka_unit_test(test_matches_the_reference_on_random_states),
-        cmocka_unit_test(test_batch_matches_one_by_one_on_random_and_edge_inputs),
-        cmocka_unit_test(test_batch_matches_the_reference_on_random_states),
-        cmocka_unit_test(test_batch_stops_at_the_first_refused_entity),
+        cmocka_unit_test(test_avx2_build_is_used_where_the_cpu_has_it),
+        BATCH_TESTS(test_batch_matches_one_by_one_on_random_and_edge_inputs),
+        BATCH_TESTS(test_batch_matches_the_reference_on_random_states),
+        BATCH_TESTS(test_batch_at_every_lane_and_length),
+        BATCH_TESTS(test_batch_matches_one_by_one_on_rounding_ties),
+        BATCH_TESTS(test_batch_stops_at_the_first_refused_entity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

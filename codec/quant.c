@@ -1,6 +1,7 @@
 /* codec/quant.c — float state to the quantized integer domain and back (see docs/FORMAT-flrep.md §6).
  * Only IEEE basic operations and sqrt (correctly rounded everywhere): every compiler and
  * optimisation level produces the same quanta for the same input bits. */
+#include "cpu_avx2.h"
 #include "quant_batch.h"
 #include "quant_internal.h"
 
@@ -128,8 +129,7 @@ static atomic_int quant_path;   /* QUANT_PATH_UNKNOWN until the first call */
 static int quant_path_of_this_cpu(void)
 {
 #ifdef QUANT_HAS_AVX2_BUILD
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"))
+    if (dg_cpu_runs_avx2_builds())
         return QUANT_PATH_AVX2;
 #endif
     return QUANT_PATH_PORTABLE;

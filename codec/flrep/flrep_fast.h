@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu_avx2.h"
 #include "flrep_bits.h"
 #include "flrep_internal.h"
 
@@ -581,8 +582,8 @@ void flrep_fast_run_avx2(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, c
 
 static inline bool flrep_cpu_has_avx2(void)
 {
-#if DG_FLREP_AVX2 && (defined(__GNUC__) || defined(__clang__))
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+#if DG_FLREP_AVX2
+    return dg_cpu_runs_avx2_builds();
 #else
     return false;
 #endif

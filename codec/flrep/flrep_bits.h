@@ -289,6 +289,23 @@ static inline __attribute__((always_inline)) void dg_bitr_seg3(dg_bitr *r, const
     *r = dg_bitr_seg3_slow(*r, out);
 }
 
+/* The reader's position as a bit offset from base, the start of its block: its buffered bits are
+ * the last n of the bytes before p. */
+static inline uint64_t dg_bitr_tell(const dg_bitr *r, const uint8_t *base)
+{
+    return (uint64_t)(r->p - base) * 8 - r->n;
+}
+
+/* Puts the reader at bit `bit` from base (a bit inside the block): the whole bytes from there on
+ * unread, the rest of a partial byte buffered, the bits above n clear. */
+static inline void dg_bitr_seek(dg_bitr *r, const uint8_t *base, uint64_t bit)
+{
+    r->p = base + bit / 8;
+    unsigned part = (unsigned)(bit % 8);
+    r->acc = part ? (uint64_t)(*r->p++ >> part) : 0;
+    r->n = part ? 8 - part : 0;
+}
+
 /* True when everything was consumed except zero padding bits in the last byte. */
 static inline bool dg_bitr_at_clean_end(dg_bitr *r)
 {

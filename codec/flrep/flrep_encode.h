@@ -32,16 +32,17 @@ typedef struct flrep_rec {
 static inline bool fits_i32(int64_t v) { return ((uint64_t)v + UINT64_C(0x80000000)) >> 32 == 0; }
 static inline bool fits_rot(int64_t v) { return v >= -DG_QROT_SCALE && v <= DG_QROT_SCALE; }
 
-/* Applies a DELTA record to prev with its prediction context, writing the
- * result field by field straight into *out (a struct assembled on the stack and copied whole
- * stalls on store forwarding). out never aliases prev. Returns false (with *why set) when the
- * result leaves the quantized domain; *out is then garbage the caller discards. */
 /* Same rule as dg_quant_rot_valid, inline: it runs for every DELTA record. */
 static inline bool rot_valid(const int16_t rot[3])
 {
     int64_t sum = (int64_t)rot[0] * rot[0] + (int64_t)rot[1] * rot[1] + (int64_t)rot[2] * rot[2];
     return sum <= 2 * (int64_t)DG_QROT_SCALE * DG_QROT_SCALE;
 }
+
+/* Applies a DELTA record to prev with its prediction context, writing the
+ * result field by field straight into *out (a struct assembled on the stack and copied whole
+ * stalls on store forwarding). out never aliases prev. Returns false (with *why set) when the
+ * result leaves the quantized domain; *out is then garbage the caller discards. */
 
 static inline __attribute__((always_inline)) bool
 apply_delta(const dg_qentity *prev, const flrep_pred *pred, const flrep_rec *r,
@@ -370,29 +371,6 @@ encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred 
 }
 
 #if FLREP_FAST_AVX2
-/* rdiv (flrep_rdiv, FORMAT-flrep.md §6.4) in four i64 lanes: the same numerator, the quotient's
- * multiply-high from flrep_fast.h's mulhi_u64 (exact for n < 2^47: here a = 2 x an i32 velocity), and
- * rate_pass's n for 1 Hz, where rate_magic is 0. */
-typedef struct enc_rate {
-    __m256i bias, even, magic_lo, magic_hi, pass, k;
-} enc_rate;
-
-static inline __attribute__((always_inline)) enc_rate enc_rate_of(const flrep_tick_ctx *tc)
-{
-    return (enc_rate){_mm256_set1_epi64x((int64_t)tc->rate_bias), _mm256_set1_epi64x((int64_t)tc->rate_even),
-                      _mm256_set1_epi64x((int64_t)(tc->rate_magic & 0xFFFFFFFFu)),
-                      _mm256_set1_epi64x((int64_t)(tc->rate_magic >> 32)), _mm256_set1_epi64x((int64_t)tc->rate_pass),
-                      _mm256_set1_epi64x((int64_t)tc->rate_k)};
-}
-
-static inline __attribute__((always_inline)) __m256i rdiv4(__m256i a, const enc_rate *rt)
-{
-    __m256i neg = _mm256_cmpgt_epi64(_mm256_setzero_si256(), a);
-    __m256i n = _mm256_add_epi64(_mm256_add_epi64(a, rt->bias), _mm256_and_si256(neg, rt->even));
-    __m256i q = _mm256_add_epi64(mulhi_u64(n, rt->magic_lo, rt->magic_hi), _mm256_and_si256(n, rt->pass));
-    return _mm256_sub_epi64(q, rt->k);
-}
-
 /* A common record between encode_common_avx2, which computes it, and emit_common, which writes it one
  * record later: the next record's arithmetic comes before this one's table loads and bit assembly in
  * the instruction stream, so the two chains overlap. */
@@ -447,7 +425,7 @@ static inline __attribute__((always_inline)) void emit_common(dg_bitw *b, const 
  * else *same says whether the rebuild reproduced cur, as encode_delta's. */
 static inline __attribute__((always_inline)) bool
 encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pred *restrict pred,
-                   const dg_qentity *restrict cur, const enc_rate *rt, dg_qentity *restrict out,
+                   const dg_qentity *restrict cur, const fast_rate *rt, dg_qentity *restrict out,
                    flrep_pred *restrict out_pred, bool *same, common_rec *rec)
 {
     uint32_t tf_now, tf_was, hf_now, hf_was;
@@ -465,7 +443,7 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
     __m256i pos_p = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)prev->pos));
     __m256i dv = _mm256_loadu_si256((const __m256i *)(const void *)pred->dv);
     __m256i vres = _mm256_sub_epi64(vel_c, _mm256_add_epi64(vel_p, dv));
-    __m256i pres = _mm256_sub_epi64(pos_c, _mm256_add_epi64(pos_p, rdiv4(_mm256_add_epi64(vel_c, vel_c), rt)));
+    __m256i pres = _mm256_sub_epi64(pos_c, _mm256_add_epi64(pos_p, rdiv_lanes(_mm256_add_epi64(vel_c, vel_c), rt, RDIV_ANY)));
     const __m128i lanes012 = _mm_setr_epi32(-1, -1, -1, 0);
     __m128i rot_c16 = _mm_loadl_epi64((const __m128i *)(const void *)cur->rot);
     __m128i rot_p16 = _mm_loadl_epi64((const __m128i *)(const void *)prev->rot);
@@ -491,7 +469,7 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
     rec->gap = gap;
     /* apply_delta: the state a reader rebuilds, and its context */
     __m256i v = _mm256_add_epi64(_mm256_add_epi64(vel_p, dv), vres);
-    __m256i p = _mm256_add_epi64(_mm256_add_epi64(pos_p, rdiv4(_mm256_add_epi64(v, v), rt)), pres);
+    __m256i p = _mm256_add_epi64(_mm256_add_epi64(pos_p, rdiv_lanes(_mm256_add_epi64(v, v), rt, RDIV_ANY)), pres);
     __m128i c = _mm_add_epi32(_mm_add_epi32(rot_p, drot), rres);   /* lane 3: prev's rotLargest, pad */
     __m256i diff = _mm256_or_si256(_mm256_xor_si256(v, vel_c), _mm256_xor_si256(p, pos_c));
     __m128i out_of_range = _mm_or_si128(_mm_cmpgt_epi32(c, _mm_set1_epi32(DG_QROT_SCALE)),
@@ -526,7 +504,7 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
     const flrep_pred *wpred = world->pred;
     const flrep_tick_ctx tcl = *tc;   /* a local: the bit writer's word stores cannot alias it */
 #if FLREP_FAST_AVX2
-    const enc_rate rt = enc_rate_of(tc);
+    const fast_rate rt = fast_rate_of(tc);
     common_rec pending = {0, 0};   /* the last common record, computed, not yet written */
     bool have_pending = false;
 #define FLUSH_PENDING()                                                                                   \

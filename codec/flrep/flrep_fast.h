@@ -43,6 +43,8 @@ typedef struct fast_bits {
     unsigned n;
 } fast_bits;
 
+static inline fast_bits fast_bits_of(const dg_bitr *b) { return (fast_bits){b->p, b->end, b->acc, b->n}; }
+
 /* Tops up to >= 56 buffered bits; the caller has checked that 8 bytes remain at p. */
 static inline __attribute__((always_inline)) void fast_refill(fast_bits *f)
 {
@@ -215,16 +217,18 @@ static inline __attribute__((always_inline)) bool fast_gap_head(uint64_t acc, ui
 
 /* flrep_tick_ctx's rdiv constants, copied into fast_run's frame (loaded through ctx they would be
  * reloaded after every store to the output world, which the compiler cannot prove apart); in the
- * AVX2 build already broadcast to the lanes, the multiplier split in halves for mulhi_u64. */
+ * AVX2 build already broadcast to the lanes, the multiplier split in halves for mulhi_u64. The
+ * encoder's vector loop (flrep_encode.h) uses the same. */
 #if FLREP_FAST_AVX2
 typedef struct fast_rate {
-    __m256i bias, even, magic_lo, magic_hi, k;
+    __m256i bias, even, magic_lo, magic_hi, pass, k;
 } fast_rate;
 static inline __attribute__((always_inline)) fast_rate fast_rate_of(const flrep_tick_ctx *ctx)
 {
     return (fast_rate){_mm256_set1_epi64x((int64_t)ctx->rate_bias), _mm256_set1_epi64x((int64_t)ctx->rate_even),
                        _mm256_set1_epi64x((int64_t)(ctx->rate_magic & 0xFFFFFFFFu)),
-                       _mm256_set1_epi64x((int64_t)(ctx->rate_magic >> 32)), _mm256_set1_epi64x((int64_t)ctx->rate_k)};
+                       _mm256_set1_epi64x((int64_t)(ctx->rate_magic >> 32)),
+                       _mm256_set1_epi64x((int64_t)ctx->rate_pass), _mm256_set1_epi64x((int64_t)ctx->rate_k)};
 }
 #else
 typedef struct fast_rate {
@@ -255,6 +259,22 @@ static inline __attribute__((always_inline)) __m256i mulhi_u64(__m256i n, __m256
     return _mm256_add_epi64(_mm256_mul_epu32(n_hi, m_hi), _mm256_srli_epi64(mid, 32));
 }
 
+/* What a copy of a loop knows of its rate: 1 Hz (the numerator is the quotient), another rate (the
+ * multiply-high), or not until run time (the multiply-high, 0 at 1 Hz, plus rate_pass's numerator). */
+typedef enum rdiv_rate { RDIV_MULHI, RDIV_UNIT, RDIV_ANY } rdiv_rate;
+
+/* flrep_rdiv (FORMAT-flrep.md §6.4) in four i64 lanes: the decoder's fast path and the encoder's
+ * vector loop. Exact for numerators below 2^47 (mulhi_u64): a = 2 x a velocity in the i32 range. */
+static inline __attribute__((always_inline)) __m256i rdiv_lanes(__m256i a, const fast_rate *rt, rdiv_rate rate)
+{
+    __m256i neg = _mm256_cmpgt_epi64(_mm256_setzero_si256(), a);
+    __m256i n = _mm256_add_epi64(_mm256_add_epi64(a, rt->bias), _mm256_and_si256(neg, rt->even));
+    __m256i q = rate == RDIV_UNIT ? n : mulhi_u64(n, rt->magic_lo, rt->magic_hi);
+    if (rate == RDIV_ANY)
+        q = _mm256_add_epi64(q, _mm256_and_si256(n, rt->pass));
+    return _mm256_sub_epi64(q, rt->k);
+}
+
 /* The three axes in four i64 lanes. The loads and stores are 16 or 32 bytes where the fields are
  * 12 or 24: the extra lane reads the next field of the same struct and writes junk over it, which
  * the stores that follow (velocity after position, then fast_rotation's rotation and its context)
@@ -272,12 +292,8 @@ static inline __attribute__((always_inline)) __m256i fast_motion(const dg_qentit
     __m256i pos = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)pe->pos));
     __m256i dv = _mm256_loadu_si256((const __m256i *)(const void *)pp->dv);
     __m256i v = _mm256_add_epi64(_mm256_add_epi64(vel, dv), vres);
-    __m256i a = _mm256_add_epi64(v, v);
-    __m256i neg = _mm256_cmpgt_epi64(_mm256_setzero_si256(), a);
-    __m256i n = _mm256_add_epi64(_mm256_add_epi64(a, rt->bias), _mm256_and_si256(neg, rt->even));
-    __m256i q = unit_rate ? n
-                          : mulhi_u64(n, rt->magic_lo, rt->magic_hi);
-    __m256i p = _mm256_add_epi64(_mm256_sub_epi64(_mm256_add_epi64(pos, q), rt->k), pres);
+    __m256i q = rdiv_lanes(_mm256_add_epi64(v, v), rt, unit_rate ? RDIV_UNIT : RDIV_MULHI);
+    __m256i p = _mm256_add_epi64(_mm256_add_epi64(pos, q), pres);
     const __m256i half = _mm256_set1_epi64x(INT64_C(0x80000000));
     __m256i range = _mm256_or_si256(_mm256_add_epi64(v, half), _mm256_add_epi64(p, half));
     const __m256i high012 = _mm256_setr_epi64x(INT64_C(-4294967296), INT64_C(-4294967296), INT64_C(-4294967296), 0);
@@ -391,24 +407,16 @@ static inline __attribute__((always_inline)) bool fast_apply(const dg_qentity *r
     return ok;
 }
 
-/* The hot path of a delta tick: the run of common records (FLREP_PREFIX_MOVING with its three SEG
- * triples, or FLREP_PREFIX_STILL) decoded and applied with every piece of state in locals. It stops
- * at the first record it does not take — another shape, a long code, the end of the block near, an
- * absent entity, a state out of range — leaving *m at that record, which the general path then
- * decodes (and, if bad, reports): the two paths accept exactly the same records with the same
- * result. unit_rate (1 Hz, where rdiv divides by one) and sparse (records after an id gap other
- * than 0 taken too) are constants in each copy: the dense copy runs first, and where it stops at a
- * gap the sparse one, a few instructions a record dearer, goes on. */
 /* A common record longer than the refill's 56 counted bits (residuals of a few quanta on every axis):
  * the velocity and position triples from the refill's 64 bits, the rotation's from a second 8-byte
  * load at its bit offset, then the same apply. Out of line, so that the loop's common path is not
  * longer for it; f by value (its address taken, the loop's bit reader would live in memory). On
- * success *next is the reader after the record; false leaves nothing changed that the general path
- * reads (the record is then its). */
+ * success *end_bit is the record's end, in bits from f.p; false leaves nothing changed that the
+ * general path reads (the record is then its). */
 static __attribute__((noinline, unused)) bool fast_long_record(fast_bits f, unsigned head, const dg_seg3_entry *t3,
                                                                const dg_qentity *pe, const flrep_pred *pp,
                                                                const fast_rate *rt, bool unit_rate, dg_qentity *o,
-                                                               flrep_pred *op, fast_bits *next)
+                                                               flrep_pred *op, uint64_t *end_bit)
 {
     uint64_t a = f.acc >> head;   /* after fast_refill: 64 real stream bits, n of them counted */
     unsigned used = head;
@@ -431,14 +439,18 @@ static __attribute__((noinline, unused)) bool fast_long_record(fast_bits f, unsi
     ptrdiff_t end_rel = rel + (ptrdiff_t)used2;   /* the record's end, in bits from p */
     if (end_rel <= 0)
         return false;   /* it fits the counted bits: not a long record (a gap record, say) */
-    f.p += end_rel / 8;
-    unsigned part = (unsigned)(end_rel % 8);
-    f.acc = part ? (uint64_t)(*f.p++ >> part) : 0;   /* inside the second load's 8 bytes */
-    f.n = part ? 8 - part : 0;
-    *next = f;
+    *end_bit = (uint64_t)end_rel;   /* inside the second load's 8 bytes */
     return true;
 }
 
+/* The hot path of a delta tick: the run of common records (FLREP_PREFIX_MOVING with its three SEG
+ * triples, or FLREP_PREFIX_STILL) decoded and applied with every piece of state in locals. It stops
+ * at the first record it does not take — another shape, a long code, the end of the block near, an
+ * absent entity, a state out of range — leaving *m at that record, which the general path then
+ * decodes (and, if bad, reports): the two paths accept exactly the same records with the same
+ * result. unit_rate (1 Hz, where rdiv divides by one) and sparse (records after an id gap other
+ * than 0 taken too) are constants in each copy: the dense copy runs first, and where it stops at a
+ * gap the sparse one, a few instructions a record dearer, goes on. */
 static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, uint32_t nrec,
                                                                 const dg_seg3_entry *restrict t3,
                                                                 const flrep_tick_ctx *ctx, const flrep_world *world,
@@ -457,7 +469,7 @@ static inline __attribute__((always_inline)) void fast_run_body(merge_pos *m, ui
     dg_qentity *restrict o = nx->ents + m->out;
     flrep_pred *restrict op = nx->pred + m->out;
     const dg_qentity *const pe_stop = pe + budget;
-    fast_bits f = {m->b.p, m->b.end, m->b.acc, m->b.n};
+    fast_bits f = fast_bits_of(&m->b);
     uint64_t prev = m->prev;
     bool stopped = false;
     while (!stopped && pe != pe_stop && f.end - f.p >= 8) {
@@ -515,7 +527,7 @@ static __attribute__((noinline, unused)) bool fast_long_step(merge_pos *m, uint3
 {
     if (m->i >= nrec || m->wi >= world->n)
         return false;
-    fast_bits f = {m->b.p, m->b.end, m->b.acc, m->b.n};
+    fast_bits f = fast_bits_of(&m->b);
     if (f.end - f.p < 8)
         return false;
     fast_refill(&f);
@@ -528,13 +540,11 @@ static __attribute__((noinline, unused)) bool fast_long_step(merge_pos *m, uint3
     if (prefix != FLREP_PREFIX_MOVING || pe->id != m->prev + 1 + gap)
         return false;
     const fast_rate rt = fast_rate_of(ctx);
-    fast_bits after;
+    uint64_t end_bit;
     if (!fast_long_record(f, head, t3, pe, world->pred + m->wi, &rt, ctx->tick_rate_hz == 1, nx->ents + m->out,
-                          nx->pred + m->out, &after))
+                          nx->pred + m->out, &end_bit))
         return false;
-    m->b.p = after.p;
-    m->b.acc = after.n < 64 ? after.acc & (((uint64_t)1 << after.n) - 1) : after.acc;
-    m->b.n = after.n;
+    dg_bitr_seek(&m->b, f.p, end_bit);
     m->prev += 1 + gap;
     m->i++;
     m->wi++;

@@ -293,7 +293,7 @@ static inline bool full_gap_head(uint64_t head, uint64_t *gap, unsigned *head_bi
 static __attribute__((noinline)) void full_run(merge_pos *m, const uint8_t *block, const tick_hdr *th,
                                                const flrep_tick_ctx *ctx, flrep_world *nx)
 {
-    uint64_t at = (uint64_t)(m->b.p - block) * 8 - m->b.n;   /* the next record's first bit */
+    uint64_t at = dg_bitr_tell(&m->b, block);   /* the next record's first bit */
     const uint64_t block_bits = (uint64_t)th->rec_bytes * 8;
     /* a record with its gap code (at most 31 bits here) read with 8-byte loads ends 8 bytes before the block */
     while (m->i < th->nrec && at + 31 + FLREP_FULL_BITS + 64 <= block_bits) {
@@ -328,11 +328,7 @@ static __attribute__((noinline)) void full_run(merge_pos *m, const uint8_t *bloc
         m->i++;
         at = f + FLREP_FULL_BITS - FLREP_PREFIX_FULL_BITS;
     }
-    /* back to the bit reader at `at`: whole bytes from p on, the partial byte's rest buffered */
-    m->b.p = block + (at >> 3);
-    unsigned part = (unsigned)(at & 7);
-    m->b.acc = part ? (uint64_t)(*m->b.p++ >> part) : 0;
-    m->b.n = part ? 8 - part : 0;
+    dg_bitr_seek(&m->b, block, at);
 }
 
 /* Decodes the record block and builds the world after this tick into s->next, in one pass over

@@ -5,6 +5,7 @@
 #include "hash_reference.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <string.h>
 
 /* Inlined so the 43-byte entity hash compiles to straight-line code (the 100M entity-ticks/s
@@ -306,8 +307,14 @@ _Static_assert(HASH__BLOCK == HASH__STRIPE * ((HASH__SECRET - HASH__STRIPE) / XX
 typedef struct hash__window {
     XXH_ALIGN(64) uint8_t bytes[HASH__STRIPE + HASH__BLOCK + 8]; /* previous stripe, block, count tail */
     XXH_ALIGN(64) xxh_u64 acc[XXH_ACC_NB];
-    XXH_ALIGN(64) uint8_t secret[HASH__SECRET];
+    const uint8_t *secret;
 } hash__window;
+
+/* The secret DG_HASH_SEED_STATE derives, derived once for the process (the seed is a constant). */
+static XXH_ALIGN(64) uint8_t hash__state_secret[HASH__SECRET];
+static pthread_once_t hash__state_secret_once = PTHREAD_ONCE_INIT;
+
+static void hash__derive_state_secret(void) { XXH3_initCustomSecret(hash__state_secret, DG_HASH_SEED_STATE); }
 
 static inline uint8_t *hash__block(hash__window *w) { return w->bytes + HASH__STRIPE; }
 
@@ -339,7 +346,8 @@ static uint64_t hash__state_oneshot(uint64_t tick, const dg_qentity *ents, size_
     if (len > HASH__SHORT_MAX) {
         static const xxh_u64 init_acc[XXH_ACC_NB] = XXH3_INIT_ACC;
         memcpy(w.acc, init_acc, sizeof w.acc);
-        XXH3_initCustomSecret(w.secret, DG_HASH_SEED_STATE);
+        pthread_once(&hash__state_secret_once, hash__derive_state_secret);
+        w.secret = hash__state_secret;
     }
     uint8_t *block = hash__block(&w);
     hash__put64(block, tick);

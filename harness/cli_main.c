@@ -89,6 +89,15 @@ const cli_cmd cli_commands[] = {
      "at most 32); the reports and the exit code are the same as with one.\n"
      "Reports go to build/reports unless --report-dir (or another report flag) is given.\n" REPORT_FLAGS_HELP
      EXIT_HELP "Example: detgate gate --shard 1/2 --junit build/gate-1.xml\n"},
+    {"merge", cli_merge, "one report from the JSON reports of every shard of a gate run",
+     "usage: detgate merge REPORT.json... [report flags]\n"
+     "Reads the JSON report of every shard of one `detgate gate --shard I/N` run and writes one report\n"
+     "of the whole corpus in every format asked for (scenarios in name order; default --report-dir\n"
+     "build/reports). The set must be whole: the same corpusId and shard count N in every report, and\n"
+     "the shards 1..N each exactly once; a missing or repeated shard, shards of another corpus or\n"
+     "plan, or a file that is not a gate report is refused (exit 2) and nothing is written.\n"
+     "Exit: the merged verdict, as gate's: 0 all equal, 1 divergence, 125 could not test; 2 bad input.\n"
+     "Example: detgate merge shard-*/report.json --report-dir build/reports/all\n"},
     {"bless", cli_bless, "re-record goldens on purpose, with a reason in the bless log",
      "usage: detgate bless SCENARIO... --reason \"why\" [--corpus DIR] [--golden DIR] [--all]\n"
      "                     [--flrep-max-bytes N] [--format flrep|rply]\n"

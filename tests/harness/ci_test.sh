@@ -167,5 +167,40 @@ mkdir -p nogolden
 expect 125 "$DG" gate --corpus corpus --golden nogolden --scenario mars --report-dir ng -q
 expect 125 "$DG" merge ng/report.json --report-dir ng-again -q
 
+# ---- action.yml's gate step as the runner runs it: inputs in env, GITHUB_OUTPUT and the summary out ----
+python3 - "$SRC/action.yml" >action-steps.txt <<'PY' && ok || bad "action.yml has no gate or exit step"
+import sys, yaml
+steps = {s.get("id", s.get("name")): s for s in yaml.safe_load(open(sys.argv[1]))["runs"]["steps"]}
+open("gate-step.sh", "w").write(steps["gate"]["run"])
+open("exit-step.sh", "w").write(steps["Exit with detgate's code"]["run"])
+print(sorted(steps["gate"]["env"]))
+PY
+# gate_step SHARD RAW PROJECT GOLDEN REPORTS: the step's own exit status (detgate's is in gh-out)
+gate_step() {
+  : >gh-out
+  env DG="$DG" DG_CORPUS=corpus DG_GOLDEN="$4" DG_PROJECT="$3" DG_SHARD="$1" DG_JOBS=1 DG_RAW="$2" \
+    DG_FORMAT=flrep DG_REPORTS="$5" GITHUB_OUTPUT=gh-out GITHUB_STEP_SUMMARY=gh-summary bash gate-step.sh \
+    >"$W/out" 2>"$W/err"
+}
+contains action-steps.txt "'DG_CORPUS', 'DG_FORMAT', 'DG_GOLDEN', 'DG_JOBS', 'DG_PROJECT', 'DG_RAW', 'DG_REPORTS', 'DG_SHARD'"
+echo "## earlier step" >gh-summary
+gate_step 3/3 report "" golden act3 && ok || bad "the gate step itself failed"
+contains gh-out "^exit-code=0$"
+contains gh-summary "dogfight-40"
+[ "$(head -n 1 gh-summary)" = "## earlier step" ] && ok || bad "the gate step overwrote the step summary"
+contains act3/report.json '"shard": {"index": 3, "count": 3}'
+[ "$(names act3/report.json)" = "dogfight-40 mars" ] && ok || bad "the action's shard 3/3 ran $(names act3/report.json)"
+gate_step "" fail "" golden2 act-bad && ok || bad "the gate step itself failed"
+contains gh-out "^exit-code=1$"
+contains gh-summary "mars"
+RC=1 bash exit-step.sh; [ $? -eq 1 ] && ok || bad "the exit step does not end with detgate's 1"
+RC= bash exit-step.sh; [ $? -eq 125 ] && ok || bad "the exit step without a gate result is not 125"
+gate_step "" lenient "" golden act-x
+contains gh-out "^exit-code=2$"
+contains "$W/out" "raw-policy: expected report or fail"
+gate_step "" report detgate.toml golden act-p
+contains gh-out "^exit-code=2$"
+contains "$W/out" "no --project option yet"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

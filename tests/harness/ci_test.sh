@@ -163,6 +163,19 @@ expect 1 "$DG" merge one/report.json --report-dir one-again -q
 for f in report.txt report.json report.xml report.md report.html; do
   cmp -s "one/$f" "one-again/$f" && ok || bad "$f of a report read back differs from the original"
 done
+# the restored timeline must be in order: two buckets swapped are refused with their path
+python3 - one/report.json swapped.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["scenarios"][0]["checks"][3]["timeline"]["buckets"]
+b[0], b[1] = b[1], b[0]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 2 "$DG" merge swapped.json --report-dir refused7
+contains "$W/err" 'swapped.json: scenarios\[0\].checks\[3\].timeline.buckets\[1\]: bucket out of order'
+absent refused7
+expect 0 "$DG" merge --help
+contains "$W/out" "Example"
 mkdir -p nogolden
 expect 125 "$DG" gate --corpus corpus --golden nogolden --scenario mars --report-dir ng -q
 expect 125 "$DG" merge ng/report.json --report-dir ng-again -q

@@ -39,6 +39,7 @@ int cli_bless(int argc, char **argv);
 int cli_bisect(int argc, char **argv);
 int cli_bisect_step(int argc, char **argv);
 int cli_matrix(int argc, char **argv);
+int cli_merge(int argc, char **argv);
 
 /* Prints the help of a subcommand to f. */
 void cli_print_help(FILE *f, const char *cmd);

@@ -3,6 +3,7 @@
  * and raw float hashes); `detgate bless` re-records goldens on purpose and appends who, what and why
  * to corpus/golden/BLESS.log, so an intended change is a reviewed diff, not a pasted constant. */
 #include "cli.h"
+#include "shard_plan.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -57,6 +58,9 @@ static bool list_corpus(const char *dir, name_list *out)
     return true;
 }
 
+#define GATE_SHARDS_MAX 4096
+
+/* I/N, 1-based: 1 <= I <= N <= GATE_SHARDS_MAX. */
 static bool parse_shard(const char *s, uint64_t *i, uint64_t *n)
 {
     const char *slash = strchr(s, '/');
@@ -64,7 +68,8 @@ static bool parse_shard(const char *s, uint64_t *i, uint64_t *n)
     if (!slash || (size_t)(slash - s) >= sizeof a)
         return false;
     snprintf(a, sizeof a, "%.*s", (int)(slash - s), s);
-    return cli_parse_u64(a, i) && cli_parse_u64(slash + 1, n) && *n >= 1 && *i >= 1 && *i <= *n;
+    return cli_parse_u64(a, i) && cli_parse_u64(slash + 1, n) && *n >= 1 && *n <= GATE_SHARDS_MAX && *i >= 1 &&
+           *i <= *n;
 }
 
 /* ---- the golden comparison ------------------------------------------------------------------------ */
@@ -181,7 +186,7 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
 
 /* ---- gate ---------------------------------------------------------------------------------------- */
 
-enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT, G_JOBS };
+enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT, G_JOBS, G_PLAN };
 
 #define GATE_JOBS_MAX 32
 
@@ -189,6 +194,8 @@ typedef struct gate_opts {
     const char *corpus, *golden;
     name_list only;
     uint64_t shard_i, shard_n;
+    uint64_t plan;   /* --plan N: print the plan for N shards and stop (0 = run) */
+    bool sharded;    /* --shard given */
     bool strict;
     unsigned jobs; /* scenarios verified at once (--jobs; 0 given = one per online CPU) */
     cli_reports rp;
@@ -217,7 +224,7 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
                                          {"strict-raw", 0, 0, G_STRICT}, {"seek-samples", 1, 0, G_SEEKS},
                                          {"seek-edges", 1, 0, G_EDGES}, {"inject", 1, 0, G_INJECT},
                                          {"format", 1, 0, G_FORMAT}, {"jobs", 1, 0, G_JOBS},
-                                         CLI_REPORT_OPTS, {0, 0, 0, 0}};
+                                         {"plan", 1, 0, G_PLAN}, CLI_REPORT_OPTS, {0, 0, 0, 0}};
     uint64_t v;
     int c;
     optind = 0;
@@ -244,7 +251,14 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
             break;
         case G_SHARD:
             if (!parse_shard(optarg, &g->shard_i, &g->shard_n))
-                return cli_usage_error("gate", "--shard: expected I/N with 1 <= I <= N, found '%s'", optarg);
+                return cli_usage_error("gate", "--shard: expected I/N with 1 <= I <= N <= %d, found '%s'",
+                                       GATE_SHARDS_MAX, optarg);
+            g->sharded = true;
+            break;
+        case G_PLAN:
+            if (!cli_parse_u64(optarg, &g->plan) || g->plan < 1 || g->plan > GATE_SHARDS_MAX)
+                return cli_usage_error("gate", "--plan: expected a shard count 1..%d, found '%s'", GATE_SHARDS_MAX,
+                                       optarg);
             break;
         case G_SEEKS:
         case G_EDGES:
@@ -258,6 +272,8 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
     }
     if (optind != argc)
         return cli_usage_error("gate", "unexpected argument '%s' (use --scenario NAME)", argv[optind]);
+    if (g->plan && g->sharded)
+        return cli_usage_error("gate", "--plan N prints the plan of every shard: give it without --shard");
     const cli_reports *r = &g->rp;
     if (!r->dir && !r->text && !r->json && !r->junit && !r->markdown && !r->html)
         g->rp.dir = "build/reports";
@@ -270,6 +286,122 @@ static bool name_in(const name_list *l, const char *name)
         if (strcmp(l->v[k], name) == 0)
             return true;
     return false;
+}
+
+/* ---- the shard plan: each scenario's cost from its golden, longest first ------------------------------ */
+
+/* Entity-ticks of a scenario's golden hash log (the sum of its ticks' entity counts), known before
+ * anything runs. False when it has no readable hash log (the gate itself says why, later). */
+static bool golden_cost(const gate_opts *g, const char *name, uint64_t *out)
+{
+    char gf[4096], gl[4096];
+    golden_paths(g->golden, name, g->ro.rply, gf, gl, sizeof gf);
+    dg_hash_log_reader *r = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    if (!cli_file_exists(gl) || dg_hash_log_open(&r, gl, &err) != DG_OK)
+        return false;
+    uint64_t sum = 0;
+    bool eof = false;
+    dg_status st = DG_OK;
+    while (st == DG_OK && !eof) {
+        dg_hash_log_tick t;
+        st = dg_hash_log_next(r, &t, &eof, &err);
+        if (st == DG_OK && !eof)
+            sum += t.entity_count;
+    }
+    dg_hash_log_free(r);
+    *out = sum;
+    return st == DG_OK;
+}
+
+/* The plan of one run: the scenarios asked for (corpus or --scenario names) in name order. */
+typedef struct gate_plan {
+    size_t n;
+    const char **names;
+    uint64_t *cost;
+    bool *assumed;      /* no golden hash log: cost assumed (the mean of the others) */
+    uint32_t *shard_of; /* 0-based shard of each scenario */
+    uint64_t *load;     /* each shard's total cost */
+    uint32_t shards;
+    char corpus_id[17];
+} gate_plan;
+
+static void plan_free(gate_plan *p)
+{
+    free(p->names);
+    free(p->cost);
+    free(p->assumed);
+    free(p->shard_of);
+    free(p->load);
+    memset(p, 0, sizeof *p);
+}
+
+/* Scenarios without a golden cost the mean of those with one (1 when none has one): a guess that
+ * depends only on the corpus, so every machine guesses the same. */
+static void plan_costs(gate_plan *p, const gate_opts *g)
+{
+    uint64_t known = 0, sum = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        p->assumed[i] = !golden_cost(g, p->names[i], &p->cost[i]);
+        if (!p->assumed[i]) {
+            known++;
+            sum += p->cost[i];
+        }
+    }
+    uint64_t guess = known && sum / known ? sum / known : 1;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->assumed[i])
+            p->cost[i] = guess;
+}
+
+/* False only on out of memory. */
+static bool plan_make(gate_plan *p, const gate_opts *g, const name_list *all, uint32_t shards)
+{
+    size_t cap = all->n ? all->n : 1;
+    p->shards = shards;
+    p->names = malloc(cap * sizeof *p->names);
+    p->cost = calloc(cap, sizeof *p->cost);
+    p->assumed = calloc(cap, sizeof *p->assumed);
+    p->shard_of = calloc(cap, sizeof *p->shard_of);
+    p->load = calloc(shards, sizeof *p->load);
+    if (!p->names || !p->cost || !p->assumed || !p->shard_of || !p->load)
+        return false;
+    for (size_t i = 0; i < all->n; i++)
+        if (!g->only.n || name_in(&g->only, all->v[i]))
+            p->names[p->n++] = all->v[i];
+    plan_costs(p, g);
+    return harness__shard_plan(p->cost, p->n, shards, p->shard_of, p->load) &&
+           harness__corpus_id(g->ro.rply ? "rply" : "flrep", p->names, p->cost, p->n, p->corpus_id);
+}
+
+/* `gate --plan N`: one line per shard (cost, share of the total, scenarios in name order), then the
+ * longest shard against the larger of the ideal (total / N) and the largest scenario. */
+static void plan_print(const gate_plan *p, FILE *f)
+{
+    uint64_t total = 0, largest = 0, longest = 0;
+    bool any_assumed = false;
+    for (size_t i = 0; i < p->n; i++) {
+        total += p->cost[i];
+        largest = p->cost[i] > largest ? p->cost[i] : largest;
+        any_assumed |= p->assumed[i];
+    }
+    fprintf(f, "shard plan: %zu scenarios in %u shards, cost = entity-ticks of the golden hash log, corpus %s\n",
+            p->n, p->shards, p->corpus_id);
+    for (uint32_t s = 0; s < p->shards; s++) {
+        longest = p->load[s] > longest ? p->load[s] : longest;
+        fprintf(f, "shard %u/%u cost %llu share %.1f%%:", s + 1, p->shards, (unsigned long long)p->load[s],
+                total ? 100.0 * (double)p->load[s] / (double)total : 0.0);
+        for (size_t i = 0; i < p->n; i++)
+            if (p->shard_of[i] == s)
+                fprintf(f, " %s%s", p->names[i], p->assumed[i] ? "*" : "");
+        fputc('\n', f);
+    }
+    double ideal = (double)total / p->shards, bound = ideal > (double)largest ? ideal : (double)largest;
+    fprintf(f, "longest shard %llu = %.2fx max(ideal %.0f, largest scenario %llu)\n", (unsigned long long)longest,
+            bound > 0 ? (double)longest / bound : 0.0, ideal, (unsigned long long)largest);
+    if (any_assumed)
+        fputs("* no golden hash log: cost assumed (the mean of the others)\n", f);
 }
 
 /* Verifies one scenario and compares it with its golden. Returns false when it did not parse; the
@@ -477,7 +609,7 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, doub
 
 int cli_gate(int argc, char **argv)
 {
-    gate_opts g = {"corpus/scenarios", "corpus/golden", {0}, 1, 1, false, 1, {0}, {0}};
+    gate_opts g = {.corpus = "corpus/scenarios", .golden = "corpus/golden", .shard_i = 1, .shard_n = 1, .jobs = 1};
     cli_run_opts_init(&g.ro);
     name_list all = {0};
     int code = parse_gate_args(argc, argv, &g);
@@ -491,23 +623,30 @@ int cli_gate(int argc, char **argv)
             fprintf(stderr, "detgate gate: no scenario '%s' in %s\n", g.only.v[i], g.corpus);
             code = CLI_USAGE;
         }
+    gate_plan plan = {0};
+    if (code == 0 && !plan_make(&plan, &g, &all, (uint32_t)(g.plan ? g.plan : g.shard_n))) {
+        fprintf(stderr, "detgate gate: out of memory\n");
+        code = CLI_UNTESTED;
+    }
+    if (code == 0 && g.plan)
+        plan_print(&plan, stdout);
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = code == 0 ? dg_report_new("gate", HARNESS_VERSION, NULL, &err) : NULL;
+    dg_report *rep = code == 0 && !g.plan ? dg_report_new("gate", HARNESS_VERSION, NULL, &err) : NULL;
     if (code || !rep) {
+        plan_free(&plan);
         free(g.only.v);
         free(all.v);
-        return code ? code : CLI_UNTESTED;
+        return code ? code : g.plan ? CLI_EQUAL : CLI_UNTESTED;
     }
+    dg_report_set_shard(rep, (uint32_t)g.shard_i, (uint32_t)g.shard_n, plan.corpus_id);
     double t0 = harness__now();
-    gate_job *jobs = calloc(all.n ? all.n : 1, sizeof *jobs);
+    gate_job *jobs = calloc(plan.n ? plan.n : 1, sizeof *jobs);
     size_t ran = 0;
-    for (size_t i = 0; jobs && i < all.n; i++) {
-        /* the shard is cut from the whole corpus in name order, so N machines cover it exactly once */
-        if (i % g.shard_n != g.shard_i - 1 || (g.only.n && !name_in(&g.only, all.v[i])))
-            continue;
-        jobs[ran++].name = all.v[i];
-    }
+    for (size_t i = 0; jobs && i < plan.n; i++)
+        /* every machine computes the same plan, so N machines with I = 1..N cover the list exactly once */
+        if (plan.shard_of[i] == g.shard_i - 1)
+            jobs[ran++].name = plan.names[i];
     if (!jobs) {
         fprintf(stderr, "detgate gate: out of memory\n");
         code = CLI_UNTESTED;
@@ -517,6 +656,7 @@ int cli_gate(int argc, char **argv)
             dg_report_free(jobs[i].part);
     }
     free(jobs);
+    plan_free(&plan);
     free(g.only.v);
     free(all.v);
     dg_report_free(rep);

@@ -73,7 +73,7 @@ const cli_cmd cli_commands[] = {
      "and compared by hash.\n" REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
     {"gate", cli_gate, "verify every scenario and compare it with its golden",
-     "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N] [--jobs N]\n"
+     "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N | --plan N] [--jobs N]\n"
      "                    [--strict-raw] [--inject SPEC] [--format flrep|rply] [report flags]\n"
      "For every scenario in the corpus (default corpus/scenarios): verify (record vs replay, seek,\n"
      "recovery), then compare the recording with the golden in corpus/golden: NAME.flrep (state\n"
@@ -82,11 +82,22 @@ const cli_cmd cli_commands[] = {
      "NAME.rply.hashlog.zst.\n"
      "A raw-only (sub-quantum) drift is reported but passes unless --strict-raw. --inject records\n"
      "every scenario with sim_stub's injection switch: what a broken build would record.\n"
-     "--shard I/N (1 <= I <= N) runs scenarios whose position in name order is I modulo N.\n"
+     "--shard I/N (1 <= I <= N) runs shard I of a plan every machine computes alike: scenarios longest\n"
+     "first (entity-ticks of the golden hash log), each to the least loaded shard. --plan N prints\n"
+     "that plan for N shards (shard, cost, share, scenarios) and exits 0 without running anything.\n"
      "--jobs N (-j N) verifies N scenarios at once on threads (default 1; 0 = one per online CPU,\n"
      "at most 32); the reports and the exit code are the same as with one.\n"
      "Reports go to build/reports unless --report-dir (or another report flag) is given.\n" REPORT_FLAGS_HELP
      EXIT_HELP "Example: detgate gate --shard 1/2 --junit build/gate-1.xml\n"},
+    {"merge", cli_merge, "one report from the JSON reports of every shard of a gate run",
+     "usage: detgate merge REPORT.json... [report flags]\n"
+     "Reads the JSON report of every shard of one `detgate gate --shard I/N` run and writes one report\n"
+     "of the whole corpus in every format asked for (scenarios in name order; default --report-dir\n"
+     "build/reports). The set must be whole: the same corpusId and shard count N in every report, and\n"
+     "the shards 1..N each exactly once; a missing or repeated shard, shards of another corpus or\n"
+     "plan, or a file that is not a gate report is refused (exit 2) and nothing is written.\n"
+     "Exit: the merged verdict, as gate's: 0 all equal, 1 divergence, 125 could not test; 2 bad input.\n"
+     "Example: detgate merge shard-*/report.json --report-dir build/reports/all\n"},
     {"bless", cli_bless, "re-record goldens on purpose, with a reason in the bless log",
      "usage: detgate bless SCENARIO... --reason \"why\" [--corpus DIR] [--golden DIR] [--all]\n"
      "                     [--flrep-max-bytes N] [--format flrep|rply]\n"

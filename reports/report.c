@@ -607,6 +607,41 @@ dg_status dg_report_bisect_add_step(dg_report *r, const char *commit, dg_report_
     return DG_OK;
 }
 
+/* ---- gate shards, and restoring a report read back ------------------------------------------- */
+
+dg_status dg_report_set_shard(dg_report *r, uint32_t index, uint32_t count, const char *corpus_id)
+{
+    if (!r || count == 0 || index == 0 || index > count)
+        return DG_E_USAGE;
+    if (corpus_id && (strlen(corpus_id) != 16 || strspn(corpus_id, "0123456789abcdef") != 16))
+        return DG_E_USAGE;
+    r->shard_index = index;
+    r->shard_count = count;
+    snprintf(r->corpus_id, sizeof r->corpus_id, "%s", corpus_id ? corpus_id : "");
+    return DG_OK;
+}
+
+dg_status dg_report_check_restore_range(dg_report_check *c, const dg_report_range *rg)
+{
+    if (!c || !rg || rg->first > rg->last || rg->count == 0 || rg->count - 1 > rg->last - rg->first ||
+        (c->n_ranges > 0 && rg->first <= c->ranges[c->n_ranges - 1].last))
+        return DG_E_USAGE;
+    if (!report__grow(c->report_, (void **)&c->ranges, &c->cap_ranges_, c->n_ranges, sizeof *c->ranges))
+        return DG_E_NOMEM;
+    c->ranges[c->n_ranges++] = *rg;
+    return DG_OK;
+}
+
+dg_status dg_report_check_restore_bucket(dg_report_check *c, const dg_report_bucket *b)
+{
+    if (!c || !b || b->first > b->last || (c->n_buckets > 0 && b->first <= c->buckets[c->n_buckets - 1].last))
+        return DG_E_USAGE;
+    if (!report__grow(c->report_, (void **)&c->buckets, &c->cap_buckets_, c->n_buckets, sizeof *c->buckets))
+        return DG_E_NOMEM;
+    c->buckets[c->n_buckets++] = *b;
+    return DG_OK;
+}
+
 /* ---- reading the model ------------------------------------------------------------------------ */
 
 static dg_report_status report__worse(dg_report_status a, dg_report_status b)

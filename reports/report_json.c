@@ -338,6 +338,23 @@ static void json__limits(jw *w, const dg_report_limits *l)
     jw_close(w, '}');
 }
 
+/* A gate run's shard and corpus id (detgate merge checks a set of shard reports with them). */
+static void json__shard(jw *w, const dg_report *r)
+{
+    if (r->shard_count == 0) {
+        jw_null(w, "shard");
+    } else {
+        jw_open_flat(w, "shard", '{');
+        jw_u64(w, "index", r->shard_index);
+        jw_u64(w, "count", r->shard_count);
+        jw_close(w, '}');
+    }
+    if (r->corpus_id[0])
+        jw_str(w, "corpusId", r->corpus_id);
+    else
+        jw_null(w, "corpusId");
+}
+
 void dg_rep__json(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
 {
     (void)o;
@@ -360,6 +377,7 @@ void dg_rep__json(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
     jw_bool(&w, "incomplete", r->nomem);
     json__summary(&w, r);
     json__limits(&w, &r->limits);
+    json__shard(&w, r);
     jw_open(&w, "scenarios", '[');
     for (uint32_t i = 0; i < r->n_scenarios; i++)
         json__scenario(&w, &r->scenarios[i]);

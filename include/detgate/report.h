@@ -211,6 +211,10 @@ typedef struct dg_report {
     dg_report_bisect bisect;
     dg_report_limits limits; /* effective caps (defaults filled in) */
     bool nomem;              /* some builder call ran out of memory; the report is incomplete */
+    /* gate: which shard of which scenario list this run covered (dg_report_set_shard); a count of
+     * 0 means the run was not a gate (JSON null). corpus_id: 16 hex digits, docs/REPORT-SCHEMA.md. */
+    uint32_t shard_index, shard_count;
+    char corpus_id[17];
     uint32_t cap_scenarios_; /* private */
 } dg_report;
 
@@ -313,6 +317,16 @@ dg_status dg_report_set_bisect(dg_report *r, const char *scenario, const char *f
                                uint64_t first_tick);
 dg_status dg_report_bisect_add_step(dg_report *r, const char *commit, dg_report_verdict verdict,
                                     uint64_t first_tick);
+
+/* Gate shard I/N (1 <= index <= count) and the id of the scenario list it was cut from (16 hex
+ * digits, copied; may be NULL for none). DG_E_USAGE, nothing changed, for a bad index or id. */
+dg_status dg_report_set_shard(dg_report *r, uint32_t index, uint32_t count, const char *corpus_id);
+
+/* Restoring a rendered report (detgate merge reads JSON back): appends a range or a timeline
+ * bucket exactly as given, without folding. DG_E_USAGE when it does not follow the last one
+ * (first > last, or not after the previous range/bucket), DG_E_NOMEM on out of memory. */
+dg_status dg_report_check_restore_range(dg_report_check *c, const dg_report_range *rg);
+dg_status dg_report_check_restore_bucket(dg_report_check *c, const dg_report_bucket *b);
 
 /* ---- reading the model ------------------------------------------------------------------------ */
 

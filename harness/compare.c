@@ -196,8 +196,8 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
             uint64_t ea = fs == 1 ? dg_hash_events(f.events, f.nev) : 0;
             uint64_t eb = rs == 1 ? dg_hash_events(t.events, t.event_count) : 0;
             rt->events_differ = ea != eb;
-            rt->events_a = fs == 1 ? (uint32_t)f.nev : 0;
-            rt->events_b = rs == 1 ? (uint32_t)t.event_count : 0;
+            dg_report_tick_diff_events(rt, fs == 1 ? f.events : NULL, fs == 1 ? f.nev : 0,
+                                       rs == 1 ? t.events : NULL, rs == 1 ? t.event_count : 0);
         }
         dg_report_check_add_divergent(c, ticks[k], ndiff);
         /* The reader is linear: re-open it after a tick it lacked so the next target is reachable. */
@@ -322,8 +322,8 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
             if (rt) {
                 harness__diff_worlds(rt, qa, na, qb, nb, names);
                 rt->events_differ = events_differ || only_a || only_b;
-                rt->events_a = only_b ? 0 : (uint32_t)a.t.event_count;
-                rt->events_b = only_a ? 0 : (uint32_t)b.t.event_count;
+                dg_report_tick_diff_events(rt, only_b ? NULL : a.t.events, only_b ? 0 : a.t.event_count,
+                                           only_a ? NULL : b.t.events, only_a ? 0 : b.t.event_count);
             }
         }
         if (!only_b)

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# tests/harness/diffs_test.sh — what a comparison names: `diff` of two recordings whose events differ
+# names each differing event (kind, field, both values) in every report kind.
+# usage: diffs_test.sh DETGATE SOURCE_DIR REPORT_CHECK
+set -u
+DG=$1
+SRC=$2
+CHECK=$3
+SCHEMA=$SRC/docs/report-schema.json
+W=$(mktemp -d "${TMPDIR:-/tmp}/dg-diffs-test.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# expect CODE CMD... — runs CMD (stdout to $W/out, stderr to $W/err) and checks its exit code
+expect() {
+  local want=$1
+  shift
+  "$@" >"$W/out" 2>"$W/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
+}
+contains() { if grep -qF -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; fi; }
+lacks() { if grep -qF -- "$2" "$1"; then bad "$1 has '$2'"; else ok; fi; }
+
+# states WEAPON CHAT [HEADER-JSON] — a 30-tick JSON Lines state stream, two entities; at tick 10 a
+# kill (weapon index WEAPON) and a chat line CHAT
+states() {
+  local hdr=${3:-'"participants":[{"participant_id":101,"entity_id":1,"callsign":"Viper 1"}]'}
+  printf '{"detgate_states":1,"scenario":"ev","types":[{"index":0,"id":"f16","name":"F-16C","category":1,"projectile":0}],"factions":[{"index":0,"id":"blue","name":"Blue"}],%s}\n' "$hdr"
+  for t in $(seq 0 29); do
+    local ev=""
+    if [ "$t" -eq 10 ]; then
+      ev=",\"events\":[{\"kind\":\"kill\",\"a\":1,\"b\":2,\"c\":$1},{\"kind\":\"chat\",\"a\":1,\"c\":0,\"text\":\"$2\"}]"
+    fi
+    printf '{"tick":%d,"entities":[{"id":1,"pos":[%d.5,0,0]},{"id":2,"pos":[6371100.5,0,0]}]%s}\n' "$t" $((6371000 + t)) "$ev"
+  done
+}
+
+# ---- events: the differing event named, field by field -------------------------------------------
+states 3 "hello world" >"$W/a.jsonl"
+states 4 "hello worl" >"$W/b.jsonl"
+expect 0 "$DG" record --states "$W/a.jsonl" -o "$W/a.flrep"
+expect 0 "$DG" record --states "$W/b.jsonl" -o "$W/b.flrep"
+expect 1 "$DG" diff "$W/a.flrep" "$W/b.flrep" --report-dir "$W/rep-ev"
+for f in "$W/out" "$W/rep-ev/report.txt" "$W/rep-ev/report.md" "$W/rep-ev/report.html" "$W/rep-ev/report.xml"; do
+  contains "$f" "event 0: kill: weapon (c) A 3, B 4"
+  contains "$f" "event 1: chat: text A "
+  contains "$f" "(11 bytes), B "
+  contains "$f" "(10 bytes), first difference at byte 10"
+done
+lacks "$W/out" "events differ (2 vs 2)"
+contains "$W/out" "first divergent tick 10: 2 events differ"
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-ev"
+# jpath FILE EXPR — a Python expression over the parsed report (j), printed as compact JSON
+jpath() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2]), separators=(",", ":")))' "$1" "$2"; }
+ev=$(jpath "$W/rep-ev/report.json" '[(d["index"], d["a"]["kindName"], d["a"]["c"], d["b"]["c"], d["differ"]) for d in j["scenarios"][0]["checks"][0]["ticks"][0]["events"]["diffs"]][0]')
+if [ "$ev" = '[0,"kill",3,4,["c"]]' ]; then ok; else bad "JSON event diff: $ev"; fi
+ev=$(jpath "$W/rep-ev/report.json" '[(d["a"]["text"], d["b"]["text"], d["a"]["textBytes"], d["b"]["textBytes"], d["textDiffersAt"]) for d in j["scenarios"][0]["checks"][0]["ticks"][0]["events"]["diffs"]][1]')
+if [ "$ev" = '["hello world","hello worl",11,10,10]' ]; then ok; else bad "JSON chat diff: $ev"; fi
+
+# an extra event on one side: named as present on that side only
+states 3 "hello world" | sed 's/"text":"hello world"}\]/"text":"hello world"},{"kind":"alert","c":0,"d":2}]/' >"$W/c.jsonl"
+expect 0 "$DG" record --states "$W/c.jsonl" -o "$W/c.flrep"
+expect 1 "$DG" diff "$W/a.flrep" "$W/c.flrep"
+contains "$W/out" "event 2: B only: alert {faction (c) 0, level (d) 2} (A has 2 events at this tick, B 3)"
+
+echo "diffs_test: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

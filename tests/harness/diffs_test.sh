@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/harness/diffs_test.sh — what a comparison names: `diff` of two recordings whose events differ
 # names each differing event (kind, field, both values) in every report kind.
+# Also: an error quoting the bytes of a binary file prints them escaped and cut short.
 # usage: diffs_test.sh DETGATE SOURCE_DIR REPORT_CHECK
 set -u
 DG=$1
@@ -66,6 +67,28 @@ states 3 "hello world" | sed 's/"text":"hello world"}\]/"text":"hello world"},{"
 expect 0 "$DG" record --states "$W/c.jsonl" -o "$W/c.flrep"
 expect 1 "$DG" diff "$W/a.flrep" "$W/c.flrep"
 contains "$W/out" "event 2: B only: alert {faction (c) 0, level (d) 2} (A has 2 events at this tick, B 3)"
+
+# ---- an error never prints raw binary ---------------------------------------------------------------
+# clean FILE — FILE is well-formed UTF-8 with no control character but newline, and under 400 bytes
+clean() {
+  python3 - "$1" <<'PY' && ok || bad "$1 is not one short line of clean text: $(head -c 400 "$1" | od -c | head -5)"
+import sys
+b = open(sys.argv[1], "rb").read()
+t = b.decode("utf-8")  # raises on ill-formed UTF-8
+bad = [c for c in t if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f]
+sys.exit(1 if bad or len(b) >= 400 or not b else 0)
+PY
+}
+python3 -c 'import sys; sys.stdout.buffer.write(bytes(range(256)) * 16)' >"$W/every-byte.bin"
+python3 -c 'import sys; sys.stdout.buffer.write(bytes(range(255, -1, -1)) * 16)' >"$W/every-byte-down.bin"
+python3 -c 'import sys; sys.stdout.buffer.write(b"tick,id,px,py,pz\n0,1," + bytes(range(128, 256)) + b",0,0\n")' >"$W/bad-cell.csv"
+python3 -c 'import sys; sys.stdout.buffer.write(b"{\"tick\":0,\"entities\":[" + bytes(range(1, 32)) + b"]}\n")' >"$W/bad-token.jsonl"
+head -c 4096 /dev/urandom >"$W/random.bin"
+for f in every-byte.bin every-byte-down.bin bad-cell.csv bad-token.jsonl random.bin; do
+  expect 2 "$DG" record --states "$W/$f" -o "$W/never.flrep"
+  clean "$W/err"
+done
+contains "$W/err" "random.bin"
 
 echo "diffs_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -538,36 +538,36 @@ static void ht__events(dg_rsink *s, const dg_report_tick *t)
     dg_rsink_puts(s, "</ul>\n");
 }
 
-/* A check's own lines (one per case) and its differing header/table values. */
+/* A check's differing header/table values, then its own lines (one per case). */
 static void ht__check_lines(dg_rsink *s, const dg_report_check *c)
 {
-    if (c->n_details || c->details_cut) {
-        dg_rsink_puts(s, "<ul class=\"details\">\n");
-        for (uint32_t i = 0; i < c->n_details; i++) {
-            dg_rsink_puts(s, "<li>");
-            ht__esc(s, c->details[i]);
-            dg_rsink_puts(s, "</li>\n");
+    if (c->n_values) {
+        dg_rsink_puts(s, "<table><thead><tr><th>Field</th><th>A</th><th>B</th></tr></thead><tbody>\n");
+        for (uint32_t i = 0; i < c->n_values; i++) {
+            const dg_report_value *v = &c->values[i];
+            dg_rsink_puts(s, "<tr><td><code>");
+            ht__esc(s, v->field);
+            dg_rsink_puts(s, "</code></td><td>");
+            ht__esc(s, v->a ? v->a : "(none)");
+            dg_rsink_puts(s, "</td><td>");
+            ht__esc(s, v->b ? v->b : "(none)");
+            dg_rsink_puts(s, "</td></tr>\n");
         }
-        if (c->details_cut)
-            dg_rsink_printf(s, "<li class=\"note\">… %u more lines</li>\n", (unsigned)c->details_cut);
-        dg_rsink_puts(s, "</ul>\n");
+        dg_rsink_puts(s, "</tbody></table>\n");
     }
-    if (c->n_values == 0)
-        return;
-    dg_rsink_puts(s, "<table><thead><tr><th>Field</th><th>A</th><th>B</th></tr></thead><tbody>\n");
-    for (uint32_t i = 0; i < c->n_values; i++) {
-        const dg_report_value *v = &c->values[i];
-        dg_rsink_puts(s, "<tr><td><code>");
-        ht__esc(s, v->field);
-        dg_rsink_puts(s, "</code></td><td>");
-        ht__esc(s, v->a ? v->a : "(none)");
-        dg_rsink_puts(s, "</td><td>");
-        ht__esc(s, v->b ? v->b : "(none)");
-        dg_rsink_puts(s, "</td></tr>\n");
-    }
-    dg_rsink_puts(s, "</tbody></table>\n");
     if (c->values_cut)
         dg_rsink_printf(s, "<p class=\"note\">… %u more differing values</p>\n", (unsigned)c->values_cut);
+    if (c->n_details == 0 && c->details_cut == 0)
+        return;
+    dg_rsink_puts(s, "<ul class=\"details\">\n");
+    for (uint32_t i = 0; i < c->n_details; i++) {
+        dg_rsink_puts(s, "<li>");
+        ht__esc(s, c->details[i]);
+        dg_rsink_puts(s, "</li>\n");
+    }
+    if (c->details_cut)
+        dg_rsink_printf(s, "<li class=\"note\">… %u more lines</li>\n", (unsigned)c->details_cut);
+    dg_rsink_puts(s, "</ul>\n");
 }
 
 static void ht__tick_table(dg_rsink *s, const dg_report_tick *t, uint32_t max_rows)

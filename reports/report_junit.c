@@ -53,12 +53,12 @@ static void ju__details(dg_rsink *s, const dg_report_check *c)
         dg_rsink_puts(s, c->message);
         dg_rsink_puts(s, "\n");
     }
-    for (uint32_t i = 0; i < c->n_details; i++) {
-        dg_rsink_puts(s, c->details[i]);
-        dg_rsink_puts(s, "\n");
-    }
     for (uint32_t i = 0; i < c->n_values; i++) {
         dg_rep__value_line(s, &c->values[i], dg_rsink_puts);
+        dg_rsink_puts(s, "\n");
+    }
+    for (uint32_t i = 0; i < c->n_details; i++) {
+        dg_rsink_puts(s, c->details[i]);
         dg_rsink_puts(s, "\n");
     }
     if (c->details_cut || c->values_cut)

@@ -118,9 +118,25 @@ static void md__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
         dg_rsink_puts(s, " | |\n");
 }
 
-/* One bullet per detail line (a check's cases), then the differing header/table values. */
+/* The differing header/table values as a table, then one bullet per detail line (a check's cases). */
 static void md__check_lines(dg_rsink *s, const dg_report_check *c)
 {
+    if (c->n_values) {
+        dg_rsink_puts(s, "| Field | A | B |\n| --- | --- | --- |\n");
+        for (uint32_t i = 0; i < c->n_values; i++) {
+            const dg_report_value *v = &c->values[i];
+            dg_rsink_puts(s, "| ");
+            dg_rep__md_text(s, v->field);
+            dg_rsink_puts(s, " | ");
+            dg_rep__md_text(s, v->a ? v->a : "(none)");
+            dg_rsink_puts(s, " | ");
+            dg_rep__md_text(s, v->b ? v->b : "(none)");
+            dg_rsink_puts(s, " |\n");
+        }
+        dg_rsink_puts(s, "\n");
+    }
+    if (c->values_cut)
+        dg_rsink_printf(s, "… %u more differing values\n\n", (unsigned)c->values_cut);
     for (uint32_t i = 0; i < c->n_details; i++) {
         dg_rsink_puts(s, "- ");
         dg_rep__md_text(s, c->details[i]);
@@ -130,22 +146,6 @@ static void md__check_lines(dg_rsink *s, const dg_report_check *c)
         dg_rsink_printf(s, "- … %u more lines\n", (unsigned)c->details_cut);
     if (c->n_details || c->details_cut)
         dg_rsink_puts(s, "\n");
-    if (c->n_values == 0)
-        return;
-    dg_rsink_puts(s, "| Field | A | B |\n| --- | --- | --- |\n");
-    for (uint32_t i = 0; i < c->n_values; i++) {
-        const dg_report_value *v = &c->values[i];
-        dg_rsink_puts(s, "| ");
-        dg_rep__md_text(s, v->field);
-        dg_rsink_puts(s, " | ");
-        dg_rep__md_text(s, v->a ? v->a : "(none)");
-        dg_rsink_puts(s, " | ");
-        dg_rep__md_text(s, v->b ? v->b : "(none)");
-        dg_rsink_puts(s, " |\n");
-    }
-    dg_rsink_puts(s, "\n");
-    if (c->values_cut)
-        dg_rsink_printf(s, "… %u more differing values\n\n", (unsigned)c->values_cut);
 }
 
 static void md__events(dg_rsink *s, const dg_report_tick *t)

@@ -216,16 +216,9 @@ static void txt__ranges(txt *t, const dg_report_check *c)
     dg_rsink_puts(t->s, "\n");
 }
 
-/* The check's own lines (one per case) and its differing header/table values. */
+/* The check's differing header/table values, then its own lines (one per case). */
 static void txt__details(txt *t, const dg_report_check *c)
 {
-    for (uint32_t i = 0; i < c->n_details; i++) {
-        dg_rsink_puts(t->s, "  - ");
-        dg_rep__term_text(t->s, c->details[i]);
-        dg_rsink_puts(t->s, "\n");
-    }
-    if (c->details_cut)
-        dg_rsink_printf(t->s, "  ... %u more lines\n", (unsigned)c->details_cut);
     for (uint32_t i = 0; i < c->n_values; i++) {
         dg_rsink_puts(t->s, "    ");
         dg_rep__value_line(t->s, &c->values[i], dg_rep__term_text);
@@ -233,6 +226,13 @@ static void txt__details(txt *t, const dg_report_check *c)
     }
     if (c->values_cut)
         dg_rsink_printf(t->s, "    ... %u more differing values\n", (unsigned)c->values_cut);
+    for (uint32_t i = 0; i < c->n_details; i++) {
+        dg_rsink_puts(t->s, "  - ");
+        dg_rep__term_text(t->s, c->details[i]);
+        dg_rsink_puts(t->s, "\n");
+    }
+    if (c->details_cut)
+        dg_rsink_printf(t->s, "  ... %u more lines\n", (unsigned)c->details_cut);
 }
 
 static void txt__events(txt *t, const dg_report_tick *tk)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/harness/diffs_test.sh — what a comparison names: `diff` of two recordings whose events differ
 # names each differing event (kind, field, both values) in every report kind.
-# Also: an error quoting the bytes of a binary file prints them escaped and cut short.
+# `diff` and `gate` compare the header and tables as a check of their own (keyframe interval, a
+# callsign, a type name, a faction row). Also: an error quoting the bytes of a binary file prints them escaped and cut short.
 # usage: diffs_test.sh DETGATE SOURCE_DIR REPORT_CHECK
 set -u
 DG=$1
@@ -67,6 +68,57 @@ states 3 "hello world" | sed 's/"text":"hello world"}\]/"text":"hello world"},{"
 expect 0 "$DG" record --states "$W/c.jsonl" -o "$W/c.flrep"
 expect 1 "$DG" diff "$W/a.flrep" "$W/c.flrep"
 contains "$W/out" "event 2: B only: alert {faction (c) 0, level (d) 2} (A has 2 events at this tick, B 3)"
+
+# ---- header and tables: a check of their own, each difference named with both values ---------------
+expect 0 "$DG" record dogfight-40 -o "$W/k60.flrep" --keyframe-interval 60
+expect 1 "$DG" diff "$SRC/corpus/golden/dogfight-40.flrep" "$W/k60.flrep" --json "$W/k60.json"
+contains "$W/out" "FAIL k60"
+contains "$W/out" "header: 1 header and table value differs: keyframe interval"
+contains "$W/out" "keyframe interval: A 120, B 60"
+hv=$(jpath "$W/k60.json" '[(c["name"], c["status"], c["values"]) for c in j["scenarios"][0]["checks"]]')
+if [ "$hv" = '[["diff","pass",[]],["header","fail",[{"field":"keyframe interval","a":"120","b":"60"}]]]' ]; then ok; else bad "header check JSON: $hv"; fi
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-ev" # (a report without header differences still validates)
+# the same recording again: the header check passes, start time and engine version only shown
+expect 0 "$DG" record dogfight-40 -o "$W/k120.flrep"
+expect 0 "$DG" diff "$SRC/corpus/golden/dogfight-40.flrep" "$W/k120.flrep" --json "$W/k120.json"
+hv=$(jpath "$W/k120.json" '[c["status"] for c in j["scenarios"][0]["checks"]] + [d.split(" A ")[0] for d in j["scenarios"][0]["checks"][1]["details"]]')
+if [ "$hv" = '["pass","pass","not compared: engine version","not compared: start time","not compared: format version"]' ]; then ok; else bad "header pass JSON: $hv"; fi
+# gate against a golden folder whose recording was made with another keyframe interval
+mkdir -p "$W/golden-k60"
+cp "$W/k60.flrep" "$W/golden-k60/dogfight-40.flrep"
+expect 1 "$DG" gate --scenario dogfight-40 --golden "$W/golden-k60" --json "$W/gate-k60.json"
+hv=$(jpath "$W/gate-k60.json" '[(c["name"], c["status"]) for c in j["scenarios"][0]["checks"] if c["status"] != "pass"] + [c["values"] for c in j["scenarios"][0]["checks"] if c["name"] == "header"]')
+if [ "$hv" = '[["header","fail"],[{"field":"keyframe interval","a":"60","b":"120"}]]' ]; then ok; else bad "gate header: $hv"; fi
+# a roster callsign and a type name changed in a state stream
+states 3 "hello world" '"participants":[{"participant_id":101,"entity_id":1,"callsign":"Viper 2"}]' >"$W/cs.jsonl"
+expect 0 "$DG" record --states "$W/cs.jsonl" -o "$W/cs.flrep"
+expect 1 "$DG" diff "$W/a.flrep" "$W/cs.flrep" --report-dir "$W/rep-cs"
+contains "$W/out" 'participant[101].callsign: A "Viper 1", B "Viper 2"'
+lacks "$W/out" "diff: first divergent tick"
+for f in "$W/rep-cs/report.html" "$W/rep-cs/report.xml"; do contains "$f" "participant[101].callsign"; done
+contains "$W/rep-cs/report.md" '| participant\[101\].callsign | "Viper 1" | "Viper 2" |'
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-cs"
+sed '1s/"name":"F-16C"/"name":"F-16D"/' "$W/a.jsonl" >"$W/tn.jsonl"
+expect 0 "$DG" record --states "$W/tn.jsonl" -o "$W/tn.flrep"
+expect 1 "$DG" diff "$W/a.flrep" "$W/tn.flrep"
+contains "$W/out" 'type[0].name: A "F-16C", B "F-16D"'
+# a faction row present on one side only
+sed '1s/"factions":\[{"index":0,"id":"blue","name":"Blue"}\]/"factions":[{"index":0,"id":"blue","name":"Blue"},{"index":1,"id":"red","name":"Red"}]/' "$W/a.jsonl" >"$W/fx.jsonl"
+expect 0 "$DG" record --states "$W/fx.jsonl" -o "$W/fx.flrep"
+expect 1 "$DG" diff "$W/a.flrep" "$W/fx.flrep"
+contains "$W/out" "factions: A 1, B 2"
+contains "$W/out" 'faction[1]: A (none), B "red" "Red"'
+
+# RPLY: the header's tick rate (byte 5) changed, the op stream the same
+python3 - "$SRC/corpus/golden/walkers-20.rply" "$W/w30.rply" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[5] = 30 if b[5] != 30 else 31
+open(sys.argv[2], "wb").write(b)
+PY
+expect 1 "$DG" diff "$SRC/corpus/golden/walkers-20.rply" "$W/w30.rply"
+contains "$W/out" "header: 1 header value differs: tick rate"
+contains "$W/out" "tick rate: A 15, B 30"
 
 # ---- an error never prints raw binary ---------------------------------------------------------------
 # clean FILE — FILE is well-formed UTF-8 with no control character but newline, and under 400 bytes

@@ -2,7 +2,7 @@
 # tests/harness/diffs_test.sh — what a comparison names: `diff` of two recordings whose events differ
 # names each differing event (kind, field, both values) in every report kind.
 # `diff` and `gate` compare the header and tables as a check of their own (keyframe interval, a
-# callsign, a type name, a faction row). Also: an error quoting the bytes of a binary file prints them escaped and cut short.
+# callsign, a type name, a faction row). The recovery check's cases each on their own line. Also: an error quoting the bytes of a binary file prints them escaped and cut short.
 # usage: diffs_test.sh DETGATE SOURCE_DIR REPORT_CHECK
 set -u
 DG=$1
@@ -119,6 +119,14 @@ PY
 expect 1 "$DG" diff "$SRC/corpus/golden/walkers-20.rply" "$W/w30.rply"
 contains "$W/out" "header: 1 header value differs: tick rate"
 contains "$W/out" "tick rate: A 15, B 30"
+
+# ---- the recovery check: one line per case, nothing confusing when it holds ---------------------------
+expect 0 "$DG" verify --states "$W/a.jsonl" --json "$W/rec.json"
+lacks "$W/out" "recovery"
+rv=$(jpath "$W/rec.json" '[(c["message"], [d.split(":")[0].split(" (")[0] for d in c["details"]]) for c in j["scenarios"][0]["checks"] if c["name"] == "recovery"]')
+if [ "$rv" = '[["trailer cut off: every complete chunk recovered and played back identically",["trailer cut off","last chunk cut short"]]]' ]; then ok; else bad "recovery texts: $rv"; fi
+lacks "$W/rec.json" "no second chunk to cut"
+contains "$W/rec.json" "last chunk cut short: not run: the recording has one chunk"
 
 # ---- an error never prints raw binary ---------------------------------------------------------------
 # clean FILE — FILE is well-formed UTF-8 with no control character but newline, and under 400 bytes

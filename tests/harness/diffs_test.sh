@@ -66,8 +66,11 @@ if [ "$ev" = '["hello world","hello worl",11,10,10]' ]; then ok; else bad "JSON 
 # an extra event on one side: named as present on that side only
 states 3 "hello world" | sed 's/"text":"hello world"}\]/"text":"hello world"},{"kind":"alert","c":0,"d":2}]/' >"$W/c.jsonl"
 expect 0 "$DG" record --states "$W/c.jsonl" -o "$W/c.flrep"
-expect 1 "$DG" diff "$W/a.flrep" "$W/c.flrep"
+expect 1 "$DG" diff "$W/a.flrep" "$W/c.flrep" --report-dir "$W/rep-extra"
 contains "$W/out" "event 2: B only: alert {faction (c) 0, level (d) 2} (A has 2 events at this tick, B 3)"
+expect 0 "$CHECK" "$SCHEMA" "$W/rep-extra"
+ev=$(jpath "$W/rep-extra/report.json" '[(d["index"], d["a"], d["b"]["kindName"], d["differ"]) for d in j["scenarios"][0]["checks"][0]["ticks"][0]["events"]["diffs"]]')
+if [ "$ev" = '[[2,null,"alert",[]]]' ]; then ok; else bad "JSON one-sided event: $ev"; fi
 
 # ---- header and tables: a check of their own, each difference named with both values ---------------
 expect 0 "$DG" record dogfight-40 -o "$W/k60.flrep" --keyframe-interval 60

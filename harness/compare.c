@@ -428,6 +428,13 @@ static void hdr_f64(hdr_cmp *h, const char *field, double a, double b)
     hdr_differs(h, field, va, vb);
 }
 
+/* "type[2].name": a table row's field. */
+static const char *hdr_field(char *buf, size_t cap, const char *row, const char *name)
+{
+    snprintf(buf, cap, "%s.%s", row, name);
+    return buf;
+}
+
 /* A row present on one side only: the row named, the side that has it summarized. */
 static void hdr_row_one_side(hdr_cmp *h, const char *row, const char *summary, bool in_a)
 {
@@ -448,11 +455,11 @@ static void hdr_types(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_heade
             hdr_row_one_side(h, row, s, x != NULL);
             continue;
         }
-        snprintf(f, sizeof f, "%s.index", row), hdr_u64(h, f, x->index, y->index);
-        snprintf(f, sizeof f, "%s.id", row), hdr_str(h, f, x->id, y->id);
-        snprintf(f, sizeof f, "%s.name", row), hdr_str(h, f, x->name, y->name);
-        snprintf(f, sizeof f, "%s.category", row), hdr_u64(h, f, x->category, y->category);
-        snprintf(f, sizeof f, "%s.projectile", row), hdr_u64(h, f, x->projectile_kind, y->projectile_kind);
+        hdr_u64(h, hdr_field(f, sizeof f, row, "index"), x->index, y->index);
+        hdr_str(h, hdr_field(f, sizeof f, row, "id"), x->id, y->id);
+        hdr_str(h, hdr_field(f, sizeof f, row, "name"), x->name, y->name);
+        hdr_u64(h, hdr_field(f, sizeof f, row, "category"), x->category, y->category);
+        hdr_u64(h, hdr_field(f, sizeof f, row, "projectile"), x->projectile_kind, y->projectile_kind);
     }
 }
 
@@ -471,9 +478,9 @@ static void hdr_factions(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_he
             hdr_row_one_side(h, row, s, x != NULL);
             continue;
         }
-        snprintf(f, sizeof f, "%s.index", row), hdr_u64(h, f, x->index, y->index);
-        snprintf(f, sizeof f, "%s.id", row), hdr_str(h, f, x->id, y->id);
-        snprintf(f, sizeof f, "%s.name", row), hdr_str(h, f, x->name, y->name);
+        hdr_u64(h, hdr_field(f, sizeof f, row, "index"), x->index, y->index);
+        hdr_str(h, hdr_field(f, sizeof f, row, "id"), x->id, y->id);
+        hdr_str(h, hdr_field(f, sizeof f, row, "name"), x->name, y->name);
     }
 }
 
@@ -492,9 +499,9 @@ static void hdr_roster(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_head
             hdr_row_one_side(h, row, s, x != NULL);
             continue;
         }
-        snprintf(f, sizeof f, "%s.participant id", row), hdr_u64(h, f, x->participant_id, y->participant_id);
-        snprintf(f, sizeof f, "%s.entity id", row), hdr_u64(h, f, x->entity_id, y->entity_id);
-        snprintf(f, sizeof f, "%s.callsign", row), hdr_str(h, f, x->callsign, y->callsign);
+        hdr_u64(h, hdr_field(f, sizeof f, row, "participant id"), x->participant_id, y->participant_id);
+        hdr_u64(h, hdr_field(f, sizeof f, row, "entity id"), x->entity_id, y->entity_id);
+        hdr_str(h, hdr_field(f, sizeof f, row, "callsign"), x->callsign, y->callsign);
     }
     hdr_u64(h, "mission objects", a->mission_object_count, b->mission_object_count);
     n = a->mission_object_count > b->mission_object_count ? a->mission_object_count : b->mission_object_count;
@@ -509,8 +516,8 @@ static void hdr_roster(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_head
             hdr_row_one_side(h, row, s, x != NULL);
             continue;
         }
-        snprintf(f, sizeof f, "%s.object id", row), hdr_str(h, f, x->object_id, y->object_id);
-        snprintf(f, sizeof f, "%s.entity id", row), hdr_u64(h, f, x->entity_id, y->entity_id);
+        hdr_str(h, hdr_field(f, sizeof f, row, "object id"), x->object_id, y->object_id);
+        hdr_u64(h, hdr_field(f, sizeof f, row, "entity id"), x->entity_id, y->entity_id);
     }
 }
 

@@ -378,7 +378,12 @@ int cli_diff(int argc, char **argv)
             return CLI_USAGE;
         }
     }
-    ck->duration_s = rep->duration_s = harness__now() - t0;
+    ck->duration_s = harness__now() - t0;
+    if (ka == CLI_KIND_FLREP && kb == CLI_KIND_FLREP)
+        harness__compare_headers(sc, a, b); /* its own check: tables and header fields, not ticks */
+    else if (rply)
+        harness__rply_compare_headers(sc, a, b);
+    rep->duration_s = harness__now() - t0;
     bool ok = cli_write_reports(rep, &rp, "diff");
     code = cli_exit_for(rep);
     dg_report_free(rep);

@@ -761,3 +761,56 @@ int harness__rply_verify_file(dg_report_scenario *sc, const char *path, const ha
     int s = check_rply_seek(sc, path, rec, seek_random);
     return s < 0 ? -1 : failed + s;
 }
+
+/* ---- header ----------------------------------------------------------------------------------- */
+
+static dg_status rg_read_header(const char *path, dg_rply_header *h, dg_error *err)
+{
+    uint8_t b[64];
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open: %s", strerror(errno));
+    size_t n = fread(b, 1, sizeof b, fp);
+    fclose(fp);
+    return dg_rply_read_header(b, n, 0, h, err);
+}
+
+int harness__rply_compare_headers(dg_report_scenario *sc, const char *pa, const char *pb)
+{
+    double t0 = harness__now();
+    dg_report_check *c = dg_report_add_check(sc, "header", DG_REPORT_PASS);
+    if (!c)
+        return -1;
+    dg_rply_header a, b;
+    dg_error err;
+    dg_error_clear(&err);
+    if (rg_read_header(pa, &a, &err) != DG_OK || rg_read_header(pb, &b, &err) != DG_OK) {
+        char buf[512];
+        dg_error_format(&err, buf, sizeof buf);
+        c->status = DG_REPORT_ERROR;
+        dg_report_check_set_message(c, "%s", buf);
+        return -1;
+    }
+    char va[24], vb[24];
+    if (a.tick_rate != b.tick_rate) {
+        snprintf(va, sizeof va, "%u", (unsigned)a.tick_rate);
+        snprintf(vb, sizeof vb, "%u", (unsigned)b.tick_rate);
+        dg_report_check_add_value(c, "tick rate", va, vb);
+    }
+    if (a.place_version != b.place_version) {
+        snprintf(va, sizeof va, "%lu", (unsigned long)a.place_version);
+        snprintf(vb, sizeof vb, "%lu", (unsigned long)b.place_version);
+        dg_report_check_add_value(c, "place version", va, vb);
+    }
+    if (c->n_values + c->values_cut)
+        dg_report_check_set_message(c, "%u header value%s differ%s: %s", (unsigned)(c->n_values + c->values_cut),
+                                    c->n_values + c->values_cut == 1 ? "" : "s",
+                                    c->n_values + c->values_cut == 1 ? "s" : "", c->values[0].field);
+    else
+        dg_report_check_set_message(c, "tick rate and place version equal");
+    dg_report_check_add_detail(c, "not compared: RPLY version A %u, B %u", (unsigned)a.version, (unsigned)b.version);
+    dg_report_check_add_detail(c, "not compared: start time A %.17g, B %.17g (Unix seconds)", a.start_unix,
+                               b.start_unix);
+    c->duration_s = harness__now() - t0;
+    return c->status == DG_REPORT_FAIL;
+}

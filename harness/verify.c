@@ -269,8 +269,32 @@ static int check_seek(dg_report_scenario *sc, const char *path, const harness__s
 
 /* ---- crash recovery ------------------------------------------------------------------------------ */
 
+/* "the cut copy ..." instead of the removed temporary's path, so the line names what was tested. */
+static void recovery_error(const dg_error *err, const char *tmp, char *buf, size_t cap)
+{
+    dg_error e = *err;
+    size_t n = strlen(tmp);
+    if (n && strncmp(e.where, tmp, n) == 0) {
+        char rest[sizeof e.where];
+        snprintf(rest, sizeof rest, "%s", e.where + n);
+        snprintf(e.where, sizeof e.where, "the cut copy%.*s", (int)(sizeof e.where - sizeof "the cut copy"), rest);
+    }
+    dg_error_format(&e, buf, cap);
+}
+
+/* "ticks 0..1199 (1200 ticks)" or "no tick". */
+static void tick_span(char *buf, size_t cap, uint64_t n, uint64_t first, uint64_t last)
+{
+    if (n == 0)
+        snprintf(buf, cap, "no tick");
+    else
+        snprintf(buf, cap, "ticks %llu..%llu (%llu tick%s)", (unsigned long long)first, (unsigned long long)last,
+                 (unsigned long long)n, n == 1 ? "" : "s");
+}
+
 /* Plays a truncated copy from `from` to its end and checks it yields exactly `want` from that tick on;
- * its recovered index must cover exactly want's ticks. */
+ * its recovered index must cover exactly want's ticks. msg gets one line: the case's label, what was
+ * cut, and what came of it. */
 static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, const harness__stream *want,
                          uint64_t from, const char *label, char *msg, size_t cap)
 {
@@ -279,15 +303,21 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
     dg_error_clear(&err);
     if (!harness__temp_path(tmp, sizeof tmp, NULL, "recovery", ".flrep") ||
         harness__copy_prefix(path, tmp, cut, &err) != DG_OK) {
-        dg_error_format(&err, msg, cap);
+        char ebuf[400];
+        dg_error_format(&err, ebuf, sizeof ebuf);
+        snprintf(msg, cap, "%s: could not make the cut copy (the first %llu bytes): %s", label,
+                 (unsigned long long)cut, ebuf);
         return -1;
     }
     harness__stream got = {0};
     dg_flrep_reader *r = NULL;
-    bool recovered = false, index_ok = false;
+    bool opened = false, recovered = false, index_ok = false;
+    dg_flrep_file_info idx = {0};
     dg_status st = dg_flrep_reader_open_file(&r, tmp, NULL, &err);
     if (st == DG_OK) {
         const dg_flrep_file_info *in = dg_flrep_reader_info(r);
+        opened = true;
+        idx = *in;
         recovered = in->recovered;
         index_ok = want->n > 0 && in->tick_count == want->n && in->last_tick == want->v[want->n - 1].tick;
         st = dg_flrep_reader_seek(r, from, &err);
@@ -307,29 +337,36 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
     size_t k = harness__stream_find(want, from);
     tail.v += k == SIZE_MAX ? 0 : k;
     tail.n -= k == SIZE_MAX ? 0 : k;
-    int failed = 0;
+    int failed = 1;
     uint64_t first[1], first_raw;
     size_t nfirst = 0;
-    if (st != DG_OK) {
-        char ebuf[400];
-        dg_error_format(&err, ebuf, sizeof ebuf);
-        snprintf(msg, cap, "%s: playback failed after %zu ticks: %s", label, got.n, ebuf);
-        failed = 1;
+    char ebuf[400], span_got[80], span_want[80];
+    tick_span(span_got, sizeof span_got, idx.tick_count, idx.first_tick, idx.last_tick);
+    tick_span(span_want, sizeof span_want, want->n, want->n ? want->v[0].tick : 0, want->n ? want->v[want->n - 1].tick : 0);
+    /* the first thing that went wrong, in the order a reader does them: open, index, playback */
+    if (!opened) {
+        recovery_error(&err, tmp, ebuf, sizeof ebuf);
+        snprintf(msg, cap, "%s (first %llu bytes): the reader refused the copy: %s", label, (unsigned long long)cut,
+                 ebuf);
     } else if (!recovered) {
-        snprintf(msg, cap, "%s: the reader did not report a recovered index", label);
-        failed = 1;
+        snprintf(msg, cap, "%s (first %llu bytes): the reader took the copy as complete; expected it to find no "
+                           "trailer and rebuild the index", label, (unsigned long long)cut);
     } else if (!index_ok) {
-        snprintf(msg, cap, "%s: the recovered index does not cover exactly the %zu ticks of the complete chunks",
-                 label, want->n);
-        failed = 1;
+        snprintf(msg, cap, "%s (first %llu bytes): the rebuilt index holds %s; expected %s, the complete chunks",
+                 label, (unsigned long long)cut, span_got, span_want);
+    } else if (st != DG_OK) {
+        recovery_error(&err, tmp, ebuf, sizeof ebuf);
+        snprintf(msg, cap, "%s (first %llu bytes): playback from tick %llu stopped after %zu of %zu ticks: %s", label,
+                 (unsigned long long)cut, (unsigned long long)from, got.n, tail.n, ebuf);
     } else if (harness__compare_streams(NULL, &tail, &got, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw) > 0) {
         harness__compare_streams(c, &tail, &got, DG_REPORT_TICK_NONE, first, 0, &nfirst, &first_raw);
-        snprintf(msg, cap, "%s: recovered playback differs from the recording (%zu ticks played, %zu expected)",
-                 label, got.n, tail.n);
-        failed = 1;
+        snprintf(msg, cap, "%s (first %llu bytes): playback from tick %llu differs from the recording at tick %llu "
+                           "(%zu ticks played, %zu expected)",
+                 label, (unsigned long long)cut, (unsigned long long)from, (unsigned long long)first[0], got.n, tail.n);
     } else {
-        snprintf(msg, cap, "%s: %zu ticks recovered, %zu played from tick %llu, identical", label, want->n, got.n,
-                 (unsigned long long)from);
+        failed = 0;
+        snprintf(msg, cap, "%s (first %llu bytes): index rebuilt with %s; playback from tick %llu identical (%zu tick%s)",
+                 label, (unsigned long long)cut, span_got, (unsigned long long)from, got.n, got.n == 1 ? "" : "s");
     }
     harness__stream_free(&got);
     return failed;
@@ -337,6 +374,7 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
 
 static int check_recovery(dg_report_scenario *sc, const char *path, const harness__stream *rec)
 {
+    static const char *const label1 = "trailer cut off", *const label2 = "last chunk cut short";
     double t0 = harness__now();
     dg_report_check *c = dg_report_add_check(sc, "recovery", DG_REPORT_PASS);
     if (!c)
@@ -350,16 +388,22 @@ static int check_recovery(dg_report_scenario *sc, const char *path, const harnes
     }
     const dg_flrep_file_info *info = dg_flrep_reader_info(r);
     size_t nch = info->chunk_count;
-    char m1[600] = "", m2[600] = "no second chunk to cut";
+    char m1[700], m2[700];
     int f1 = 0, f2 = 0;
+    bool ran2 = false;
     if (nch == 0) {
-        snprintf(m1, sizeof m1, "no chunk");
+        snprintf(m1, sizeof m1, "%s: not run: the recording holds no chunk", label1);
+        snprintf(m2, sizeof m2, "%s: not run: the recording holds no chunk", label2);
     } else {
         const dg_flrep_chunk_info *last = &info->chunks[nch - 1];
         uint64_t end = last->offset + FLCK_FRAMING + last->compressed_size;
         /* every chunk, played in full: the trailer is the only thing missing */
-        f1 = recovery_case(c, path, end, rec, rec->v[0].tick, "trailer cut off", m1, sizeof m1);
-        if (nch >= 2 && f1 == 0) {
+        f1 = recovery_case(c, path, end, rec, rec->v[0].tick, label1, m1, sizeof m1);
+        if (nch < 2) {
+            snprintf(m2, sizeof m2, "%s: not run: the recording has one chunk", label2);
+        } else if (f1 != 0) {
+            snprintf(m2, sizeof m2, "%s: not run: the first case failed", label2);
+        } else {
             harness__stream prefix = *rec;
             uint64_t keep_last = info->chunks[nch - 2].last_tick;
             while (prefix.n > 0 && prefix.v[prefix.n - 1].tick > keep_last)
@@ -367,13 +411,25 @@ static int check_recovery(dg_report_scenario *sc, const char *path, const harnes
             /* the same bytes for every earlier chunk: the index and the last complete chunk are what
              * this case can get wrong, so only that chunk is played again */
             f2 = recovery_case(c, path, last->offset + FLCK_FRAMING + last->compressed_size / 2, &prefix,
-                               info->chunks[nch - 2].first_tick, "last chunk cut short", m2, sizeof m2);
+                               info->chunks[nch - 2].first_tick, label2, m2, sizeof m2);
+            ran2 = true;
         }
     }
     dg_flrep_reader_close(r);
     int failed = (f1 < 0 || f2 < 0) ? -1 : (f1 || f2);
     c->status = failed < 0 ? DG_REPORT_ERROR : failed ? DG_REPORT_FAIL : DG_REPORT_PASS;
-    dg_report_check_set_message(c, "%s; %s", m1, m2);
+    /* one line per case in the details; the message says which failed, or that both held */
+    dg_report_check_add_detail(c, "%s", m1);
+    dg_report_check_add_detail(c, "%s", m2);
+    if (failed < 0)
+        dg_report_check_set_message(c, "%s", f1 < 0 ? m1 : m2);
+    else if (failed)
+        dg_report_check_set_message(c, "%s failed (each case on its own line below)", f1 ? label1 : label2);
+    else if (nch == 0)
+        dg_report_check_set_message(c, "no chunk to cut: nothing to recover");
+    else
+        dg_report_check_set_message(c, "%s%s: every complete chunk recovered and played back identically", label1,
+                                    ran2 ? " and last chunk cut short" : "");
     c->duration_s = harness__now() - t0;
     return failed;
 }

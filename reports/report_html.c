@@ -523,6 +523,53 @@ static void ht__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
     dg_rsink_puts(s, "</td></tr>\n");
 }
 
+static void ht__events(dg_rsink *s, const dg_report_tick *t)
+{
+    if (t->n_event_diffs == 0 && t->event_diffs_cut == 0)
+        return;
+    dg_rsink_puts(s, "<ul class=\"events\">\n");
+    for (uint32_t i = 0; i < t->n_event_diffs; i++) {
+        dg_rsink_puts(s, "<li>");
+        dg_rep__event_diff_line(s, &t->event_diffs[i], t, ht__esc);
+        dg_rsink_puts(s, "</li>\n");
+    }
+    if (t->event_diffs_cut)
+        dg_rsink_printf(s, "<li class=\"note\">… %u more differing events</li>\n", (unsigned)t->event_diffs_cut);
+    dg_rsink_puts(s, "</ul>\n");
+}
+
+/* A check's differing header/table values, then its own lines (one per case). */
+static void ht__check_lines(dg_rsink *s, const dg_report_check *c)
+{
+    if (c->n_values) {
+        dg_rsink_puts(s, "<table><thead><tr><th>Field</th><th>A</th><th>B</th></tr></thead><tbody>\n");
+        for (uint32_t i = 0; i < c->n_values; i++) {
+            const dg_report_value *v = &c->values[i];
+            dg_rsink_puts(s, "<tr><td><code>");
+            ht__esc(s, v->field);
+            dg_rsink_puts(s, "</code></td><td>");
+            ht__esc(s, v->a ? v->a : "(none)");
+            dg_rsink_puts(s, "</td><td>");
+            ht__esc(s, v->b ? v->b : "(none)");
+            dg_rsink_puts(s, "</td></tr>\n");
+        }
+        dg_rsink_puts(s, "</tbody></table>\n");
+    }
+    if (c->values_cut)
+        dg_rsink_printf(s, "<p class=\"note\">… %u more differing values</p>\n", (unsigned)c->values_cut);
+    if (c->n_details == 0 && c->details_cut == 0)
+        return;
+    dg_rsink_puts(s, "<ul class=\"details\">\n");
+    for (uint32_t i = 0; i < c->n_details; i++) {
+        dg_rsink_puts(s, "<li>");
+        ht__esc(s, c->details[i]);
+        dg_rsink_puts(s, "</li>\n");
+    }
+    if (c->details_cut)
+        dg_rsink_printf(s, "<li class=\"note\">… %u more lines</li>\n", (unsigned)c->details_cut);
+    dg_rsink_puts(s, "</ul>\n");
+}
+
 static void ht__tick_table(dg_rsink *s, const dg_report_tick *t, uint32_t max_rows)
 {
     dg_rsink_printf(s, "<p>tick %llu: %u changed, %u added, %u lost", (unsigned long long)t->tick, (unsigned)t->changed,
@@ -530,6 +577,7 @@ static void ht__tick_table(dg_rsink *s, const dg_report_tick *t, uint32_t max_ro
     if (t->events_differ)
         dg_rsink_printf(s, "; events differ (A %u, B %u)", (unsigned)t->events_a, (unsigned)t->events_b);
     dg_rsink_puts(s, "</p>\n");
+    ht__events(s, t);
     if (t->n_entities == 0)
         return;
     dg_rsink_puts(s, "<table><thead><tr><th>Entity</th><th>Name</th><th>Kind</th><th>Field</th><th>A</th><th>B</th>"
@@ -589,6 +637,7 @@ static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const d
         ht__esc(s, c->message);
         dg_rsink_puts(s, "</p>\n");
     }
+    ht__check_lines(s, c);
     if (c->first_tick != DG_REPORT_TICK_NONE) {
         ht__ranges(s, c);
         ht__timeline(s, sc, c);

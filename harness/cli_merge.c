@@ -238,6 +238,76 @@ static void read_entity(mr *m, dg_report_tick *t, json_t *o, const char *at)
     e->fields_cut = cut;
 }
 
+/* A restore call's answer: DG_E_USAGE is the input's fault (out of order), anything else memory's. */
+static void restored(mr *m, dg_status st, const char *at, const char *what)
+{
+    if (st == DG_E_USAGE)
+        mr_fail(m, at, "%s out of order or empty (first > last, or not after the one before)", what);
+    else if (st != DG_OK)
+        mr_nomem(m);
+}
+
+static void read_event(mr *m, dg_report_event *e, json_t *o, const char *at)
+{
+    uint32_t kind = mr_u32(m, o, at, "kind");
+    e->a = mr_u32(m, o, at, "a");
+    e->b = mr_u32(m, o, at, "b");
+    uint32_t c = mr_u32(m, o, at, "c"), d = mr_u32(m, o, at, "d");
+    const char *text = mr_str(m, o, at, "text", false);
+    e->text_len = mr_u32(m, o, at, "textBytes");
+    if (!mr_ok(m))
+        return;
+    if (kind > UINT8_MAX || c > UINT16_MAX || d > UINT16_MAX) {
+        mr_fail(m, at, "event field out of range (kind <= 255, c and d <= 65535)");
+        return;
+    }
+    e->kind = (uint8_t)kind;
+    e->c = (uint16_t)c;
+    e->d = (uint16_t)d;
+    snprintf(e->text, sizeof e->text, "%s", text);
+}
+
+/* One side of an event position: an event object, or null when that side has none there. */
+static bool read_event_side(mr *m, json_t *o, const char *at, const char *key, dg_report_event *e)
+{
+    json_t *v = mr_get(m, o, at, key);
+    if (!v || json_is_null(v))
+        return false;
+    char at2[256];
+    at_child(at2, sizeof at2, at, key, SIZE_MAX);
+    if (!json_is_object(v)) {
+        mr_fail(m, at2, "expected an object or null, found %s", json_kind(v));
+        return false;
+    }
+    read_event(m, e, v, at2);
+    return true;
+}
+
+static void read_event_diffs(mr *m, dg_report_tick *t, json_t *ev, const char *at)
+{
+    char at1[256];
+    at_child(at1, sizeof at1, at, "events", SIZE_MAX);
+    json_t *arr = ev ? mr_array(m, ev, at1, "diffs") : NULL;
+    for (size_t i = 0; mr_ok(m) && i < json_array_size(arr); i++) {
+        char at2[256];
+        at_child(at2, sizeof at2, at1, "diffs", i);
+        json_t *o = mr_item(m, arr, i, at2);
+        dg_report_event_diff d;
+        memset(&d, 0, sizeof d);
+        if (!o)
+            break;
+        d.index = mr_u32(m, o, at2, "index");
+        d.in_a = read_event_side(m, o, at2, "a", &d.a);
+        d.in_b = read_event_side(m, o, at2, "b", &d.b);
+        json_t *tda = mr_get(m, o, at2, "textDiffersAt");
+        d.text_diff_at = tda && !json_is_null(tda) ? mr_u32(m, o, at2, "textDiffersAt") : UINT32_MAX;
+        if (mr_ok(m))
+            restored(m, dg_report_tick_restore_event_diff(t, &d), at2, "event position");
+    }
+    if (ev && mr_ok(m))
+        t->event_diffs_cut = mr_u32(m, ev, at1, "diffsCut");
+}
+
 static void read_tick(mr *m, dg_report_check *c, json_t *o, const char *at)
 {
     uint64_t tick = mr_u64(m, o, at, "tick");
@@ -269,15 +339,7 @@ static void read_tick(mr *m, dg_report_check *c, json_t *o, const char *at)
             read_entity(m, t, e, at2);
     }
     t->entities_cut = cut;
-}
-
-/* A restore call's answer: DG_E_USAGE is the input's fault (out of order), anything else memory's. */
-static void restored(mr *m, dg_status st, const char *at, const char *what)
-{
-    if (st == DG_E_USAGE)
-        mr_fail(m, at, "%s out of order or empty (first > last, or not after the one before)", what);
-    else if (st != DG_OK)
-        mr_nomem(m);
+    read_event_diffs(m, t, ev, at);
 }
 
 static void read_ranges(mr *m, dg_report_check *c, json_t *o, const char *at)
@@ -355,6 +417,45 @@ static void read_trajectory(mr *m, dg_report_check *c, json_t *o, const char *at
     c->trajectory.cut_b = mr_u32(m, tr, at1, "pointsCutB");
 }
 
+/* A value or detail line as written; json null (that side has no such row) stays NULL. */
+static const char *mr_str_or_null(mr *m, json_t *o, const char *at, const char *key)
+{
+    json_t *v = mr_get(m, o, at, key);
+    return v && !json_is_null(v) ? mr_str(m, o, at, key, false) : NULL;
+}
+
+static void read_values(mr *m, dg_report_check *c, json_t *o, const char *at)
+{
+    json_t *arr = mr_array(m, o, at, "values");
+    for (size_t i = 0; mr_ok(m) && i < json_array_size(arr); i++) {
+        char at2[256];
+        at_child(at2, sizeof at2, at, "values", i);
+        json_t *v = mr_item(m, arr, i, at2);
+        const char *field = v ? mr_str(m, v, at2, "field", false) : NULL;
+        const char *a = v ? mr_str_or_null(m, v, at2, "a") : NULL, *b = v ? mr_str_or_null(m, v, at2, "b") : NULL;
+        if (mr_ok(m) && dg_report_check_add_value(c, field, a, b) != DG_OK)
+            mr_nomem(m);
+    }
+    if (mr_ok(m))
+        c->values_cut = mr_u32(m, o, at, "valuesCut");
+}
+
+static void read_details(mr *m, dg_report_check *c, json_t *o, const char *at)
+{
+    json_t *arr = mr_array(m, o, at, "details");
+    for (size_t i = 0; mr_ok(m) && i < json_array_size(arr); i++) {
+        char at2[256];
+        at_child(at2, sizeof at2, at, "details", i);
+        json_t *v = json_array_get(arr, i);
+        if (!json_is_string(v))
+            mr_fail(m, at2, "expected a string, found %s", json_kind(v));
+        if (mr_ok(m) && dg_report_check_add_detail(c, "%s", json_string_value(v)) != DG_OK)
+            mr_nomem(m);
+    }
+    if (mr_ok(m))
+        c->details_cut = mr_u32(m, o, at, "detailsCut");
+}
+
 static void read_check(mr *m, dg_report_scenario *sc, json_t *o, const char *at)
 {
     const char *name = mr_str(m, o, at, "name", false), *msg = mr_str(m, o, at, "message", true);
@@ -386,6 +487,8 @@ static void read_check(mr *m, dg_report_scenario *sc, json_t *o, const char *at)
     c->ticks_cut = mr_u64(m, o, at, "ticksCut");
     read_timeline(m, c, o, at);
     read_trajectory(m, c, o, at);
+    read_values(m, c, o, at);
+    read_details(m, c, o, at);
 }
 
 static void read_scenario(mr *m, dg_report *rep, json_t *o, const char *at)
@@ -437,6 +540,9 @@ static void read_limits(mr *m, json_t *doc, dg_report_limits *l)
     l->ranges_per_check = mr_u32(m, o, "limits", "rangesPerCheck");
     l->timeline_buckets = mr_u32(m, o, "limits", "timelineBuckets");
     l->trajectory_points = mr_u32(m, o, "limits", "trajectoryPoints");
+    l->events_per_tick = mr_u32(m, o, "limits", "eventsPerTick");
+    l->values_per_check = mr_u32(m, o, "limits", "valuesPerCheck");
+    l->details_per_check = mr_u32(m, o, "limits", "detailsPerCheck");
 }
 
 /* Reads what merge checks the set with: schema version, command, shard, corpus id, limits. */
@@ -566,6 +672,9 @@ static dg_report *merged_report(const shard_doc *d, size_t n)
         l.ranges_per_check = max_u32(l.ranges_per_check, d[i].limits.ranges_per_check);
         l.timeline_buckets = max_u32(l.timeline_buckets, d[i].limits.timeline_buckets);
         l.trajectory_points = max_u32(l.trajectory_points, d[i].limits.trajectory_points);
+        l.events_per_tick = max_u32(l.events_per_tick, d[i].limits.events_per_tick);
+        l.values_per_check = max_u32(l.values_per_check, d[i].limits.values_per_check);
+        l.details_per_check = max_u32(l.details_per_check, d[i].limits.details_per_check);
         started = d[i].started < started ? d[i].started : started;
         duration = d[i].duration > duration ? d[i].duration : duration;
         incomplete |= d[i].incomplete;

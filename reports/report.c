@@ -835,6 +835,18 @@ dg_status dg_report_check_restore_bucket(dg_report_check *c, const dg_report_buc
     return DG_OK;
 }
 
+dg_status dg_report_tick_restore_event_diff(dg_report_tick *t, const dg_report_event_diff *d)
+{
+    if (!t || !d || (!d->in_a && !d->in_b) ||
+        (t->n_event_diffs > 0 && d->index <= t->event_diffs[t->n_event_diffs - 1].index))
+        return DG_E_USAGE;
+    if (!report__grow(t->report_, (void **)&t->event_diffs, &t->cap_event_diffs_, t->n_event_diffs,
+                      sizeof *t->event_diffs))
+        return DG_E_NOMEM;
+    t->event_diffs[t->n_event_diffs++] = *d;
+    return DG_OK;
+}
+
 /* ---- reading the model ------------------------------------------------------------------------ */
 
 static dg_report_status report__worse(dg_report_status a, dg_report_status b)

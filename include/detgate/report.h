@@ -395,6 +395,9 @@ dg_status dg_report_set_shard(dg_report *r, uint32_t index, uint32_t count, cons
  * (first > last, or not after the previous range/bucket), DG_E_NOMEM on out of memory. */
 dg_status dg_report_check_restore_range(dg_report_check *c, const dg_report_range *rg);
 dg_status dg_report_check_restore_bucket(dg_report_check *c, const dg_report_bucket *b);
+/* Appends one event position as written (detgate merge): DG_E_USAGE when neither side has it or its
+ * index is not after the one before, DG_E_NOMEM on out of memory (nothing added). */
+dg_status dg_report_tick_restore_event_diff(dg_report_tick *t, const dg_report_event_diff *d);
 
 /* ---- reading the model ------------------------------------------------------------------------ */
 

@@ -163,6 +163,19 @@ expect 1 "$DG" merge one/report.json --report-dir one-again -q
 for f in report.txt report.json report.xml report.md report.html; do
   cmp -s "one/$f" "one-again/$f" && ok || bad "$f of a report read back differs from the original"
 done
+# header values, detail lines and event diffs are read back too: a golden recorded from a scenario whose
+# chat line is one word longer, against a golden folder made with another keyframe interval
+mkdir -p corpus-ev golden-ev
+sed 's/tally ho/tally ho now/' "$SRC/corpus/scenarios/events.scn" >corpus-ev/events.scn
+expect 0 "$DG" record corpus-ev/events.scn -o golden-ev/events.flrep --hash-log golden-ev/events.hashlog.zst \
+  --keyframe-interval 60
+expect 1 "$DG" gate --corpus corpus --golden golden-ev --scenario events --report-dir ev -q
+contains ev/report.json '"field": "keyframe interval"'
+contains ev/report.json '"kindName": "chat"'
+expect 1 "$DG" merge ev/report.json --report-dir ev-again -q
+for f in report.txt report.json report.xml report.md report.html; do
+  cmp -s "ev/$f" "ev-again/$f" && ok || bad "$f of a report with values and event diffs read back differs"
+done
 # the restored timeline must be in order: two buckets swapped are refused with their path
 python3 - one/report.json swapped.json <<'PY'
 import json, sys

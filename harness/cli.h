@@ -103,6 +103,7 @@ typedef struct cli_run_opts {
     const char *states;        /* --states FILE instead of a scenario */
     uint64_t fault_tick;       /* --replay-fault double-delta:T */
     uint64_t seek_fault_tick;  /* --replay-fault seek-drop-delta:T */
+    uint64_t self_check_fault_tick; /* --replay-fault self-check:T (the writer's self-check fails) */
     size_t seek_random, seek_max_edges;
     bool skip_recovery;
     const char *keep;          /* keep the recording here */
@@ -113,6 +114,10 @@ typedef struct cli_run_opts {
 } cli_run_opts;
 
 void cli_run_opts_init(cli_run_opts *o);
+/* An error that the user's input caused (syntax, range, usage, UTF-8, malformed): exit 2. */
+bool cli_bad_input(dg_status st);
+/* --replay-fault KIND:TICK into o; 0, or the exit code of a usage error (printed). */
+int cli_parse_replay_fault(const char *cmd, const char *arg, cli_run_opts *o);
 /* Opens the source for a scenario path (or the states file). */
 dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__source **out, dg_error *err);
 /* Records src to path, then verifies it into a new scenario of rep. rec receives the record-side

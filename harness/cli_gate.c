@@ -109,6 +109,40 @@ static void check_error(dg_report_check *c, const dg_error *err)
     dg_report_check_set_message(c, "%s", buf);
 }
 
+/* Whether this build reads its fresh recording back whole (every chunk and tick decoded). */
+static bool fresh_reads_back(const char *rec_path, bool rply)
+{
+    dg_error err;
+    dg_error_clear(&err);
+    if (rply) {
+        harness__stream s = {0};
+        dg_status st = harness__rply_replay_hash(rec_path, NULL, false, &s, &err);
+        harness__stream_free(&s);
+        return st == DG_OK;
+    }
+    dg_flrep_reader *r = NULL;
+    dg_status st = dg_flrep_reader_open_file(&r, rec_path, NULL, &err);
+    if (st == DG_OK)
+        st = dg_flrep_reader_validate(r, &err);
+    dg_flrep_reader_close(r);
+    return st == DG_OK;
+}
+
+/* The golden comparison stopped on an error. The fresh recording unreadable is a failure of this
+ * build (FAIL, exit 1); the golden unreadable (or no memory) leaves nothing to compare with (ERROR). */
+static void golden_error(dg_report_check *c, const dg_error *err, const char *golden, const char *rec_path, bool rply)
+{
+    char buf[600];
+    dg_error_format(err, buf, sizeof buf);
+    if (err->code != DG_E_IO && err->code != DG_E_NOMEM && !fresh_reads_back(rec_path, rply)) {
+        c->status = DG_REPORT_FAIL;
+        dg_report_check_set_message(c, "this build cannot read back its own recording: %s", buf);
+    } else {
+        c->status = DG_REPORT_ERROR;
+        dg_report_check_set_message(c, "cannot compare with the golden %s: %s", golden, buf);
+    }
+}
+
 static void check_golden(dg_report_scenario *sc, const char *golden_dir, const char *rec_path,
                          const harness__stream *rec, bool strict_raw, bool rply)
 {
@@ -133,14 +167,14 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
         nd = rply ? harness__rply_compare_files(c, NULL, gf, rec_path, &err)
                   : harness__compare_files(c, NULL, gf, rec_path, &err);
         if (nd == UINT64_MAX) {
-            check_error(c, &err);
+            golden_error(c, &err, gf, rec_path, rply);
             return;
         }
     }
     if (have_l) {
         harness__stream g = {0};
         if (harness__load_log(gl, &g, NULL, &err) != DG_OK) {
-            check_error(c, &err);
+            golden_error(c, &err, gl, rec_path, rply);
             harness__stream_free(&g);
             return;
         }
@@ -181,7 +215,8 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
 
 /* ---- gate ---------------------------------------------------------------------------------------- */
 
-enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT, G_JOBS };
+enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT, G_JOBS,
+       G_FAULT };
 
 #define GATE_JOBS_MAX 32
 
@@ -217,7 +252,7 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
                                          {"strict-raw", 0, 0, G_STRICT}, {"seek-samples", 1, 0, G_SEEKS},
                                          {"seek-edges", 1, 0, G_EDGES}, {"inject", 1, 0, G_INJECT},
                                          {"format", 1, 0, G_FORMAT}, {"jobs", 1, 0, G_JOBS},
-                                         CLI_REPORT_OPTS, {0, 0, 0, 0}};
+                                         {"replay-fault", 1, 0, G_FAULT}, CLI_REPORT_OPTS, {0, 0, 0, 0}};
     uint64_t v;
     int c;
     optind = 0;
@@ -237,6 +272,10 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
         case G_SCENARIO: names_add(&g->only, optarg); break;
         case G_STRICT: g->strict = true; break;
         case G_INJECT: g->ro.inject = optarg; break;
+        case G_FAULT:
+            if (cli_parse_replay_fault("gate", optarg, &g->ro))
+                return CLI_USAGE;
+            break;
         case G_FORMAT:
             if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
                 return cli_usage_error("gate", "--format: expected flrep or rply, found '%s'", optarg);
@@ -297,10 +336,16 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
     int f = cli_record_and_verify(rep, src, rec_path, &g->ro, &rec, &sc, &err);
     if (f >= 0 && sc)
         check_golden(sc, g->golden, rec_path, &rec, g->strict, g->ro.rply);
+    bool usage = f < 0 && cli_bad_input(err.code);
+    if (usage) {
+        char buf[600];
+        dg_error_format(&err, buf, sizeof buf);
+        snprintf(errors, cap, "detgate gate: %s: %s\n", name, buf);
+    }
     harness__stream_free(&rec);
     harness__source_free(src);
     remove(rec_path);
-    return true;
+    return !usage;
 }
 
 /* ---- running the scenarios: one worker, or several threads (--jobs) -------------------------------- */

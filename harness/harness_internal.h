@@ -91,6 +91,8 @@ typedef struct harness__record_opts {
     const char *format_name;   /* "flrep" */
     void (*progress)(void *user, uint64_t tick, uint64_t total);
     void *progress_user;
+    bool fault_self_check;        /* test hook: the writer's self-check fails at fault_self_check_tick */
+    uint64_t fault_self_check_tick;
 } harness__record_opts;
 
 /* Source -> writer (path) -> quantized state -> hash. Fills *out (the record-side stream). */

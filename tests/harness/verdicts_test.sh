@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# tests/harness/verdicts_test.sh — the CLI's verdicts (issue 12): exit codes that mean what they say
+# (a recording this build cannot read back is 1, not 125; a run that tested nothing is not a pass),
+# refused options named, recovered trailers and undecoded chunks said, and counts, plurals and
+# version strings that agree everywhere.
+# usage: verdicts_test.sh DETGATE SOURCE_DIR
+set -u
+DG=$1
+SRC=$2
+W=$(mktemp -d "${TMPDIR:-/tmp}/dg-verdicts-test.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+cd "$SRC" || exit 1
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# expect CODE CMD... — runs CMD (stdout to $W/out, stderr to $W/err) and checks its exit code
+expect() {
+  local want=$1
+  shift
+  "$@" >"$W/out" 2>"$W/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
+}
+contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2': $(head -c 400 "$1")"; fi; }
+lacks() { if grep -q -- "$2" "$1"; then bad "$1 has '$2': $(grep -m1 -- "$2" "$1")"; else ok; fi; }
+# a small corpus of its own: one short scenario (events: 3600 ticks) and its golden
+C=$W/corpus
+mkdir -p "$C/scenarios" "$C/golden"
+cp corpus/scenarios/events.scn corpus/scenarios/mars.scn "$C/scenarios/"
+cp corpus/golden/events.* corpus/golden/mars.* "$C/golden/"
+G=(--corpus "$C/scenarios" --golden "$C/golden")
+
+# ---- a recording this build wrote and cannot read back is a failure (1), not "could not test" ------
+# self-check:T makes the writer's self-check fail at T, as a decoder that applies a delta twice does
+# (the writer rebuilds every DELTA record with the decoder's arithmetic).
+expect 1 "$DG" gate "${G[@]}" --scenario events --replay-fault self-check:300 -q --json "$W/sc.json"
+contains "$W/sc.json" '"status": *"fail"'
+contains "$W/sc.json" "cannot read back its own recording"
+expect 1 "$DG" verify events --corpus "$C/scenarios" --replay-fault self-check:300 -q
+expect 1 "$DG" record events --corpus "$C/scenarios" -o "$W/sc.flrep" --replay-fault self-check:300
+# a golden this build cannot open is what cannot be run: 125
+mkdir -p "$W/nogolden"
+expect 125 "$DG" gate --corpus "$C/scenarios" --golden "$W/nogolden" --scenario events -q
+# a fault hook past the last tick would test nothing: refused, naming the last tick
+expect 2 "$DG" verify events --corpus "$C/scenarios" --replay-fault double-delta:100000 -q
+contains "$W/err" "last tick (3599)"
+expect 2 "$DG" gate "${G[@]}" --scenario events --replay-fault seek-drop-delta:3600 -q
+contains "$W/err" "last tick (3599)"
+
+echo "verdicts_test: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -274,7 +274,7 @@ dg_status dg_harness_finish(dg_harness_session *s, dg_report *report, dg_harness
     }
     dg_report *own = NULL;
     if (!report)
-        report = own = dg_report_new("verify", HARNESS_VERSION, NULL, err);
+        report = own = dg_report_new("verify", HARNESS_VERSION_NUMBER, NULL, err);
     dg_report_scenario *sc = report ? dg_report_add_scenario(report, s->name, "flrep") : NULL;
     if (!sc) {
         dg_report_free(own);
@@ -299,7 +299,7 @@ dg_status dg_harness_diff_files(const char *a, const char *b, const char *name, 
 {
     dg_report *own = NULL;
     if (!report)
-        report = own = dg_report_new("diff", HARNESS_VERSION, NULL, err);
+        report = own = dg_report_new("diff", HARNESS_VERSION_NUMBER, NULL, err);
     dg_report_scenario *sc = report ? dg_report_add_scenario(report, name ? name : "diff", "flrep") : NULL;
     dg_report_check *c = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
     if (!c) {

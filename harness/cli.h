@@ -67,6 +67,9 @@ bool cli_report_opt(cli_reports *r, int opt, const char *arg);
 /* Writes every requested rendering (atomically) and the text summary on stdout. Returns false when
  * a report could not be written (message on stderr). */
 bool cli_write_reports(const dg_report *rep, const cli_reports *r, const char *cmd);
+/* A new report for command cmd: the tool's version, and the time the command started. NULL on out of
+ * memory (err filled). */
+dg_report *cli_report_new(const char *cmd, dg_error *err);
 /* Exit code for a finished report: 0 pass, 1 any fail, 125 any error (and no fail). */
 int cli_exit_for(const dg_report *rep);
 

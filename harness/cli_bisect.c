@@ -221,7 +221,7 @@ int cli_bisect_step(int argc, char **argv)
     } else {
         dg_error err;
         dg_error_clear(&err);
-        dg_report *rep = dg_report_new("bisect", HARNESS_VERSION, NULL, &err);
+        dg_report *rep = cli_report_new("bisect", &err);
         first = rep ? compare_into(rep, "step", good, rec, rply, &err) : UINT64_MAX - 1;
         dg_report_free(rep);
         verdict = first == UINT64_MAX - 1 ? CLI_UNTESTED : first == DG_REPORT_TICK_NONE ? CLI_EQUAL : CLI_DIVERGED;
@@ -443,7 +443,7 @@ int cli_bisect(int argc, char **argv)
         return CLI_UNTESTED;
     }
     snprintf(b.wt, sizeof b.wt, "%s/worktree", b.work);
-    dg_report *rep = dg_report_new("bisect", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("bisect", &err);
     if (!rep)
         return CLI_UNTESTED;
     double t0 = harness__now();
@@ -647,7 +647,7 @@ int cli_matrix(int argc, char **argv)
     matrix_build_all(cf, n, src, wdir, scn_abs);
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = dg_report_new("matrix", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("matrix", &err);
     int code = rep ? matrix_pairs(rep, cf, n) : CLI_UNTESTED;
     fflush(stdout);
     for (size_t i = 0; i < n; i++)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -87,6 +88,14 @@ bool cli_write_reports(const dg_report *rep, const cli_reports *r, const char *c
         fflush(stdout);
     }
     return ok;
+}
+
+dg_report *cli_report_new(const char *cmd, dg_error *err)
+{
+    dg_report *rep = dg_report_new(cmd, HARNESS_VERSION_NUMBER, NULL, err);
+    if (rep)
+        rep->started_unix = (int64_t)time(NULL);
+    return rep;
 }
 
 int cli_exit_for(const dg_report *rep)

@@ -377,7 +377,7 @@ static void gate_run_job(gate_job *j, const gate_opts *g)
 {
     dg_error err;
     dg_error_clear(&err);
-    j->part = dg_report_new("gate", HARNESS_VERSION, NULL, &err);
+    j->part = cli_report_new("gate", &err);
     if (!j->part) {
         char buf[600];
         dg_error_format(&err, buf, sizeof buf);
@@ -469,7 +469,7 @@ static void gate_run_workers(gate_pool *p, unsigned want)
 /* Runs the jobs, prints their messages and writes the reports; returns the exit code. rep receives
  * the parts' scenarios on loan (shallow copies, in corpus order) for as long as it takes to render
  * them and is handed back empty: the checks behind them stay owned by the parts. */
-static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, double t0)
+static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, size_t corpus_n, double t0)
 {
     gate_job **order = malloc((n ? n : 1) * sizeof *order);
     if (!order) {
@@ -485,9 +485,11 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, doub
     pthread_mutex_destroy(&pool.mu);
     free(order);
     rep->duration_s = harness__now() - t0;
-    if (n == 0)
-        fprintf(stderr, "detgate gate: shard %llu/%llu of %s holds no scenario\n", (unsigned long long)g->shard_i,
-                (unsigned long long)g->shard_n, g->corpus);
+    if (n == 0) /* more shards than scenarios: this machine has nothing to do, and says so */
+        dg_report_set_note(rep, "shard %llu/%llu of %zu scenario%s: empty", (unsigned long long)g->shard_i,
+                           (unsigned long long)g->shard_n, corpus_n, corpus_n == 1 ? "" : "s");
+    if (n == 0 && g->rp.quiet)
+        fprintf(stderr, "detgate gate: %s\n", rep->note ? rep->note : "empty shard");
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += jobs[i].part ? jobs[i].part->n_scenarios : 0;
@@ -520,6 +522,23 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, doub
     return ok ? code : (code ? code : CLI_UNTESTED);
 }
 
+/* Position i of the corpus (name order) belongs to the shard: N machines cover it exactly once. */
+static bool in_shard(const gate_opts *g, size_t i) { return i % g->shard_n == g->shard_i - 1; }
+
+/* A --scenario the shard excludes would run nothing for it and pass: refused. */
+static int check_shard_holds(const gate_opts *g, const name_list *all)
+{
+    for (size_t i = 0; i < all->n; i++)
+        if (name_in(&g->only, all->v[i]) && !in_shard(g, i)) {
+            fprintf(stderr, "detgate gate: --scenario %s is not in --shard %llu/%llu (it is scenario %zu of %zu in "
+                            "name order, in shard %zu): nothing would test it\n",
+                    all->v[i], (unsigned long long)g->shard_i, (unsigned long long)g->shard_n, i + 1, all->n,
+                    (size_t)(i % g->shard_n) + 1);
+            return CLI_USAGE;
+        }
+    return 0;
+}
+
 int cli_gate(int argc, char **argv)
 {
     gate_opts g = {"corpus/scenarios", "corpus/golden", {0}, 1, 1, false, 1, {0}, {0}};
@@ -531,14 +550,20 @@ int cli_gate(int argc, char **argv)
                         "give --corpus)\n", g.corpus, strerror(errno));
         code = CLI_USAGE;
     }
+    if (code == 0 && all.n == 0) {
+        fprintf(stderr, "detgate gate: no scenario (*.scn) in %s: nothing to test\n", g.corpus);
+        code = CLI_USAGE;
+    }
     for (size_t i = 0; code == 0 && i < g.only.n; i++)
         if (!name_in(&all, g.only.v[i])) {
             fprintf(stderr, "detgate gate: no scenario '%s' in %s\n", g.only.v[i], g.corpus);
             code = CLI_USAGE;
         }
+    if (code == 0 && g.only.n)
+        code = check_shard_holds(&g, &all);
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = code == 0 ? dg_report_new("gate", HARNESS_VERSION, NULL, &err) : NULL;
+    dg_report *rep = code == 0 ? cli_report_new("gate", &err) : NULL;
     if (code || !rep) {
         free(g.only.v);
         free(all.v);
@@ -548,8 +573,7 @@ int cli_gate(int argc, char **argv)
     gate_job *jobs = calloc(all.n ? all.n : 1, sizeof *jobs);
     size_t ran = 0;
     for (size_t i = 0; jobs && i < all.n; i++) {
-        /* the shard is cut from the whole corpus in name order, so N machines cover it exactly once */
-        if (i % g.shard_n != g.shard_i - 1 || (g.only.n && !name_in(&g.only, all.v[i])))
+        if (!in_shard(&g, i) || (g.only.n && !name_in(&g.only, all.v[i])))
             continue;
         jobs[ran++].name = all.v[i];
     }
@@ -557,7 +581,7 @@ int cli_gate(int argc, char **argv)
         fprintf(stderr, "detgate gate: out of memory\n");
         code = CLI_UNTESTED;
     } else {
-        code = gate_run(rep, &g, jobs, ran, t0);
+        code = gate_run(rep, &g, jobs, ran, all.n, t0);
         for (size_t i = 0; i < ran; i++)
             dg_report_free(jobs[i].part);
     }
@@ -779,7 +803,7 @@ int cli_bless(int argc, char **argv)
     }
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = dg_report_new("bless", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("bless", &err);
     int worst = CLI_EQUAL;
     for (size_t i = 0; i < names.n && rep; i++) {
         char scn[4096], name[DG_HASH_LOG_NAME_MAX + 1];

@@ -279,7 +279,7 @@ int cli_verify(int argc, char **argv)
         harness__temp_path(path, sizeof path, NULL, src->name, o.rply ? ".rply" : ".flrep");
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = dg_report_new("verify", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("verify", &err);
     if (!rep) {
         harness__source_free(src);
         cli_print_error("verify", &err);
@@ -379,7 +379,7 @@ int cli_diff(int argc, char **argv)
                 a, b);
         return CLI_USAGE;
     }
-    dg_report *rep = dg_report_new("diff", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("diff", &err);
     char name[DG_HASH_LOG_NAME_MAX + 1];
     harness__scenario_name(b, name, sizeof name);
     dg_report_scenario *sc = rep ? dg_report_add_scenario(rep, name, kb == CLI_KIND_RPLY ? "rply" : kb == CLI_KIND_FLREP ? "flrep" : "hashlog") : NULL;

@@ -731,6 +731,11 @@ static void ht__head(dg_rsink *s, const dg_report *r)
     if (r->nomem)
         dg_rsink_puts(s, " · <strong>incomplete: out of memory while building</strong>");
     dg_rsink_puts(s, "</p>\n");
+    if (r->note) {
+        dg_rsink_puts(s, "<p class=\"note\">");
+        ht__esc(s, r->note);
+        dg_rsink_puts(s, "</p>\n");
+    }
 }
 
 void dg_rep__html(const dg_report *r, const dg_report_opts *o, dg_rsink *s)

@@ -27,6 +27,10 @@ static void md__header(dg_rsink *s, const dg_report *r)
         dg_rep__md_text(s, r->tool_version);
     }
     dg_rsink_puts(s, r->nomem ? "\n\n**Incomplete:** the run ran out of memory while building this report.\n\n" : "\n\n");
+    if (r->note) {
+        dg_rep__md_text(s, r->note);
+        dg_rsink_puts(s, "\n\n");
+    }
 }
 
 static void md__row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c)

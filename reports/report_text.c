@@ -49,6 +49,10 @@ static void txt__summary_header(txt *t, const dg_report *r)
     dg_rsink_puts(t->s, " — ");
     dg_rep__tally_line(t->s, r);
     dg_rsink_printf(t->s, "%s\n", r->nomem ? " (INCOMPLETE: out of memory while building)" : "");
+    if (r->note) {
+        dg_rep__term_text(t->s, r->note);
+        dg_rsink_puts(t->s, "\n");
+    }
 }
 
 static bool txt__noteworthy(const dg_report_check *c)

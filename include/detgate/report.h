@@ -211,6 +211,7 @@ typedef struct dg_report {
     dg_report_bisect bisect;
     dg_report_limits limits; /* effective caps (defaults filled in) */
     bool nomem;              /* some builder call ran out of memory; the report is incomplete */
+    char *note;              /* one line about the run as a whole (e.g. an empty shard), or NULL */
     uint32_t cap_scenarios_; /* private */
 } dg_report;
 
@@ -232,6 +233,14 @@ typedef struct dg_report_opts {
 dg_report *dg_report_new(const char *command, const char *tool_version, const dg_report_limits *limits,
                          dg_error *err);
 void dg_report_free(dg_report *r);
+
+/* Replaces the report's one-line note (printf format): text, Markdown and HTML show it under the
+ * tally line, JSON as "note". DG_E_NOMEM on out of memory. */
+dg_status dg_report_set_note(dg_report *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Appends a scenario (name, format copied; format may be NULL). NULL on out of memory. */
 dg_report_scenario *dg_report_add_scenario(dg_report *r, const char *name, const char *format);

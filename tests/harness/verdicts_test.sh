@@ -49,5 +49,27 @@ contains "$W/err" "last tick (3599)"
 expect 2 "$DG" gate "${G[@]}" --scenario events --replay-fault seek-drop-delta:3600 -q
 contains "$W/err" "last tick (3599)"
 
+# ---- a run that tested nothing never passes silently -------------------------------------------
+mkdir -p "$W/empty"
+expect 2 "$DG" gate --corpus "$W/empty" --golden "$C/golden" -q
+contains "$W/err" "nothing to test"
+# name order: events (shard 1/2), mars (shard 2/2)
+expect 2 "$DG" gate "${G[@]}" --scenario mars --shard 1/2 -q
+contains "$W/err" "not in --shard 1/2"
+# more shards than scenarios: this one is empty, says so in its reports, and passes
+expect 0 "$DG" gate "${G[@]}" --shard 3/3 --text "$W/e.txt" --markdown "$W/e.md" --html "$W/e.html"
+for f in "$W/out" "$W/e.txt" "$W/e.md" "$W/e.html"; do contains "$f" "shard 3/3 of 2 scenarios: empty"; done
+
+# ---- the version once; startedUnix set ------------------------------------------------------------
+expect 0 "$DG" --version
+contains "$W/out" "^detgate 0\.1\.0$"
+expect 0 "$DG" gate "${G[@]}" --scenario mars --json "$W/v.json" --markdown "$W/v.md" --text "$W/v.txt"
+for f in "$W/out" "$W/v.md" "$W/v.txt" "$W/v.json"; do lacks "$f" "detgate detgate"; done
+contains "$W/v.json" '"version": *"0\.1\.0"'
+started=$(sed -n 's/.*"startedUnix": *\([0-9-]*\).*/\1/p' "$W/v.json" | head -1)
+now=$(date +%s)
+if [ -n "$started" ] && [ "$started" -le "$now" ] && [ "$started" -gt $((now - 600)) ]; then ok; else
+  bad "startedUnix '$started' is not the run's start (now $now)"; fi
+
 echo "verdicts_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -200,7 +200,9 @@ int cli_bisect_step(int argc, char **argv)
         case S_REPO: repo = optarg; break;
         case S_TYPE: type = optarg; break;
         case S_FORMAT: rply = strcmp(optarg, "rply") == 0; break;
-        default: return CLI_UNTESTED; /* git bisect run: "cannot test" */
+        default: /* git bisect run: "cannot test" */
+            fprintf(stderr, "detgate bisect-step: unknown option or missing value '%s'\n", argv[optind - 1]);
+            return CLI_UNTESTED;
         }
     }
     if (!work || !scn || !good)

@@ -787,6 +787,9 @@ int cli_bless(int argc, char **argv)
     }
     if (!reason || !reason[strspn(reason, " \t")])
         return cli_usage_error("bless", "--reason \"why\" is required: the bless log records why a golden changed");
+    if (all && optind < argc)
+        return cli_usage_error("bless", "--all blesses every scenario of the corpus: give it or SCENARIO..., not both "
+                                        "(found '%s')", argv[optind]);
     name_list names = {0};
     if (all) {
         if (!list_corpus(corpus, &names))

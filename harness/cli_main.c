@@ -15,12 +15,14 @@
 
 const cli_cmd cli_commands[] = {
     {"info", cli_info, "header, sections, tick range, chunks and sizes of a recording",
-     "usage: detgate info FILE\n"
+     "usage: detgate info FILE [--check]\n"
      "Prints what a recording holds: header, sections, tick range and duration, keyframes, chunk count\n"
      "and sizes, bytes per tick, and whether the index trailer was recovered by a forward scan.\n"
+     "--check also decodes every chunk and tick (checksums, tick order, records) and names the first\n"
+     "bad chunk with its byte offset; without it the chunks are not decoded (the last line says so).\n"
      "The format is detected by its magic (FLRP or RPLY).\n"
-     "Exit: 0 ok, 2 unreadable input (the error on stderr).\n"
-     "Example: detgate info build/rec/dogfight-40.flrep\n"},
+     "Exit: 0 ok, 2 unreadable input or --check found a bad chunk (the error on stderr).\n"
+     "Example: detgate info --check build/rec/dogfight-40.flrep\n"},
     {"dump", cli_dump, "JSON Lines dump of every tick of a recording",
      "usage: detgate dump FILE --json [--partial]\n"
      "One JSON object per line: the header, each section, then one line per tick with its entity\n"

@@ -156,6 +156,8 @@ void dg_report_free(dg_report *r)
     free(r);
 }
 
+const char *dg_report_plural_s(uint64_t n) { return n == 1 ? "" : "s"; }
+
 dg_status dg_report_set_note(dg_report *r, const char *fmt, ...)
 {
     if (!r || !fmt)

@@ -226,6 +226,9 @@ typedef struct dg_report_opts {
                                  (default 10 for text, 100 for html; the rest are counted) */
 } dg_report_opts;
 
+/* "" when n is 1, else "s": "1 tick", "2 ticks", "0 ticks" (every count in every message). */
+const char *dg_report_plural_s(uint64_t n);
+
 /* ---- building ------------------------------------------------------------------------------- */
 
 /* A new empty report. command and tool_version are copied (may be NULL). limits may be NULL.

@@ -71,5 +71,37 @@ now=$(date +%s)
 if [ -n "$started" ] && [ "$started" -le "$now" ] && [ "$started" -gt $((now - 600)) ]; then ok; else
   bad "startedUnix '$started' is not the run's start (now $now)"; fi
 
+# ---- refusals name what they refuse ------------------------------------------------------------
+expect 2 "$DG" bless --all mars --corpus "$C/scenarios" --golden "$W/bless-golden" --reason "test"
+contains "$W/err" "not both"
+[ ! -e "$W/bless-golden/mars.hashlog.zst" ] && ok || bad "bless --all NAME blessed"
+# every command's unknown option is named on stderr (bisect-step is git bisect run's: 125)
+for c in info dump record hash verify diff gate bless bisect matrix bisect-step; do
+  want=2; [ "$c" = bisect-step ] && want=125
+  expect $want "$DG" $c --bogus F
+  contains "$W/err" "'--bogus'"
+done
+
+# ---- dump and hash say when the trailer was recovered; info says what it checked -------------------
+sz=$(stat -c %s corpus/golden/mars.flrep)
+head -c $((sz - 40)) corpus/golden/mars.flrep >"$W/cut.flrep"
+for c in hash "dump --json"; do
+  expect 0 "$DG" $c "$W/cut.flrep"
+  contains "$W/err" "cut.flrep: trailer missing or invalid; recovered 3600 ticks from 40 chunks"
+done
+expect 0 "$DG" hash corpus/golden/mars.flrep
+lacks "$W/err" "recovered"
+# one flipped bit inside a chunk's zstd frame: the trailer is valid, the chunk is not
+python3 -c "import sys; d=bytearray(open(sys.argv[1],'rb').read()); d[20000]^=0x40; open(sys.argv[2],'wb').write(d)" \
+  corpus/golden/mars.flrep "$W/flip.flrep"
+expect 0 "$DG" info "$W/flip.flrep"
+contains "$W/out" "chunks not decoded (use --check)"
+expect 2 "$DG" info --check "$W/flip.flrep"
+contains "$W/out" "check: *FAILED: chunk frame at byte 17534"
+expect 0 "$DG" info --check corpus/golden/mars.flrep
+contains "$W/out" "check: *OK: 40 chunks and 3600 ticks decoded"
+expect 0 "$DG" info --check corpus/golden/dogfight-40.rply
+contains "$W/out" "check: *OK"
+
 echo "verdicts_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

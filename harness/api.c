@@ -316,10 +316,12 @@ dg_status dg_harness_diff_files(const char *a, const char *b, const char *name, 
         st = err->code;
     } else if (nd > 0) {
         c->status = DG_REPORT_FAIL;
-        dg_report_check_set_message(c, "%llu ticks differ; first at tick %llu", (unsigned long long)nd,
+        dg_report_check_set_message(c, "%llu tick%s differ%s; first at tick %llu", (unsigned long long)c->divergent_ticks,
+                                    dg_report_plural_s(c->divergent_ticks), c->divergent_ticks == 1 ? "s" : "",
                                     (unsigned long long)c->first_tick);
     } else {
-        dg_report_check_set_message(c, "%llu ticks, identical", (unsigned long long)sc->ticks);
+        dg_report_check_set_message(c, "%llu tick%s, identical", (unsigned long long)sc->ticks,
+                                    dg_report_plural_s(sc->ticks));
     }
     if (out)
         fill_result(out, sc, NULL);

@@ -96,6 +96,19 @@ bool cli_mkdirs(const char *path);
 /* Parses an unsigned decimal; false on anything else. */
 bool cli_parse_u64(const char *s, uint64_t *out);
 
+/* ---- lengths: a recording that ends early is told as such ------------------------------------------- */
+typedef struct cli_span {
+    bool known;     /* the file's index (or header) was read */
+    uint64_t ticks; /* ticks it holds */
+    uint64_t last;  /* its last tick (meaningless when ticks is 0) */
+} cli_span;
+/* From a .flrep index, an RPLY header (ticks 0..tickCount-1) or a hash stream. */
+cli_span cli_file_span(const char *path, cli_kind kind);
+cli_span cli_stream_span(const harness__stream *s);
+/* "B ends at tick 999, A at 1499; " (names as given) when both are known and end at different
+ * ticks, else "". */
+void cli_length_note(char *buf, size_t cap, const char *name_a, cli_span a, const char *name_b, cli_span b);
+
 /* The scenario argument: a path to a .scn, or a bare name looked up in corpus_dir. */
 bool cli_resolve_scenario(const char *arg, const char *corpus_dir, char *out, size_t cap);
 

@@ -170,8 +170,9 @@ static uint64_t compare_into(dg_report *rep, const char *name, const char *a, co
     }
     c->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
     if (nd)
-        dg_report_check_set_message(c, "%llu ticks differ from the good recording; first at tick %llu",
-                                    (unsigned long long)nd, (unsigned long long)c->first_tick);
+        dg_report_check_set_message(c, "%llu tick%s differ%s from the good recording; first at tick %llu",
+                                    (unsigned long long)nd, dg_report_plural_s(nd), nd == 1 ? "s" : "",
+                                    (unsigned long long)c->first_tick);
     else
         dg_report_check_set_message(c, "identical to the good recording");
     return nd ? c->first_tick : DG_REPORT_TICK_NONE;

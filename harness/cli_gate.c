@@ -163,7 +163,9 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
         return;
     }
     uint64_t nd = 0, first_raw = DG_REPORT_TICK_NONE;
+    cli_span rec_span = cli_stream_span(rec), golden_span = {false, 0, 0};
     if (have_f) {
+        golden_span = cli_file_span(gf, rply ? CLI_KIND_RPLY : CLI_KIND_FLREP);
         nd = rply ? harness__rply_compare_files(c, NULL, gf, rec_path, &err)
                   : harness__compare_files(c, NULL, gf, rec_path, &err);
         if (nd == UINT64_MAX) {
@@ -178,6 +180,8 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
             harness__stream_free(&g);
             return;
         }
+        if (!have_f)
+            golden_span = cli_stream_span(&g);
         uint64_t first[1];
         size_t nfirst;
         /* With a .flrep golden the state diff is already in the check; the log adds the raw hashes. */
@@ -195,9 +199,13 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
     }
     if (nd > 0) {
         c->status = DG_REPORT_FAIL;
+        /* one count everywhere: the check's own divergent ticks, ticks past either end included */
+        uint64_t n = c->divergent_ticks;
+        char len[200];
+        cli_length_note(len, sizeof len, "the new recording", rec_span, "the golden", golden_span);
         dg_report_check_set_message(
-            c, "%llu of %zu ticks differ from the golden (%s); first at tick %llu%s%s", (unsigned long long)nd, rec->n,
-            have_f ? "recording" : "hash log", (unsigned long long)c->first_tick,
+            c, "%s%llu tick%s differ%s from the golden (%s); first at tick %llu%s%s", len, (unsigned long long)n,
+            dg_report_plural_s(n), n == 1 ? "s" : "", have_f ? "recording" : "hash log", (unsigned long long)c->first_tick,
             first_raw < c->first_tick ? "; raw floats already differed earlier (see firstRawTick)" : "",
             have_f ? "" : "; the golden is a hash log (no states): for the entity and field diff, diff a recording "
                           "made at the golden's revision (`detgate bisect` does this)");
@@ -207,7 +215,8 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
                                        "(sub-quantum drift%s)",
                                     (unsigned long long)first_raw, strict_raw ? ", --strict-raw" : "");
     } else {
-        dg_report_check_set_message(c, "%zu ticks identical to the golden (%s%s%s)", rec->n, have_f ? "recording" : "",
+        dg_report_check_set_message(c, "%zu tick%s identical to the golden (%s%s%s)", rec->n,
+                                    dg_report_plural_s(rec->n), have_f ? "recording" : "",
                                     have_f && have_l ? " + " : "", have_l ? "hash log with raw floats" : "");
     }
     c->duration_s = harness__now() - t0;
@@ -744,7 +753,8 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
                     strerror(errno));
             code = CLI_UNTESTED;
         } else {
-            printf("blessed %s: %zu ticks, first changed tick %s; %s%s\n", name, rec.n, changed, gl,
+            printf("blessed %s: %zu tick%s, first changed tick %s; %s%s\n", name, rec.n, dg_report_plural_s(rec.n),
+                   changed, gl,
                    keep_flrep ? (rply ? " + .rply" : " + .flrep")
                               : " (hash log only: recording larger than --flrep-max-bytes)");
         }

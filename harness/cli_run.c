@@ -236,8 +236,8 @@ int cli_record(int argc, char **argv)
         harness__stream_free(&rec);
         return cli_bad_input(st) ? CLI_USAGE : writer_refused_itself(&err) ? CLI_DIVERGED : CLI_UNTESTED;
     }
-    fprintf(stderr, "detgate record: %s: %zu ticks, %llu entity-ticks\n", out, rec.n,
-            (unsigned long long)rec.entity_ticks);
+    fprintf(stderr, "detgate record: %s: %zu tick%s, %llu entity-tick%s\n", out, rec.n, dg_report_plural_s(rec.n),
+            (unsigned long long)rec.entity_ticks, dg_report_plural_s(rec.entity_ticks));
     harness__stream_free(&rec);
     return CLI_EQUAL;
 }
@@ -331,20 +331,23 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
         uint64_t first[1], first_raw;
         size_t nfirst;
         uint64_t nd = harness__compare_streams(c, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw);
-        sc->ticks = sa.n;
+        sc->ticks = sb.n; /* both counts are B's, the side the scenario is named after */
         sc->entity_ticks = sb.entity_ticks;
         if (first_raw != DG_REPORT_TICK_NONE)
             dg_report_check_set_raw_divergence(c, first_raw);
         c->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
+        char len[160];
+        cli_length_note(len, sizeof len, "A", cli_stream_span(&sa), "B", cli_stream_span(&sb));
         if (nd)
-            dg_report_check_set_message(c, "%llu ticks differ (hash logs); first at tick %llu%s",
-                                        (unsigned long long)nd, (unsigned long long)first[0],
+            dg_report_check_set_message(c, "%s%llu tick%s differ%s (hash logs); first at tick %llu%s", len,
+                                        (unsigned long long)c->divergent_ticks, dg_report_plural_s(c->divergent_ticks),
+                                        c->divergent_ticks == 1 ? "s" : "", (unsigned long long)first[0],
                                         first_raw < first[0] ? "; raw floats differed earlier" : "");
         else if (first_raw != DG_REPORT_TICK_NONE)
             dg_report_check_set_message(c, "quantized state identical; raw floats differ from tick %llu (sub-quantum)",
                                         (unsigned long long)first_raw);
         else
-            dg_report_check_set_message(c, "%zu ticks, identical", sa.n);
+            dg_report_check_set_message(c, "%zu tick%s, identical", sb.n, dg_report_plural_s(sb.n));
     }
     harness__stream_free(&sa);
     harness__stream_free(&sb);
@@ -391,21 +394,25 @@ int cli_diff(int argc, char **argv)
     }
     double t0 = harness__now();
     int code;
+    struct stat bst; /* B's size, whatever B is (a recording or a hash log) */
+    sc->file_bytes = stat(b, &bst) == 0 ? (uint64_t)bst.st_size : 0;
     if (rply || (ka == CLI_KIND_FLREP && kb == CLI_KIND_FLREP)) {
         uint64_t nd = rply ? harness__rply_compare_files(ck, sc, a, b, &err) : harness__compare_files(ck, sc, a, b, &err);
-        struct stat st;
-        sc->file_bytes = stat(b, &st) == 0 ? (uint64_t)st.st_size : 0;
         if (nd == UINT64_MAX) {
             cli_print_error("diff", &err);
             dg_report_free(rep);
             return CLI_USAGE;
         }
         ck->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
+        char len[160];
+        cli_length_note(len, sizeof len, "A", cli_file_span(a, ka), "B", cli_file_span(b, kb));
         if (nd)
-            dg_report_check_set_message(ck, "%llu ticks differ; first at tick %llu", (unsigned long long)nd,
-                                        (unsigned long long)ck->first_tick);
+            dg_report_check_set_message(ck, "%s%llu tick%s differ%s; first at tick %llu", len,
+                                        (unsigned long long)ck->divergent_ticks, dg_report_plural_s(ck->divergent_ticks),
+                                        ck->divergent_ticks == 1 ? "s" : "", (unsigned long long)ck->first_tick);
         else
-            dg_report_check_set_message(ck, "%llu ticks, identical", (unsigned long long)sc->ticks);
+            dg_report_check_set_message(ck, "%llu tick%s, identical", (unsigned long long)sc->ticks,
+                                        dg_report_plural_s(sc->ticks));
     } else {
         diff_hashes(ck, sc, a, ka, b, kb, &err);
         if (ck->status == DG_REPORT_ERROR) {

@@ -74,18 +74,22 @@ static int check_record_vs_replay(dg_report_scenario *sc, harness__source *src, 
     if (nd > 0 || st != DG_OK) {
         c->status = DG_REPORT_FAIL;
         failed = 1;
+        /* one count everywhere: the check's divergent ticks, the tick the reader rejected included */
         if (nd > 0)
-            dg_report_check_set_message(c, "%llu of %zu ticks differ between the record side and the replay side; "
+            dg_report_check_set_message(c, "%llu of %zu tick%s differ between the record side and the replay side; "
                                            "first at tick %llu%s%s%s",
-                                        (unsigned long long)nd, rec->n, (unsigned long long)c->first_tick, note,
-                                        st != DG_OK ? "; then the reader rejected the file: " : "", rerr);
+                                        (unsigned long long)c->divergent_ticks, rec->n, dg_report_plural_s(rec->n),
+                                        (unsigned long long)c->first_tick, note,
+                                        st != DG_OK ? "; then the reader rejected the file (that tick counted): " : "",
+                                        rerr);
         else
-            dg_report_check_set_message(c, "the reader rejected the recording after %zu of %zu ticks: %s", rp.n,
-                                        rec->n, rerr);
+            dg_report_check_set_message(c, "the reader rejected the recording after %zu of %zu tick%s: %s", rp.n,
+                                        rec->n, dg_report_plural_s(rec->n), rerr);
     } else {
-        dg_report_check_set_message(c, "%zu ticks, %llu entity-ticks: record and replay hashes identical "
+        dg_report_check_set_message(c, "%zu tick%s, %llu entity-tick%s: record and replay hashes identical "
                                        "(replay side: read + rebuild + hash %.2f s CPU, %.1f M entity-ticks/s)",
-                                    rec->n, (unsigned long long)rec->entity_ticks, replay_s,
+                                    rec->n, dg_report_plural_s(rec->n), (unsigned long long)rec->entity_ticks,
+                                    dg_report_plural_s(rec->entity_ticks), replay_s,
                                     replay_s > 0 ? (double)rec->entity_ticks / replay_s / 1e6 : 0.0);
     }
     *out_rp = rp;
@@ -252,16 +256,20 @@ static int check_seek(dg_report_scenario *sc, const char *path, const harness__s
         c->status = DG_REPORT_FAIL;
         failed = 1;
         seek_detail(c, path, o, bad, nbad);
+        for (size_t k = 0; k < nbad; k++) /* the detail stops where linear playback does: count the rest */
+            if (c->n_ranges == 0 || bad[k] > c->ranges[c->n_ranges - 1].last)
+                dg_report_check_add_divergent(c, bad[k], 0);
         char ebuf[400] = "";
         if (io_failed)
             dg_error_format(&err, ebuf, sizeof ebuf);
-        dg_report_check_set_message(c, "%zu of %zu sampled ticks give a different state after a seek than in "
+        dg_report_check_set_message(c, "%zu of %zu sampled tick%s give%s a different state after a seek than in "
                                        "linear playback; first at tick %llu%s%s",
-                                    nbad, ns, (unsigned long long)bad[0], io_failed ? "; seek failed: " : "", ebuf);
+                                    nbad, ns, dg_report_plural_s(ns), nbad == 1 ? "s" : "", (unsigned long long)bad[0],
+                                    io_failed ? "; seek failed: " : "", ebuf);
     } else {
-        dg_report_check_set_message(c, "%zu ticks sampled (chunk edges, first, last, %zu random), %zu seeks "
+        dg_report_check_set_message(c, "%zu tick%s sampled (chunk edges, first, last, %zu random), %zu seek%s "
                                        "forwards and backwards: all equal to linear playback",
-                                    ns, o->seek_random, seeks);
+                                    ns, dg_report_plural_s(ns), o->seek_random, seeks, dg_report_plural_s(seeks));
     }
     free(sample);
     free(bad);

@@ -75,8 +75,9 @@ static void txt__scenario_line(txt *t, const dg_report_scenario *sc)
     dg_rep__term_text(t->s, sc->name);
     dg_rsink_puts(t->s, " (");
     dg_rep__term_text(t->s, dg_rep__str_or(sc->format, "?"));
-    dg_rsink_printf(t->s, ", %llu ticks, %llu entity-ticks)", (unsigned long long)sc->ticks,
-                    (unsigned long long)sc->entity_ticks);
+    dg_rsink_printf(t->s, ", %llu tick%s, %llu entity-tick%s)", (unsigned long long)sc->ticks,
+                    dg_report_plural_s(sc->ticks), (unsigned long long)sc->entity_ticks,
+                    dg_report_plural_s(sc->entity_ticks));
     bool inline_done = false;
     for (uint32_t i = 0; i < sc->n_checks; i++) {
         const dg_report_check *c = &sc->checks[i];

@@ -103,5 +103,53 @@ contains "$W/out" "check: *OK: 40 chunks and 3600 ticks decoded"
 expect 0 "$DG" info --check corpus/golden/dogfight-40.rply
 contains "$W/out" "check: *OK"
 
+# ---- a recording that ends early is told as a length; counts come from one side ------------------
+head -c 60000 corpus/golden/mars.flrep >"$W/short.flrep" # recovered: ticks 0..1799
+expect 1 "$DG" diff corpus/golden/mars.flrep "$W/short.flrep" --text "$W/len.txt" --json "$W/len.json"
+contains "$W/len.txt" "B ends at tick 1799, A at 3599; 1800 ticks differ; first at tick 1800"
+lacks "$W/len.txt" " lost "
+lacks "$W/len.txt" "events differ (0 vs 0)"
+contains "$W/len.txt" "short (flrep, 1800 ticks, 18000 entity-ticks)" # both B's (was 3600 ticks from A)
+expect 1 "$DG" diff "$W/short.flrep" corpus/golden/mars.flrep -q --text "$W/len2.txt"
+contains "$W/len2.txt" "A ends at tick 1799, B at 3599"
+"$DG" hash corpus/golden/mars.flrep -o "$W/long.log" 2>/dev/null
+"$DG" hash "$W/short.flrep" -o "$W/short.log" 2>/dev/null
+expect 1 "$DG" diff "$W/long.log" "$W/short.log" -q --text "$W/len3.txt" --junit "$W/len3.xml"
+contains "$W/len3.txt" "B ends at tick 1799, A at 3599; 1800 ticks differ (hash logs)"
+contains "$W/len3.txt" "short (hashlog, 1800 ticks, 18000 entity-ticks)"
+# JUnit fileBytes is B's size for hash logs too (it was 0)
+contains "$W/len3.xml" "name=\"fileBytes\" value=\"$(stat -c %s "$W/short.log")\""
+# the gate against a golden that is longer than the new recording... and shorter
+mkdir -p "$W/g-short"
+cp "$W/short.flrep" "$W/g-short/mars.flrep"
+expect 1 "$DG" gate --corpus "$C/scenarios" --golden "$W/g-short" --scenario mars -q --text "$W/gl.txt"
+contains "$W/gl.txt" "the golden ends at tick 1799, the new recording at 3599; 1800 ticks differ from the golden"
+
+# ---- one number for divergent ticks: the message's count is the check's ---------------------------
+expect 1 "$DG" verify dogfight-40 --replay-fault double-delta:300 --no-recovery -q --text "$W/n.txt"
+msg=$(grep -o '[0-9]* of 1500 ticks differ between the record side' "$W/n.txt" | head -1 | cut -d' ' -f1)
+rng=$(grep -o 'divergent ticks: [0-9]*' "$W/n.txt" | head -1 | cut -d' ' -f3)
+if [ -n "$msg" ] && [ "$msg" = "$rng" ]; then ok; else bad "record-vs-replay says '$msg' ticks differ, its ranges '$rng'"; fi
+
+# ---- singular and plural --------------------------------------------------------------------------
+printf 'tick,id,px,py,pz\n0,1,6371000,0,0\n' >"$W/one.csv"
+printf 'tick,id,px,py,pz\n0,1,6371001,0,0\n' >"$W/one-b.csv"
+# (--no-recovery: the recovery check's messages are worded elsewhere)
+expect 0 "$DG" verify --states "$W/one.csv" --no-recovery --text "$W/p.txt" --markdown "$W/p.md" --html "$W/p.html" \
+  --junit "$W/p.xml" --json "$W/p.json"
+contains "$W/p.txt" "(flrep, 1 tick, 1 entity-tick)"
+contains "$W/p.json" "1 tick, 1 entity-tick: record and replay hashes identical"
+contains "$W/p.json" "1 tick sampled"
+expect 0 "$DG" record --states "$W/one.csv" -o "$W/one.flrep"
+contains "$W/err" "1 tick, 1 entity-tick"
+expect 0 "$DG" record --states "$W/one-b.csv" -o "$W/one-b.flrep"
+expect 1 "$DG" diff "$W/one.flrep" "$W/one-b.flrep" --text "$W/p2.txt" --html "$W/p2.html"
+contains "$W/p2.txt" "1 tick differs; first at tick 0"
+contains "$W/p2.html" "1 divergent tick in 1 range"
+for f in "$W/p.txt" "$W/p.md" "$W/p.html" "$W/p.xml" "$W/p.json" "$W/p2.txt" "$W/p2.html" "$W/out"; do
+  lacks "$f" "[^0-9]1 ticks"
+  lacks "$f" "[^0-9]1 entity-ticks"
+done
+
 echo "verdicts_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

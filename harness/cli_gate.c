@@ -306,6 +306,10 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
     }
     if (optind != argc)
         return cli_usage_error("gate", "unexpected argument '%s' (use --scenario NAME)", argv[optind]);
+    const cli_run_opts *o = &g->ro;
+    if (o->rply && (o->fault_tick != UINT64_MAX || o->seek_fault_tick != UINT64_MAX ||
+                    o->self_check_fault_tick != UINT64_MAX))
+        return cli_usage_error("gate", "--replay-fault hooks the .flrep reader and writer; it does nothing with --format rply");
     const cli_reports *r = &g->rp;
     if (!r->dir && !r->text && !r->json && !r->junit && !r->markdown && !r->html)
         g->rp.dir = "build/reports";

@@ -211,6 +211,8 @@ int cli_record(int argc, char **argv)
     }
     if (!out)
         return cli_usage_error("record", "-o FILE is required");
+    if (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX || (o.rply && o.self_check_fault_tick != UINT64_MAX))
+        return cli_usage_error("record", "--replay-fault: record takes only self-check:TICK (the .flrep writer's hook)");
     if (o.rply && (o.hash_log || o.log_entities))
         return cli_usage_error("record", "--hash-log is for .flrep recordings (use `detgate hash FILE.rply`)");
     if (optind < argc - 1)

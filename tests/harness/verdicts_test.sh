@@ -40,6 +40,9 @@ contains "$W/sc.json" '"status": *"fail"'
 contains "$W/sc.json" "cannot read back its own recording"
 expect 1 "$DG" verify events --corpus "$C/scenarios" --replay-fault self-check:300 -q
 expect 1 "$DG" record events --corpus "$C/scenarios" -o "$W/sc.flrep" --replay-fault self-check:300
+# hooks that would do nothing are refused
+expect 2 "$DG" record events --corpus "$C/scenarios" -o "$W/dd.flrep" --replay-fault double-delta:300
+expect 2 "$DG" gate "${G[@]}" --format rply --scenario events --replay-fault self-check:300 -q
 # a golden this build cannot open is what cannot be run: 125
 mkdir -p "$W/nogolden"
 expect 125 "$DG" gate --corpus "$C/scenarios" --golden "$W/nogolden" --scenario events -q

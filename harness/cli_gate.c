@@ -53,7 +53,8 @@ static bool list_corpus(const char *dir, name_list *out)
         }
     }
     closedir(d);
-    qsort(out->v, out->n, sizeof *out->v, cmp_name);
+    if (out->n) /* qsort of a NULL array is undefined even for 0 elements */
+        qsort(out->v, out->n, sizeof *out->v, cmp_name);
     return true;
 }
 

@@ -46,6 +46,13 @@ expect 2 "$DG" gate "${G[@]}" --format rply --scenario events --replay-fault sel
 # a golden this build cannot open is what cannot be run: 125
 mkdir -p "$W/nogolden"
 expect 125 "$DG" gate --corpus "$C/scenarios" --golden "$W/nogolden" --scenario events -q
+# a golden that does not decode (one flipped bit in a chunk) while the new recording does: nothing to
+# compare with, 125, and the message says it is the golden
+mkdir -p "$W/g-bad"
+python3 -c "import sys; d=bytearray(open(sys.argv[1],'rb').read()); d[20000]^=0x40; open(sys.argv[2],'wb').write(d)" \
+  corpus/golden/mars.flrep "$W/g-bad/mars.flrep"
+expect 125 "$DG" gate --corpus "$C/scenarios" --golden "$W/g-bad" --scenario mars -q --text "$W/gb.txt"
+contains "$W/gb.txt" "cannot compare with the golden .*g-bad/mars.flrep: chunk frame at byte 17534"
 # a fault hook past the last tick would test nothing: refused, naming the last tick
 expect 2 "$DG" verify events --corpus "$C/scenarios" --replay-fault double-delta:100000 -q
 contains "$W/err" "last tick (3599)"

@@ -75,10 +75,42 @@ static void unreadable_own_recording_fails_every_check(void **state)
     remove(rec_path);
 }
 
+/* The same for an RPLY recording: the player refusing it is a failed seek check too. */
+static void unreadable_own_rply_recording_fails(void **state)
+{
+    (void)state;
+    char scn[1024], rec_path[512];
+    snprintf(scn, sizeof scn, "%s/corpus/scenarios/mars.scn", src_dir());
+    assert_true(harness__temp_path(rec_path, sizeof rec_path, NULL, "verdicts", ".rply"));
+    harness__source *src = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    assert_int_equal(harness__source_scenario(&src, scn, NULL, 0, &err), DG_OK);
+    harness__stream rec = {0};
+    assert_int_equal(harness__rply_record(src, rec_path, 0, &rec, &err), DG_OK);
+    break_magic(rec_path);
+
+    dg_report *rep = dg_report_new("verify", HARNESS_VERSION_NUMBER, NULL, &err);
+    assert_non_null(rep);
+    dg_report_scenario *sc = dg_report_add_scenario(rep, "mars", "rply");
+    assert_non_null(sc);
+    assert_int_equal(harness__rply_verify_file(sc, rec_path, &rec, 4), 2);
+    const dg_report_check *seek = find_check(sc, "seek");
+    assert_non_null(seek);
+    assert_int_equal(seek->status, DG_REPORT_FAIL);
+    assert_int_equal(dg_report_scenario_status(sc), DG_REPORT_FAIL);
+
+    dg_report_free(rep);
+    harness__stream_free(&rec);
+    harness__source_free(src);
+    remove(rec_path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(unreadable_own_recording_fails_every_check),
+        cmocka_unit_test(unreadable_own_rply_recording_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

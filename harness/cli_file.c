@@ -82,8 +82,10 @@ static void print_flrep_info(const char *path, dg_flrep_reader *r)
     print_str(stdout, h->mission_id);
     printf("%s\nsession flags:      0x%08x\n", h->mission_id.len ? "" : "(free flight)", h->session_flags);
     printf("keyframe interval:  %u ticks\n", h->keyframe_interval_ticks);
-    printf("tables:             %zu types, %zu factions, %zu participants, %zu mission objects\n", h->type_count,
-           h->faction_count, h->participant_count, h->mission_object_count);
+    printf("tables:             %zu type%s, %zu faction%s, %zu participant%s, %zu mission object%s\n",
+           h->type_count, dg_report_plural_s(h->type_count), h->faction_count, dg_report_plural_s(h->faction_count),
+           h->participant_count, dg_report_plural_s(h->participant_count), h->mission_object_count,
+           dg_report_plural_s(h->mission_object_count));
     printf("sections:           %zu\n", in->section_count);
     for (size_t i = 0; i < in->section_count; i++)
         printf("  0x%04x %-26s %8u bytes at %" PRIu64 "\n", in->sections[i].id, section_name(in->sections[i].id),
@@ -92,8 +94,8 @@ static void print_flrep_info(const char *path, dg_flrep_reader *r)
         printf("ticks:              none\n");
     } else {
         double dur = h->tick_rate_hz ? (double)(in->last_tick - in->first_tick + 1) / h->tick_rate_hz : 0;
-        printf("ticks:              %" PRIu64 " .. %" PRIu64 " (%" PRIu64 " ticks, %.3f s)\n", in->first_tick,
-               in->last_tick, in->tick_count, dur);
+        printf("ticks:              %" PRIu64 " .. %" PRIu64 " (%" PRIu64 " tick%s, %.3f s)\n", in->first_tick,
+               in->last_tick, in->tick_count, dg_report_plural_s(in->tick_count), dur);
     }
     uint64_t csum = 0, dsum = 0, cmin = UINT64_MAX, cmax = 0;
     for (size_t i = 0; i < in->chunk_count; i++) {

@@ -548,10 +548,11 @@ static void ht__tick_table(dg_rsink *s, const dg_report_tick *t, uint32_t max_ro
     }
     dg_rsink_puts(s, "</tbody></table>\n");
     if (rows > shown)
-        dg_rsink_printf(s, "<p class=\"note\">… %llu more rows</p>\n", (unsigned long long)(rows - shown));
+        dg_rsink_printf(s, "<p class=\"note\">… %llu more row%s</p>\n", (unsigned long long)(rows - shown),
+                        dg_report_plural_s(rows - shown));
     if (t->entities_cut)
-        dg_rsink_printf(s, "<p class=\"note\">… %u more entities beyond the per-tick cap</p>\n",
-                        (unsigned)t->entities_cut);
+        dg_rsink_printf(s, "<p class=\"note\">… %u more entit%s beyond the per-tick cap</p>\n",
+                        (unsigned)t->entities_cut, t->entities_cut == 1 ? "y" : "ies");
 }
 
 static void ht__ranges(dg_rsink *s, const dg_report_check *c)

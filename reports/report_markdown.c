@@ -147,8 +147,8 @@ static void md__detail(dg_rsink *s, const dg_report_scenario *sc, const dg_repor
     }
     dg_rsink_puts(s, "\n");
     if (rows > shown || t->entities_cut)
-        dg_rsink_printf(s, "… %llu more rows%s\n\n", (unsigned long long)(rows - shown),
-                        t->entities_cut ? " (and entities beyond the per-tick cap)" : "");
+        dg_rsink_printf(s, "… %llu more row%s%s\n\n", (unsigned long long)(rows - shown),
+                        dg_report_plural_s(rows - shown), t->entities_cut ? " (and entities beyond the per-tick cap)" : "");
 }
 
 static void md__details(dg_rsink *s, const dg_report *r, uint32_t max_rows, md_budget *b)

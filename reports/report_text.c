@@ -258,9 +258,10 @@ static void txt__detail(txt *t, const dg_report_scenario *sc, const dg_report_ch
         txt__table(t, rows, n);
     free(rows);
     if (total > n)
-        dg_rsink_printf(t->s, "    ... %llu more rows\n", (unsigned long long)(total - n));
+        dg_rsink_printf(t->s, "    ... %llu more row%s\n", (unsigned long long)(total - n), dg_report_plural_s(total - n));
     if (tk->entities_cut)
-        dg_rsink_printf(t->s, "    ... %u more entities not kept (cap %u per tick)\n", (unsigned)tk->entities_cut,
+        dg_rsink_printf(t->s, "    ... %u more entit%s not kept (cap %u per tick)\n", (unsigned)tk->entities_cut,
+                        tk->entities_cut == 1 ? "y" : "ies",
                         (unsigned)(tk->n_entities));
 }
 

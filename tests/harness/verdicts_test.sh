@@ -156,6 +156,26 @@ expect 0 "$DG" record --states "$W/one-b.csv" -o "$W/one-b.flrep"
 expect 1 "$DG" diff "$W/one.flrep" "$W/one-b.flrep" --text "$W/p2.txt" --html "$W/p2.html"
 contains "$W/p2.txt" "1 tick differs; first at tick 0"
 contains "$W/p2.html" "1 divergent tick in 1 range"
+# a tick where 33 entities changed keeps 32 (the cap): "1 more entity"; 21 changed rows against the
+# Markdown's 20: "1 more row"
+for n in 33 21; do
+  for side in a b; do
+    { echo "tick,id,px,py,pz"
+      for id in $(seq 1 $n); do echo "0,$id,$([ $side = a ] && echo 6371000 || echo 6371001),$id,0"; done
+    } >"$W/m$n$side.csv"
+    "$DG" record --states "$W/m$n$side.csv" -o "$W/m$n$side.flrep" 2>/dev/null
+  done
+done
+expect 1 "$DG" diff "$W/m33a.flrep" "$W/m33b.flrep" --text "$W/c.txt" --junit "$W/c.xml" --html "$W/c.html"
+contains "$W/c.txt" "1 more entity not kept"
+contains "$W/c.xml" "1 more entity$"
+contains "$W/c.html" "1 more entity beyond"
+expect 1 "$DG" diff "$W/m21a.flrep" "$W/m21b.flrep" -q --markdown "$W/c.md"
+contains "$W/c.md" "1 more row$"
+expect 0 "$DG" info corpus/golden/mars.flrep
+contains "$W/out" "1 faction,"
+expect 0 "$DG" info "$W/one.flrep"
+contains "$W/out" "(1 tick, "
 for f in "$W/p.txt" "$W/p.md" "$W/p.html" "$W/p.xml" "$W/p.json" "$W/p2.txt" "$W/p2.html" "$W/out"; do
   lacks "$f" "[^0-9]1 ticks"
   lacks "$f" "[^0-9]1 entity-ticks"

@@ -68,6 +68,9 @@ bool cli_report_opt(cli_reports *r, int opt, const char *arg);
 /* Writes every requested rendering (atomically) and the text summary on stdout. Returns false when
  * a report could not be written (message on stderr). */
 bool cli_write_reports(const dg_report *rep, const cli_reports *r, const char *cmd);
+/* A new report for command cmd: the tool's version, and the time the command started. NULL on out of
+ * memory (err filled). */
+dg_report *cli_report_new(const char *cmd, dg_error *err);
 /* Exit code for a finished report: 0 pass, 1 any fail, 125 any error (and no fail). */
 int cli_exit_for(const dg_report *rep);
 
@@ -94,6 +97,19 @@ bool cli_mkdirs(const char *path);
 /* Parses an unsigned decimal; false on anything else. */
 bool cli_parse_u64(const char *s, uint64_t *out);
 
+/* ---- lengths: a recording that ends early is told as such ------------------------------------------- */
+typedef struct cli_span {
+    bool known;     /* the file's index (or header) was read */
+    uint64_t ticks; /* ticks it holds */
+    uint64_t last;  /* its last tick (meaningless when ticks is 0) */
+} cli_span;
+/* From a .flrep index, an RPLY header (ticks 0..tickCount-1) or a hash stream. */
+cli_span cli_file_span(const char *path, cli_kind kind);
+cli_span cli_stream_span(const harness__stream *s);
+/* "B ends at tick 999, A at 1499; " (names as given) when both are known and end at different
+ * ticks, else "". */
+void cli_length_note(char *buf, size_t cap, const char *name_a, cli_span a, const char *name_b, cli_span b);
+
 /* The scenario argument: a path to a .scn, or a bare name looked up in corpus_dir. */
 bool cli_resolve_scenario(const char *arg, const char *corpus_dir, char *out, size_t cap);
 
@@ -104,6 +120,7 @@ typedef struct cli_run_opts {
     const char *states;        /* --states FILE instead of a scenario */
     uint64_t fault_tick;       /* --replay-fault double-delta:T */
     uint64_t seek_fault_tick;  /* --replay-fault seek-drop-delta:T */
+    uint64_t self_check_fault_tick; /* --replay-fault self-check:T (the writer's self-check fails) */
     size_t seek_random, seek_max_edges;
     bool skip_recovery;
     const char *keep;          /* keep the recording here */
@@ -114,6 +131,10 @@ typedef struct cli_run_opts {
 } cli_run_opts;
 
 void cli_run_opts_init(cli_run_opts *o);
+/* An error that the user's input caused (syntax, range, usage, UTF-8, malformed): exit 2. */
+bool cli_bad_input(dg_status st);
+/* --replay-fault KIND:TICK into o; 0, or the exit code of a usage error (printed). */
+int cli_parse_replay_fault(const char *cmd, const char *arg, cli_run_opts *o);
 /* Opens the source for a scenario path (or the states file). */
 dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__source **out, dg_error *err);
 /* Records src to path, then verifies it into a new scenario of rep. rec receives the record-side

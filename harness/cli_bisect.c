@@ -170,8 +170,9 @@ static uint64_t compare_into(dg_report *rep, const char *name, const char *a, co
     }
     c->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
     if (nd)
-        dg_report_check_set_message(c, "%llu ticks differ from the good recording; first at tick %llu",
-                                    (unsigned long long)nd, (unsigned long long)c->first_tick);
+        dg_report_check_set_message(c, "%llu tick%s differ%s from the good recording; first at tick %llu",
+                                    (unsigned long long)nd, dg_report_plural_s(nd), nd == 1 ? "s" : "",
+                                    (unsigned long long)c->first_tick);
     else
         dg_report_check_set_message(c, "identical to the good recording");
     return nd ? c->first_tick : DG_REPORT_TICK_NONE;
@@ -200,7 +201,9 @@ int cli_bisect_step(int argc, char **argv)
         case S_REPO: repo = optarg; break;
         case S_TYPE: type = optarg; break;
         case S_FORMAT: rply = strcmp(optarg, "rply") == 0; break;
-        default: return CLI_UNTESTED; /* git bisect run: "cannot test" */
+        default: /* git bisect run: "cannot test" */
+            fprintf(stderr, "detgate bisect-step: unknown option or missing value '%s'\n", argv[optind - 1]);
+            return CLI_UNTESTED;
         }
     }
     if (!work || !scn || !good)
@@ -221,7 +224,7 @@ int cli_bisect_step(int argc, char **argv)
     } else {
         dg_error err;
         dg_error_clear(&err);
-        dg_report *rep = dg_report_new("bisect", HARNESS_VERSION, NULL, &err);
+        dg_report *rep = cli_report_new("bisect", &err);
         first = rep ? compare_into(rep, "step", good, rec, rply, &err) : UINT64_MAX - 1;
         dg_report_free(rep);
         verdict = first == UINT64_MAX - 1 ? CLI_UNTESTED : first == DG_REPORT_TICK_NONE ? CLI_EQUAL : CLI_DIVERGED;
@@ -443,7 +446,7 @@ int cli_bisect(int argc, char **argv)
         return CLI_UNTESTED;
     }
     snprintf(b.wt, sizeof b.wt, "%s/worktree", b.work);
-    dg_report *rep = dg_report_new("bisect", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("bisect", &err);
     if (!rep)
         return CLI_UNTESTED;
     double t0 = harness__now();
@@ -647,7 +650,7 @@ int cli_matrix(int argc, char **argv)
     matrix_build_all(cf, n, src, wdir, scn_abs);
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = dg_report_new("matrix", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("matrix", &err);
     int code = rep ? matrix_pairs(rep, cf, n) : CLI_UNTESTED;
     fflush(stdout);
     for (size_t i = 0; i < n; i++)

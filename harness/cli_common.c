@@ -2,11 +2,14 @@
  * report flags and their atomic writing, exit codes, the TTY progress line, file-kind detection. */
 #include "cli.h"
 
+#include "detgate/rply.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -87,6 +90,14 @@ bool cli_write_reports(const dg_report *rep, const cli_reports *r, const char *c
         fflush(stdout);
     }
     return ok;
+}
+
+dg_report *cli_report_new(const char *cmd, dg_error *err)
+{
+    dg_report *rep = dg_report_new(cmd, HARNESS_VERSION_NUMBER, NULL, err);
+    if (rep)
+        rep->started_unix = (int64_t)time(NULL);
+    return rep;
 }
 
 int cli_exit_for(const dg_report *rep)
@@ -262,4 +273,51 @@ bool cli_resolve_scenario(const char *arg, const char *corpus_dir, char *out, si
     }
     snprintf(out, cap, "%s", arg);
     return false;
+}
+
+/* ---- lengths -------------------------------------------------------------------------------------- */
+
+cli_span cli_file_span(const char *path, cli_kind kind)
+{
+    cli_span sp = {false, 0, 0};
+    dg_error err;
+    dg_error_clear(&err);
+    if (kind == CLI_KIND_FLREP) {
+        dg_flrep_reader *r = NULL;
+        if (dg_flrep_reader_open_file(&r, path, NULL, &err) == DG_OK) {
+            const dg_flrep_file_info *in = dg_flrep_reader_info(r);
+            sp = (cli_span){true, in->tick_count, in->last_tick};
+        }
+        dg_flrep_reader_close(r);
+    } else if (kind == CLI_KIND_RPLY) {
+        uint8_t head[DG_RPLY_HEADER_SIZE];
+        FILE *f = fopen(path, "rb");
+        size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+        if (f)
+            fclose(f);
+        dg_rply_header h;
+        if (got == sizeof head && dg_rply_read_header(head, got, 0, &h, &err) == DG_OK)
+            sp = (cli_span){true, h.tick_count, h.tick_count ? h.tick_count - 1u : 0};
+    }
+    return sp;
+}
+
+cli_span cli_stream_span(const harness__stream *s)
+{
+    return (cli_span){true, s->n, s->n ? s->v[s->n - 1].tick : 0};
+}
+
+void cli_length_note(char *buf, size_t cap, const char *name_a, cli_span a, const char *name_b, cli_span b)
+{
+    buf[0] = 0;
+    if (!a.known || !b.known || (a.ticks == 0 && b.ticks == 0) || (a.ticks && b.ticks && a.last == b.last))
+        return; /* the same end: any other difference is counted tick by tick */
+    bool b_short = !b.ticks || (a.ticks && b.last < a.last);
+    const char *sn = b_short ? name_b : name_a, *ln = b_short ? name_a : name_b;
+    cli_span sh = b_short ? b : a, lo = b_short ? a : b;
+    if (!sh.ticks)
+        snprintf(buf, cap, "%s has no tick, %s ends at tick %llu; ", sn, ln, (unsigned long long)lo.last);
+    else
+        snprintf(buf, cap, "%s ends at tick %llu, %s at %llu; ", sn, (unsigned long long)sh.last, ln,
+                 (unsigned long long)lo.last);
 }

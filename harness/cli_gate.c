@@ -54,7 +54,8 @@ static bool list_corpus(const char *dir, name_list *out)
         }
     }
     closedir(d);
-    qsort(out->v, out->n, sizeof *out->v, cmp_name);
+    if (out->n) /* qsort of a NULL array is undefined even for 0 elements */
+        qsort(out->v, out->n, sizeof *out->v, cmp_name);
     return true;
 }
 
@@ -114,6 +115,40 @@ static void check_error(dg_report_check *c, const dg_error *err)
     dg_report_check_set_message(c, "%s", buf);
 }
 
+/* Whether this build reads its fresh recording back whole (every chunk and tick decoded). */
+static bool fresh_reads_back(const char *rec_path, bool rply)
+{
+    dg_error err;
+    dg_error_clear(&err);
+    if (rply) {
+        harness__stream s = {0};
+        dg_status st = harness__rply_replay_hash(rec_path, NULL, false, &s, &err);
+        harness__stream_free(&s);
+        return st == DG_OK;
+    }
+    dg_flrep_reader *r = NULL;
+    dg_status st = dg_flrep_reader_open_file(&r, rec_path, NULL, &err);
+    if (st == DG_OK)
+        st = dg_flrep_reader_validate(r, &err);
+    dg_flrep_reader_close(r);
+    return st == DG_OK;
+}
+
+/* The golden comparison stopped on an error. The fresh recording unreadable is a failure of this
+ * build (FAIL, exit 1); the golden unreadable (or no memory) leaves nothing to compare with (ERROR). */
+static void golden_error(dg_report_check *c, const dg_error *err, const char *golden, const char *rec_path, bool rply)
+{
+    char buf[600];
+    dg_error_format(err, buf, sizeof buf);
+    if (err->code != DG_E_IO && err->code != DG_E_NOMEM && !fresh_reads_back(rec_path, rply)) {
+        c->status = DG_REPORT_FAIL;
+        dg_report_check_set_message(c, "this build cannot read back its own recording: %s", buf);
+    } else {
+        c->status = DG_REPORT_ERROR;
+        dg_report_check_set_message(c, "cannot compare with the golden %s: %s", golden, buf);
+    }
+}
+
 static void check_golden(dg_report_scenario *sc, const char *golden_dir, const char *rec_path,
                          const harness__stream *rec, bool strict_raw, bool rply)
 {
@@ -134,21 +169,25 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
         return;
     }
     uint64_t nd = 0, first_raw = DG_REPORT_TICK_NONE;
+    cli_span rec_span = cli_stream_span(rec), golden_span = {false, 0, 0};
     if (have_f) {
+        golden_span = cli_file_span(gf, rply ? CLI_KIND_RPLY : CLI_KIND_FLREP);
         nd = rply ? harness__rply_compare_files(c, NULL, gf, rec_path, &err)
                   : harness__compare_files(c, NULL, gf, rec_path, &err);
         if (nd == UINT64_MAX) {
-            check_error(c, &err);
+            golden_error(c, &err, gf, rec_path, rply);
             return;
         }
     }
     if (have_l) {
         harness__stream g = {0};
         if (harness__load_log(gl, &g, NULL, &err) != DG_OK) {
-            check_error(c, &err);
+            golden_error(c, &err, gl, rec_path, rply);
             harness__stream_free(&g);
             return;
         }
+        if (!have_f)
+            golden_span = cli_stream_span(&g);
         uint64_t first[1];
         size_t nfirst;
         /* With a .flrep golden the state diff is already in the check; the log adds the raw hashes. */
@@ -166,9 +205,13 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
     }
     if (nd > 0) {
         c->status = DG_REPORT_FAIL;
+        /* one count everywhere: the check's own divergent ticks, ticks past either end included */
+        uint64_t n = c->divergent_ticks;
+        char len[200];
+        cli_length_note(len, sizeof len, "the new recording", rec_span, "the golden", golden_span);
         dg_report_check_set_message(
-            c, "%llu of %zu ticks differ from the golden (%s); first at tick %llu%s%s", (unsigned long long)nd, rec->n,
-            have_f ? "recording" : "hash log", (unsigned long long)c->first_tick,
+            c, "%s%llu tick%s differ%s from the golden (%s); first at tick %llu%s%s", len, (unsigned long long)n,
+            dg_report_plural_s(n), n == 1 ? "s" : "", have_f ? "recording" : "hash log", (unsigned long long)c->first_tick,
             first_raw < c->first_tick ? "; raw floats already differed earlier (see firstRawTick)" : "",
             have_f ? "" : "; the golden is a hash log (no states): for the entity and field diff, diff a recording "
                           "made at the golden's revision (`detgate bisect` does this)");
@@ -178,7 +221,8 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
                                        "(sub-quantum drift%s)",
                                     (unsigned long long)first_raw, strict_raw ? ", --strict-raw" : "");
     } else {
-        dg_report_check_set_message(c, "%zu ticks identical to the golden (%s%s%s)", rec->n, have_f ? "recording" : "",
+        dg_report_check_set_message(c, "%zu tick%s identical to the golden (%s%s%s)", rec->n,
+                                    dg_report_plural_s(rec->n), have_f ? "recording" : "",
                                     have_f && have_l ? " + " : "", have_l ? "hash log with raw floats" : "");
     }
     c->duration_s = harness__now() - t0;
@@ -188,7 +232,8 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
 
 /* ---- gate ---------------------------------------------------------------------------------------- */
 
-enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT, G_JOBS, G_PLAN };
+enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT, G_JOBS,
+       G_PLAN, G_FAULT };
 
 #define GATE_JOBS_MAX 32
 
@@ -226,7 +271,8 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
                                          {"strict-raw", 0, 0, G_STRICT}, {"seek-samples", 1, 0, G_SEEKS},
                                          {"seek-edges", 1, 0, G_EDGES}, {"inject", 1, 0, G_INJECT},
                                          {"format", 1, 0, G_FORMAT}, {"jobs", 1, 0, G_JOBS},
-                                         {"plan", 1, 0, G_PLAN}, CLI_REPORT_OPTS, {0, 0, 0, 0}};
+                                         {"plan", 1, 0, G_PLAN}, {"replay-fault", 1, 0, G_FAULT},
+                                         CLI_REPORT_OPTS, {0, 0, 0, 0}};
     uint64_t v;
     int c;
     optind = 0;
@@ -246,6 +292,10 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
         case G_SCENARIO: names_add(&g->only, optarg); break;
         case G_STRICT: g->strict = true; break;
         case G_INJECT: g->ro.inject = optarg; break;
+        case G_FAULT:
+            if (cli_parse_replay_fault("gate", optarg, &g->ro))
+                return CLI_USAGE;
+            break;
         case G_FORMAT:
             if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
                 return cli_usage_error("gate", "--format: expected flrep or rply, found '%s'", optarg);
@@ -276,6 +326,10 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
         return cli_usage_error("gate", "unexpected argument '%s' (use --scenario NAME)", argv[optind]);
     if (g->plan && g->sharded)
         return cli_usage_error("gate", "--plan N prints the plan of every shard: give it without --shard");
+    const cli_run_opts *o = &g->ro;
+    if (o->rply && (o->fault_tick != UINT64_MAX || o->seek_fault_tick != UINT64_MAX ||
+                    o->self_check_fault_tick != UINT64_MAX))
+        return cli_usage_error("gate", "--replay-fault hooks the .flrep reader and writer; it does nothing with --format rply");
     const cli_reports *r = &g->rp;
     if (!r->dir && !r->text && !r->json && !r->junit && !r->markdown && !r->html)
         g->rp.dir = "build/reports";
@@ -431,10 +485,16 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
     int f = cli_record_and_verify(rep, src, rec_path, &g->ro, &rec, &sc, &err);
     if (f >= 0 && sc)
         check_golden(sc, g->golden, rec_path, &rec, g->strict, g->ro.rply);
+    bool usage = f < 0 && cli_bad_input(err.code);
+    if (usage) {
+        char buf[600];
+        dg_error_format(&err, buf, sizeof buf);
+        snprintf(errors, cap, "detgate gate: %s: %s\n", name, buf);
+    }
     harness__stream_free(&rec);
     harness__source_free(src);
     remove(rec_path);
-    return true;
+    return !usage;
 }
 
 /* ---- running the scenarios: one worker, or several threads (--jobs) -------------------------------- */
@@ -466,7 +526,7 @@ static void gate_run_job(gate_job *j, const gate_opts *g)
 {
     dg_error err;
     dg_error_clear(&err);
-    j->part = dg_report_new("gate", HARNESS_VERSION, NULL, &err);
+    j->part = cli_report_new("gate", &err);
     if (!j->part) {
         char buf[600];
         dg_error_format(&err, buf, sizeof buf);
@@ -558,7 +618,7 @@ static void gate_run_workers(gate_pool *p, unsigned want)
 /* Runs the jobs, prints their messages and writes the reports; returns the exit code. rep receives
  * the parts' scenarios on loan (shallow copies, in corpus order) for as long as it takes to render
  * them and is handed back empty: the checks behind them stay owned by the parts. */
-static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, double t0)
+static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, size_t corpus_n, double t0)
 {
     gate_job **order = malloc((n ? n : 1) * sizeof *order);
     if (!order) {
@@ -574,9 +634,11 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, doub
     pthread_mutex_destroy(&pool.mu);
     free(order);
     rep->duration_s = harness__now() - t0;
-    if (n == 0)
-        fprintf(stderr, "detgate gate: shard %llu/%llu of %s holds no scenario\n", (unsigned long long)g->shard_i,
-                (unsigned long long)g->shard_n, g->corpus);
+    if (n == 0) /* more shards than scenarios: this machine has nothing to do, and says so */
+        dg_report_set_note(rep, "shard %llu/%llu of %zu scenario%s: empty", (unsigned long long)g->shard_i,
+                           (unsigned long long)g->shard_n, corpus_n, corpus_n == 1 ? "" : "s");
+    if (n == 0 && g->rp.quiet)
+        fprintf(stderr, "detgate gate: %s\n", rep->note ? rep->note : "empty shard");
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += jobs[i].part ? jobs[i].part->n_scenarios : 0;
@@ -609,6 +671,20 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, doub
     return ok ? code : (code ? code : CLI_UNTESTED);
 }
 
+/* A --scenario the shard excludes would run nothing for it and pass: refused. */
+static int check_shard_holds(const gate_opts *g, const gate_plan *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->shard_of[i] != g->shard_i - 1) {
+            fprintf(stderr, "detgate gate: --scenario %s is not in --shard %llu/%llu (the plan of the %zu scenario%s "
+                            "given puts it in shard %u; see --plan): nothing would test it\n",
+                    p->names[i], (unsigned long long)g->shard_i, (unsigned long long)g->shard_n, p->n,
+                    dg_report_plural_s(p->n), p->shard_of[i] + 1);
+            return CLI_USAGE;
+        }
+    return 0;
+}
+
 int cli_gate(int argc, char **argv)
 {
     gate_opts g = {.corpus = "corpus/scenarios", .golden = "corpus/golden", .shard_i = 1, .shard_n = 1, .jobs = 1};
@@ -618,6 +694,10 @@ int cli_gate(int argc, char **argv)
     if (code == 0 && !list_corpus(g.corpus, &all)) {
         fprintf(stderr, "detgate gate: cannot read the corpus folder %s: %s (run from the repository root or "
                         "give --corpus)\n", g.corpus, strerror(errno));
+        code = CLI_USAGE;
+    }
+    if (code == 0 && all.n == 0) {
+        fprintf(stderr, "detgate gate: no scenario (*.scn) in %s: nothing to test\n", g.corpus);
         code = CLI_USAGE;
     }
     for (size_t i = 0; code == 0 && i < g.only.n; i++)
@@ -630,11 +710,13 @@ int cli_gate(int argc, char **argv)
         fprintf(stderr, "detgate gate: out of memory\n");
         code = CLI_UNTESTED;
     }
+    if (code == 0 && g.only.n)
+        code = check_shard_holds(&g, &plan);
     if (code == 0 && g.plan)
         plan_print(&plan, stdout);
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = code == 0 && !g.plan ? dg_report_new("gate", HARNESS_VERSION, NULL, &err) : NULL;
+    dg_report *rep = code == 0 && !g.plan ? cli_report_new("gate", &err) : NULL;
     if (code || !rep) {
         plan_free(&plan);
         free(g.only.v);
@@ -653,7 +735,7 @@ int cli_gate(int argc, char **argv)
         fprintf(stderr, "detgate gate: out of memory\n");
         code = CLI_UNTESTED;
     } else {
-        code = gate_run(rep, &g, jobs, ran, t0);
+        code = gate_run(rep, &g, jobs, ran, all.n, t0);
         for (size_t i = 0; i < ran; i++)
             dg_report_free(jobs[i].part);
     }
@@ -817,7 +899,8 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
                     strerror(errno));
             code = CLI_UNTESTED;
         } else {
-            printf("blessed %s: %zu ticks, first changed tick %s; %s%s\n", name, rec.n, changed, gl,
+            printf("blessed %s: %zu tick%s, first changed tick %s; %s%s\n", name, rec.n, dg_report_plural_s(rec.n),
+                   changed, gl,
                    keep_flrep ? (rply ? " + .rply" : " + .flrep")
                               : " (hash log only: recording larger than --flrep-max-bytes)");
         }
@@ -860,6 +943,9 @@ int cli_bless(int argc, char **argv)
     }
     if (!reason || !reason[strspn(reason, " \t")])
         return cli_usage_error("bless", "--reason \"why\" is required: the bless log records why a golden changed");
+    if (all && optind < argc)
+        return cli_usage_error("bless", "--all blesses every scenario of the corpus: give it or SCENARIO..., not both "
+                                        "(found '%s')", argv[optind]);
     name_list names = {0};
     if (all) {
         if (!list_corpus(corpus, &names))
@@ -876,7 +962,7 @@ int cli_bless(int argc, char **argv)
     }
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = dg_report_new("bless", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("bless", &err);
     int worst = CLI_EQUAL;
     for (size_t i = 0; i < names.n && rep; i++) {
         char scn[4096], name[DG_HASH_LOG_NAME_MAX + 1];

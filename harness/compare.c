@@ -302,8 +302,11 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
         size_t na = only_b ? 0 : a.t.ent_count;
         const dg_qentity *qb = only_a ? NULL : b.t.ents;
         size_t nb = only_a ? 0 : b.t.ent_count;
-        bool events_differ = false;
+        bool events_differ = only_a ? a.t.event_count > 0 : only_b && b.t.event_count > 0;
         bool differs = only_a || only_b;
+        /* past the other side's last tick: counted, and told as a length in the check's message
+         * (callers: "B ends at tick T"), not detailed as a tick whose every entity was lost */
+        bool past_end = (only_a && b.rc != 1) || (only_b && a.rc != 1);
         if (!differs) {
             dg_tick_hash ha = dg_hash_tick(tick, qa, na, a.t.events, a.t.event_count, NULL);
             dg_tick_hash hb = dg_hash_tick(tick, qb, nb, b.t.events, b.t.event_count, NULL);
@@ -318,10 +321,10 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
                 harness__entity_name(names, first_id, first_name, sizeof first_name);
             }
             dg_report_check_add_divergent(c, tick, harness__count_diff(qa, na, qb, nb));
-            dg_report_tick *rt = dg_report_add_tick(c, tick);
+            dg_report_tick *rt = past_end ? NULL : dg_report_add_tick(c, tick);
             if (rt) {
                 harness__diff_worlds(rt, qa, na, qb, nb, names);
-                rt->events_differ = events_differ || only_a || only_b;
+                rt->events_differ = events_differ;
                 dg_report_tick_diff_events(rt, only_b ? NULL : a.t.events, only_b ? 0 : a.t.event_count,
                                            only_a ? NULL : b.t.events, only_a ? 0 : b.t.event_count);
             }
@@ -331,8 +334,8 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
         if (st == DG_OK && !only_a)
             st = side_next(&b, err);
     }
-    if (sc) {
-        sc->ticks = a.r ? dg_flrep_reader_info(a.r)->tick_count : 0;
+    if (sc) { /* both counts are B's, the side the scenario is named after */
+        sc->ticks = b.r ? dg_flrep_reader_info(b.r)->tick_count : 0;
         sc->entity_ticks = b.entity_ticks;
     }
     dg_flrep_reader_close(a.r);

@@ -131,6 +131,8 @@ dg_status harness__record(harness__source *src, const char *path, const harness_
         st = dg_flrep_writer_open(&w, path, &src->hdr, NULL, err);
     if (st != DG_OK)
         return st;
+    if (o && o->fault_self_check)
+        dg_flrep_writer_set_fault_self_check(w, o->fault_self_check_tick);
     if (o && o->hash_log) {
         dg_hash_log_header lh = {0};
         snprintf(lh.scenario, sizeof lh.scenario, "%s", src->name);

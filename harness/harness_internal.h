@@ -16,7 +16,8 @@
 #include "detgate/quant.h"
 #include "detgate/report.h"
 
-#define HARNESS_VERSION "detgate 0.1.0"
+#define HARNESS_VERSION_NUMBER "0.1.0" /* a report's tool.version: the tool's name is said beside it */
+#define HARNESS_VERSION "detgate " HARNESS_VERSION_NUMBER
 #define HARNESS_RAW_FIELDS 11 /* pos 3, vel 3, rot 4, health: the floats an entity_in carries */
 
 /* ---- a source of ticks ---------------------------------------------------------------------- */
@@ -91,6 +92,8 @@ typedef struct harness__record_opts {
     const char *format_name;   /* "flrep" */
     void (*progress)(void *user, uint64_t tick, uint64_t total);
     void *progress_user;
+    bool fault_self_check;        /* test hook: the writer's self-check fails at fault_self_check_tick */
+    uint64_t fault_self_check_tick;
 } harness__record_opts;
 
 /* Source -> writer (path) -> quantized state -> hash. Fills *out (the record-side stream). */

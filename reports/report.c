@@ -169,7 +169,33 @@ void dg_report_free(dg_report *r)
     report__free_bisect(&r->bisect);
     free(r->command);
     free(r->tool_version);
+    free(r->note);
     free(r);
+}
+
+const char *dg_report_plural_s(uint64_t n) { return n == 1 ? "" : "s"; }
+
+dg_status dg_report_set_note(dg_report *r, const char *fmt, ...)
+{
+    if (!r || !fmt)
+        return DG_E_USAGE;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return DG_E_USAGE;
+    char *m = malloc((size_t)n + 1);
+    if (!m) {
+        r->nomem = true;
+        return DG_E_NOMEM;
+    }
+    va_start(ap, fmt);
+    vsnprintf(m, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    free(r->note);
+    r->note = m;
+    return DG_OK;
 }
 
 /* ---- scenarios and checks --------------------------------------------------------------------- */

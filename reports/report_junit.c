@@ -98,7 +98,7 @@ static void ju__details(dg_rsink *s, const dg_report_check *c)
         dg_rsink_puts(s, "\n");
     }
     if (t->entities_cut)
-        dg_rsink_printf(s, "... %u more entities\n", (unsigned)t->entities_cut);
+        dg_rsink_printf(s, "... %u more entit%s\n", (unsigned)t->entities_cut, t->entities_cut == 1 ? "y" : "ies");
 }
 
 /* Builds a plain string in a scratch sink, then emits it escaped (messages mix report text and

@@ -27,6 +27,10 @@ static void md__header(dg_rsink *s, const dg_report *r)
         dg_rep__md_text(s, r->tool_version);
     }
     dg_rsink_puts(s, r->nomem ? "\n\n**Incomplete:** the run ran out of memory while building this report.\n\n" : "\n\n");
+    if (r->note) {
+        dg_rep__md_text(s, r->note);
+        dg_rsink_puts(s, "\n\n");
+    }
 }
 
 static void md__row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c)
@@ -190,8 +194,8 @@ static void md__detail(dg_rsink *s, const dg_report_scenario *sc, const dg_repor
     }
     dg_rsink_puts(s, "\n");
     if (rows > shown || t->entities_cut)
-        dg_rsink_printf(s, "… %llu more rows%s\n\n", (unsigned long long)(rows - shown),
-                        t->entities_cut ? " (and entities beyond the per-tick cap)" : "");
+        dg_rsink_printf(s, "… %llu more row%s%s\n\n", (unsigned long long)(rows - shown),
+                        dg_report_plural_s(rows - shown), t->entities_cut ? " (and entities beyond the per-tick cap)" : "");
 }
 
 static void md__details(dg_rsink *s, const dg_report *r, uint32_t max_rows, md_budget *b)

@@ -49,6 +49,10 @@ static void txt__summary_header(txt *t, const dg_report *r)
     dg_rsink_puts(t->s, " — ");
     dg_rep__tally_line(t->s, r);
     dg_rsink_printf(t->s, "%s\n", r->nomem ? " (INCOMPLETE: out of memory while building)" : "");
+    if (r->note) {
+        dg_rep__term_text(t->s, r->note);
+        dg_rsink_puts(t->s, "\n");
+    }
 }
 
 static bool txt__noteworthy(const dg_report_check *c)
@@ -71,8 +75,9 @@ static void txt__scenario_line(txt *t, const dg_report_scenario *sc)
     dg_rep__term_text(t->s, sc->name);
     dg_rsink_puts(t->s, " (");
     dg_rep__term_text(t->s, dg_rep__str_or(sc->format, "?"));
-    dg_rsink_printf(t->s, ", %llu ticks, %llu entity-ticks)", (unsigned long long)sc->ticks,
-                    (unsigned long long)sc->entity_ticks);
+    dg_rsink_printf(t->s, ", %llu tick%s, %llu entity-tick%s)", (unsigned long long)sc->ticks,
+                    dg_report_plural_s(sc->ticks), (unsigned long long)sc->entity_ticks,
+                    dg_report_plural_s(sc->entity_ticks));
     bool inline_done = false;
     for (uint32_t i = 0; i < sc->n_checks; i++) {
         const dg_report_check *c = &sc->checks[i];
@@ -285,9 +290,10 @@ static void txt__detail(txt *t, const dg_report_scenario *sc, const dg_report_ch
         txt__table(t, rows, n);
     free(rows);
     if (total > n)
-        dg_rsink_printf(t->s, "    ... %llu more rows\n", (unsigned long long)(total - n));
+        dg_rsink_printf(t->s, "    ... %llu more row%s\n", (unsigned long long)(total - n), dg_report_plural_s(total - n));
     if (tk->entities_cut)
-        dg_rsink_printf(t->s, "    ... %u more entities not kept (cap %u per tick)\n", (unsigned)tk->entities_cut,
+        dg_rsink_printf(t->s, "    ... %u more entit%s not kept (cap %u per tick)\n", (unsigned)tk->entities_cut,
+                        tk->entities_cut == 1 ? "y" : "ies",
                         (unsigned)(tk->n_entities));
 }
 

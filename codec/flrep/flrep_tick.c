@@ -653,6 +653,7 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
     else
 #endif
         tracked = encode_records(&b, tc, world, wn, next, cur, n, &nrec);
+    tracked &= keyframe || tick < tc->fault_double_delta_tick; /* test hook: a self-check that fails */
     next->n = n;
     dg_bitw_flush(&b);
     if (!tracked)

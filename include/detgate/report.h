@@ -257,6 +257,7 @@ typedef struct dg_report {
      * 0 means the run was not a gate (JSON null). corpus_id: 16 hex digits, docs/REPORT-SCHEMA.md. */
     uint32_t shard_index, shard_count;
     char corpus_id[17];
+    char *note;              /* one line about the run as a whole (e.g. an empty shard), or NULL */
     uint32_t cap_scenarios_; /* private */
 } dg_report;
 
@@ -271,6 +272,9 @@ typedef struct dg_report_opts {
                                  (default 10 for text, 100 for html; the rest are counted) */
 } dg_report_opts;
 
+/* "" when n is 1, else "s": "1 tick", "2 ticks", "0 ticks" (every count in every message). */
+const char *dg_report_plural_s(uint64_t n);
+
 /* ---- building ------------------------------------------------------------------------------- */
 
 /* A new empty report. command and tool_version are copied (may be NULL). limits may be NULL.
@@ -278,6 +282,14 @@ typedef struct dg_report_opts {
 dg_report *dg_report_new(const char *command, const char *tool_version, const dg_report_limits *limits,
                          dg_error *err);
 void dg_report_free(dg_report *r);
+
+/* Replaces the report's one-line note (printf format): text, Markdown and HTML show it under the
+ * tally line, JSON as "note". DG_E_NOMEM on out of memory. */
+dg_status dg_report_set_note(dg_report *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Appends a scenario (name, format copied; format may be NULL). NULL on out of memory. */
 dg_report_scenario *dg_report_add_scenario(dg_report *r, const char *name, const char *format);

@@ -420,6 +420,10 @@ static void json__shard(jw *w, const dg_report *r)
         jw_str(w, "corpusId", r->corpus_id);
     else
         jw_null(w, "corpusId");
+    if (r->note)
+        jw_str(w, "note", r->note);
+    else
+        jw_null(w, "note");
 }
 
 void dg_rep__json(const dg_report *r, const dg_report_opts *o, dg_rsink *s)

@@ -68,7 +68,8 @@ expect 2 "$DG" gate "${G[@]}" --scenario mars --shard 2/2 -q
 contains "$W/err" "not in --shard 2/2"
 expect 0 "$DG" gate "${G[@]}" --scenario mars --shard 1/2 -q
 # more shards than scenarios: this one is empty, says so in its reports, and passes
-expect 0 "$DG" gate "${G[@]}" --shard 3/3 --text "$W/e.txt" --markdown "$W/e.md" --html "$W/e.html"
+expect 0 "$DG" gate "${G[@]}" --shard 3/3 --text "$W/e.txt" --markdown "$W/e.md" --html "$W/e.html" --json "$W/e.json"
+contains "$W/e.json" '"note": "shard 3/3 of 2 scenarios: empty"'
 for f in "$W/out" "$W/e.txt" "$W/e.md" "$W/e.html"; do contains "$f" "shard 3/3 of 2 scenarios: empty"; done
 
 # ---- the version once; startedUnix set ------------------------------------------------------------

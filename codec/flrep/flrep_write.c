@@ -273,7 +273,7 @@ static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_q
         return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
                             "expected a tick after %llu, found %llu", (unsigned long long)w->last_tick,
                             (unsigned long long)tick);
-    if (n > UINT16_MAX)
+    if (n > DG_FLREP_MAX_LIVE)
         return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu: expected at most 65535 entities, found %zu",
                             (unsigned long long)tick, n);
     bool bad = false;

@@ -26,6 +26,8 @@ extern "C" {
 #define DG_FLREP_MAX_FILE_MB_DEFAULT 256
 #define DG_FLREP_MAX_FILES_DEFAULT 20
 #define DG_FLREP_DECOMP_CAP_DEFAULT (64u << 20)
+/* Live entities after any tick: the writer refuses more, the reader too (FORMAT-flrep.md §5.2). */
+#define DG_FLREP_MAX_LIVE 65535u
 /* zstd level when dg_flrep_writer_opts.zstd_level is 0. The chunk content is bit-packed
  * Exp-Golomb residuals, close to incompressible: level 3 saves 6 % (Huffman-coded literals), a
  * negative level 1.7 % (matches only), but level 3 costs ~11 ns of compression per entity-tick and
@@ -155,6 +157,8 @@ typedef struct dg_flrep_file_info {
     const dg_flrep_section_info *sections; size_t section_count;
     bool recovered;              /* trailer missing/corrupt: index rebuilt by a forward scan */
     char recovery_reason[200];   /* why the trailer was rejected (empty unless recovered) */
+    char recovery_stop[200];     /* recovered: where the scan stopped before the end of the data and
+                                    why (empty when every byte up to the end was a complete chunk) */
 } dg_flrep_file_info;
 
 /* One rebuilt tick. Arrays are reader-owned and valid until the next call on the reader. */

@@ -145,7 +145,7 @@ uint8_t *dg_fuzz_record(const dg_fuzz_rec_params *p, size_t *len)
     /* level 3, not the writer's default: the committed seeds (gen_seeds --small) were written at 3
      * and stay reproducible byte for byte, and their frames keep Huffman-coded literals, a part of
      * zstd's decoder the default level's frames never reach */
-    dg_flrep_writer_opts o = {0, 0, 3};
+    dg_flrep_writer_opts o = {.zstd_level = 3};
     if (dg_flrep_writer_open(&w, path, &h, &o, &err) != DG_OK) {
         fprintf(stderr, "fixture: writer_open: %s: %s\n", err.where, err.msg);
         return NULL;

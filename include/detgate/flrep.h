@@ -93,12 +93,25 @@ static inline dg_flrep_str dg_flrep_cstr(const char *s)
 /* ---- writer ------------------------------------------------------------------------------ */
 typedef struct dg_flrep_writer dg_flrep_writer;
 
+/* When the writer asks the kernel to put a file on the disk (docs/FORMAT-flrep.md §9.1). Every
+ * finished chunk reaches the kernel at once whatever the policy (a killed process loses no complete
+ * chunk); fsync decides what survives a power loss or a kernel crash. */
+typedef enum dg_flrep_fsync {
+    DG_FLREP_FSYNC_CLOSE = 0,   /* default: fsync once, when a file is finished (before its rename) */
+    DG_FLREP_FSYNC_NONE = 1,    /* never: the kernel writes back when it likes */
+    DG_FLREP_FSYNC_CHUNK = 2,   /* after every chunk, and at close */
+} dg_flrep_fsync;
+
 typedef struct dg_flrep_writer_opts {
     uint32_t max_file_mb;   /* 0 = no rotation (one file); rotation at a chunk boundary */
     uint32_t max_files;     /* series bound when rotating; 0 = default 20 */
     int zstd_level;         /* 0 = DG_FLREP_ZSTD_LEVEL_DEFAULT (-1); any level zstd accepts, negative
                              * ones included (3: ~4 % smaller files, a slower write and read) */
+    dg_flrep_fsync fsync;   /* 0 = DG_FLREP_FSYNC_CLOSE */
 } dg_flrep_writer_opts;
+
+/* "none", "chunk" or "close" to the policy; false for anything else. */
+bool dg_flrep_fsync_parse(const char *s, dg_flrep_fsync *out);
 
 /* Opens path for writing (a temp file renamed into place on close, so an interrupted run leaves no
  * half-written file under the final name). hdr->keyframe_interval_ticks 0 = default 120. The

@@ -336,6 +336,7 @@ bool dg_fuzz_write_file(const char *path, const uint8_t *buf, size_t len)
 
 void dg_fuzz_check_world(const dg_qentity *e, size_t n)
 {
+    FUZZ_ASSERT(n <= DG_FLREP_MAX_LIVE, "%zu live entities reached the caller (at most %u)", n, DG_FLREP_MAX_LIVE);
     for (size_t i = 0; i < n; i++) {
         FUZZ_ASSERT(e[i].id >= 1 && (i == 0 || e[i].id > e[i - 1].id), "entity %zu: id %u not sorted/distinct", i,
                     e[i].id);

@@ -451,6 +451,64 @@ static void test_unknown_event_kind_is_left_out(void **state)
     hf_free(&content);
 }
 
+/* ---- §6.1: the value domain and the quantizer's rounding ----------------------------------- */
+
+/* The reader takes any i32 position, -2^31 quanta included (what dg_flrep_writer_tick_q writes);
+ * the float quantizer takes |v x 64| < 2^31 - 0.5 and refuses beyond. */
+static void test_position_domain_reader_and_quantizer(void **state)
+{
+    (void)state;
+    hf_bytes f = {0}, content = {0};
+    bits w = {{0}, 0};
+    hf_full(&w, 0, INT32_MIN, INT32_MAX);
+    hf_tick(&content, 0, 1, 1, 0, &w);
+    hf_preamble(&f, 60, 15);
+    hf_chunk c = hf_append_chunk(&f, &content, 0, 0, 1);
+    hf_trailer(&f, &c, 1);
+    dg_error err;
+    dg_flrep_reader *r = open_ok(&f, &err);
+    dg_flrep_tick t;
+    next_ok(r, &t);
+    assert_int_equal(t.ents[0].pos[0], INT32_MIN);
+    assert_int_equal(t.ents[0].vel[0], INT32_MAX);
+    dg_flrep_reader_close(r);
+    hf_free(&f);
+    hf_free(&content);
+    dg_entity_in in = {.id = 1, .rot = {1, 0, 0, 0}, .health = 1};
+    dg_qentity q;
+    in.pos[0] = 33554431.99;   /* x 64 = 2147483647.36: in range, rounds to 2^31 - 1 */
+    dg_error_clear(&err);
+    assert_int_equal(dg_quant_entity(&in, &q, &err), DG_OK);
+    assert_int_equal(q.pos[0], INT32_MAX);
+    in.pos[0] = -33554431.99;
+    assert_int_equal(dg_quant_entity(&in, &q, &err), DG_OK);
+    assert_int_equal(q.pos[0], -INT32_MAX);
+    in.pos[0] = -33554432.0;   /* x 64 = -2^31: what only quantized input may hold */
+    assert_int_equal(dg_quant_entity(&in, &q, &err), DG_E_RANGE);
+    assert_non_null(strstr(err.msg, "+-33554431 m"));
+}
+
+/* Health: the binary64 product h x 10000, a tie rounded up (away from zero). 0.00025 x 10000 is
+ * exactly 2.5 in binary64, 0.00045 x 10000 exactly 4.5: 3 and 5 (not 2 and 4, as ties-to-even
+ * would give). */
+static void test_health_tie_rounds_up(void **state)
+{
+    (void)state;
+    const double h[] = {0.00005, 0.00025, 0.00045, 0.00125};
+    const uint16_t want[] = {1, 3, 5, 13};
+    for (int i = 0; i < 4; i++) {
+        assert_true(h[i] * 10000 - (double)(int)(h[i] * 10000) == 0.5);   /* a tie, as the test needs */
+        dg_entity_in in = {.id = 1, .rot = {1, 0, 0, 0}, .health = h[i]};
+        dg_qentity q;
+        dg_error err;
+        dg_error_clear(&err);
+        assert_int_equal(dg_quant_entity(&in, &q, &err), DG_OK);
+        assert_int_equal(q.health, want[i]);
+        assert_int_equal(dg_quant_entities(&in, &q, 1, NULL, &err), DG_OK);   /* the batch path too */
+        assert_int_equal(q.health, want[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -463,6 +521,8 @@ int main(void)
         cmocka_unit_test(test_each_record_rule_has_its_own_message),
         cmocka_unit_test(test_prediction_context_is_the_previous_stored_tick),
         cmocka_unit_test(test_unknown_event_kind_is_left_out),
+        cmocka_unit_test(test_position_domain_reader_and_quantizer),
+        cmocka_unit_test(test_health_tie_rounds_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

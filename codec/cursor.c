@@ -92,6 +92,13 @@ dg_strview dg_cur_str16(dg_cur *c, const char *what)
     const uint8_t *q = take(c, n, what);
     if (!q)
         return v;
+    const uint8_t *nul = n ? memchr(q, 0, n) : NULL;
+    if (nul) {
+        c->pos = (size_t)(at - c->base);
+        dg_cur_fail(c, DG_E_UTF8, "expected %s without NUL bytes (%u bytes), found a NUL at byte %zu of it", what, n,
+                    (size_t)(nul - q));
+        return v;
+    }
     if (!dg_utf8_valid(q, n)) {
         c->pos = (size_t)(at - c->base);
         dg_cur_fail(c, DG_E_UTF8, "expected %s as UTF-8 (%u bytes), found invalid UTF-8", what, n);
@@ -139,6 +146,8 @@ bool dg_utf8_valid(const uint8_t *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
+        if (s[i] == 0)
+            return false; /* the formats' strings hold no NUL (a C consumer would cut them there) */
         size_t k = dg_utf8_char(s + i, n - i);
         if (k == 0)
             return false;

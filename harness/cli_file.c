@@ -64,6 +64,8 @@ static void warn_recovered(const char *cmd, const char *path, dg_flrep_reader *r
         fprintf(stderr, "detgate %s: %s: trailer missing or invalid; recovered %" PRIu64 " tick%s from %zu chunk%s\n",
                 cmd, path, in->tick_count, dg_report_plural_s(in->tick_count), in->chunk_count,
                 dg_report_plural_s(in->chunk_count));
+    if (in->recovered && in->recovery_stop[0])
+        fprintf(stderr, "detgate %s: %s: %s\n", cmd, path, in->recovery_stop);
 }
 
 /* ---- info ---------------------------------------------------------------------------------------- */
@@ -117,10 +119,13 @@ static void print_flrep_info(const char *path, dg_flrep_reader *r)
     if (in->tick_count)
         printf("bytes per tick:     %.1f (whole file), %.1f (chunks only)\n",
                (double)in->file_size / (double)in->tick_count, (double)csum / (double)in->tick_count);
-    if (in->recovered)
+    if (in->recovered) {
         printf("index:              RECOVERED by a forward scan (%s)\n", in->recovery_reason);
-    else
+        if (in->recovery_stop[0])
+            printf("recovery:           %s\n", in->recovery_stop);
+    } else {
         printf("index:              trailer valid\n");
+    }
 }
 
 /* --check: every chunk decompressed and every tick decoded (checksums, tick order, records), the

@@ -32,7 +32,7 @@ const cli_cmd cli_commands[] = {
      "Example: detgate dump rec.flrep --json | jq -c 'select(.type==\"tick\") | .tick'\n"},
     {"record", cli_record, "record a scenario (or a state stream) to a recording",
      "usage: detgate record SCENARIO -o FILE [--format flrep|rply] [--keyframe-interval N] [--inject SPEC]\n"
-     "                      [--hash-log LOG[.zst]] [--log-entities]\n"
+     "                      [--hash-log LOG[.zst]] [--log-entities] [--fsync close|chunk|none]\n"
      "       detgate record --states STREAM -o FILE ...\n"
      "SCENARIO is a .scn path or a name in corpus/scenarios. Each tick goes through the real\n"
      "quantizer and writer; --hash-log also writes the record-side hash log (with raw float\n"
@@ -40,6 +40,7 @@ const cli_cmd cli_commands[] = {
      "  bitflip:tick=T,entity=ID,field=pos.x,bit=B | fma | libm-trig | pointer-order | clock-seed |\n"
      "  racy-threads   (several separated by ';')\n"
      "--replay-fault self-check:TICK makes the writer's self-check fail there (a test hook).\n"
+     "--fsync: when the file is forced to disk — close (default), every chunk, or none.\n"
      "Exit: 0 written, 1 the writer's self-check failed (a codec bug), 2 bad input or usage.\n"
      "Example: detgate record dogfight-40 -o /tmp/d.flrep --inject 'bitflip:tick=300,entity=7,field=pos.x,bit=40'\n"},
     {"hash", cli_hash, "print the per-tick hash log of a recording (replay side)",

@@ -65,7 +65,8 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     cli_progress_init(&pr, label);
     pr.on = pr.on && !o->no_progress;
     harness__record_opts ro = {o->hash_log, o->log_entities, "flrep", cli_progress_cb, &pr,
-                               o->self_check_fault_tick != UINT64_MAX, o->self_check_fault_tick};
+                               o->self_check_fault_tick != UINT64_MAX, o->self_check_fault_tick,
+                               DG_FLREP_FSYNC_CLOSE};
     double t0 = harness__now();
     dg_status st = o->rply ? harness__rply_record(src, path, o->keyframe, rec, err)
                            : harness__record(src, path, &ro, rec, err);
@@ -191,16 +192,24 @@ static int open_input(const char *cmd, const char *arg, const char *corpus, cons
 
 int cli_record(int argc, char **argv)
 {
-    static const struct option opts[] = {RUN_LONG_OPTS, {"output", 1, 0, 'o'}, {0, 0, 0, 0}};
+    enum { OPT_FSYNC = 0x280 };
+    static const struct option opts[] = {RUN_LONG_OPTS, {"output", 1, 0, 'o'}, {"fsync", 1, 0, OPT_FSYNC},
+                                         {0, 0, 0, 0}};
     cli_run_opts o;
     cli_run_opts_init(&o);
     const char *out = NULL, *format = "flrep", *corpus = NULL;
+    dg_flrep_fsync fsync = DG_FLREP_FSYNC_CLOSE;
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
         if (c == 'o') {
             out = optarg;
+            continue;
+        }
+        if (c == OPT_FSYNC) {
+            if (!dg_flrep_fsync_parse(optarg, &fsync))
+                return cli_usage_error("record", "--fsync: expected close, chunk or none, found '%s'", optarg);
             continue;
         }
         int rc = parse_run_opt("record", c, &o, &format, &corpus);
@@ -228,7 +237,7 @@ int cli_record(int argc, char **argv)
     cli_progress pr;
     cli_progress_init(&pr, "record");
     harness__record_opts ro = {o.hash_log, o.log_entities, "flrep", cli_progress_cb, &pr,
-                               o.self_check_fault_tick != UINT64_MAX, o.self_check_fault_tick};
+                               o.self_check_fault_tick != UINT64_MAX, o.self_check_fault_tick, fsync};
     dg_status st = o.rply ? harness__rply_record(src, out, o.keyframe, &rec, &err)
                           : harness__record(src, out, &ro, &rec, &err);
     cli_progress_done(&pr);

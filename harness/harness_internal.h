@@ -94,6 +94,7 @@ typedef struct harness__record_opts {
     void *progress_user;
     bool fault_self_check;        /* test hook: the writer's self-check fails at fault_self_check_tick */
     uint64_t fault_self_check_tick;
+    dg_flrep_fsync fsync;         /* when the writer asks the kernel to put the file on disk */
 } harness__record_opts;
 
 /* Source -> writer (path) -> quantized state -> hash. Fills *out (the record-side stream). */

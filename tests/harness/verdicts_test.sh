@@ -103,6 +103,12 @@ for c in hash "dump --json"; do
 done
 expect 0 "$DG" hash corpus/golden/mars.flrep
 lacks "$W/err" "recovered"
+# a file cut inside a chunk: the scan stops at the cut chunk, and info and hash say where
+head -c $((sz * 2 / 3)) corpus/golden/mars.flrep >"$W/cut2.flrep"
+expect 0 "$DG" hash "$W/cut2.flrep"
+contains "$W/err" "cut2.flrep: scan stopped at byte [0-9]*: chunk framing"
+expect 0 "$DG" info "$W/cut2.flrep"
+contains "$W/out" "^recovery: *scan stopped at byte"
 # one flipped bit inside a chunk's zstd frame: the trailer is valid, the chunk is not
 python3 -c "import sys; d=bytearray(open(sys.argv[1],'rb').read()); d[20000]^=0x40; open(sys.argv[2],'wb').write(d)" \
   corpus/golden/mars.flrep "$W/flip.flrep"
@@ -182,6 +188,16 @@ for f in "$W/p.txt" "$W/p.md" "$W/p.html" "$W/p.xml" "$W/p.json" "$W/p2.txt" "$W
   lacks "$f" "[^0-9]1 ticks"
   lacks "$f" "[^0-9]1 entity-ticks"
 done
+
+# record --fsync: the writer's disk policy (the codec's test_flrep_fsync counts the calls per policy)
+expect 2 "$DG" record mars -o "$W/fs.flrep" --fsync sometimes
+contains "$W/err" "expected close, chunk or none, found 'sometimes'"
+[ ! -e "$W/fs.flrep" ] && ok || bad "record --fsync sometimes wrote a file"
+for p in close chunk none; do
+  expect 0 "$DG" record mars -o "$W/fs-$p.flrep" --fsync "$p"
+  expect 0 "$DG" info --check "$W/fs-$p.flrep"
+done
+expect 0 "$DG" diff "$W/fs-close.flrep" "$W/fs-chunk.flrep" -q
 
 echo "verdicts_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -25,7 +25,8 @@ dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__
 
 static bool bad_input(dg_status st)
 {
-    return st == DG_E_SYNTAX || st == DG_E_RANGE || st == DG_E_USAGE || st == DG_E_UTF8 || st == DG_E_MALFORMED;
+    return st == DG_E_SYNTAX || st == DG_E_RANGE || st == DG_E_USAGE || st == DG_E_UTF8 || st == DG_E_MALFORMED ||
+           st == DG_E_LIMIT; /* an input over a size limit (a 1 GiB scenario) */
 }
 
 int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path, const cli_run_opts *o,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define SCN_LINE_MAX 4096
 #define SCN_TOKENS_MAX 48
@@ -1710,6 +1711,13 @@ dg_status dg_sim_scenario_parse_file(const char *path, dg_sim_scenario **out, dg
     FILE *f = fopen(path, "rb");
     if (!f)
         return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open: %s", strerror(errno));
+    /* a regular file's size is known before reading it (a pipe's is found by reading past the cap) */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > SCN_FILE_MAX) {
+        fclose(f);
+        return dg_error_set(err, DG_E_LIMIT, DG_OFFSET_NONE, path, "expected a scenario of at most %u bytes, found "
+                            "%lld bytes", SCN_FILE_MAX, (long long)sb.st_size);
+    }
     char *buf = malloc(SCN_FILE_MAX + 1);
     if (!buf) {
         fclose(f);

@@ -122,6 +122,28 @@ truncate -s 1G big.scn
 expect scn-1gib 2 'big.scn: size limit exceeded: expected a scenario of at most 16777216 bytes, found 1073741824 bytes' \
   "$DG" record big.scn -o "$W/o.flrep"
 
+# ---- matrix --configs: any flags, parsed without building (--dry-run) ------------------------------
+mx() { "$DG" matrix --scenario "$SRC/corpus/scenarios/dogfight-40.scn" --dry-run "$@"; }
+mx --configs 'gcc:-O3 -march=native:off,clang::fast' --config 'gcc:-O2 -Wl,-O1:off' >"$W/plan" 2>"$W/err"
+rc=$?
+[ "$rc" -eq 0 ] && ok || { bad "matrix --dry-run exit $rc"; cat "$W/err"; }
+grep -qF 'detgate matrix: scenario dogfight-40, 3 configurations (dry run: nothing is built)' "$W/plan" && ok \
+  || bad "dry run: no plan line"
+grep -qE '^ 1  gcc -O3 -march=native off +build-01-gcc-O3-march_native-off +CC=gcc  DETGATE_SIM_FLAGS=-O3;-march=native;-ffp-contract=off$' \
+  "$W/plan" && ok || { bad "dry run: -march=native not taken as written"; cat "$W/plan"; }
+grep -qE '^ 2  clang fast +build-02-clang-fast +CC=clang  DETGATE_SIM_FLAGS=-ffp-contract=fast(;-mfma)?$' "$W/plan" && ok \
+  || { bad "dry run: empty FLAGS"; cat "$W/plan"; }
+grep -qE '^ 3  gcc -O2 -Wl,-O1 off .*DETGATE_SIM_FLAGS=-O2;-Wl,-O1;-ffp-contract=off$' "$W/plan" && ok \
+  || { bad "dry run: --config with a comma"; cat "$W/plan"; }
+mx >"$W/plan" 2>&1
+grep -qF '12 configurations' "$W/plan" && ok || bad "dry run without --configs: not the 12 defaults"
+expect matrix-no-contract 2 "--configs: expected CC:FLAGS:off|fast, found 'gcc:-O2'" mx --configs gcc:-O2
+expect matrix-not-a-flag 2 "--configs: expected compiler flags starting with '-' (no ';'), found 'O2'" mx --configs gcc:O2:off
+expect matrix-bad-contract 2 "--configs: expected the contraction 'off' or 'fast' after the last ':', found 'slow'" \
+  mx --configs gcc:-O2:slow
+expect matrix-empty-item 2 "--configs: expected CC:FLAGS:off|fast, found an empty item" mx --configs 'gcc:-O2:off,,clang:-O2:off'
+expect matrix-twice 2 "--configs: configuration 'gcc -O2 off' is given twice" mx --configs 'gcc:-O2:off,gcc: -O2 :off'
+
 # ---- README's build commands: every preset they name configures on a clean tree ---------------------
 # (the fuzz preset used to fail: "Target flrep_testlib links to PkgConfig::CMOCKA but the target was
 # not found"); configure only, into this test's folder, so no build dir of the tree is touched.

@@ -1,0 +1,25 @@
+/* harness/stream_classes.c — groups hash streams into classes of streams that are equal tick for tick
+ * (`detgate matrix`: the configurations that record identically). */
+#include "harness_internal.h"
+
+size_t harness__stream_classes(const harness__stream *const *s, size_t n, size_t *cls, size_t *reps)
+{
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++) {
+        cls[i] = SIZE_MAX;
+        if (!s[i])
+            continue;
+        /* equality is transitive: comparing with each class's first member is enough */
+        for (size_t c = 0; c < nc && cls[i] == SIZE_MAX; c++) {
+            uint64_t first[1], first_raw;
+            size_t nf;
+            if (harness__compare_streams(NULL, s[reps[c]], s[i], DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw) == 0)
+                cls[i] = c;
+        }
+        if (cls[i] == SIZE_MAX) {
+            reps[nc] = i;
+            cls[i] = nc++;
+        }
+    }
+    return nc;
+}

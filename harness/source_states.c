@@ -287,13 +287,20 @@ static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error
     e->health = 1.0;
     const char *s = p->line;
     unsigned col = 1;
+    char want[16], have[16];
+    size_t nfields = 1;
+    for (const char *q = s; (q = strchr(q, ',')) != NULL; q++)
+        nfields++;
+    snprintf(want, sizeof want, "%d", p->ncols);
+    snprintf(have, sizeof have, "%zu", nfields);
     for (int c = 0; c < p->ncols; c++) {
         const char *end = strchr(s, ',');
         if (!end && c + 1 < p->ncols)
-            return st_err(p, err, col + (unsigned)strlen(s), "expected %s fields, found fewer%s",
-                          c == 0 ? "more" : "more", NULL);
+            return st_err(p, err, col + (unsigned)strlen(s), "expected %s fields (one per header column), found %s",
+                          want, have);
         if (end && c + 1 == p->ncols)
-            return st_err(p, err, col + (unsigned)(end - s), "expected end of row, found another field%s%s", NULL, NULL);
+            return st_err(p, err, col + (unsigned)(end - s), "expected %s fields (one per header column), found %s",
+                          want, have);
         size_t len = end ? (size_t)(end - s) : strlen(s);
         int k = p->colmap[c];
         uint64_t u = 0;
@@ -783,10 +790,13 @@ static int json_tick(st_source *p, harness__source *s, uint64_t *tick, dg_error 
         }
         dg_status st;
         bool header = json_is_object(o) && json_object_get(o, "detgate_states");
+        char found[48];
+        json_found(o, found, sizeof found);
         if (!json_is_object(o))
-            st = st_err(p, err, 1, "expected a JSON object per line%s%s", NULL, NULL);
+            st = st_err_at(p, err, DG_E_SYNTAX, p->lineno, "expected a JSON object per line, found %s", found);
         else if (header && p->lineno != 1)
-            st = st_err(p, err, 1, "the header object must be the first line%s%s", NULL, NULL);
+            st = st_err_at(p, err, DG_E_SYNTAX, p->lineno, "expected the header object (\"detgate_states\") on line 1 "
+                           "only, found it on line %llu", (unsigned long long)p->lineno);
         else if (header)
             st = p->header_done ? DG_OK : json_header(p, o, s, err);
         else

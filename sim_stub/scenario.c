@@ -41,6 +41,7 @@ typedef struct parser {
     unsigned have_session; /* bit per session key seen */
     uint64_t assignments;  /* entity selections by pilot/input lines so far */
     int have_scenario;
+    int at_end;            /* 1 past the last line (the whole-file checks), 2 when the file is empty */
     char unescaped[SCN_LINE_MAX];
 } parser;
 
@@ -89,7 +90,10 @@ static dg_status fail_at(parser *P, unsigned col, const char *found, size_t foun
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    show_found(found, found_len, shown, sizeof shown);
+    if (!found && P->at_end)   /* a whole-file check: nothing on a line is to blame */
+        snprintf(shown, sizeof shown, "%s", P->at_end == 2 ? "an empty file" : "the end of the file");
+    else
+        show_found(found, found_len, shown, sizeof shown);
     return dg_error_set(P->err, DG_E_SYNTAX, DG_OFFSET_NONE, where, "expected %s, found %s", what, shown);
 }
 
@@ -1687,6 +1691,7 @@ dg_status dg_sim_scenario_parse_mem(const char *text, size_t len, const char *na
         P->lineno++;
         P->line = text + len;
         P->line_len = 0;
+        P->at_end = len == 0 ? 2 : 1;
         st = finish(P);
     }
     free(P);

@@ -65,6 +65,11 @@ expect csv-empty 2 'empty.csv: syntax error: empty, expected a header line' rec 
 printf '# only a comment\n' >comment.csv
 expect csv-comment-only 2 'comment.csv:1:1: syntax error: expected a header row' rec comment.csv
 
+printf 'tick,id,px,py,pz\n0,1,0,0\n' >few.csv
+expect csv-few-fields 2 'few.csv:2:8: syntax error: expected 5 fields (one per header column), found 4' rec few.csv
+printf 'tick,id,px,py,pz\n0,1,0,0,0,5\n' >more.csv
+expect csv-more-fields 2 'more.csv:2:10: syntax error: expected 5 fields (one per header column), found 6' rec more.csv
+
 # ---- JSON Lines: unknown members, values out of range ---------------------------------------------
 E='{"id":1,"pos":[0,0,0]}'
 j() { printf '%s\n' "$@" >"$J"; }
@@ -111,6 +116,11 @@ expect jsonl-duplicate 2 'jdup.jsonl:1:1: syntax error: tick 0: entity 2 appears
   rec jdup.jsonl
 : >empty.jsonl
 expect jsonl-empty 2 'empty.jsonl: syntax error: empty, expected at least one tick' rec empty.jsonl
+J=arr.jsonl j '[1,2]'
+expect jsonl-not-object 2 'arr.jsonl:1:1: syntax error: expected a JSON object per line, found an array' rec arr.jsonl
+J=late.jsonl j "{\"tick\":0,\"entities\":[$E]}" '{"detgate_states":1}'
+expect jsonl-late-header 2 'late.jsonl:2:1: syntax error: expected the header object ("detgate_states") on line 1 only, found it on line 2' \
+  rec late.jsonl
 # a header that is right still records, at the rate it names
 J=good.jsonl j '{"detgate_states":1,"tick_rate_hz":30,"keyframe_interval":15}' "{\"tick\":0,\"entities\":[$E]}"
 expect jsonl-good-header 0 'o.flrep: 1 ticks' rec good.jsonl
@@ -156,6 +166,14 @@ for p in $presets; do
     bad "cmake --preset $p does not configure"; tail -n 8 "$W/preset-$p.log"
   fi
 done
+
+# the whole-file checks of a scenario say the end of the file (or an empty file), not "end of line"
+printf 'scenario x\n' >nosession.scn
+expect scn-whole-file 2 "nosession.scn:2:1: syntax error: expected session key 'tick_rate=' somewhere in the file, found the end of the file" \
+  "$DG" record nosession.scn -o "$W/o.flrep"
+: >empty.scn
+expect scn-empty 2 "empty.scn:1:1: syntax error: expected 'scenario <name>' as the first statement, found an empty file" \
+  "$DG" record empty.scn -o "$W/o.flrep"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -86,15 +86,17 @@ __attribute__((format(printf, 5, 6))) static dg_status st_err_at(st_source *p, d
     return dg_error_set(err, code, DG_OFFSET_NONE, where, "%s", msg);
 }
 
-/* Text safe to quote in a message: printable ASCII kept, anything else '?', long text cut. */
+/* Text safe to quote in a message (cap >= 8): printable ASCII kept, anything else '?', text longer
+ * than the room cut with "...". */
 static void printable(const char *s, char *out, size_t cap)
 {
-    size_t k = 0, len = strlen(s);
-    for (size_t i = 0; i < len && k + 4 < cap; i++)
-        out[k++] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-    if (k < len && k + 4 >= cap && cap > 4)
-        memcpy(out + (k = cap - 4), "...", 3), k += 3;
-    out[cap ? k : 0] = 0;
+    size_t len = strlen(s), keep = len < cap ? len : cap - 4;
+    for (size_t i = 0; i < keep; i++)
+        out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    if (keep < len)
+        memcpy(out + keep, "...", 4);
+    else
+        out[keep] = 0;
 }
 
 static bool parse_u64(const char *s, size_t len, uint64_t *out)

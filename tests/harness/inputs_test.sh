@@ -88,6 +88,8 @@ expect jsonl-tick-rate 2 'rate.jsonl:1:1: syntax error: header: unknown member "
 J=far.jsonl j "{\"tick\":0,\"entities\":[$E],\"events\":[{\"kind\":\"chat\",\"zzzzzz\":1}]}"
 expect jsonl-no-near-name 2 'far.jsonl:1:1: syntax error: tick 0, events[0]: unknown member "zzzzzz"; expected one of: kind, a, b, c, d, text' \
   rec far.jsonl
+J=longkey.jsonl j '{"tick":0,"entities":[{"id":1,"pos":[0,0,0],"\u0001aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa":1}]}'
+expect jsonl-long-binary-key 2 'unknown member "?aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa..."; expected one of' rec longkey.jsonl
 J=role.jsonl j '{"detgate_states":1,"participants":[{"callsign":"Viper 1","name":"x"}]}' "{\"tick\":0,\"entities\":[$E]}"
 expect jsonl-table-member 2 'role.jsonl:1:1: syntax error: header participants[0]: unknown member "name"' rec role.jsonl
 J=rate0.jsonl j '{"detgate_states":1,"tick_rate_hz":0}' "{\"tick\":0,\"entities\":[$E]}"

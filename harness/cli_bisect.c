@@ -481,6 +481,7 @@ typedef struct mconf {
     char log[PATH_CAP], rec[PATH_CAP];
     bool ok;
     size_t cls;      /* its class: configurations that record identically */
+    size_t raw;      /* its raw group: same class and identical raw floats */
     harness__stream s;
 } mconf;
 
@@ -703,24 +704,29 @@ static void matrix_build_all(mplan *p, const char *src, const char *wdir, const 
     }
 }
 
-/* Classes: the configurations that record identically (harness__stream_classes). */
-static size_t matrix_classes(mplan *p, size_t *reps)
+/* Classes: the configurations that record identically; raw groups: those whose raw floats are
+ * identical too (harness__stream_classes). reps[c] is class c's first member, rreps[g] raw group g's. */
+static size_t matrix_classes(mplan *p, size_t *reps, size_t *rreps)
 {
     const harness__stream **s = calloc(p->n ? p->n : 1, sizeof *s);
-    size_t *cls = calloc(p->n ? p->n : 1, sizeof *cls);
+    size_t *cls = calloc(p->n ? p->n : 1, sizeof *cls), *raw = calloc(p->n ? p->n : 1, sizeof *raw);
     size_t nc = 0;
-    if (s && cls) {
+    if (s && cls && raw) {
         for (size_t i = 0; i < p->n; i++)
             s[i] = p->v[i].ok ? &p->v[i].s : NULL;
-        nc = harness__stream_classes(s, p->n, cls, reps);
-        for (size_t i = 0; i < p->n; i++)
+        nc = harness__stream_classes(s, p->n, false, cls, reps);
+        harness__stream_classes(s, p->n, true, raw, rreps);
+        for (size_t i = 0; i < p->n; i++) {
             p->v[i].cls = cls[i];
+            p->v[i].raw = raw[i];
+        }
     } else {
         for (size_t i = 0; i < p->n; i++)
             p->v[i].ok = false;   /* out of memory: nothing can be compared */
     }
     free(s);
     free(cls);
+    free(raw);
     return nc;
 }
 
@@ -745,13 +751,13 @@ static void mtext_add(mtext *t, const char *s)
     t->len += n;
 }
 
-/* "{gcc -O2 off, clang -O2 off}" */
-static void matrix_class_text(const mplan *p, size_t c, mtext *t)
+/* "{gcc -O2 off, clang -O2 off}": the members of class c (or of raw group c). */
+static void matrix_class_text(const mplan *p, size_t c, bool raw, mtext *t)
 {
     bool first = true;
     mtext_add(t, "{");
     for (size_t i = 0; i < p->n; i++)
-        if (p->v[i].ok && p->v[i].cls == c) {
+        if (p->v[i].ok && (raw ? p->v[i].raw : p->v[i].cls) == c) {
             if (!first)
                 mtext_add(t, ", ");
             mtext_add(t, p->v[i].label);
@@ -789,76 +795,73 @@ static void matrix_pair(dg_report_scenario *sc, const mconf *x, const mconf *y, 
     printf("%-*s  %-*s  %-20s  %s\n", width, x->label, width, y->label, a, r);
 }
 
-/* Raw-float drift inside each class (same quanta, different floats): a note, or a failure with
- * --strict-raw. Returns the number of configurations that drift from their class's first member. */
-static size_t matrix_raw_drift(dg_report_scenario *sc, const mplan *p, const size_t *reps, bool strict)
+/* Raw-float drift inside each class (same quanta, different floats): the class's raw groups, and one
+ * line and check per group other than the first, against the first (a note, or a failure with
+ * --strict-raw). Returns the number of such groups. */
+static size_t matrix_raw_drift(dg_report_scenario *sc, const mplan *p, size_t nc, const size_t *reps,
+                               const size_t *rreps, bool strict)
 {
     size_t drifting = 0;
-    for (size_t i = 0; i < p->n; i++) {
-        const mconf *m = &p->v[i];
-        if (!m->ok || reps[m->cls] == i)
-            continue;
-        const mconf *rep = &p->v[reps[m->cls]];
-        uint64_t first[1], first_raw;
-        size_t nf;
-        harness__compare_streams(NULL, &rep->s, &m->s, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
-        if (first_raw == DG_REPORT_TICK_NONE)
-            continue;
-        if (drifting++ == 0)
-            printf("raw-float drift (same quanta, different floats%s):\n", strict ? "; --strict-raw: a failure" : "");
-        printf("  class %zu: %s differs from %s, raw floats first at tick %llu\n", m->cls + 1, m->label, rep->label,
-               (unsigned long long)first_raw);
-        char name[128];
-        snprintf(name, sizeof name, "raw floats %.50s ~ %.50s", rep->label, m->label);
-        dg_report_check *ck = dg_report_add_check(sc, name, strict ? DG_REPORT_FAIL : DG_REPORT_PASS);
-        dg_report_check_set_raw_divergence(ck, first_raw);
-        dg_report_check_set_message(ck, "%s vs %s: same quantized state, raw floats first differ at tick %llu%s",
-                                    rep->label, m->label, (unsigned long long)first_raw,
-                                    strict ? " (--strict-raw)" : "");
+    for (size_t c = 0; c < nc; c++) {
+        const mconf *first = &p->v[reps[c]];
+        mtext groups = {0};
+        size_t ng = 0;
+        for (size_t i = 0; i < p->n; i++)   /* a raw group's first member in this class */
+            if (p->v[i].ok && p->v[i].cls == c && rreps[p->v[i].raw] == i) {
+                mtext_add(&groups, ng++ ? " " : "");
+                matrix_class_text(p, p->v[i].raw, true, &groups);
+            }
+        if (ng > 1)
+            printf("raw floats (same quanta, different floats%s): class %zu in %zu groups: %s\n",
+                   strict ? "; --strict-raw: a failure" : "", c + 1, ng, groups.s ? groups.s : "");
+        free(groups.s);
+        for (size_t i = 0; i < p->n; i++) {
+            const mconf *m = &p->v[i];
+            if (!m->ok || m->cls != c || rreps[m->raw] != i || m->raw == first->raw)
+                continue;
+            uint64_t ft[1], first_raw;
+            size_t nf;
+            harness__compare_streams(NULL, &first->s, &m->s, DG_REPORT_TICK_NONE, ft, 1, &nf, &first_raw);
+            drifting++;
+            printf("  %s ~ %s: raw floats first differ at tick %llu\n", first->label, m->label,
+                   (unsigned long long)first_raw);
+            char name[128];
+            snprintf(name, sizeof name, "raw floats %.50s ~ %.50s", first->label, m->label);
+            dg_report_check *ck = dg_report_add_check(sc, name, strict ? DG_REPORT_FAIL : DG_REPORT_PASS);
+            dg_report_check_set_raw_divergence(ck, first_raw);
+            dg_report_check_set_message(ck, "%s vs %s: same quantized state, raw floats first differ at tick %llu%s",
+                                        first->label, m->label, (unsigned long long)first_raw,
+                                        strict ? " (--strict-raw)" : "");
+        }
     }
     return drifting;
 }
 
-/* The verdict: classes, one representative pair per pair of classes, raw drift, builds that failed. */
-static int matrix_report(dg_report *rep, mplan *p, const char *scn_name, bool strict, double t0)
+/* "2 classes: {..} {..}" on stdout and as the report's `classes` check. */
+static void matrix_class_line(dg_report_scenario *sc, const mplan *p, size_t nc)
 {
-    dg_report_scenario *sc = dg_report_add_scenario(rep, scn_name, "flrep");
-    size_t *reps = calloc(p->n ? p->n : 1, sizeof *reps);
-    if (!sc || !reps) {
-        free(reps);
-        return CLI_UNTESTED;
-    }
-    size_t nc = matrix_classes(p, reps), unbuilt = 0;
-    if (nc) {   /* the scenario's size, from the first configuration that recorded it */
-        sc->ticks = p->v[reps[0]].s.n;
-        sc->entity_ticks = p->v[reps[0]].s.entity_ticks;
-    }
-    int width = 8;
-    for (size_t i = 0; i < p->n; i++) {
-        unbuilt += !p->v[i].ok;
-        width = (int)strlen(p->v[i].label) > width ? (int)strlen(p->v[i].label) : width;
-    }
-    width = width > 40 ? 40 : width;
+    size_t built = 0;
+    for (size_t i = 0; i < p->n; i++)
+        built += p->v[i].ok;
     mtext classes = {0};
     for (size_t c = 0; c < nc; c++) {
         if (c)
             mtext_add(&classes, " ");
-        matrix_class_text(p, c, &classes);
+        matrix_class_text(p, c, false, &classes);
     }
-    const char *ctext = classes.s ? classes.s : "";
+    const char *ctext = nc == 0 ? "(no configuration recorded)" : classes.s ? classes.s : "";
     printf("%zu class%s: %s\n", nc, nc == 1 ? "" : "es", ctext);
-    dg_report_check *ck = dg_report_add_check(sc, "classes", nc > 1 ? DG_REPORT_FAIL : nc ? DG_REPORT_PASS : DG_REPORT_ERROR);
-    dg_report_check_set_message(ck, "%zu of %zu configurations recorded, %zu class%s: %s", p->n - unbuilt, p->n, nc,
+    dg_report_check *ck =
+        dg_report_add_check(sc, "classes", nc > 1 ? DG_REPORT_FAIL : nc ? DG_REPORT_PASS : DG_REPORT_ERROR);
+    dg_report_check_set_message(ck, "%zu of %zu configurations recorded, %zu class%s: %s", built, p->n, nc,
                                 nc == 1 ? "" : "es", ctext);
     free(classes.s);
-    int code = nc > 1 ? CLI_DIVERGED : CLI_EQUAL;
-    if (nc > 1)
-        printf("%-*s  %-*s  %-20s  %s\n", width, "A", width, "B", "first divergent tick", "raw floats first differ");
-    for (size_t a = 0; a < nc; a++)
-        for (size_t b = a + 1; b < nc; b++)
-            matrix_pair(sc, &p->v[reps[a]], &p->v[reps[b]], width);
-    if (matrix_raw_drift(sc, p, reps, strict) && strict)
-        code = CLI_DIVERGED;
+}
+
+/* A `build LABEL` error per configuration that could not be built or run; returns how many. */
+static size_t matrix_unbuilt(dg_report_scenario *sc, const mplan *p)
+{
+    size_t n = 0;
     for (size_t i = 0; i < p->n; i++)
         if (!p->v[i].ok) {
             char name[128];
@@ -866,13 +869,46 @@ static int matrix_report(dg_report *rep, mplan *p, const char *scn_name, bool st
             dg_report_check *e = dg_report_add_check(sc, name, DG_REPORT_ERROR);
             dg_report_check_set_message(e, "%s could not be built or run (see %s)", p->v[i].label, p->v[i].log);
             printf("not built: %s (see %s)\n", p->v[i].label, p->v[i].log);
-            code = code == CLI_EQUAL ? CLI_UNTESTED : code;
+            n++;
         }
+    return n;
+}
+
+/* The verdict: classes, one representative pair per pair of classes, raw drift, builds that failed. */
+static int matrix_report(dg_report *rep, mplan *p, const char *scn_name, bool strict, double t0)
+{
+    dg_report_scenario *sc = dg_report_add_scenario(rep, scn_name, "flrep");
+    size_t *reps = calloc(p->n ? p->n : 1, sizeof *reps), *rreps = calloc(p->n ? p->n : 1, sizeof *rreps);
+    if (!sc || !reps || !rreps) {
+        free(reps);
+        free(rreps);
+        return CLI_UNTESTED;
+    }
+    size_t nc = matrix_classes(p, reps, rreps);
+    if (nc) {   /* the scenario's size, from the first configuration that recorded it */
+        sc->ticks = p->v[reps[0]].s.n;
+        sc->entity_ticks = p->v[reps[0]].s.entity_ticks;
+    }
+    int width = 8;
+    for (size_t i = 0; i < p->n; i++)
+        width = (int)strlen(p->v[i].label) > width ? (int)strlen(p->v[i].label) : width;
+    width = width > 40 ? 40 : width;
+    matrix_class_line(sc, p, nc);
+    if (nc > 1)
+        printf("%-*s  %-*s  %-20s  %s\n", width, "A", width, "B", "first divergent tick", "raw floats first differ");
+    for (size_t a = 0; a < nc; a++)
+        for (size_t b = a + 1; b < nc; b++)
+            matrix_pair(sc, &p->v[reps[a]], &p->v[reps[b]], width);
+    size_t drifting = matrix_raw_drift(sc, p, nc, reps, rreps, strict);
+    size_t unbuilt = matrix_unbuilt(sc, p);
     free(reps);
+    free(rreps);
     rep->duration_s = harness__now() - t0;
-    printf("detgate matrix: scenario %s, %zu configurations, %zu class%s, %.1f s\n", scn_name, p->n, nc,
-           nc == 1 ? "" : "es", rep->duration_s);
-    return code;
+    printf("detgate matrix: scenario %s, %zu configuration%s, %zu class%s, %.1f s\n", scn_name, p->n,
+           p->n == 1 ? "" : "s", nc, nc == 1 ? "" : "es", rep->duration_s);
+    if (nc > 1 || (strict && drifting))
+        return CLI_DIVERGED;
+    return unbuilt ? CLI_UNTESTED : CLI_EQUAL;
 }
 
 enum { S_CONFIG = 0x540, S_STRICT_RAW, S_DRY_RUN };
@@ -957,9 +993,14 @@ int cli_matrix(int argc, char **argv)
     dg_report *rep = dg_report_new("matrix", HARNESS_VERSION, NULL, &err);
     int code = rep ? matrix_report(rep, &plan, scn_name, strict, t0) : CLI_UNTESTED;
     fflush(stdout);
+    bool failed_build = false;   /* its log is in the work folder: keep what the message points to */
+    for (size_t i = 0; i < plan.n; i++)
+        failed_build = failed_build || !plan.v[i].ok;
     mplan_free(&plan);
-    if (!keep && !work)
+    if (!keep && !work && !failed_build)
         remove_tree(wdir);
+    else if (!work)
+        fprintf(stderr, "detgate matrix: work folder kept: %s\n", wdir);
     rp.no_summary = true;
     bool ok = rep && cli_write_reports(rep, &rp, "matrix");
     dg_report_free(rep);

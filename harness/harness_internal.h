@@ -138,9 +138,10 @@ uint64_t harness__compare_streams(dg_report_check *c, const harness__stream *a, 
                                   uint64_t *first_raw);
 
 /* Groups n streams (s[i] NULL: none, e.g. a build that failed) into classes of streams equal at every
- * tick (quantized hashes; raw hashes may differ inside a class). cls[i] gets i's class (SIZE_MAX for
- * NULL), reps[c] the first member of class c (room for n). Returns the number of classes. */
-size_t harness__stream_classes(const harness__stream *const *s, size_t n, size_t *cls, size_t *reps);
+ * tick: their quantized hashes, and with by_raw their raw float hashes too (ticks where both carry
+ * one). cls[i] gets i's class (SIZE_MAX for NULL), reps[c] the first member of class c (room for n).
+ * Returns the number of classes. */
+size_t harness__stream_classes(const harness__stream *const *s, size_t n, bool by_raw, size_t *cls, size_t *reps);
 
 /* Re-runs the source and diffs its quantized worlds with the recording's rebuilt worlds at the
  * given ticks (increasing), adding the detail to c. fault_tick as for harness__replay_hash.

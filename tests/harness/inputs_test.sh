@@ -156,6 +156,18 @@ expect matrix-bad-contract 2 "--configs: expected the contraction 'off' or 'fast
 expect matrix-empty-item 2 "--configs: expected CC:FLAGS:off|fast, found an empty item" mx --configs 'gcc:-O2:off,,clang:-O2:off'
 expect matrix-twice 2 "--configs: configuration 'gcc -O2 off' is given twice" mx --configs 'gcc:-O2:off,gcc: -O2 :off'
 
+# a configuration that cannot be built: 125, named, and the work folder with its log kept
+mkdir -p "$W/mtmp"
+TMPDIR="$W/mtmp" "$DG" matrix --scenario "$SRC/corpus/scenarios/dogfight-40.scn" --source "$SRC" \
+  --configs no-such-cc:-O2:off >"$W/out" 2>"$W/err"
+rc=$?
+[ "$rc" -eq 125 ] && ok || { bad "matrix with an unbuildable configuration: exit $rc"; cat "$W/err"; }
+grep -qE '^0 classes: \(no configuration recorded\)$' "$W/out" && ok || { bad "matrix: no '0 classes' line"; cat "$W/out"; }
+grep -qF 'detgate matrix: scenario dogfight-40, 1 configuration, 0 classes, ' "$W/out" && ok || bad "matrix: no summary"
+log=$(sed -nE 's/^not built: no-such-cc -O2 off \(see (.*)\)$/\1/p' "$W/out")
+[ -n "$log" ] && [ -s "$log" ] && ok || { bad "matrix: the log it points to is gone: '$log'"; cat "$W/out"; }
+grep -qF 'detgate matrix: work folder kept: ' "$W/err" && ok || bad "matrix: does not say the work folder is kept"
+
 # ---- README's build commands: every preset they name configures on a clean tree ---------------------
 # (the fuzz preset used to fail: "Target flrep_testlib links to PkgConfig::CMOCKA but the target was
 # not found"); configure only, into this test's folder, so no build dir of the tree is touched.

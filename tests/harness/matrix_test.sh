@@ -2,8 +2,9 @@
 # tests/harness/matrix_test.sh — `detgate matrix` with three configurations: gcc -O2, the same with -g
 # (a flag the old 7-character CC:-OPT:CONTRACT grammar refused, and one that changes no code, so
 # both must land in one class), and gcc -O2 with -ffp-contract=fast (plus -mfma when the CPU has FMA).
-# Checks the class line, one representative pair per pair of classes, raw-float drift as a note (exit
-# 0/1 by the quanta) or a failure with --strict-raw (exit 1; the second run reuses the kept builds),
+# Checks the class line, one representative pair per pair of classes, raw-float drift as a note (raw
+# groups; exit 0/1 by the quanta) or a failure with --strict-raw (exit 1; the second run reuses the
+# kept builds),
 # the summary line naming the scenario with its duration, and the reports. With FMA the fused build
 # must differ at least in raw floats: that is what the matrix is for.
 # usage: matrix_test.sh DETGATE SOURCE_DIR REPORT_CHECK
@@ -41,7 +42,12 @@ grep -qE '^detgate matrix: scenario dogfight-40, 3 configurations, [0-9]+ class(
 "$CHECK" "$SRC/docs/report-schema.json" "$W/rep" && ok || bad "matrix reports do not validate"
 grep -q '"name": *"dogfight-40"' "$W/rep/report.json" && ok || bad "report.json does not name the scenario"
 grep -qE '"durationSeconds": *[1-9]' "$W/rep/report.json" && ok || bad "report.json has no duration"
-drift=$(grep -c 'differs from gcc -O2 off, raw floats first at tick' "$W/out")
+drift=$(grep -cE '^  gcc -O2 off ~ gcc -O2 (-g off|fast): raw floats first differ at tick [0-9]+$' "$W/out")
+if [ "$drift" -ge 1 ]; then
+  grep -qE '^raw floats \(same quanta, different floats\): class 1 in [0-9]+ groups: \{gcc -O2 off' "$W/out" && ok \
+    || bad "raw drift without the line of raw groups"
+fi
+grep -q 'gcc -O2 off ~ gcc -O2 -g off' "$W/out" && bad "-g changed the raw floats" || ok
 if grep -q -w fma /proc/cpuinfo; then
   [ "$classes" = 2 ] || [ "$drift" -ge 1 ] && ok || bad "fp-contract=fast with -mfma left the raw floats identical"
 fi

@@ -555,7 +555,8 @@ static bool matrix_add(mplan *p, const char *s, size_t len, char *why, size_t wh
     }
     size_t cl = (size_t)(c1 - s), tl = len - (size_t)(c2 + 1 - s);
     if (cl == 0 || memchr(s, ' ', cl) || memchr(s, '\t', cl)) {
-        snprintf(why, why_cap, "expected a compiler name before the first ':', found '%.*s'", (int)(cl > 60 ? 60 : cl), s);
+        snprintf(why, why_cap, "expected a compiler name before the first ':', found '%.*s'",
+                 (int)(cl > 60 ? 60 : cl), s);
         return false;
     }
     if (!((tl == 3 && memcmp(c2 + 1, "off", 3) == 0) || (tl == 4 && memcmp(c2 + 1, "fast", 4) == 0))) {

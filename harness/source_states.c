@@ -73,17 +73,35 @@ static dg_status st_err(st_source *p, dg_error *err, unsigned col, const char *f
     return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, where, fmt, a ? a : "", b ? b : "");
 }
 
+static dg_status st_verr(st_source *p, dg_error *err, dg_status code, uint64_t line, unsigned col, const char *fmt,
+                         va_list ap)
+{
+    char where[96], msg[sizeof err->msg];
+    snprintf(where, sizeof where, "%s:%llu:%u", p->path, (unsigned long long)line, col);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return dg_error_set(err, code, DG_OFFSET_NONE, where, "%s", msg);
+}
+
 /* An error at a given line (column 1): "FILE:LINE:1", the status, the message. */
 __attribute__((format(printf, 5, 6))) static dg_status st_err_at(st_source *p, dg_error *err, dg_status code,
                                                                  uint64_t line, const char *fmt, ...)
 {
-    char where[96], msg[sizeof err->msg];
-    snprintf(where, sizeof where, "%s:%llu:1", p->path, (unsigned long long)line);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    dg_status st = st_verr(p, err, code, line, 1, fmt, ap);
     va_end(ap);
-    return dg_error_set(err, code, DG_OFFSET_NONE, where, "%s", msg);
+    return st;
+}
+
+/* A syntax error at the current line and a column. */
+__attribute__((format(printf, 4, 5))) static dg_status st_err_col(st_source *p, dg_error *err, unsigned col,
+                                                                  const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    dg_status st = st_verr(p, err, DG_E_SYNTAX, p->lineno, col, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 /* Text safe to quote in a message (cap >= 8): printable ASCII kept, anything else '?', text longer
@@ -175,8 +193,8 @@ static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, 
     char who[64];
     entity_name(p, &r, who, sizeof who);
     if (p->n == UINT16_MAX)
-        return st_err_at(p, err, DG_E_RANGE, line, "tick %llu: expected at most 65535 entities per tick, found more (%s "
-                         "is the 65536th)", (unsigned long long)tick, who);
+        return st_err_at(p, err, DG_E_RANGE, line, "tick %llu: expected at most 65535 entities per tick, found "
+                         "more (%s is the 65536th)", (unsigned long long)tick, who);
     dg_qentity q;
     dg_error qerr;
     dg_error_clear(&qerr);
@@ -223,8 +241,8 @@ static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
         p->faction_used[r->e.faction_index] = true;
     }
     if (p->have_last_tick && tick <= p->last_tick)
-        return st_err_at(p, err, DG_E_SYNTAX, p->tick_line, "ticks must increase: expected a tick after %llu, found %llu",
-                         (unsigned long long)p->last_tick, (unsigned long long)tick);
+        return st_err_at(p, err, DG_E_SYNTAX, p->tick_line, "ticks must increase: expected a tick after %llu, "
+                         "found %llu", (unsigned long long)p->last_tick, (unsigned long long)tick);
     p->have_last_tick = true;
     p->last_tick = tick;
     return DG_OK;
@@ -282,8 +300,26 @@ static dg_status csv_header(st_source *p, dg_error *err)
     return DG_OK;
 }
 
+/* A field that does not parse: its column and range, and the row's tick and entity when the columns
+ * before it gave them. */
+static dg_status csv_field_error(st_source *p, dg_error *err, unsigned col, int k, const char *found,
+                                 const uint64_t *tick, uint32_t id)
+{
+    char row[64] = "";
+    if (tick && id)
+        snprintf(row, sizeof row, "tick %llu, entity %u: ", (unsigned long long)*tick, id);
+    else if (tick)
+        snprintf(row, sizeof row, "tick %llu: ", (unsigned long long)*tick);
+    const char *range = k == COL_TICK                        ? "an unsigned integer"
+                        : k == COL_ID                        ? "an integer in 1..4294967295"
+                        : k <= COL_FACTION || k == COL_FLAGS ? "an integer in 0..65535"
+                                                             : "a number (within the double range)";
+    return st_err_col(p, err, col, "%scolumn %s: expected %s, found \"%s\"", row, k_cols[k], range, found);
+}
+
 static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error *err)
 {
+    bool seen_tick = false, seen_id = false;
     memset(e, 0, sizeof *e);
     e->rot[0] = 1.0;
     e->health = 1.0;
@@ -328,10 +364,9 @@ static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error
                 e->health = d;
         }
         if (!ok)
-            return st_err(p, err, col, k <= COL_FACTION || k == COL_FLAGS
-                                           ? "column %s: expected an unsigned integer in range, found \"%s\""
-                                           : "column %s: expected a number, found \"%s\"",
-                          k_cols[k], found);
+            return csv_field_error(p, err, col, k, found, seen_tick ? tick : NULL, seen_id ? e->id : 0);
+        seen_tick = seen_tick || k == COL_TICK;
+        seen_id = seen_id || k == COL_ID;
         col += (unsigned)len + 1;
         s = end ? end + 1 : s + len;
     }
@@ -480,8 +515,8 @@ static dg_status json_num_array(st_source *p, json_t *a, const char *what, const
         json_t *v = json_array_get(a, i);
         if (!json_is_number(v)) {
             json_found(v, found, sizeof found);
-            return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s \"%s\"[%zu]: expected a number, found %s", what, key, i,
-                             found);
+            return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s \"%s\"[%zu]: expected a number, found %s", what,
+                             key, i, found);
         }
         out[i] = json_number_value(v);
     }
@@ -525,7 +560,8 @@ static dg_status json_entity(st_source *p, json_t *o, uint64_t tick, size_t inde
     uint64_t id, type, faction, flags;
     if (!json_object_get(o, "id"))
         return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: \"id\" is required", what);
-    if (json_uint(p, o, what, "id", 1, UINT32_MAX, 0, &id, err) || json_uint(p, o, what, "type", 0, 65535, 0, &type, err) ||
+    if (json_uint(p, o, what, "id", 1, UINT32_MAX, 0, &id, err) ||
+        json_uint(p, o, what, "type", 0, 65535, 0, &type, err) ||
         json_uint(p, o, what, "faction", 0, 65535, 0, &faction, err) ||
         json_uint(p, o, what, "flags", 0, 65535, 0, &flags, err))
         return err->code;
@@ -590,7 +626,8 @@ static dg_status json_event(st_source *p, json_t *o, uint64_t tick, size_t index
                          "found %s", what, found);
     }
     uint64_t a, b, c, d;
-    if (json_uint(p, o, what, "a", 0, UINT32_MAX, 0, &a, err) || json_uint(p, o, what, "b", 0, UINT32_MAX, 0, &b, err) ||
+    if (json_uint(p, o, what, "a", 0, UINT32_MAX, 0, &a, err) ||
+        json_uint(p, o, what, "b", 0, UINT32_MAX, 0, &b, err) ||
         json_uint(p, o, what, "c", 0, 65535, 0, &c, err) || json_uint(p, o, what, "d", 0, 65535, 0, &d, err))
         return err->code;
     json_t *t = json_object_get(o, "text");
@@ -600,7 +637,8 @@ static dg_status json_event(st_source *p, json_t *o, uint64_t tick, size_t index
     }
     size_t tl = t ? json_string_length(t) : 0;
     if (tl > 65535)
-        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s \"text\": expected at most 65535 bytes, found %zu", what, tl);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s \"text\": expected at most 65535 bytes, found %zu",
+                         what, tl);
     if (grow((void **)&p->events, &p->cap_ev, p->nev + 1, sizeof *p->events, err) != DG_OK)
         return err->code;
     st_event *se = &p->events[p->nev];
@@ -728,8 +766,8 @@ static dg_status json_header(st_source *p, json_t *o, harness__source *s, dg_err
         if (!json_is_number(v) || !(json_number_value(v) > 0)) {
             char found[48];
             json_found(v, found, sizeof found);
-            return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "header \"planet_radius_m\": expected a number > 0, found %s",
-                             found);
+            return st_err_at(p, err, DG_E_SYNTAX, p->lineno,
+                             "header \"planet_radius_m\": expected a number > 0, found %s", found);
         }
         s->hdr.planet_radius_m = json_number_value(v);
     }

@@ -65,6 +65,12 @@ expect csv-empty 2 'empty.csv: syntax error: empty, expected a header line' rec 
 printf '# only a comment\n' >comment.csv
 expect csv-comment-only 2 'comment.csv:1:1: syntax error: expected a header row' rec comment.csv
 
+printf 'tick,id,px,py,pz,type\n0,1,0,0,0,0\n3,4,zero,0,0,0\n' >field.csv
+expect csv-field-located 2 'field.csv:3:5: syntax error: tick 3, entity 4: column px: expected a number (within the double range), found "zero"' \
+  rec field.csv
+printf 'tick,id,px,py,pz,type\n0,1,0,0,0,70000\n' >type.csv
+expect csv-type-range 2 'type.csv:2:11: syntax error: tick 0, entity 1: column type: expected an integer in 0..65535, found "70000"' \
+  rec type.csv
 printf 'tick,id,px,py,pz\n0,1,0,0\n' >few.csv
 expect csv-few-fields 2 'few.csv:2:8: syntax error: expected 5 fields (one per header column), found 4' rec few.csv
 printf 'tick,id,px,py,pz\n0,1,0,0,0,5\n' >more.csv

@@ -724,8 +724,8 @@ static dg_status json_table(st_source *p, json_t *arr, int which, dg_error *err)
         uint64_t idx, cat, proj, pid, eid;
         if (which == 0) {
             if (json_uint(p, o, what, "index", 0, 65535, i, &idx, err) ||
-                json_uint(p, o, what, "category", 0, 255, 0, &cat, err) ||
-                json_uint(p, o, what, "projectile", 0, 255, 0, &proj, err))
+                json_uint(p, o, what, "category", 0, 5, 0, &cat, err) ||   /* the values the format defines */
+                json_uint(p, o, what, "projectile", 0, 4, 0, &proj, err))
                 return err->code;
             p->types[i] = (dg_flrep_type){(uint16_t)idx, {io, (uint16_t)il}, {no, (uint16_t)nl}, (uint8_t)cat,
                                           (uint8_t)proj};

@@ -98,6 +98,9 @@ J=longkey.jsonl j '{"tick":0,"entities":[{"id":1,"pos":[0,0,0],"\u0001aaaaaaaaaa
 expect jsonl-long-binary-key 2 'unknown member "?aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa..."; expected one of' rec longkey.jsonl
 J=role.jsonl j '{"detgate_states":1,"participants":[{"callsign":"Viper 1","name":"x"}]}' "{\"tick\":0,\"entities\":[$E]}"
 expect jsonl-table-member 2 'role.jsonl:1:1: syntax error: header participants[0]: unknown member "name"' rec role.jsonl
+J=cat.jsonl j '{"detgate_states":1,"types":[{"index":0,"id":"f16","category":9}]}' "{\"tick\":0,\"entities\":[$E]}"
+expect jsonl-category-range 2 'cat.jsonl:1:1: syntax error: header types[0] "category": expected an integer in 0..5, found 9' \
+  rec cat.jsonl
 J=rate0.jsonl j '{"detgate_states":1,"tick_rate_hz":0}' "{\"tick\":0,\"entities\":[$E]}"
 expect jsonl-tick-rate-0 2 'rate0.jsonl:1:1: syntax error: header "tick_rate_hz": expected an integer in 1..100000, found 0' \
   rec rate0.jsonl

@@ -53,6 +53,7 @@ typedef struct st_source {
     dg_event *evs;
     size_t cap_evs;
     bool header_done;        /* the JSONL header line is read once (tables must not move after) */
+    bool validated;          /* the first pass is over: entities passed the quantizer's checks */
     /* tables (from the JSONL header line, completed with every index the stream uses) */
     bool type_used[65536], faction_used[65536];
     dg_flrep_type *types;
@@ -191,15 +192,18 @@ static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, 
 {
     st_row r = {*e, line, index};
     char who[64];
-    entity_name(p, &r, who, sizeof who);
-    if (p->n == UINT16_MAX)
+    if (p->n == UINT16_MAX) {
+        entity_name(p, &r, who, sizeof who);
         return st_err_at(p, err, DG_E_RANGE, line, "tick %llu: expected at most 65535 entities per tick, found "
                          "more (%s is the 65536th)", (unsigned long long)tick, who);
+    }
     dg_qentity q;
     dg_error qerr;
     dg_error_clear(&qerr);
-    if (dg_quant_entity(e, &q, &qerr) != DG_OK)
+    if (!p->validated && dg_quant_entity(e, &q, &qerr) != DG_OK) {
+        entity_name(p, &r, who, sizeof who);
         return st_err_at(p, err, qerr.code, line, "tick %llu, %s: %s", (unsigned long long)tick, who, qerr.msg);
+    }
     if (grow((void **)&p->rows, &p->cap, p->n + 1, sizeof *p->rows, err) != DG_OK)
         return err->code;
     if (p->n == 0)
@@ -223,7 +227,10 @@ static int cmp_row(const void *a, const void *b)
  * that do not increase (at the tick's first row). */
 static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
 {
-    if (p->n > 1)
+    bool sorted = true;   /* engines usually dump in id order: no sort then */
+    for (size_t i = 1; i < p->n && sorted; i++)
+        sorted = cmp_row(&p->rows[i - 1], &p->rows[i]) < 0;
+    if (!sorted)
         qsort(p->rows, p->n, sizeof *p->rows, cmp_row);
     if (grow((void **)&p->ents, &p->cap_ents, p->n, sizeof *p->ents, err) != DG_OK)
         return err->code;
@@ -300,12 +307,22 @@ static dg_status csv_header(st_source *p, dg_error *err)
     return DG_OK;
 }
 
+/* A row with more or fewer fields than the header has columns. */
+static dg_status csv_count_error(st_source *p, dg_error *err, unsigned col)
+{
+    size_t nfields = 1;
+    for (const char *q = p->line; (q = strchr(q, ',')) != NULL; q++)
+        nfields++;
+    return st_err_col(p, err, col, "expected %d fields (one per header column), found %zu", p->ncols, nfields);
+}
+
 /* A field that does not parse: its column and range, and the row's tick and entity when the columns
  * before it gave them. */
-static dg_status csv_field_error(st_source *p, dg_error *err, unsigned col, int k, const char *found,
+static dg_status csv_field_error(st_source *p, dg_error *err, unsigned col, int k, const char *field, size_t len,
                                  const uint64_t *tick, uint32_t id)
 {
-    char row[64] = "";
+    char row[64] = "", found[40];
+    snprintf(found, sizeof found, "%.*s", (int)(len < 32 ? len : 32), field);
     if (tick && id)
         snprintf(row, sizeof row, "tick %llu, entity %u: ", (unsigned long long)*tick, id);
     else if (tick)
@@ -325,26 +342,16 @@ static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error
     e->health = 1.0;
     const char *s = p->line;
     unsigned col = 1;
-    char want[16], have[16];
-    size_t nfields = 1;
-    for (const char *q = s; (q = strchr(q, ',')) != NULL; q++)
-        nfields++;
-    snprintf(want, sizeof want, "%d", p->ncols);
-    snprintf(have, sizeof have, "%zu", nfields);
     for (int c = 0; c < p->ncols; c++) {
         const char *end = strchr(s, ',');
         if (!end && c + 1 < p->ncols)
-            return st_err(p, err, col + (unsigned)strlen(s), "expected %s fields (one per header column), found %s",
-                          want, have);
+            return csv_count_error(p, err, col + (unsigned)strlen(s));
         if (end && c + 1 == p->ncols)
-            return st_err(p, err, col + (unsigned)(end - s), "expected %s fields (one per header column), found %s",
-                          want, have);
+            return csv_count_error(p, err, col + (unsigned)(end - s));
         size_t len = end ? (size_t)(end - s) : strlen(s);
         int k = p->colmap[c];
         uint64_t u = 0;
         double d = 0;
-        char found[40];
-        snprintf(found, sizeof found, "%.*s", (int)(len < 32 ? len : 32), s);
         bool ok;
         switch (k) {
         case COL_TICK: ok = parse_u64(s, len, tick); break;
@@ -364,7 +371,7 @@ static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error
                 e->health = d;
         }
         if (!ok)
-            return csv_field_error(p, err, col, k, found, seen_tick ? tick : NULL, seen_id ? e->id : 0);
+            return csv_field_error(p, err, col, k, s, len, seen_tick ? tick : NULL, seen_id ? e->id : 0);
         seen_tick = seen_tick || k == COL_TICK;
         seen_id = seen_id || k == COL_ID;
         col += (unsigned)len + 1;
@@ -1042,6 +1049,7 @@ dg_status harness__source_states(harness__source **out, const char *path, uint32
         st = st_err(p, err, 1, "expected at least one tick, found the end of the stream%s%s", NULL, NULL);
     if (st == DG_OK)
         st = complete_tables(p, err);
+    p->validated = true;
     if (st == DG_OK)
         st = st_open_file(p, err);
     if (st != DG_OK) {

@@ -112,7 +112,7 @@ const cli_cmd cli_commands[] = {
      "Internal: one `git bisect run` step (build HEAD of the worktree, record, compare).\n"},
     {"matrix", cli_matrix, "which toolchain configurations record a scenario identically",
      "usage: detgate matrix --scenario S [--configs LIST] [--config SPEC]... [--strict-raw] [--dry-run]\n"
-     "                      [--work DIR] [--keep] [report flags]\n"
+     "                      [--source DIR] [--work DIR] [--keep] [report flags]\n"
      "Builds sim_stub in several configurations (default: gcc and clang x -O0 -O2 -O3 x\n"
      "-ffp-contract=off/fast, 12 builds), records S with each, groups the configurations that record\n"
      "identically into classes, and prints the first divergent tick for one pair per pair of classes.\n"

@@ -1,7 +1,7 @@
 /* harness/cli_bisect.c — the commands that build the project elsewhere: `detgate bisect` (records a
  * scenario at the good revision, then drives `git bisect run` in a separate worktree, each step
- * built in its own folder) and `detgate matrix` (sim_stub under several compilers and flags, the
- * first divergent tick for every pair). Your working tree is never touched. */
+ * built in its own folder) and `detgate matrix` (sim_stub under several compilers and flags, grouped
+ * into classes that record identically). Your working tree is never touched. */
 /* realpath() is XSI */
 #define _XOPEN_SOURCE 700
 #include "cli.h"

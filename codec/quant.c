@@ -15,10 +15,13 @@
 __attribute__((cold, noinline)) static dg_status fail_field(dg_error *err, uint32_t id, const char *field,
                                                             int axis, double v, const char *expected)
 {
-    char where[48];
+    char where[48], name[24];
     snprintf(where, sizeof where, "entity %u", id);
-    return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, where, "%s[%d] = %g: expected %s", field,
-                        axis, v, expected);
+    if (axis < 0)   /* a scalar field: no index */
+        snprintf(name, sizeof name, "%s", field);
+    else
+        snprintf(name, sizeof name, "%s[%d]", field, axis);
+    return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, where, "%s = %g: expected %s", name, v, expected);
 }
 
 /* Names the first axis quant_axis refused (the slow path of an error). */
@@ -38,6 +41,14 @@ __attribute__((cold, noinline)) static dg_status fail_axes(const dg_entity_in *i
                         "without a field found out of range", in->id);
 }
 
+__attribute__((cold, noinline)) static dg_status fail_rot_zero(const dg_entity_in *in, dg_error *err)
+{
+    char where[48];
+    snprintf(where, sizeof where, "entity %u", in->id);
+    return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, where, "rot = (%g, %g, %g, %g): expected a non-zero "
+                        "quaternion (squared norm above 1e-30)", in->rot[0], in->rot[1], in->rot[2], in->rot[3]);
+}
+
 /* The quaternion's squared norm, or an error when a component is not finite or it is ~zero. A
  * non-finite component makes the sum NaN or infinite, so one test covers the common case; only
  * then are the components looked at one by one (a finite quaternion whose squared norm overflows
@@ -53,7 +64,7 @@ static dg_status rot_norm2(const dg_entity_in *in, double *n2_out, dg_error *err
                 return fail_field(err, in->id, "rot", i, in->rot[i], "a finite quaternion component");
     }
     if (!(n2 > 1e-30))
-        return fail_field(err, in->id, "rot", 0, n2, "a non-zero quaternion");
+        return fail_rot_zero(in, err);
     *n2_out = n2;
     return DG_OK;
 }
@@ -100,7 +111,7 @@ dg_status dg_quant_entity(const dg_entity_in *in, dg_qentity *out, dg_error *err
         return st;
     double h = in->health;
     if (isnan(h))
-        return fail_field(err, in->id, "health", 0, h, "a number in 0..1");
+        return fail_field(err, in->id, "health", -1, h, "a number in 0..1");
     h = h < 0.0 ? 0.0 : (h > 1.0 ? 1.0 : h);
     /* everything checked: *out is written only now, field by field (a struct built on the stack
      * and copied whole stalls on store forwarding) */

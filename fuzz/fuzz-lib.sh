@@ -10,14 +10,14 @@ dg_fuzz_targets() {
     "$DG_ROOT/fuzz/CMakeLists.txt" | tr ' ' '\n' | sed '/^$/d'
 }
 
-# dg_fuzz_build BUILD_DIR [extra cmake -D...]: clang + libFuzzer + ASan + UBSan (the "fuzz" preset's
-# settings), codec and fuzz modules only so half-finished work elsewhere cannot break the run.
+# dg_fuzz_build BUILD_DIR [extra cmake -D...]: the "fuzz" preset (clang + libFuzzer + ASan + UBSan,
+# codec and fuzz modules only so half-finished work elsewhere cannot break the run) in BUILD_DIR. The
+# preset is the one way in: README's `cmake --preset fuzz` and CI configure the same build.
 dg_fuzz_build() {
   local build=$1; shift
   local cc=${CC:-clang}
   command -v "$cc" >/dev/null || cc=clang-14
-  cmake -S "$DG_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$cc" \
-    -DDETGATE_FUZZ=ON -DDETGATE_TESTS=OFF -DDETGATE_BENCH=OFF -DDETGATE_MODULES="codec;fuzz" "$@" >"$build.configure.log" 2>&1 \
+  cmake -S "$DG_ROOT" --preset fuzz -B "$build" -DCMAKE_C_COMPILER="$cc" "$@" >"$build.configure.log" 2>&1 \
     || { cat "$build.configure.log"; return 1; }
   cmake --build "$build" -j"${DG_JOBS:-2}" >"$build.build.log" 2>&1 || { tail -50 "$build.build.log"; return 1; }
 }

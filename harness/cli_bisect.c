@@ -1,7 +1,7 @@
 /* harness/cli_bisect.c — the commands that build the project elsewhere: `detgate bisect` (records a
  * scenario at the good revision, then drives `git bisect run` in a separate worktree, each step
- * built in its own folder) and `detgate matrix` (sim_stub under several compilers and flags, the
- * first divergent tick for every pair). Your working tree is never touched. */
+ * built in its own folder) and `detgate matrix` (sim_stub under several compilers and flags, grouped
+ * into classes that record identically). Your working tree is never touched. */
 /* realpath() is XSI */
 #define _XOPEN_SOURCE 700
 #include "cli.h"
@@ -120,15 +120,22 @@ static bool absolute(const char *in, char *out, size_t cap)
 static bool build_tree(const char *src, const char *bdir, const char *build_type, const char *cc,
                        const char *sim_flags, const char *log)
 {
-    char s_arg[PATH_CAP + 8], b_arg[PATH_CAP + 8], bt[80], ccarg[200], simf[300];
+    char s_arg[PATH_CAP + 8], b_arg[PATH_CAP + 8], bt[80], ccarg[PATH_CAP + 24];
     snprintf(s_arg, sizeof s_arg, "-S%s", src);
     snprintf(b_arg, sizeof b_arg, "-B%s", bdir);
     snprintf(bt, sizeof bt, "-DCMAKE_BUILD_TYPE=%s", build_type);
     snprintf(ccarg, sizeof ccarg, "-DCMAKE_C_COMPILER=%s", cc ? cc : "cc");
-    snprintf(simf, sizeof simf, "-DDETGATE_SIM_FLAGS=%s", sim_flags ? sim_flags : "");
+    /* the matrix's flags have no length limit */
+    size_t fl = strlen(sim_flags ? sim_flags : "") + 24;
+    char *simf = malloc(fl);
+    if (!simf)
+        return false;
+    snprintf(simf, fl, "-DDETGATE_SIM_FLAGS=%s", sim_flags ? sim_flags : "");
     char *conf[] = {"cmake", s_arg, b_arg, bt, ccarg, simf, "-DDETGATE_MODULES=codec;hash;sim_stub;reports;harness",
                     "-DDETGATE_TESTS=OFF", "-DDETGATE_BENCH=OFF", "-DDETGATE_FUZZ=OFF", "-DDETGATE_WERROR=OFF", NULL};
-    if (run(conf, NULL, log) != 0)
+    int rc = run(conf, NULL, log);
+    free(simf);
+    if (rc != 0)
         return false;
     char *bld[] = {"cmake", "--build", (char *)bdir, "--target", "detgate", "-j2", NULL};
     return run(bld, NULL, log) == 0;
@@ -467,52 +474,172 @@ int cli_bisect(int argc, char **argv)
 
 /* ---- matrix ---------------------------------------------------------------------------------------- */
 
+/* One configuration: CC:FLAGS:CONTRACT (docs/CLI.md, "matrix"). */
 typedef struct mconf {
-    char cc[32], opt[8], contract[8];
-    char label[64];
+    char *cc;        /* compiler, as given */
+    char *flags;     /* the flags as given, words separated by single spaces ("" for none) */
+    char contract[8];
+    char *label;     /* "gcc -O3 -march=native off": shown and in reports */
+    char file[72];   /* "03-gcc-O3-march_native-off": build folder, log and recording names */
     char log[PATH_CAP], rec[PATH_CAP];
     bool ok;
+    size_t cls;      /* its class: configurations that record identically */
+    size_t raw;      /* its raw group: same class and identical raw floats */
     harness__stream s;
 } mconf;
 
-static bool parse_configs(const char *list, mconf **out, size_t *n)
+typedef struct mplan {
+    mconf *v;
+    size_t n, cap;
+} mplan;
+
+static void mplan_free(mplan *p)
 {
-    static const char *const def = "gcc:-O0:off,gcc:-O2:off,gcc:-O3:off,gcc:-O0:fast,gcc:-O2:fast,gcc:-O3:fast,"
-                                    "clang:-O0:off,clang:-O2:off,clang:-O3:off,clang:-O0:fast,clang:-O2:fast,"
-                                    "clang:-O3:fast";
-    const char *s = list ? list : def;
-    size_t cap = 1;
-    for (const char *p = s; *p; p++)
-        cap += *p == ',';
-    mconf *v = calloc(cap, sizeof *v);
-    if (!v)
-        return false;
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->v[i].cc);
+        free(p->v[i].flags);
+        free(p->v[i].label);
+        harness__stream_free(&p->v[i].s);
+    }
+    free(p->v);
+    memset(p, 0, sizeof *p);
+}
+
+static char *dup_range(const char *s, size_t len)
+{
+    char *d = malloc(len + 1);
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = 0;
+    }
+    return d;
+}
+
+/* The flags of a spec, words separated by single spaces; each word must start with '-' and carry no
+ * ';' (the cmake list separator). Returns NULL and fills why[] when a word is not a flag. */
+static char *matrix_words(const char *s, size_t len, char *why, size_t why_cap)
+{
+    char *out = malloc(len + 1);
     size_t k = 0;
-    while (*s) {
+    for (size_t i = 0; out && i < len;) {
+        while (i < len && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        size_t b = i;
+        while (i < len && s[i] != ' ' && s[i] != '\t')
+            i++;
+        if (b == i)
+            break;
+        if (s[b] != '-' || memchr(s + b, ';', i - b)) {
+            snprintf(why, why_cap, "expected compiler flags starting with '-' (no ';'), found '%.*s'",
+                     (int)(i - b > 60 ? 60 : i - b), s + b);
+            free(out);
+            return NULL;
+        }
+        if (k)
+            out[k++] = ' ';
+        memcpy(out + k, s + b, i - b);
+        k += i - b;
+    }
+    if (out)
+        out[k] = 0;
+    return out;
+}
+
+/* One spec CC:FLAGS:CONTRACT (FLAGS may hold ':' and spaces; CC is up to the first ':', CONTRACT after
+ * the last). false with why[] filled when it is not one. */
+static bool matrix_add(mplan *p, const char *s, size_t len, char *why, size_t why_cap)
+{
+    const char *c1 = memchr(s, ':', len), *c2 = NULL;
+    for (size_t i = len; i > 0 && !c2; i--)
+        c2 = s[i - 1] == ':' ? s + i - 1 : NULL;
+    if (!c1 || c1 == c2) {
+        snprintf(why, why_cap, "expected CC:FLAGS:off|fast, found '%.*s'", (int)(len > 80 ? 80 : len), s);
+        return false;
+    }
+    size_t cl = (size_t)(c1 - s), tl = len - (size_t)(c2 + 1 - s);
+    if (cl == 0 || memchr(s, ' ', cl) || memchr(s, '\t', cl)) {
+        snprintf(why, why_cap, "expected a compiler name before the first ':', found '%.*s'",
+                 (int)(cl > 60 ? 60 : cl), s);
+        return false;
+    }
+    if (!((tl == 3 && memcmp(c2 + 1, "off", 3) == 0) || (tl == 4 && memcmp(c2 + 1, "fast", 4) == 0))) {
+        snprintf(why, why_cap, "expected the contraction 'off' or 'fast' after the last ':', found '%.*s'",
+                 (int)(tl > 60 ? 60 : tl), c2 + 1);
+        return false;
+    }
+    if (p->n == p->cap) {
+        size_t nc = p->cap ? p->cap * 2 : 16;
+        mconf *v = realloc(p->v, nc * sizeof *v);
+        if (!v)
+            return snprintf(why, why_cap, "out of memory"), false;
+        p->v = v;
+        p->cap = nc;
+    }
+    mconf *m = &p->v[p->n];
+    memset(m, 0, sizeof *m);
+    snprintf(m->contract, sizeof m->contract, "%.*s", (int)tl, c2 + 1);
+    why[0] = 0;
+    m->flags = matrix_words(c1 + 1, (size_t)(c2 - c1 - 1), why, why_cap);
+    if (!m->flags) {
+        if (!why[0])
+            snprintf(why, why_cap, "out of memory");
+        return false;
+    }
+    m->cc = dup_range(s, cl);
+    size_t ll = cl + strlen(m->flags) + tl + 3;
+    m->label = malloc(ll);
+    if (!m->cc || !m->label) {
+        snprintf(why, why_cap, "out of memory");
+        free(m->cc);
+        free(m->flags);
+        free(m->label);
+        return false;
+    }
+    snprintf(m->label, ll, "%s%s%s %s", m->cc, m->flags[0] ? " " : "", m->flags, m->contract);
+    for (size_t i = 0; i < p->n; i++)
+        if (strcmp(p->v[i].label, m->label) == 0) {
+            snprintf(why, why_cap, "configuration '%.100s' is given twice", m->label);
+            free(m->cc);
+            free(m->flags);
+            free(m->label);
+            return false;
+        }
+    /* a name for files: the index keeps it unique however the label is cut */
+    int at = snprintf(m->file, sizeof m->file, "%02zu-", p->n + 1);
+    for (const char *q = m->label; *q && at + 1 < (int)sizeof m->file; q++) {
+        if (*q == ' ' && q[1] == '-')   /* "gcc -O2 off" -> "gcc-O2-off" */
+            continue;
+        char ch = *q == ' ' ? '-' : *q;
+        m->file[at++] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                                ch == '-' || ch == '.' || ch == '+'
+                            ? ch
+                            : '_';
+    }
+    m->file[at] = 0;
+    p->n++;
+    return true;
+}
+
+static const char k_matrix_default[] = "gcc:-O0:off,gcc:-O2:off,gcc:-O3:off,gcc:-O0:fast,gcc:-O2:fast,gcc:-O3:fast,"
+                                       "clang:-O0:off,clang:-O2:off,clang:-O3:off,clang:-O0:fast,clang:-O2:fast,"
+                                       "clang:-O3:fast";
+
+/* A comma-separated list of specs (an empty item is an error). */
+static bool matrix_add_list(mplan *p, const char *list, char *why, size_t why_cap)
+{
+    for (const char *s = list;;) {
         const char *e = strchr(s, ',');
         size_t len = e ? (size_t)(e - s) : strlen(s);
-        char item[80];
-        if (len >= sizeof item) {
-            free(v);
+        if (len == 0) {
+            snprintf(why, why_cap, "expected CC:FLAGS:off|fast, found an empty item in '%.80s'", list);
             return false;
         }
-        snprintf(item, sizeof item, "%.*s", (int)len, s);
-        char *a = strtok(item, ":"), *o = strtok(NULL, ":"), *c = strtok(NULL, ":");
-        if (!a || !o || !c || strtok(NULL, ":") || (strcmp(c, "off") && strcmp(c, "fast")) || o[0] != '-' ||
-            strlen(a) >= sizeof v[k].cc || strlen(o) >= sizeof v[k].opt) {
-            free(v);
+        if (!matrix_add(p, s, len, why, why_cap))
             return false;
-        }
-        snprintf(v[k].cc, sizeof v[k].cc, "%s", a);
-        snprintf(v[k].opt, sizeof v[k].opt, "%s", o);
-        snprintf(v[k].contract, sizeof v[k].contract, "%s", c);
-        snprintf(v[k].label, sizeof v[k].label, "%s%s-%s", a, o, c);
-        k++;
-        s += len + (e ? 1 : 0);
+        if (!e)
+            return true;
+        s = e + 1;
     }
-    *out = v;
-    *n = k;
-    return k > 0;
 }
 
 /* -ffp-contract=fast only fuses where the target has FMA: the fast configurations also enable it
@@ -529,87 +656,278 @@ static bool cpu_has_fma(void)
     return yes;
 }
 
-/* Builds and records every configuration; a failure leaves that configuration marked !ok. */
-static void matrix_build_all(mconf *cf, size_t n, const char *src, const char *wdir, const char *scn)
+/* The configuration's sim_stub flags as a cmake list ("-O3;-march=native;-ffp-contract=off"). */
+static char *matrix_cmake_flags(const mconf *m, bool fma)
+{
+    size_t n = strlen(m->flags) + 40;
+    char *out = malloc(n);
+    if (!out)
+        return NULL;
+    int k = snprintf(out, n, "%s", m->flags);
+    for (int i = 0; i < k; i++)
+        out[i] = out[i] == ' ' ? ';' : out[i];
+    snprintf(out + k, n - (size_t)k, "%s-ffp-contract=%s%s", k ? ";" : "", m->contract,
+             strcmp(m->contract, "fast") == 0 && fma ? ";-mfma" : "");
+    return out;
+}
+
+static void matrix_print_plan(const mplan *p, const char *scn)
 {
     bool fma = cpu_has_fma();
-    for (size_t i = 0; i < n; i++) {
-        char bdir[WORK_CAP * 2], bin[PATH_CAP], flags[120], hl[PATH_CAP];
-        snprintf(bdir, sizeof bdir, "%s/build-%s", wdir, cf[i].label);
-        snprintf(cf[i].log, sizeof cf[i].log, "%s/build-%s.log", wdir, cf[i].label);
-        snprintf(cf[i].rec, sizeof cf[i].rec, "%s/%s.flrep", wdir, cf[i].label);
-        snprintf(hl, sizeof hl, "%s/%s.hashlog", wdir, cf[i].label);
-        snprintf(flags, sizeof flags, "%s;-ffp-contract=%s%s", cf[i].opt, cf[i].contract,
-                 strcmp(cf[i].contract, "fast") == 0 && fma ? ";-mfma" : "");
-        built_binary(bdir, bin, sizeof bin);
-        fprintf(stderr, "detgate matrix: [%zu/%zu] %s (sim_stub flags %s)\n", i + 1, n, cf[i].label, flags);
-        dg_error err;
-        dg_error_clear(&err);
-        cf[i].ok = build_tree(src, bdir, "Release", cf[i].cc, flags, cf[i].log) &&
-                   record_with(bin, scn, cf[i].rec, hl, false, cf[i].log) &&
-                   harness__load_log(hl, &cf[i].s, NULL, &err) == DG_OK;
-        if (!cf[i].ok)
-            fprintf(stderr, "detgate matrix: %s could not be built or run (see %s)\n", cf[i].label, cf[i].log);
+    printf("detgate matrix: scenario %s, %zu configurations (dry run: nothing is built)\n", scn, p->n);
+    for (size_t i = 0; i < p->n; i++) {
+        char *f = matrix_cmake_flags(&p->v[i], fma);
+        printf("%2zu  %-28s  build-%-28s  CC=%s  DETGATE_SIM_FLAGS=%s\n", i + 1, p->v[i].label, p->v[i].file,
+               p->v[i].cc, f ? f : "?");
+        free(f);
     }
 }
 
-/* One pair: state diff of the two recordings, raw drift from their hash logs. Returns the pair's
- * exit code contribution (0 identical, 1 diverged, 125 not built). */
-static int matrix_pair(dg_report *rep, const mconf *x, const mconf *y)
+/* Builds and records every configuration; a failure leaves that configuration marked !ok. */
+static void matrix_build_all(mplan *p, const char *src, const char *wdir, const char *scn)
 {
-    char name[160], a[40] = "identical", r[40] = "identical";
-    snprintf(name, sizeof name, "%s~%s", x->label, y->label);
-    dg_report_scenario *sc = dg_report_add_scenario(rep, name, "flrep");
-    dg_report_check *ck = sc ? dg_report_add_check(sc, "matrix", x->ok && y->ok ? DG_REPORT_PASS : DG_REPORT_ERROR)
-                             : NULL;
-    if (!ck || !x->ok || !y->ok) {
-        if (ck)
-            dg_report_check_set_message(ck, "a configuration could not be built or run");
-        printf("%-18s %-18s %-24s %s\n", x->label, y->label, "(not built)", "-");
-        return CLI_UNTESTED;
+    bool fma = cpu_has_fma();
+    for (size_t i = 0; i < p->n; i++) {
+        mconf *m = &p->v[i];
+        char bdir[WORK_CAP * 2], bin[PATH_CAP], hl[PATH_CAP];
+        snprintf(bdir, sizeof bdir, "%s/build-%s", wdir, m->file);
+        snprintf(m->log, sizeof m->log, "%s/build-%s.log", wdir, m->file);
+        snprintf(m->rec, sizeof m->rec, "%s/%s.flrep", wdir, m->file);
+        snprintf(hl, sizeof hl, "%s/%s.hashlog", wdir, m->file);
+        char *flags = matrix_cmake_flags(m, fma);
+        built_binary(bdir, bin, sizeof bin);
+        fprintf(stderr, "detgate matrix: [%zu/%zu] %s (sim_stub flags %s)\n", i + 1, p->n, m->label,
+                flags ? flags : "?");
+        dg_error err;
+        dg_error_clear(&err);
+        m->ok = flags && build_tree(src, bdir, "Release", m->cc, flags, m->log) &&
+                record_with(bin, scn, m->rec, hl, false, m->log) && harness__load_log(hl, &m->s, NULL, &err) == DG_OK;
+        free(flags);
+        if (!m->ok)
+            fprintf(stderr, "detgate matrix: %s could not be built or run (see %s)\n", m->label, m->log);
     }
+}
+
+/* Classes: the configurations that record identically; raw groups: those whose raw floats are
+ * identical too (harness__stream_classes). reps[c] is class c's first member, rreps[g] raw group g's. */
+static size_t matrix_classes(mplan *p, size_t *reps, size_t *rreps)
+{
+    const harness__stream **s = calloc(p->n ? p->n : 1, sizeof *s);
+    size_t *cls = calloc(p->n ? p->n : 1, sizeof *cls), *raw = calloc(p->n ? p->n : 1, sizeof *raw);
+    size_t nc = 0;
+    if (s && cls && raw) {
+        for (size_t i = 0; i < p->n; i++)
+            s[i] = p->v[i].ok ? &p->v[i].s : NULL;
+        nc = harness__stream_classes(s, p->n, false, cls, reps);
+        harness__stream_classes(s, p->n, true, raw, rreps);
+        for (size_t i = 0; i < p->n; i++) {
+            p->v[i].cls = cls[i];
+            p->v[i].raw = raw[i];
+        }
+    } else {
+        for (size_t i = 0; i < p->n; i++)
+            p->v[i].ok = false;   /* out of memory: nothing can be compared */
+    }
+    free(s);
+    free(cls);
+    free(raw);
+    return nc;
+}
+
+/* A growing string; on out of memory it stops growing and says so once. */
+typedef struct mtext {
+    char *s;
+    size_t len, cap;
+} mtext;
+
+static void mtext_add(mtext *t, const char *s)
+{
+    size_t n = strlen(s);
+    if (t->len + n + 1 > t->cap) {
+        size_t nc = (t->len + n + 1) * 2;
+        char *q = realloc(t->s, nc);
+        if (!q)
+            return;
+        t->s = q;
+        t->cap = nc;
+    }
+    memcpy(t->s + t->len, s, n + 1);
+    t->len += n;
+}
+
+/* "{gcc -O2 off, clang -O2 off}": the members of class c (or of raw group c). */
+static void matrix_class_text(const mplan *p, size_t c, bool raw, mtext *t)
+{
+    bool first = true;
+    mtext_add(t, "{");
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i].ok && (raw ? p->v[i].raw : p->v[i].cls) == c) {
+            if (!first)
+                mtext_add(t, ", ");
+            mtext_add(t, p->v[i].label);
+            first = false;
+        }
+    mtext_add(t, "}");
+}
+
+/* The representative pair of two classes: state diff of their recordings (a check of its own), raw
+ * drift from their hash logs, one table line. */
+static void matrix_pair(dg_report_scenario *sc, const mconf *x, const mconf *y, int width)
+{
+    char name[128], a[40] = "identical", r[40] = "identical";
+    snprintf(name, sizeof name, "matrix %.50s ~ %.50s", x->label, y->label);
+    dg_report_check *ck = dg_report_add_check(sc, name, DG_REPORT_PASS);
     dg_error err;
     dg_error_clear(&err);
-    uint64_t nd = harness__compare_files(ck, sc, x->rec, y->rec, &err);
+    uint64_t nd = ck ? harness__compare_files(ck, sc, x->rec, y->rec, &err) : 0;
     uint64_t first[1], first_raw;
     size_t nf;
     harness__compare_streams(NULL, &x->s, &y->s, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
-    if (nd && nd != UINT64_MAX) {
+    if (ck && nd && nd != UINT64_MAX) {
         snprintf(a, sizeof a, "%llu", (unsigned long long)ck->first_tick);
         ck->status = DG_REPORT_FAIL;
+    } else if (nd == UINT64_MAX) {
+        snprintf(a, sizeof a, "(diff failed)");
     }
     if (first_raw != DG_REPORT_TICK_NONE) {
         snprintf(r, sizeof r, "%llu", (unsigned long long)first_raw);
-        if (nd == 0)
-            dg_report_check_set_raw_divergence(ck, first_raw);
-        else
+        if (ck)
             ck->first_raw_tick = first_raw;
     }
-    dg_report_check_set_message(ck, "first divergent tick %s; raw floats first differ %s", a, r);
-    printf("%-18s %-18s %-24s %s\n", x->label, y->label, a, r);
-    return nd && nd != UINT64_MAX ? CLI_DIVERGED : CLI_EQUAL;
+    dg_report_check_set_message(ck, "%s vs %s: first divergent tick %s; raw floats first differ %s", x->label,
+                                y->label, a, r);
+    printf("%-*s  %-*s  %-20s  %s\n", width, x->label, width, y->label, a, r);
 }
 
-static int matrix_pairs(dg_report *rep, const mconf *cf, size_t n)
+/* Raw-float drift inside each class (same quanta, different floats): the class's raw groups, and one
+ * line and check per group other than the first, against the first (a note, or a failure with
+ * --strict-raw). Returns the number of such groups. */
+static size_t matrix_raw_drift(dg_report_scenario *sc, const mplan *p, size_t nc, const size_t *reps,
+                               const size_t *rreps, bool strict)
 {
-    int code = CLI_EQUAL;
-    printf("%-18s %-18s %-24s %s\n", "A", "B", "first divergent tick", "raw floats first differ");
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++) {
-            int c = matrix_pair(rep, &cf[i], &cf[j]);
-            if (c == CLI_DIVERGED || (c == CLI_UNTESTED && code == CLI_EQUAL))
-                code = c;
+    size_t drifting = 0;
+    for (size_t c = 0; c < nc; c++) {
+        const mconf *first = &p->v[reps[c]];
+        mtext groups = {0};
+        size_t ng = 0;
+        for (size_t i = 0; i < p->n; i++)   /* a raw group's first member in this class */
+            if (p->v[i].ok && p->v[i].cls == c && rreps[p->v[i].raw] == i) {
+                mtext_add(&groups, ng++ ? " " : "");
+                matrix_class_text(p, p->v[i].raw, true, &groups);
+            }
+        if (ng > 1)
+            printf("raw floats (same quanta, different floats%s): class %zu in %zu groups: %s\n",
+                   strict ? "; --strict-raw: a failure" : "", c + 1, ng, groups.s ? groups.s : "");
+        free(groups.s);
+        for (size_t i = 0; i < p->n; i++) {
+            const mconf *m = &p->v[i];
+            if (!m->ok || m->cls != c || rreps[m->raw] != i || m->raw == first->raw)
+                continue;
+            uint64_t ft[1], first_raw;
+            size_t nf;
+            harness__compare_streams(NULL, &first->s, &m->s, DG_REPORT_TICK_NONE, ft, 1, &nf, &first_raw);
+            drifting++;
+            printf("  %s ~ %s: raw floats first differ at tick %llu\n", first->label, m->label,
+                   (unsigned long long)first_raw);
+            char name[128];
+            snprintf(name, sizeof name, "raw floats %.50s ~ %.50s", first->label, m->label);
+            dg_report_check *ck = dg_report_add_check(sc, name, strict ? DG_REPORT_FAIL : DG_REPORT_PASS);
+            dg_report_check_set_raw_divergence(ck, first_raw);
+            dg_report_check_set_message(ck, "%s vs %s: same quantized state, raw floats first differ at tick %llu%s",
+                                        first->label, m->label, (unsigned long long)first_raw,
+                                        strict ? " (--strict-raw)" : "");
         }
-    return code;
+    }
+    return drifting;
 }
+
+/* "2 classes: {..} {..}" on stdout and as the report's `classes` check. */
+static void matrix_class_line(dg_report_scenario *sc, const mplan *p, size_t nc)
+{
+    size_t built = 0;
+    for (size_t i = 0; i < p->n; i++)
+        built += p->v[i].ok;
+    mtext classes = {0};
+    for (size_t c = 0; c < nc; c++) {
+        if (c)
+            mtext_add(&classes, " ");
+        matrix_class_text(p, c, false, &classes);
+    }
+    const char *ctext = nc == 0 ? "(no configuration recorded)" : classes.s ? classes.s : "";
+    printf("%zu class%s: %s\n", nc, nc == 1 ? "" : "es", ctext);
+    dg_report_check *ck =
+        dg_report_add_check(sc, "classes", nc > 1 ? DG_REPORT_FAIL : nc ? DG_REPORT_PASS : DG_REPORT_ERROR);
+    dg_report_check_set_message(ck, "%zu of %zu configurations recorded, %zu class%s: %s", built, p->n, nc,
+                                nc == 1 ? "" : "es", ctext);
+    free(classes.s);
+}
+
+/* A `build LABEL` error per configuration that could not be built or run; returns how many. */
+static size_t matrix_unbuilt(dg_report_scenario *sc, const mplan *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (!p->v[i].ok) {
+            char name[128];
+            snprintf(name, sizeof name, "build %.100s", p->v[i].label);
+            dg_report_check *e = dg_report_add_check(sc, name, DG_REPORT_ERROR);
+            dg_report_check_set_message(e, "%s could not be built or run (see %s)", p->v[i].label, p->v[i].log);
+            printf("not built: %s (see %s)\n", p->v[i].label, p->v[i].log);
+            n++;
+        }
+    return n;
+}
+
+/* The verdict: classes, one representative pair per pair of classes, raw drift, builds that failed. */
+static int matrix_report(dg_report *rep, mplan *p, const char *scn_name, bool strict, double t0)
+{
+    dg_report_scenario *sc = dg_report_add_scenario(rep, scn_name, "flrep");
+    size_t *reps = calloc(p->n ? p->n : 1, sizeof *reps), *rreps = calloc(p->n ? p->n : 1, sizeof *rreps);
+    if (!sc || !reps || !rreps) {
+        free(reps);
+        free(rreps);
+        return CLI_UNTESTED;
+    }
+    size_t nc = matrix_classes(p, reps, rreps);
+    if (nc) {   /* the scenario's size, from the first configuration that recorded it */
+        sc->ticks = p->v[reps[0]].s.n;
+        sc->entity_ticks = p->v[reps[0]].s.entity_ticks;
+    }
+    int width = 8;
+    for (size_t i = 0; i < p->n; i++)
+        width = (int)strlen(p->v[i].label) > width ? (int)strlen(p->v[i].label) : width;
+    width = width > 40 ? 40 : width;
+    matrix_class_line(sc, p, nc);
+    if (nc > 1)
+        printf("%-*s  %-*s  %-20s  %s\n", width, "A", width, "B", "first divergent tick", "raw floats first differ");
+    for (size_t a = 0; a < nc; a++)
+        for (size_t b = a + 1; b < nc; b++)
+            matrix_pair(sc, &p->v[reps[a]], &p->v[reps[b]], width);
+    size_t drifting = matrix_raw_drift(sc, p, nc, reps, rreps, strict);
+    size_t unbuilt = matrix_unbuilt(sc, p);
+    free(reps);
+    free(rreps);
+    rep->duration_s = harness__now() - t0;
+    printf("detgate matrix: scenario %s, %zu configuration%s, %zu class%s, %.1f s\n", scn_name, p->n,
+           p->n == 1 ? "" : "s", nc, nc == 1 ? "" : "es", rep->duration_s);
+    if (nc > 1 || (strict && drifting))
+        return CLI_DIVERGED;
+    return unbuilt ? CLI_UNTESTED : CLI_EQUAL;
+}
+
+enum { S_CONFIG = 0x540, S_STRICT_RAW, S_DRY_RUN };
 
 int cli_matrix(int argc, char **argv)
 {
     static const struct option opts[] = {{"scenario", 1, 0, S_SCN}, {"configs", 1, 0, S_GOOD},
-                                         {"work", 1, 0, S_WORK}, {"keep", 0, 0, S_KEEP},
-                                         {"source", 1, 0, S_REPO}, CLI_REPORT_OPTS, {0, 0, 0, 0}};
-    const char *scn = NULL, *configs = NULL, *work = NULL, *source = NULL;
-    bool keep = false;
+                                         {"config", 1, 0, S_CONFIG}, {"strict-raw", 0, 0, S_STRICT_RAW},
+                                         {"dry-run", 0, 0, S_DRY_RUN}, {"work", 1, 0, S_WORK},
+                                         {"keep", 0, 0, S_KEEP}, {"source", 1, 0, S_REPO}, CLI_REPORT_OPTS,
+                                         {0, 0, 0, 0}};
+    const char *scn = NULL, *work = NULL, *source = NULL;
+    bool keep = false, strict = false, dry = false, given = false;
+    mplan plan = {0};
+    char why[200] = "";
     cli_reports rp = {0};
     int c;
     optind = 0;
@@ -617,25 +935,50 @@ int cli_matrix(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         if (cli_report_opt(&rp, c, optarg))
             continue;
+        bool parsed = true;
         switch (c) {
         case S_SCN: scn = optarg; break;
-        case S_GOOD: configs = optarg; break;
+        case S_GOOD:
+            parsed = matrix_add_list(&plan, optarg, why, sizeof why);
+            given = true;
+            break;
+        case S_CONFIG:
+            parsed = matrix_add(&plan, optarg, strlen(optarg), why, sizeof why);
+            given = true;
+            break;
+        case S_STRICT_RAW: strict = true; break;
+        case S_DRY_RUN: dry = true; break;
         case S_WORK: work = optarg; break;
         case S_KEEP: keep = true; break;
         case S_REPO: source = optarg; break;
-        default: return cli_usage_error("matrix", "unknown option or missing value '%s'", argv[optind - 1]);
+        default:
+            mplan_free(&plan);
+            return cli_usage_error("matrix", "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+        if (!parsed) {
+            mplan_free(&plan);
+            return cli_usage_error("matrix", "--config%s: %s", c == S_GOOD ? "s" : "", why);
         }
     }
-    if (!scn || optind != argc)
+    if (!scn || optind != argc) {
+        mplan_free(&plan);
         return cli_usage_error("matrix", "--scenario S is required");
-    mconf *cf = NULL;
-    size_t n = 0;
-    if (!parse_configs(configs, &cf, &n))
-        return cli_usage_error("matrix", "--configs: expected CC:-OPT:off|fast[,...], found '%s'", configs);
+    }
+    if (!given && !matrix_add_list(&plan, k_matrix_default, why, sizeof why)) {
+        mplan_free(&plan);
+        return cli_usage_error("matrix", "default configurations: %s", why);
+    }
     char scn_path[PATH_CAP], scn_abs[WORK_CAP], src[WORK_CAP], wdir[WORK_CAP];
     if (!cli_resolve_scenario(scn, NULL, scn_path, sizeof scn_path) || !absolute(scn_path, scn_abs, sizeof scn_abs)) {
-        free(cf);
+        mplan_free(&plan);
         return cli_usage_error("matrix", "no scenario '%s'", scn);
+    }
+    char scn_name[DG_HASH_LOG_NAME_MAX + 1];
+    harness__scenario_name(scn_path, scn_name, sizeof scn_name);
+    if (dry) {
+        matrix_print_plan(&plan, scn_name);
+        mplan_free(&plan);
+        return CLI_EQUAL;
     }
 #ifdef DETGATE_SOURCE_DIR
     const char *default_src = DETGATE_SOURCE_DIR;
@@ -643,21 +986,25 @@ int cli_matrix(int argc, char **argv)
     const char *default_src = ".";
 #endif
     if (!absolute(source ? source : default_src, src, sizeof src) || !make_work_dir(work, wdir, sizeof wdir)) {
-        free(cf);
+        mplan_free(&plan);
         fprintf(stderr, "detgate matrix: cannot find the source tree or create a work folder\n");
         return CLI_UNTESTED;
     }
-    matrix_build_all(cf, n, src, wdir, scn_abs);
+    double t0 = harness__now();
+    matrix_build_all(&plan, src, wdir, scn_abs);
     dg_error err;
     dg_error_clear(&err);
     dg_report *rep = cli_report_new("matrix", &err);
-    int code = rep ? matrix_pairs(rep, cf, n) : CLI_UNTESTED;
+    int code = rep ? matrix_report(rep, &plan, scn_name, strict, t0) : CLI_UNTESTED;
     fflush(stdout);
-    for (size_t i = 0; i < n; i++)
-        harness__stream_free(&cf[i].s);
-    free(cf);
-    if (!keep && !work)
+    bool failed_build = false;   /* its log is in the work folder: keep what the message points to */
+    for (size_t i = 0; i < plan.n; i++)
+        failed_build = failed_build || !plan.v[i].ok;
+    mplan_free(&plan);
+    if (!keep && !work && !failed_build)
         remove_tree(wdir);
+    else if (!work)
+        fprintf(stderr, "detgate matrix: work folder kept: %s\n", wdir);
     rp.no_summary = true;
     bool ok = rep && cli_write_reports(rep, &rp, "matrix");
     dg_report_free(rep);

@@ -132,13 +132,17 @@ const cli_cmd cli_commands[] = {
     {"bisect-step", cli_bisect_step, NULL,
      "usage: detgate bisect-step --work DIR --scenario FILE --good-rec FILE --repo DIR\n"
      "Internal: one `git bisect run` step (build HEAD of the worktree, record, compare).\n"},
-    {"matrix", cli_matrix, "first divergent tick for every pair of toolchain configurations",
-     "usage: detgate matrix --scenario S [--configs LIST] [--work DIR] [--keep] [report flags]\n"
+    {"matrix", cli_matrix, "which toolchain configurations record a scenario identically",
+     "usage: detgate matrix --scenario S [--configs LIST] [--config SPEC]... [--strict-raw] [--dry-run]\n"
+     "                      [--source DIR] [--work DIR] [--keep] [report flags]\n"
      "Builds sim_stub in several configurations (default: gcc and clang x -O0 -O2 -O3 x\n"
-     "-ffp-contract=off/fast, 12 builds), records S with each and prints, for every pair, the first\n"
-     "divergent tick or \"identical\" (and sub-quantum raw drift). LIST is comma separated, each\n"
-     "CC:OPT:CONTRACT, e.g. gcc:-O2:off,clang:-O3:fast.\n" REPORT_FLAGS_HELP EXIT_HELP
-     "Example: detgate matrix --scenario dogfight-40 --configs gcc:-O0:off,gcc:-O2:fast\n"},
+     "-ffp-contract=off/fast, 12 builds), records S with each, groups the configurations that record\n"
+     "identically into classes, and prints the first divergent tick for one pair per pair of classes.\n"
+     "SPEC is CC:FLAGS:off|fast: FLAGS any compiler flags, space separated (quote them), may be empty;\n"
+     "LIST is comma separated SPECs (--config takes one SPEC, commas and all; both may repeat).\n"
+     "Raw-float drift with the same quanta is a note (exit 0), a failure with --strict-raw (exit 1).\n"
+     "--dry-run prints the configurations as parsed and builds nothing.\n" REPORT_FLAGS_HELP EXIT_HELP
+     "Example: detgate matrix --scenario dogfight-40 --configs 'gcc:-O2:off,gcc:-O3 -march=native:off'\n"},
     {NULL, NULL, NULL, NULL},
 };
 

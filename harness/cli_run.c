@@ -26,7 +26,8 @@ dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__
 
 bool cli_bad_input(dg_status st)
 {
-    return st == DG_E_SYNTAX || st == DG_E_RANGE || st == DG_E_USAGE || st == DG_E_UTF8 || st == DG_E_MALFORMED;
+    return st == DG_E_SYNTAX || st == DG_E_RANGE || st == DG_E_USAGE || st == DG_E_UTF8 || st == DG_E_MALFORMED ||
+           st == DG_E_LIMIT; /* an input over a size limit (a 1 GiB scenario) */
 }
 
 /* The writer rebuilds each DELTA record with the decoder's own arithmetic and refuses a tick whose

@@ -144,6 +144,12 @@ uint64_t harness__compare_streams(dg_report_check *c, const harness__stream *a, 
                                   uint64_t add_after, uint64_t *first_ticks, size_t max_first, size_t *n_first,
                                   uint64_t *first_raw);
 
+/* Groups n streams (s[i] NULL: none, e.g. a build that failed) into classes of streams equal at every
+ * tick: their quantized hashes, and with by_raw their raw float hashes too (ticks where both carry
+ * one). cls[i] gets i's class (SIZE_MAX for NULL), reps[c] the first member of class c (room for n).
+ * Returns the number of classes. */
+size_t harness__stream_classes(const harness__stream *const *s, size_t n, bool by_raw, size_t *cls, size_t *reps);
+
 /* Re-runs the source and diffs its quantized worlds with the recording's rebuilt worlds at the
  * given ticks (increasing), adding the detail to c. fault_tick as for harness__replay_hash.
  * *not_reproduced gets the first of those ticks where the re-run's hashes differ from rec (the

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,13 @@ enum { COL_TICK, COL_ID, COL_TYPE, COL_FACTION, COL_PX, COL_PY, COL_PZ, COL_VX, 
        COL_QY, COL_QZ, COL_HEALTH, COL_FLAGS, COL_COUNT_ };
 static const char *const k_cols[COL_COUNT_] = {"tick", "id", "type", "faction", "px", "py", "pz", "vx",
                                                "vy", "vz", "qw", "qx", "qy", "qz", "health", "flags"};
+
+/* An entity as parsed, with where it came from (errors found after sorting still name its row). */
+typedef struct st_row {
+    dg_entity_in e;
+    uint64_t line;
+    uint32_t index; /* JSONL: its place in "entities" */
+} st_row;
 
 typedef struct st_event {
     dg_event ev;
@@ -33,16 +41,19 @@ typedef struct st_source {
     int ncols;
     bool pending;            /* CSV: a row read ahead belongs to the next tick */
     uint64_t pending_tick;
-    dg_entity_in pending_ent;
+    st_row pending_row;
+    uint64_t tick_line;      /* the line the current tick starts on */
     bool have_last_tick;
     uint64_t last_tick;
+    st_row *rows;            /* the current tick as parsed; sorted by id into ents */
     dg_entity_in *ents;
-    size_t n, cap;
+    size_t n, cap, cap_ents;
     st_event *events;
     size_t nev, cap_ev;
     dg_event *evs;
     size_t cap_evs;
     bool header_done;        /* the JSONL header line is read once (tables must not move after) */
+    bool validated;          /* the first pass is over: entities passed the quantizer's checks */
     /* tables (from the JSONL header line, completed with every index the stream uses) */
     bool type_used[65536], faction_used[65536];
     dg_flrep_type *types;
@@ -61,6 +72,50 @@ static dg_status st_err(st_source *p, dg_error *err, unsigned col, const char *f
     char where[96];
     snprintf(where, sizeof where, "%s:%llu:%u", p->path, (unsigned long long)p->lineno, col);
     return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, where, fmt, a ? a : "", b ? b : "");
+}
+
+static dg_status st_verr(st_source *p, dg_error *err, dg_status code, uint64_t line, unsigned col, const char *fmt,
+                         va_list ap)
+{
+    char where[96], msg[sizeof err->msg];
+    snprintf(where, sizeof where, "%s:%llu:%u", p->path, (unsigned long long)line, col);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return dg_error_set(err, code, DG_OFFSET_NONE, where, "%s", msg);
+}
+
+/* An error at a given line (column 1): "FILE:LINE:1", the status, the message. */
+__attribute__((format(printf, 5, 6))) static dg_status st_err_at(st_source *p, dg_error *err, dg_status code,
+                                                                 uint64_t line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    dg_status st = st_verr(p, err, code, line, 1, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* A syntax error at the current line and a column. */
+__attribute__((format(printf, 4, 5))) static dg_status st_err_col(st_source *p, dg_error *err, unsigned col,
+                                                                  const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    dg_status st = st_verr(p, err, DG_E_SYNTAX, p->lineno, col, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* Text safe to quote in a message (cap >= 8): printable ASCII kept, anything else '?', text longer
+ * than the room cut with "...". */
+static void printable(const char *s, char *out, size_t cap)
+{
+    size_t len = strlen(s), keep = len < cap ? len : cap - 4;
+    for (size_t i = 0; i < keep; i++)
+        out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    if (keep < len)
+        memcpy(out + keep, "...", 4);
+    else
+        out[keep] = 0;
 }
 
 static bool parse_u64(const char *s, size_t len, uint64_t *out)
@@ -121,44 +176,80 @@ static void clear_tick(st_source *p)
     p->nev = 0;
 }
 
-static dg_status add_entity(st_source *p, const dg_entity_in *e, dg_error *err)
+/* "entity 7" for a CSV row, "entity 7 (entities[2])" for a JSONL one. */
+static void entity_name(const st_source *p, const st_row *r, char *out, size_t cap)
 {
-    if (grow((void **)&p->ents, &p->cap, p->n + 1, sizeof *p->ents, err) != DG_OK)
+    if (p->jsonl)
+        snprintf(out, cap, "entity %u (entities[%u])", r->e.id, r->index);
+    else
+        snprintf(out, cap, "entity %u", r->e.id);
+}
+
+/* Checks an entity as the quantizer will (the record side quantizes it later, where its row is no
+ * longer known), and the per-tick entity limit of the .flrep writer, then adds it to the tick. */
+static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, uint64_t line, uint32_t index,
+                            dg_error *err)
+{
+    st_row r = {*e, line, index};
+    char who[64];
+    if (p->n == UINT16_MAX) {
+        entity_name(p, &r, who, sizeof who);
+        return st_err_at(p, err, DG_E_RANGE, line, "tick %llu: expected at most 65535 entities per tick, found "
+                         "more (%s is the 65536th)", (unsigned long long)tick, who);
+    }
+    dg_qentity q;
+    dg_error qerr;
+    dg_error_clear(&qerr);
+    if (!p->validated && dg_quant_entity(e, &q, &qerr) != DG_OK) {
+        entity_name(p, &r, who, sizeof who);
+        return st_err_at(p, err, qerr.code, line, "tick %llu, %s: %s", (unsigned long long)tick, who, qerr.msg);
+    }
+    if (grow((void **)&p->rows, &p->cap, p->n + 1, sizeof *p->rows, err) != DG_OK)
         return err->code;
-    p->ents[p->n++] = *e;
+    if (p->n == 0)
+        p->tick_line = line;
+    p->rows[p->n++] = r;
     return DG_OK;
 }
 
-static int cmp_ent(const void *a, const void *b)
+/* By id, then by where it came from: of two rows with one id, the later one is the duplicate. */
+static int cmp_row(const void *a, const void *b)
 {
-    uint32_t x = ((const dg_entity_in *)a)->id, y = ((const dg_entity_in *)b)->id;
-    return x < y ? -1 : x > y;
+    const st_row *x = a, *y = b;
+    if (x->e.id != y->e.id)
+        return x->e.id < y->e.id ? -1 : 1;
+    if (x->line != y->line)
+        return x->line < y->line ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Sorts the tick's entities by id and rejects duplicates and id 0. */
+/* Sorts the tick's entities by id into ents and rejects duplicates (at the duplicate's row) and ticks
+ * that do not increase (at the tick's first row). */
 static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
 {
-    if (p->n > 1)
-        qsort(p->ents, p->n, sizeof *p->ents, cmp_ent);
-    char a[32], b[32];
+    bool sorted = true;   /* engines usually dump in id order: no sort then */
+    for (size_t i = 1; i < p->n && sorted; i++)
+        sorted = cmp_row(&p->rows[i - 1], &p->rows[i]) < 0;
+    if (!sorted)
+        qsort(p->rows, p->n, sizeof *p->rows, cmp_row);
+    if (grow((void **)&p->ents, &p->cap_ents, p->n, sizeof *p->ents, err) != DG_OK)
+        return err->code;
     for (size_t i = 0; i < p->n; i++) {
-        if (p->ents[i].id == 0) {
-            snprintf(a, sizeof a, "%llu", (unsigned long long)tick);
-            return st_err(p, err, 1, "tick %s: entity id 0 (ids start at 1)%s", a, NULL);
+        const st_row *r = &p->rows[i];
+        if (i > 0 && r->e.id == r[-1].e.id) {
+            if (p->jsonl)
+                return st_err_at(p, err, DG_E_SYNTAX, r->line, "tick %llu: entity %u appears twice (entities[%u] and "
+                                 "entities[%u])", (unsigned long long)tick, r->e.id, r[-1].index, r->index);
+            return st_err_at(p, err, DG_E_SYNTAX, r->line, "tick %llu: entity %u appears twice (first on line %llu)",
+                             (unsigned long long)tick, r->e.id, (unsigned long long)r[-1].line);
         }
-        if (i > 0 && p->ents[i].id == p->ents[i - 1].id) {
-            snprintf(a, sizeof a, "%llu", (unsigned long long)tick);
-            snprintf(b, sizeof b, "%u", p->ents[i].id);
-            return st_err(p, err, 1, "tick %s: entity %s appears twice", a, b);
-        }
-        p->type_used[p->ents[i].type_index] = true;
-        p->faction_used[p->ents[i].faction_index] = true;
+        p->ents[i] = r->e;
+        p->type_used[r->e.type_index] = true;
+        p->faction_used[r->e.faction_index] = true;
     }
-    if (p->have_last_tick && tick <= p->last_tick) {
-        snprintf(a, sizeof a, "%llu", (unsigned long long)p->last_tick);
-        snprintf(b, sizeof b, "%llu", (unsigned long long)tick);
-        return st_err(p, err, 1, "ticks must increase: expected a tick after %s, found %s", a, b);
-    }
+    if (p->have_last_tick && tick <= p->last_tick)
+        return st_err_at(p, err, DG_E_SYNTAX, p->tick_line, "ticks must increase: expected a tick after %llu, "
+                         "found %llu", (unsigned long long)p->last_tick, (unsigned long long)tick);
     p->have_last_tick = true;
     p->last_tick = tick;
     return DG_OK;
@@ -216,8 +307,36 @@ static dg_status csv_header(st_source *p, dg_error *err)
     return DG_OK;
 }
 
+/* A row with more or fewer fields than the header has columns. */
+static dg_status csv_count_error(st_source *p, dg_error *err, unsigned col)
+{
+    size_t nfields = 1;
+    for (const char *q = p->line; (q = strchr(q, ',')) != NULL; q++)
+        nfields++;
+    return st_err_col(p, err, col, "expected %d fields (one per header column), found %zu", p->ncols, nfields);
+}
+
+/* A field that does not parse: its column and range, and the row's tick and entity when the columns
+ * before it gave them. */
+static dg_status csv_field_error(st_source *p, dg_error *err, unsigned col, int k, const char *field, size_t len,
+                                 const uint64_t *tick, uint32_t id)
+{
+    char row[64] = "", found[40];
+    dg_escape_bytes(found, sizeof found, field, len);
+    if (tick && id)
+        snprintf(row, sizeof row, "tick %llu, entity %u: ", (unsigned long long)*tick, id);
+    else if (tick)
+        snprintf(row, sizeof row, "tick %llu: ", (unsigned long long)*tick);
+    const char *range = k == COL_TICK                        ? "an unsigned integer"
+                        : k == COL_ID                        ? "an integer in 1..4294967295"
+                        : k <= COL_FACTION || k == COL_FLAGS ? "an integer in 0..65535"
+                                                             : "a number (within the double range)";
+    return st_err_col(p, err, col, "%scolumn %s: expected %s, found \"%s\"", row, k_cols[k], range, found);
+}
+
 static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error *err)
 {
+    bool seen_tick = false, seen_id = false;
     memset(e, 0, sizeof *e);
     e->rot[0] = 1.0;
     e->health = 1.0;
@@ -226,16 +345,13 @@ static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error
     for (int c = 0; c < p->ncols; c++) {
         const char *end = strchr(s, ',');
         if (!end && c + 1 < p->ncols)
-            return st_err(p, err, col + (unsigned)strlen(s), "expected %s fields, found fewer%s",
-                          c == 0 ? "more" : "more", NULL);
+            return csv_count_error(p, err, col + (unsigned)strlen(s));
         if (end && c + 1 == p->ncols)
-            return st_err(p, err, col + (unsigned)(end - s), "expected end of row, found another field%s%s", NULL, NULL);
+            return csv_count_error(p, err, col + (unsigned)(end - s));
         size_t len = end ? (size_t)(end - s) : strlen(s);
         int k = p->colmap[c];
         uint64_t u = 0;
         double d = 0;
-        char found[40];
-        dg_escape_bytes(found, sizeof found, s, len);
         bool ok;
         switch (k) {
         case COL_TICK: ok = parse_u64(s, len, tick); break;
@@ -255,10 +371,9 @@ static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error
                 e->health = d;
         }
         if (!ok)
-            return st_err(p, err, col, k <= COL_FACTION || k == COL_FLAGS
-                                           ? "column %s: expected an unsigned integer in range, found \"%s\""
-                                           : "column %s: expected a number, found \"%s\"",
-                          k_cols[k], found);
+            return csv_field_error(p, err, col, k, s, len, seen_tick ? tick : NULL, seen_id ? e->id : 0);
+        seen_tick = seen_tick || k == COL_TICK;
+        seen_id = seen_id || k == COL_ID;
         col += (unsigned)len + 1;
         s = end ? end + 1 : s + len;
     }
@@ -271,7 +386,7 @@ static int csv_tick(st_source *p, uint64_t *tick, dg_error *err)
     clear_tick(p);
     if (p->pending) {
         *tick = p->pending_tick;
-        if (add_entity(p, &p->pending_ent, err) != DG_OK)
+        if (add_entity(p, *tick, &p->pending_row.e, p->pending_row.line, 0, err) != DG_OK)
             return -1;
         p->pending = false;
     }
@@ -286,11 +401,11 @@ static int csv_tick(st_source *p, uint64_t *tick, dg_error *err)
         if (p->n > 0 && t != *tick) {
             p->pending = true;
             p->pending_tick = t;
-            p->pending_ent = e;
+            p->pending_row = (st_row){e, p->lineno, 0};
             break;
         }
         *tick = t;
-        if (add_entity(p, &e, err) != DG_OK)
+        if (add_entity(p, t, &e, p->lineno, 0, err) != DG_OK)
             return -1;
     }
     if (rc < 0)
@@ -302,66 +417,182 @@ static int csv_tick(st_source *p, uint64_t *tick, dg_error *err)
 
 /* ---- JSON Lines -------------------------------------------------------------------------------- */
 
-static dg_status json_num_array(st_source *p, json_t *a, const char *what, double *out, size_t n, dg_error *err)
+/* The members each kind of object accepts: anything else is an error (a typo must not silently drop a
+ * value, as CSV's header row refuses an unknown column). */
+static const char *const k_header_members[] = {"detgate_states", "scenario", "tick_rate_hz", "planet_radius_m",
+                                               "keyframe_interval", "types", "factions", "participants", NULL};
+static const char *const k_tick_members[] = {"tick", "entities", "events", NULL};
+static const char *const k_entity_members[] = {"id", "type", "faction", "pos", "vel", "rot", "health", "flags", NULL};
+static const char *const k_event_members[] = {"kind", "a", "b", "c", "d", "text", NULL};
+static const char *const k_type_members[] = {"index", "id", "name", "category", "projectile", NULL};
+static const char *const k_faction_members[] = {"index", "id", "name", NULL};
+static const char *const k_participant_members[] = {"participant_id", "entity_id", "callsign", NULL};
+
+/* Edit distance (Levenshtein) of two short names; names are cut at 63 bytes. */
+static size_t edit_distance(const char *a, const char *b)
 {
+    size_t la = strlen(a), lb = strlen(b), row[64];
+    la = la > 63 ? 63 : la;
+    lb = lb > 63 ? 63 : lb;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            best = up + 1 < best ? up + 1 : best;
+            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+/* The accepted name a misspelt one most likely meant: within two edits, or one a prefix of the other
+ * ("tick_rate" for "tick_rate_hz", "velocity" for "vel"); NULL when none is close. */
+static const char *nearest_name(const char *key, const char *const *names)
+{
+    const char *best = NULL;
+    size_t best_d = 3;
+    for (size_t i = 0; names[i]; i++) {
+        size_t d = edit_distance(key, names[i]), lk = strlen(key), ln = strlen(names[i]);
+        size_t m = lk < ln ? lk : ln;
+        if (m >= 3 && strncmp(key, names[i], m) == 0)
+            d = d < 2 ? d : 2;
+        if (d < best_d) {
+            best_d = d;
+            best = names[i];
+        }
+    }
+    return best;
+}
+
+static dg_status json_known_members(st_source *p, json_t *o, const char *what, const char *const *names,
+                                     dg_error *err)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        bool known = false;
+        for (size_t i = 0; names[i] && !known; i++)
+            known = strcmp(key, names[i]) == 0;
+        if (known)
+            continue;
+        char shown[48], hint[48] = "", list[200] = "";
+        printable(key, shown, sizeof shown);
+        const char *near = nearest_name(key, names);
+        if (near)
+            snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", near);
+        for (size_t i = 0, at = 0; names[i] && at < sizeof list; i++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", names[i]);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: unknown member \"%s\"%s; expected one of: %s", what,
+                         shown, hint, list);
+    }
+    return DG_OK;
+}
+
+/* What a JSON value is, for "found ..." ("0", "2.5", "a string", "an array", ...). */
+static void json_found(json_t *v, char *out, size_t cap)
+{
+    if (json_is_integer(v))
+        snprintf(out, cap, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(out, cap, "%.17g", json_real_value(v));
+    else
+        snprintf(out, cap, "%s", json_is_string(v) ? "a string" : json_is_array(v) ? "an array"
+                                 : json_is_object(v) ? "an object" : json_is_true(v) ? "true"
+                                 : json_is_false(v) ? "false" : "null");
+}
+
+static dg_status json_num_array(st_source *p, json_t *a, const char *what, const char *key, double *out, size_t n,
+                                dg_error *err)
+{
+    char found[48];
     if (!json_is_array(a) || json_array_size(a) != n) {
-        char want[8];
-        snprintf(want, sizeof want, "%zu", n);
-        return st_err(p, err, 1, "\"%s\": expected an array of %s numbers", what, want);
+        if (json_is_array(a))
+            snprintf(found, sizeof found, "an array of %zu", json_array_size(a));
+        else
+            json_found(a, found, sizeof found);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s \"%s\": expected an array of %zu numbers, found %s", what,
+                         key, n, found);
     }
     for (size_t i = 0; i < n; i++) {
         json_t *v = json_array_get(a, i);
-        if (!json_is_number(v))
-            return st_err(p, err, 1, "\"%s\": expected numbers only%s", what, NULL);
+        if (!json_is_number(v)) {
+            json_found(v, found, sizeof found);
+            return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s \"%s\"[%zu]: expected a number, found %s", what,
+                             key, i, found);
+        }
         out[i] = json_number_value(v);
     }
     return DG_OK;
 }
 
-static dg_status json_uint(st_source *p, json_t *o, const char *key, uint64_t max, uint64_t dflt, uint64_t *out,
-                           dg_error *err)
+/* An optional unsigned member in min..max (dflt when absent). */
+static dg_status json_uint(st_source *p, json_t *o, const char *what, const char *key, uint64_t min, uint64_t max,
+                           uint64_t dflt, uint64_t *out, dg_error *err)
 {
     json_t *v = json_object_get(o, key);
     if (!v) {
         *out = dflt;
         return DG_OK;
     }
-    if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max)
-        return st_err(p, err, 1, "\"%s\": expected an unsigned integer in range%s", key, NULL);
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) < min ||
+        (uint64_t)json_integer_value(v) > max) {
+        char found[48];
+        json_found(v, found, sizeof found);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s \"%s\": expected an integer in %llu..%llu, found %s", what,
+                         key, (unsigned long long)min, (unsigned long long)max, found);
+    }
     *out = (uint64_t)json_integer_value(v);
     return DG_OK;
 }
 
-static dg_status json_entity(st_source *p, json_t *o, dg_entity_in *e, dg_error *err)
+static dg_status json_entity(st_source *p, json_t *o, uint64_t tick, size_t index, dg_entity_in *e, dg_error *err)
 {
-    if (!json_is_object(o))
-        return st_err(p, err, 1, "\"entities\": expected objects%s%s", NULL, NULL);
+    char what[64];
+    snprintf(what, sizeof what, "tick %llu, entities[%zu]", (unsigned long long)tick, index);
+    if (!json_is_object(o)) {
+        char found[48];
+        json_found(o, found, sizeof found);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: expected an object, found %s", what, found);
+    }
+    if (json_known_members(p, o, what, k_entity_members, err) != DG_OK)
+        return err->code;
     memset(e, 0, sizeof *e);
     e->rot[0] = 1.0;
     e->health = 1.0;
     uint64_t id, type, faction, flags;
-    if (json_uint(p, o, "id", UINT32_MAX, 0, &id, err) != DG_OK || json_uint(p, o, "type", 65535, 0, &type, err) ||
-        json_uint(p, o, "faction", 65535, 0, &faction, err) || json_uint(p, o, "flags", 65535, 0, &flags, err))
+    if (!json_object_get(o, "id"))
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: \"id\" is required", what);
+    if (json_uint(p, o, what, "id", 1, UINT32_MAX, 0, &id, err) ||
+        json_uint(p, o, what, "type", 0, 65535, 0, &type, err) ||
+        json_uint(p, o, what, "faction", 0, 65535, 0, &faction, err) ||
+        json_uint(p, o, what, "flags", 0, 65535, 0, &flags, err))
         return err->code;
-    if (id == 0)
-        return st_err(p, err, 1, "entity \"id\": expected an integer >= 1%s%s", NULL, NULL);
     e->id = (uint32_t)id;
     e->type_index = (uint16_t)type;
     e->faction_index = (uint16_t)faction;
     e->flags = (uint16_t)flags;
+    snprintf(what, sizeof what, "tick %llu, entity %u (entities[%zu])", (unsigned long long)tick, e->id, index);
     json_t *pos = json_object_get(o, "pos");
     if (!pos)
-        return st_err(p, err, 1, "entity: \"pos\" is required%s%s", NULL, NULL);
-    if (json_num_array(p, pos, "pos", e->pos, 3, err) != DG_OK)
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: \"pos\" is required", what);
+    if (json_num_array(p, pos, what, "pos", e->pos, 3, err) != DG_OK)
         return err->code;
     json_t *v;
-    if ((v = json_object_get(o, "vel")) && json_num_array(p, v, "vel", e->vel, 3, err) != DG_OK)
+    if ((v = json_object_get(o, "vel")) && json_num_array(p, v, what, "vel", e->vel, 3, err) != DG_OK)
         return err->code;
-    if ((v = json_object_get(o, "rot")) && json_num_array(p, v, "rot", e->rot, 4, err) != DG_OK)
+    if ((v = json_object_get(o, "rot")) && json_num_array(p, v, what, "rot", e->rot, 4, err) != DG_OK)
         return err->code;
     if ((v = json_object_get(o, "health"))) {
-        if (!json_is_number(v))
-            return st_err(p, err, 1, "\"health\": expected a number%s%s", NULL, NULL);
+        if (!json_is_number(v)) {
+            char found[48];
+            json_found(v, found, sizeof found);
+            return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s \"health\": expected a number, found %s", what, found);
+        }
         e->health = json_number_value(v);
     }
     return DG_OK;
@@ -379,23 +610,42 @@ static int event_kind(json_t *v)
     return 0;
 }
 
-static dg_status json_event(st_source *p, json_t *o, uint64_t tick, dg_error *err)
+static dg_status json_event(st_source *p, json_t *o, uint64_t tick, size_t index, dg_error *err)
 {
-    if (!json_is_object(o))
-        return st_err(p, err, 1, "\"events\": expected objects%s%s", NULL, NULL);
-    int kind = event_kind(json_object_get(o, "kind"));
-    if (!kind)
-        return st_err(p, err, 1, "event \"kind\": expected 1..5 or kill/spawn/chat/admin/alert%s%s", NULL, NULL);
+    char what[64], found[48];
+    snprintf(what, sizeof what, "tick %llu, events[%zu]", (unsigned long long)tick, index);
+    if (!json_is_object(o)) {
+        json_found(o, found, sizeof found);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: expected an object, found %s", what, found);
+    }
+    if (json_known_members(p, o, what, k_event_members, err) != DG_OK)
+        return err->code;
+    json_t *kv = json_object_get(o, "kind");
+    int kind = event_kind(kv);
+    if (!kind) {
+        if (json_is_string(kv))
+            printable(json_string_value(kv), found, sizeof found);
+        else if (kv)
+            json_found(kv, found, sizeof found);
+        else
+            snprintf(found, sizeof found, "none");
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s \"kind\": expected 1..5 or kill/spawn/chat/admin/alert, "
+                         "found %s", what, found);
+    }
     uint64_t a, b, c, d;
-    if (json_uint(p, o, "a", UINT32_MAX, 0, &a, err) || json_uint(p, o, "b", UINT32_MAX, 0, &b, err) ||
-        json_uint(p, o, "c", 65535, 0, &c, err) || json_uint(p, o, "d", 65535, 0, &d, err))
+    if (json_uint(p, o, what, "a", 0, UINT32_MAX, 0, &a, err) ||
+        json_uint(p, o, what, "b", 0, UINT32_MAX, 0, &b, err) ||
+        json_uint(p, o, what, "c", 0, 65535, 0, &c, err) || json_uint(p, o, what, "d", 0, 65535, 0, &d, err))
         return err->code;
     json_t *t = json_object_get(o, "text");
-    if (t && !json_is_string(t))
-        return st_err(p, err, 1, "event \"text\": expected a string%s%s", NULL, NULL);
+    if (t && !json_is_string(t)) {
+        json_found(t, found, sizeof found);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s \"text\": expected a string, found %s", what, found);
+    }
     size_t tl = t ? json_string_length(t) : 0;
     if (tl > 65535)
-        return st_err(p, err, 1, "event \"text\": longer than 65535 bytes%s%s", NULL, NULL);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s \"text\": expected at most 65535 bytes, found %zu",
+                         what, tl);
     if (grow((void **)&p->events, &p->cap_ev, p->nev + 1, sizeof *p->events, err) != DG_OK)
         return err->code;
     st_event *se = &p->events[p->nev];
@@ -423,13 +673,36 @@ static const char *arena_add(st_source *p, const char *s, size_t len, dg_error *
     return (const char *)(uintptr_t)at; /* an offset until the arena stops moving (fix_strings) */
 }
 
+/* An optional string member of a table entry ("" when absent). */
+static dg_status json_str(st_source *p, json_t *o, const char *what, const char *key, const char *dflt,
+                          const char **out, dg_error *err)
+{
+    json_t *v = json_object_get(o, key);
+    *out = dflt;
+    if (!v)
+        return DG_OK;
+    if (!json_is_string(v)) {
+        char found[48];
+        json_found(v, found, sizeof found);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s \"%s\": expected a string, found %s", what, key, found);
+    }
+    *out = json_string_value(v);
+    return DG_OK;
+}
+
+static const char *const k_table_names[] = {"types", "factions", "participants"};
+
 static dg_status json_table(st_source *p, json_t *arr, int which, dg_error *err)
 {
     if (!arr)
         return DG_OK;
-    if (!json_is_array(arr))
-        return st_err(p, err, 1, "header: expected an array for %s%s", which == 0 ? "types" : which == 1 ? "factions"
-                                                                                       : "participants", NULL);
+    if (!json_is_array(arr)) {
+        char found[48];
+        json_found(arr, found, sizeof found);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "header \"%s\": expected an array, found %s",
+                         k_table_names[which], found);
+    }
+    static const char *const *const members[] = {k_type_members, k_faction_members, k_participant_members};
     size_t n = json_array_size(arr);
     void **dst = which == 0 ? (void **)&p->types : which == 1 ? (void **)&p->factions : (void **)&p->roster;
     size_t elem = which == 0 ? sizeof *p->types : which == 1 ? sizeof *p->factions : sizeof *p->roster;
@@ -438,32 +711,40 @@ static dg_status json_table(st_source *p, json_t *arr, int which, dg_error *err)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory");
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_array_get(arr, i);
-        if (!json_is_object(o))
-            return st_err(p, err, 1, "header: table entries must be objects%s%s", NULL, NULL);
-        json_t *id = json_object_get(o, which == 2 ? "callsign" : "id");
-        json_t *name = json_object_get(o, "name");
-        const char *ids = json_is_string(id) ? json_string_value(id) : "";
-        const char *names = json_is_string(name) ? json_string_value(name) : ids;
+        char what[48];
+        snprintf(what, sizeof what, "header %s[%zu]", k_table_names[which], i);
+        if (!json_is_object(o)) {
+            char found[48];
+            json_found(o, found, sizeof found);
+            return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: expected an object, found %s", what, found);
+        }
+        const char *ids, *names = NULL;
+        if (json_known_members(p, o, what, members[which], err) ||
+            json_str(p, o, what, which == 2 ? "callsign" : "id", "", &ids, err) ||
+            (which != 2 && json_str(p, o, what, "name", ids, &names, err)))
+            return err->code;
+        names = names ? names : ids;
         size_t il = strlen(ids) > 65535 ? 65535 : strlen(ids), nl = strlen(names) > 65535 ? 65535 : strlen(names);
         const char *io = arena_add(p, ids, il, err), *no = arena_add(p, names, nl, err);
         if (err->code != DG_OK)
             return err->code;
         uint64_t idx, cat, proj, pid, eid;
         if (which == 0) {
-            if (json_uint(p, o, "index", 65535, i, &idx, err) || json_uint(p, o, "category", 255, 0, &cat, err) ||
-                json_uint(p, o, "projectile", 255, 0, &proj, err))
+            if (json_uint(p, o, what, "index", 0, 65535, i, &idx, err) ||
+                json_uint(p, o, what, "category", 0, 5, 0, &cat, err) ||   /* the values the format defines */
+                json_uint(p, o, what, "projectile", 0, 4, 0, &proj, err))
                 return err->code;
             p->types[i] = (dg_flrep_type){(uint16_t)idx, {io, (uint16_t)il}, {no, (uint16_t)nl}, (uint8_t)cat,
                                           (uint8_t)proj};
             p->ntypes++;
         } else if (which == 1) {
-            if (json_uint(p, o, "index", 65535, i, &idx, err))
+            if (json_uint(p, o, what, "index", 0, 65535, i, &idx, err))
                 return err->code;
             p->factions[i] = (dg_flrep_faction){(uint16_t)idx, {io, (uint16_t)il}, {no, (uint16_t)nl}};
             p->nfactions++;
         } else {
-            if (json_uint(p, o, "participant_id", UINT32_MAX, i + 1, &pid, err) ||
-                json_uint(p, o, "entity_id", UINT32_MAX, 0, &eid, err))
+            if (json_uint(p, o, what, "participant_id", 0, UINT32_MAX, i + 1, &pid, err) ||
+                json_uint(p, o, what, "entity_id", 0, UINT32_MAX, 0, &eid, err))
                 return err->code;
             p->roster[i] = (dg_flrep_participant){(uint32_t)pid, (uint32_t)eid, {io, (uint16_t)il}};
             p->nroster++;
@@ -474,25 +755,69 @@ static dg_status json_table(st_source *p, json_t *arr, int which, dg_error *err)
 
 static dg_status json_header(st_source *p, json_t *o, harness__source *s, dg_error *err)
 {
-    json_t *v;
-    if ((v = json_object_get(o, "scenario")) && json_is_string(v))
-        harness__scenario_name(json_string_value(v), p->scenario, sizeof p->scenario);
-    uint64_t rate, kf;
-    if (json_uint(p, o, "tick_rate_hz", 100000, 60, &rate, err) ||
-        json_uint(p, o, "keyframe_interval", DG_FLREP_KEYFRAME_MAX, 0, &kf, err))
+    uint64_t version, rate, kf;
+    const char *scenario;
+    if (json_known_members(p, o, "header", k_header_members, err) ||
+        json_uint(p, o, "header", "detgate_states", 1, 1, 1, &version, err) ||
+        json_str(p, o, "header", "scenario", NULL, &scenario, err) ||
+        json_uint(p, o, "header", "tick_rate_hz", 1, 100000, 60, &rate, err) ||
+        json_uint(p, o, "header", "keyframe_interval", DG_FLREP_KEYFRAME_MIN, DG_FLREP_KEYFRAME_MAX, 0, &kf, err))
         return err->code;
-    s->hdr.tick_rate_hz = rate ? (uint32_t)rate : 60;
+    if (scenario)
+        harness__scenario_name(scenario, p->scenario, sizeof p->scenario);
+    s->hdr.tick_rate_hz = (uint32_t)rate;
     if (kf)
         s->hdr.keyframe_interval_ticks = (uint32_t)kf;
+    json_t *v;
     if ((v = json_object_get(o, "planet_radius_m"))) {
-        if (!json_is_number(v) || !(json_number_value(v) > 0))
-            return st_err(p, err, 1, "header: \"planet_radius_m\" must be a number > 0%s%s", NULL, NULL);
+        if (!json_is_number(v) || !(json_number_value(v) > 0)) {
+            char found[48];
+            json_found(v, found, sizeof found);
+            return st_err_at(p, err, DG_E_SYNTAX, p->lineno,
+                             "header \"planet_radius_m\": expected a number > 0, found %s", found);
+        }
         s->hdr.planet_radius_m = json_number_value(v);
     }
     if (json_table(p, json_object_get(o, "types"), 0, err) || json_table(p, json_object_get(o, "factions"), 1, err) ||
         json_table(p, json_object_get(o, "participants"), 2, err))
         return err->code;
     return DG_OK;
+}
+
+/* One tick object: its members checked, its entities and events parsed. */
+static dg_status json_tick_object(st_source *p, json_t *o, uint64_t *tick, dg_error *err)
+{
+    uint64_t t;
+    if (json_known_members(p, o, "tick object", k_tick_members, err) != DG_OK)
+        return err->code;
+    if (!json_object_get(o, "tick"))
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "expected a \"tick\" member, found none");
+    if (json_uint(p, o, "tick object", "tick", 0, UINT64_MAX >> 1, 0, &t, err) != DG_OK)
+        return err->code;
+    json_t *ents = json_object_get(o, "entities"), *evs = json_object_get(o, "events");
+    char found[48];
+    if (ents && !json_is_array(ents)) {
+        json_found(ents, found, sizeof found);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "tick %llu \"entities\": expected an array, found %s",
+                         (unsigned long long)t, found);
+    }
+    if (evs && !json_is_array(evs)) {
+        json_found(evs, found, sizeof found);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "tick %llu \"events\": expected an array, found %s",
+                         (unsigned long long)t, found);
+    }
+    p->tick_line = p->lineno;
+    for (size_t i = 0; ents && i < json_array_size(ents); i++) {
+        dg_entity_in e;
+        if (json_entity(p, json_array_get(ents, i), t, i, &e, err) != DG_OK ||
+            add_entity(p, t, &e, p->lineno, (uint32_t)i, err) != DG_OK)
+            return err->code;
+    }
+    for (size_t i = 0; evs && i < json_array_size(evs); i++)
+        if (json_event(p, json_array_get(evs, i), t, i, err) != DG_OK)
+            return err->code;
+    *tick = t;
+    return finish_tick(p, t, err);
 }
 
 static int json_tick(st_source *p, harness__source *s, uint64_t *tick, dg_error *err)
@@ -510,45 +835,25 @@ static int json_tick(st_source *p, harness__source *s, uint64_t *tick, dg_error 
             dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, where, "invalid JSON: %s", je.text);
             return -1;
         }
-        dg_status st = DG_OK;
-        if (!json_is_object(o)) {
-            st = st_err(p, err, 1, "expected a JSON object per line%s%s", NULL, NULL);
-        } else if (json_object_get(o, "detgate_states")) {
-            if (p->lineno != 1)
-                st = st_err(p, err, 1, "the header object must be the first line%s%s", NULL, NULL);
-            else if (!p->header_done)
-                st = json_header(p, o, s, err);
-            p->header_done = true;
-            json_decref(o);
-            if (st != DG_OK)
-                return -1;
-            continue;
-        } else {
-            uint64_t t;
-            json_t *ents = json_object_get(o, "entities"), *evs = json_object_get(o, "events");
-            st = json_uint(p, o, "tick", UINT64_MAX >> 1, 0, &t, err);
-            if (st == DG_OK && !json_object_get(o, "tick"))
-                st = st_err(p, err, 1, "expected a \"tick\" member%s%s", NULL, NULL);
-            if (st == DG_OK && ents && !json_is_array(ents))
-                st = st_err(p, err, 1, "\"entities\": expected an array%s%s", NULL, NULL);
-            if (st == DG_OK && evs && !json_is_array(evs))
-                st = st_err(p, err, 1, "\"events\": expected an array%s%s", NULL, NULL);
-            for (size_t i = 0; st == DG_OK && ents && i < json_array_size(ents); i++) {
-                dg_entity_in e;
-                st = json_entity(p, json_array_get(ents, i), &e, err);
-                if (st == DG_OK)
-                    st = add_entity(p, &e, err);
-            }
-            for (size_t i = 0; st == DG_OK && evs && i < json_array_size(evs); i++)
-                st = json_event(p, json_array_get(evs, i), t, err);
-            json_decref(o);
-            if (st != DG_OK || finish_tick(p, t, err) != DG_OK)
-                return -1;
-            *tick = t;
-            return 1;
-        }
+        dg_status st;
+        bool header = json_is_object(o) && json_object_get(o, "detgate_states");
+        char found[48];
+        json_found(o, found, sizeof found);
+        if (!json_is_object(o))
+            st = st_err_at(p, err, DG_E_SYNTAX, p->lineno, "expected a JSON object per line, found %s", found);
+        else if (header && p->lineno != 1)
+            st = st_err_at(p, err, DG_E_SYNTAX, p->lineno, "expected the header object (\"detgate_states\") on line 1 "
+                           "only, found it on line %llu", (unsigned long long)p->lineno);
+        else if (header)
+            st = p->header_done ? DG_OK : json_header(p, o, s, err);
+        else
+            st = json_tick_object(p, o, tick, err);
         json_decref(o);
-        return -1;
+        if (header && st == DG_OK) {
+            p->header_done = true;
+            continue;
+        }
+        return st == DG_OK ? 1 : -1;
     }
     return rc < 0 ? -1 : 0;
 }
@@ -602,6 +907,9 @@ static dg_status st_open_file(st_source *p, dg_error *err)
     }
     if (rc < 0)
         return err->code;
+    if (rc == 0 && p->lineno == 0)
+        return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->path, "empty, expected a header line "
+                            "(tick,id,px,py,pz,...)");
     if (rc == 0)
         return st_err(p, err, 1, "expected a header row (tick,id,px,py,pz,...), found the end of the file%s%s",
                       NULL, NULL);
@@ -623,6 +931,7 @@ static void st_destroy(harness__source *s)
         fclose(p->f);
     free(p->path);
     free(p->line);
+    free(p->rows);
     free(p->ents);
     free(p->events);
     free(p->evs);
@@ -734,10 +1043,13 @@ dg_status harness__source_states(harness__source **out, const char *path, uint32
         ticks++;
     if (st == DG_OK && rc < 0)
         st = err->code;
+    if (st == DG_OK && ticks == 0 && p->lineno == 0)
+        st = dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->path, "empty, expected at least one tick");
     if (st == DG_OK && ticks == 0)
-        st = st_err(p, err, 1, "the stream has no tick%s%s", NULL, NULL);
+        st = st_err(p, err, 1, "expected at least one tick, found the end of the stream%s%s", NULL, NULL);
     if (st == DG_OK)
         st = complete_tables(p, err);
+    p->validated = true;
     if (st == DG_OK)
         st = st_open_file(p, err);
     if (st != DG_OK) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define SCN_LINE_MAX 4096
 #define SCN_TOKENS_MAX 48
@@ -40,6 +41,7 @@ typedef struct parser {
     unsigned have_session; /* bit per session key seen */
     uint64_t assignments;  /* entity selections by pilot/input lines so far */
     int have_scenario;
+    int at_end;            /* 1 past the last line (the whole-file checks), 2 when the file is empty */
     char unescaped[SCN_LINE_MAX];
 } parser;
 
@@ -88,7 +90,10 @@ static dg_status fail_at(parser *P, unsigned col, const char *found, size_t foun
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    show_found(found, found_len, shown, sizeof shown);
+    if (!found && P->at_end)   /* a whole-file check: nothing on a line is to blame */
+        snprintf(shown, sizeof shown, "%s", P->at_end == 2 ? "an empty file" : "the end of the file");
+    else
+        show_found(found, found_len, shown, sizeof shown);
     return dg_error_set(P->err, DG_E_SYNTAX, DG_OFFSET_NONE, where, "expected %s, found %s", what, shown);
 }
 
@@ -1686,6 +1691,7 @@ dg_status dg_sim_scenario_parse_mem(const char *text, size_t len, const char *na
         P->lineno++;
         P->line = text + len;
         P->line_len = 0;
+        P->at_end = len == 0 ? 2 : 1;
         st = finish(P);
     }
     free(P);
@@ -1710,6 +1716,13 @@ dg_status dg_sim_scenario_parse_file(const char *path, dg_sim_scenario **out, dg
     FILE *f = fopen(path, "rb");
     if (!f)
         return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open: %s", strerror(errno));
+    /* a regular file's size is known before reading it (a pipe's is found by reading past the cap) */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > SCN_FILE_MAX) {
+        fclose(f);
+        return dg_error_set(err, DG_E_LIMIT, DG_OFFSET_NONE, path, "expected a scenario of at most %u bytes, found "
+                            "%lld bytes", SCN_FILE_MAX, (long long)sb.st_size);
+    }
     char *buf = malloc(SCN_FILE_MAX + 1);
     if (!buf) {
         fclose(f);

@@ -350,7 +350,7 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     char *runv[] = {"git", "-C", b->wt, "bisect", "run", b->self, "bisect-step", "--work", b->work, "--scenario",
                     b->scn, "--good-rec", good_rec, "--repo", b->wt, "--build-type", (char *)b->type,
                     "--format", (char *)rec_ext(b->rply), NULL};
-    char *reset[] = {"git", "-C", b->wt, "bisect", "reset", "-q", NULL};
+    char *reset[] = {"git", "-C", b->wt, "bisect", "reset", NULL}; /* takes no -q: it would read it as a commit */
     fprintf(stderr, "detgate bisect: git bisect run over %.12s..%.12s (log: %s)\n", b->good, b->bad, log);
     bool ran = run(start, NULL, log) == 0 && run(runv, NULL, log) == 0;
     char first_bad[64] = "";
@@ -428,6 +428,10 @@ int cli_bisect(int argc, char **argv)
     char scn_path[PATH_CAP];
     if (!cli_resolve_scenario(scn, NULL, scn_path, sizeof scn_path))
         return cli_usage_error("bisect", "no scenario '%s'", scn);
+    const char *inputs[] = {scn_path};
+    int prc = cli_reports_prepare(&rp, "bisect", inputs, 1);
+    if (prc)
+        return prc;
     if (!make_work_dir(work, b.work, sizeof b.work) || !self_exe(b.self, sizeof b.self)) {
         fprintf(stderr, "detgate bisect: cannot create a work folder: %s\n", strerror(errno));
         return CLI_UNTESTED;
@@ -625,6 +629,8 @@ int cli_matrix(int argc, char **argv)
     }
     if (!scn || optind != argc)
         return cli_usage_error("matrix", "--scenario S is required");
+    if (cli_reports_prepare(&rp, "matrix", NULL, 0) != 0)
+        return CLI_USAGE;
     mconf *cf = NULL;
     size_t n = 0;
     if (!parse_configs(configs, &cf, &n))

@@ -38,47 +38,85 @@ bool cli_report_opt(cli_reports *r, int opt, const char *arg)
     case 0x103: r->junit = arg; return true;
     case 0x104: r->markdown = arg; return true;
     case 0x105: r->html = arg; return true;
+    case 0x106: r->markdown_append = arg; return true;
     case 'q': r->quiet = true; return true;
     default: return false;
     }
 }
 
-static bool write_one(const dg_report *rep, dg_report_kind kind, const char *path, const char *cmd)
+static bool add_report(cli_reports *r, const char *what, const char *path, bool append, dg_report_kind kind)
 {
-    dg_error err;
-    dg_error_clear(&err);
-    if (dg_report_write_file(rep, kind, path, NULL, &err) != DG_OK) {
-        cli_print_error(cmd, &err);
-        return false;
+    size_t i = r->outs.n;
+    if (!cli_outs_add(&r->outs, what, path, append))
+        return path == NULL;
+    r->kinds[i] = (int)kind;
+    return true;
+}
+
+int cli_reports_prepare(cli_reports *r, const char *cmd, const char *const *inputs, size_t n_inputs)
+{
+    static const struct { dg_report_kind k; const char *name; } files[] = {
+        {DG_REPORT_TEXT, "report.txt"}, {DG_REPORT_JSON, "report.json"}, {DG_REPORT_JUNIT, "report.xml"},
+        {DG_REPORT_MARKDOWN, "report.md"}, {DG_REPORT_HTML, "report.html"}};
+    static char dir_paths[5][CLI_PATH_CAP]; /* one command runs per process */
+    for (size_t i = 0; i < CLI_OUTS_MAX; i++) /* the command's own outputs, added before: not reports */
+        r->kinds[i] = -1;
+    bool ok = true;
+    if (r->dir) {
+        if (strlen(r->dir) >= CLI_PATH_CAP - 64 || !cli_mkdirs(r->dir)) {
+            fprintf(stderr, "detgate %s: --report-dir %s: cannot create the report folder: %s\n", cmd, r->dir,
+                    strlen(r->dir) >= CLI_PATH_CAP - 64 ? "the path is too long" : strerror(errno));
+            return CLI_USAGE;
+        }
+        for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+            snprintf(dir_paths[i], sizeof dir_paths[i], "%s/%s", r->dir, files[i].name);
+            ok &= add_report(r, "--report-dir", dir_paths[i], false, files[i].k);
+        }
+    }
+    ok &= add_report(r, "--text", r->text, false, DG_REPORT_TEXT);
+    ok &= add_report(r, "--json", r->json, false, DG_REPORT_JSON);
+    ok &= add_report(r, "--junit", r->junit, false, DG_REPORT_JUNIT);
+    ok &= add_report(r, "--markdown", r->markdown, false, DG_REPORT_MARKDOWN);
+    ok &= add_report(r, "--html", r->html, false, DG_REPORT_HTML);
+    ok &= add_report(r, "--markdown-append", r->markdown_append, true, DG_REPORT_MARKDOWN);
+    if (!ok) {
+        fprintf(stderr, "detgate %s: more than %d outputs\n", cmd, CLI_OUTS_MAX);
+        return CLI_USAGE;
+    }
+    int rc = cli_outs_prepare(&r->outs, cmd, inputs, n_inputs);
+    r->prepared = rc == 0;
+    return rc;
+}
+
+/* Renders every report into its work file; false (and every work file removed) when one fails. */
+static bool render_reports(const dg_report *rep, cli_reports *r, const char *cmd)
+{
+    for (size_t i = 0; i < r->outs.n; i++) {
+        if (r->kinds[i] < 0)
+            continue;
+        dg_error err;
+        dg_error_clear(&err);
+        char *buf = NULL;
+        size_t len = 0;
+        bool ok = dg_report_render(rep, (dg_report_kind)r->kinds[i], NULL, &buf, &len, &err) == DG_OK &&
+                  cli_out_write_buf(&r->outs.o[i], buf, len, &err);
+        free(buf);
+        if (!ok) {
+            cli_print_error(cmd, &err);
+            fprintf(stderr, "detgate %s: no report written\n", cmd);
+            cli_outs_discard(&r->outs);
+            return false;
+        }
     }
     return true;
 }
 
-bool cli_write_reports(const dg_report *rep, const cli_reports *r, const char *cmd)
+bool cli_write_reports(const dg_report *rep, cli_reports *r, const char *cmd)
 {
-    bool ok = true;
-    if (r->dir) {
-        static const struct { dg_report_kind k; const char *name; } files[] = {
-            {DG_REPORT_TEXT, "report.txt"}, {DG_REPORT_JSON, "report.json"}, {DG_REPORT_JUNIT, "report.xml"},
-            {DG_REPORT_MARKDOWN, "report.md"}, {DG_REPORT_HTML, "report.html"}};
-        if (!cli_mkdirs(r->dir)) {
-            fprintf(stderr, "detgate %s: cannot create report folder %s: %s\n", cmd, r->dir, strerror(errno));
-            ok = false;
-        } else {
-            for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-                char path[4096];
-                snprintf(path, sizeof path, "%s/%s", r->dir, files[i].name);
-                ok &= write_one(rep, files[i].k, path, cmd);
-            }
-        }
-    }
-    const char *paths[5] = {r->text, r->json, r->junit, r->markdown, r->html};
-    static const dg_report_kind kinds[5] = {DG_REPORT_TEXT, DG_REPORT_JSON, DG_REPORT_JUNIT, DG_REPORT_MARKDOWN,
-                                            DG_REPORT_HTML};
-    for (int i = 0; i < 5; i++)
-        if (paths[i])
-            ok &= write_one(rep, kinds[i], paths[i], cmd);
-    if (!r->quiet && !r->no_summary) {
+    if (!r->prepared && cli_reports_prepare(r, cmd, NULL, 0) != 0)
+        return false;
+    bool ok = render_reports(rep, r, cmd) && cli_outs_commit(&r->outs, cmd);
+    if (!r->quiet && !r->no_summary && !cli_outs_to_stdout(&r->outs)) {
         dg_report_opts ro = {0};
         ro.colour = isatty(fileno(stdout)) && !getenv("NO_COLOR");
         dg_error err;

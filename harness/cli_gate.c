@@ -261,7 +261,7 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
     const cli_reports *r = &g->rp;
     if (!r->dir && !r->text && !r->json && !r->junit && !r->markdown && !r->html)
         g->rp.dir = "build/reports";
-    return 0;
+    return cli_reports_prepare(&g->rp, "gate", NULL, 0);
 }
 
 static bool name_in(const name_list *l, const char *name)

@@ -8,7 +8,8 @@
 #define REPORT_FLAGS_HELP                                                                                  \
     "Reports (any combination):\n"                                                                         \
     "  --report-dir DIR   write DIR/report.{txt,json,xml,md,html}\n"                                       \
-    "  --text FILE  --json FILE  --junit FILE  --markdown FILE  --html FILE\n"                             \
+    "  --text FILE  --json FILE  --junit FILE  --markdown FILE  --html FILE   (FILE - : stdout)\n"        \
+    "  --markdown-append FILE   append the Markdown report (e.g. \"$GITHUB_STEP_SUMMARY\")\n"             \
     "  -q, --quiet        no text summary on stdout\n"
 
 #define EXIT_HELP "Exit: 0 all equal, 1 divergence found, 2 bad input or usage, 125 could not test.\n"

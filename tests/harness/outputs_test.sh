@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# tests/harness/outputs_test.sh — what detgate does to the files its outputs name: a device, a FIFO,
+# `-` and a symbolic link are written through (never replaced), a CI step summary is appended to, an
+# output naming an input or a missing folder is refused with 2 before the run, a full disk leaves
+# no output and no temp (exit 125), and SIGINT/SIGTERM leave nothing under any output name.
+# usage: outputs_test.sh DETGATE SOURCE_DIR
+set -u
+DG=$1
+SRC=$2
+W=$(mktemp -d "${TMPDIR:-/tmp}/dg-outputs-test.XXXXXX")
+MNT=""
+cleanup() {
+  [ -n "$MNT" ] && umount "$MNT" 2>/dev/null
+  rm -rf "$W"
+}
+trap cleanup EXIT
+export TMPDIR=$W/tmp
+mkdir -p "$TMPDIR"
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect() {
+  local want=$1
+  shift
+  "$@" >"$W/out" 2>"$W/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
+}
+contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; fi; }
+absent() { if [ ! -e "$1" ] && [ ! -L "$1" ]; then ok; else bad "$1 exists"; fi; }
+# no temp file of ours anywhere under $W (dg-*, *.tmp-PID)
+no_temps() {
+  local left
+  left=$(find "$W" \( -name 'dg-out-*' -o -name 'dg-*.flrep*' -o -name '*.tmp-*' -o -name '*.tmp' \) -print)
+  if [ -z "$left" ]; then ok; else bad "temp files left ($1): $left"; fi
+}
+SCN=$SRC/corpus/scenarios
+cd "$W" || exit 1
+
+# ---- a character device, a FIFO, /dev/fd/N, `-`: written in place -------------------------------
+if mknod -m 666 "$W/null" c 1 3 2>/dev/null; then
+  expect 0 "$DG" verify "$SCN/mars.scn" -q --no-recovery --text "$W/null"
+  if [ -c "$W/null" ]; then ok; else bad "--text on a character device replaced it: $(ls -l "$W/null")"; fi
+  expect 0 "$DG" record "$SCN/mars.scn" -o "$W/null" --hash-log "$W/null"
+  if [ -c "$W/null" ]; then ok; else bad "record -o on a character device replaced it"; fi
+  ln -s "$W/null" "$W/null-link"
+  expect 0 "$DG" verify "$SCN/mars.scn" -q --no-recovery --markdown "$W/null-link"
+  if [ -L "$W/null-link" ] && [ -c "$W/null" ]; then ok; else bad "a link to a device was replaced"; fi
+else
+  echo "SKIP: mknod not permitted here (not root): the character-device cases did not run"
+fi
+mkfifo "$W/fifo"
+timeout 60 cat "$W/fifo" >"$W/fifo.out" &
+reader=$!
+expect 0 "$DG" verify "$SCN/mars.scn" -q --no-recovery --json "$W/fifo"
+wait $reader
+if [ -p "$W/fifo" ]; then ok; else bad "--json on a FIFO replaced it"; fi
+contains "$W/fifo.out" '"schemaVersion"'
+expect 0 bash -c "\"$DG\" verify \"$SCN/mars.scn\" -q --no-recovery --junit /dev/fd/3 3>\"$W/fd3.xml\""
+contains "$W/fd3.xml" '<testsuites'
+# `-` is standard output, for a report (then no text summary mixes in) and for -o
+expect 0 "$DG" verify "$SCN/mars.scn" --no-recovery --json -
+if head -c 1 "$W/out" | grep -q '{'; then ok; else bad "--json - did not start stdout with the JSON"; fi
+expect 0 "$DG" record "$SCN/mars.scn" -o -
+if [ "$(head -c 4 "$W/out")" = FLRP ]; then ok; else bad "record -o - did not write the recording to stdout"; fi
+mv "$W/out" "$W/stdout.flrep"
+expect 0 "$DG" info "$W/stdout.flrep"
+expect 0 "$DG" hash "$W/stdout.flrep" -o -
+contains "$W/out" '^0000000000 T '
+no_temps "devices, FIFO, stdout"
+
+# ---- a symbolic link to a regular file: the target is replaced, the link stays -------------------
+"$DG" record "$SCN/mars.scn" -o "$W/old.flrep" --keyframe-interval 60 2>/dev/null
+ln -s old.flrep "$W/link.flrep"
+expect 0 "$DG" record "$SCN/mars.scn" -o "$W/link.flrep" --keyframe-interval 30
+if [ -L "$W/link.flrep" ] && [ "$(readlink "$W/link.flrep")" = old.flrep ]; then ok; else bad "the link was replaced"; fi
+"$DG" info "$W/old.flrep" >"$W/info" 2>&1
+contains "$W/info" 'keyframe interval: *30'
+
+# ---- a CI step summary is appended to ----------------------------------------------------------
+printf '# earlier step\n' >"$W/summary.md"
+expect 0 "$DG" verify "$SCN/mars.scn" -q --no-recovery --markdown-append "$W/summary.md"
+expect 0 "$DG" verify "$SCN/walkers-20.scn" -q --no-recovery --markdown-append "$W/summary.md"
+if [ "$(head -1 "$W/summary.md")" = "# earlier step" ]; then ok; else bad "--markdown-append replaced the file"; fi
+if [ "$(grep -c '^## detgate verify' "$W/summary.md")" -eq 2 ]; then ok; else bad "two appends did not give two reports"; fi
+expect 0 "$DG" verify "$SCN/mars.scn" -q --no-recovery --markdown-append "$W/new-summary.md"
+contains "$W/new-summary.md" '^## detgate verify'
+
+# ---- an output naming an input, a missing or unwritable folder: 2 before the run -----------------
+cp "$W/old.flrep" "$W/a.flrep"
+cp "$W/old.flrep" "$W/b.flrep"
+sum_a=$(cksum <"$W/a.flrep")
+expect 2 "$DG" diff "$W/a.flrep" "$W/b.flrep" --json "$W/a.flrep"
+contains "$W/err" "names the input"
+expect 2 "$DG" hash "$W/a.flrep" -o "$W/a.flrep"
+contains "$W/err" "names the input"
+ln -s a.flrep "$W/a-link.flrep"
+expect 2 "$DG" hash "$W/a.flrep" -o "$W/a-link.flrep"
+expect 2 "$DG" record "$W/old.scn" -o "$W/x.flrep" 2>/dev/null
+cp "$SCN/mars.scn" "$W/m.scn"
+expect 2 "$DG" record "$W/m.scn" -o "$W/m.scn"
+contains "$W/err" "names the input"
+if [ "$(cksum <"$W/a.flrep")" = "$sum_a" ]; then ok; else bad "an input was overwritten"; fi
+expect 2 "$DG" verify "$SCN/mars.scn" -q --json "$W/same.json" --text "$W/same.json"
+contains "$W/err" "name the same file"
+for cmd in "record $SCN/mars.scn -o $W/no/such/x.flrep" "record $SCN/mars.scn -o $W/x.flrep --hash-log $W/no/x.log" \
+  "hash $W/a.flrep -o $W/no/x.log" "verify $SCN/mars.scn --keep $W/no/x.flrep" \
+  "verify $SCN/mars.scn --junit $W/no/x.xml" "diff $W/a.flrep $W/b.flrep --html $W/no/x.html" \
+  "gate --scenario mars --corpus $SCN --golden $SRC/corpus/golden --json $W/no/x.json"; do
+  # shellcheck disable=SC2086
+  expect 2 "$DG" $cmd
+  contains "$W/err" "does not exist"
+  if grep -q 'tick\|scenario (' "$W/out"; then bad "$cmd ran before refusing its output"; else ok; fi
+done
+absent "$W/x.flrep"
+expect 2 "$DG" verify "$SCN/mars.scn" --json "$W"
+contains "$W/err" "is a folder"
+
+# a read-only folder (a read-only tmpfs: even root cannot write there)
+mkdir -p "$W/ro"
+if mount -t tmpfs -o size=64k,ro tmpfs "$W/ro" 2>/dev/null; then
+  MNT=$W/ro
+  expect 2 "$DG" verify "$SCN/mars.scn" --junit "$W/ro/x.xml"
+  contains "$W/err" "not writable"
+  expect 2 "$DG" record "$SCN/mars.scn" -o "$W/ro/x.flrep"
+  umount "$W/ro"
+  MNT=""
+else
+  echo "SKIP: cannot mount a tmpfs here: the read-only folder case did not run"
+fi
+no_temps "refusals"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -131,5 +131,76 @@ else
 fi
 no_temps "refusals"
 
+# ---- a full disk: exit 125 from every command, no output, no temp --------------------------------
+# a small tmpfs (root); without mount the fd-level case still runs against /dev/full
+mkdir -p "$W/full"
+if mount -t tmpfs -o size=64k tmpfs "$W/full" 2>/dev/null; then
+  MNT=$W/full
+  expect 125 "$DG" record "$SCN/mars.scn" -o "$W/full/x.flrep"
+  expect 125 "$DG" record "$SCN/mars.scn" -o "$W/rec-ok.flrep" --hash-log "$W/full/h.log"
+  absent "$W/rec-ok.flrep"
+  expect 125 "$DG" hash "$W/a.flrep" -o "$W/full/h.log"
+  expect 125 "$DG" verify "$SCN/mars.scn" --no-recovery --keep "$W/full/k.flrep"
+  absent "$W/full/k.flrep"
+  if [ -z "$(ls -A "$W/full")" ]; then ok; else bad "a full disk left files: $(ls -A "$W/full")"; fi
+  # the recovery copy in TMPDIR hits the full disk: the check errors, the copy is removed
+  expect 125 env TMPDIR="$W/full" "$DG" verify "$SCN/mars.scn" --keep "$W/kept-mars.flrep"
+  contains "$W/out" "recovery"
+  if [ -z "$(ls -A "$W/full")" ]; then ok; else bad "a recovery copy was left in TMPDIR: $(ls -A "$W/full")"; fi
+  umount "$W/full"
+  # five report files of one page each on three pages: all or none
+  mount -t tmpfs -o size=12k tmpfs "$W/full"
+  expect 125 "$DG" gate --scenario mars --corpus "$SCN" --golden "$SRC/corpus/golden" -q --report-dir "$W/full/r"
+  if [ -z "$(ls -A "$W/full/r" 2>/dev/null)" ]; then ok; else bad "gate --report-dir on a full disk left: $(ls -A "$W/full/r")"; fi
+  umount "$W/full"
+  MNT=""
+else
+  echo "SKIP: cannot mount a tmpfs here: the full-disk file cases did not run (the /dev/full one does)"
+fi
+if [ -w /dev/full ]; then
+  expect 125 bash -c "\"$DG\" hash \"$W/a.flrep\" >/dev/full"
+  expect 125 "$DG" verify "$SCN/mars.scn" -q --no-recovery --json /dev/full
+fi
+no_temps "full disk"
+
+# ---- SIGINT / SIGTERM: nothing under any output name, no temp ----------------------------------------
+# waits (up to 20 s) until a file matching the glob $1 exists
+wait_for() {
+  for _ in $(seq 200); do
+    # shellcheck disable=SC2086
+    if compgen -G "$1" >/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+for sig in INT TERM; do
+  rm -rf "$W/sig"
+  mkdir -p "$W/sig"
+  "$DG" record "$SCN/long-1h.scn" -o "$W/sig/X.flrep" --hash-log "$W/sig/H.log.zst" 2>/dev/null &
+  pid=$!
+  if wait_for "$W/sig/dg-out-*.zst"; then ok; else bad "record never created its hash log's temp"; fi
+  sleep 0.5
+  kill -"$sig" $pid
+  wait $pid
+  code=$?
+  want=$((128 + $(kill -l "$sig")))
+  if [ $code -eq $want ]; then ok; else bad "record after SIG$sig exited $code, expected $want"; fi
+  absent "$W/sig/X.flrep"
+  absent "$W/sig/H.log.zst"
+  if [ -z "$(ls -A "$W/sig")" ]; then ok; else bad "SIG$sig left in the output folder: $(ls -A "$W/sig")"; fi
+  # gate: the temp recording in TMPDIR, the reports never written
+  "$DG" gate --scenario long-1h --corpus "$SCN" --golden "$SRC/corpus/golden" -q --report-dir "$W/sig/r" 2>/dev/null &
+  pid=$!
+  if wait_for "$TMPDIR/dg-long-1h-*"; then ok; else bad "gate never created its temp recording"; fi
+  sleep 0.5
+  kill -"$sig" $pid
+  wait $pid
+  code=$?
+  if [ $code -eq $want ]; then ok; else bad "gate after SIG$sig exited $code, expected $want"; fi
+  if [ -z "$(ls -A "$W/sig/r")" ]; then ok; else bad "gate after SIG$sig left reports: $(ls -A "$W/sig/r")"; fi
+  if [ -z "$(ls -A "$TMPDIR")" ]; then ok; else bad "gate after SIG$sig left in TMPDIR: $(ls -A "$TMPDIR")"; fi
+done
+no_temps "signals"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -2,6 +2,7 @@
  * subcommand has one, with an example), and returns the subcommand's exit code. */
 #include "cli.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 
@@ -163,6 +164,18 @@ static void install_cleanup(void)
     sigaction(SIGHUP, &sa, NULL);
 }
 
+/* A command whose standard output could not be written (a full disk, /dev/full) did not do what it
+ * says: "could not test" (125), as for any other output, unless it already found a divergence or
+ * bad input. */
+static int check_stdout(const char *cmd, int code)
+{
+    bool failed = fflush(stdout) != 0 || ferror(stdout);
+    if (!failed)
+        return code;
+    fprintf(stderr, "detgate %s: writing standard output failed: %s\n", cmd, strerror(errno));
+    return code == CLI_EQUAL ? CLI_UNTESTED : code;
+}
+
 int main(int argc, char **argv)
 {
     install_cleanup();
@@ -189,7 +202,7 @@ int main(int argc, char **argv)
                 fputs(c->help, stdout);
                 return CLI_EQUAL;
             }
-        return c->run(argc - 1, argv + 1);
+        return check_stdout(c->name, c->run(argc - 1, argv + 1));
     }
     fprintf(stderr, "detgate: unknown command '%s'\n\n", argv[1]);
     main_help(stderr);

@@ -116,6 +116,13 @@ done
 absent "$W/x.flrep"
 expect 2 "$DG" verify "$SCN/mars.scn" --json "$W"
 contains "$W/err" "is a folder"
+# the gate reads the scenarios and the goldens: a report may not overwrite one
+mkdir -p "$W/gold"
+cp "$SRC/corpus/golden/mars.flrep" "$SRC/corpus/golden/mars.hashlog.zst" "$W/gold/"
+sum_g=$(cksum <"$W/gold/mars.flrep")
+expect 2 "$DG" gate --scenario mars --corpus "$SCN" --golden "$W/gold" --json "$W/gold/mars.flrep"
+contains "$W/err" "names the input"
+if [ "$(cksum <"$W/gold/mars.flrep")" = "$sum_g" ]; then ok; else bad "gate overwrote a golden"; fi
 
 # a read-only folder (a read-only tmpfs: even root cannot write there)
 mkdir -p "$W/ro"
@@ -160,6 +167,13 @@ fi
 if [ -w /dev/full ]; then
   expect 125 bash -c "\"$DG\" hash \"$W/a.flrep\" >/dev/full"
   expect 125 "$DG" verify "$SCN/mars.scn" -q --no-recovery --json /dev/full
+  # standard output on a full disk: the command did not do what it says, on every command
+  expect 125 bash -c "\"$DG\" dump \"$W/a.flrep\" --json >/dev/full"
+  contains "$W/err" "writing standard output failed"
+  expect 125 bash -c "\"$DG\" info \"$W/a.flrep\" >/dev/full"
+  expect 125 bash -c "\"$DG\" verify \"$SCN/mars.scn\" --no-recovery >/dev/full"
+  expect 125 bash -c "\"$DG\" record \"$SCN/mars.scn\" -o - >/dev/full"
+  expect 125 bash -c "\"$DG\" diff \"$W/a.flrep\" \"$W/b.flrep\" --json - >/dev/full"
 fi
 no_temps "full disk"
 

@@ -261,23 +261,20 @@ static int temp_free_slot(void)
     return temp_next % TEMP_RING;
 }
 
-static void temp_remember(const char *path, bool whole)
+static void temp_remember(const char *path)
 {
     if (strlen(path) + 24 >= TEMP_NAME)
         return;
     pthread_mutex_lock(&temp_mu);
     int slot = temp_free_slot();
-    temp_ring[slot][0][0] = 0;
+    snprintf(temp_ring[slot][0], TEMP_NAME, "%s", path);
     snprintf(temp_ring[slot][1], TEMP_NAME, "%s.tmp-%ld", path, (long)getpid());
     snprintf(temp_ring[slot][2], TEMP_NAME, "%s.tmp", path);
-    if (whole)
-        snprintf(temp_ring[slot][0], TEMP_NAME, "%s", path);
     temp_next = (slot + 1) % TEMP_RING;
     pthread_mutex_unlock(&temp_mu);
 }
 
-void harness__temp_track_output(const char *path) { temp_remember(path, false); }
-void harness__temp_remember(const char *path) { temp_remember(path, true); }
+void harness__temp_remember(const char *path) { temp_remember(path); }
 
 void harness__temp_cleanup(void)
 {
@@ -304,7 +301,7 @@ bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem
                      (unsigned long)ts.tv_nsec, n_made, suffix ? suffix : "");
     if (n <= 0 || (size_t)n >= cap)
         return false;
-    temp_remember(buf, true);
+    temp_remember(buf);
     return true;
 }
 

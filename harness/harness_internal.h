@@ -186,9 +186,6 @@ bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem
 /* Removes every remembered temp file (and the writer's in-progress name for it). Only unlink():
  * safe in a signal handler. */
 void harness__temp_cleanup(void);
-/* Remembers only the writer's in-progress name of a user-given output path (the final name is
- * written by rename and must survive an interrupt that comes after it). */
-void harness__temp_track_output(const char *path);
 /* Remembers a temp path chosen earlier once more, just before it is written (a slot whose file does
  * not exist yet may have been reused by a long run in between). */
 void harness__temp_remember(const char *path);

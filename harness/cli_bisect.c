@@ -568,8 +568,9 @@ int cli_bisect(int argc, char **argv)
     }
     catch_interrupts(); /* from here on an interrupt is handled below, after the child has stopped */
     if (!make_work_dir(work, b.work, sizeof b.work) || !self_exe(b.self, sizeof b.self)) {
-        fprintf(stderr, "detgate bisect: cannot create a work folder: %s\n", strerror(errno));
-        return CLI_UNTESTED;
+        fprintf(stderr, "detgate bisect: cannot create the work folder %s: %s\n", work ? work : "in TMPDIR",
+                strerror(errno));
+        return work ? CLI_USAGE : CLI_UNTESTED; /* a --work path given is checked like any output: 2 */
     }
     write_owner(b.work);
     bool drop_work = !keep && !work;

@@ -83,5 +83,13 @@ grep -q "this revision does not configure" "$log" && ok || bad "the kept log lac
 rm -rf "$live"
 if [ -z "$(ls -A "$TMPDIR")" ]; then ok; else bad "a failed bisect left in TMPDIR: $(ls -A "$TMPDIR")"; fi
 
+# a --work folder that cannot be created is refused like any output: 2, before anything is built
+touch "$W/plain-file"
+(cd "$R" && "$DG" bisect --good "$c1" --bad "$c2" --scenario corpus/scenarios/mars.scn -q --work "$W/plain-file/w" \
+  >"$W/out" 2>"$W/err")
+code=$?
+[ $code -eq 2 ] && ok || bad "bisect --work under a file exited $code, expected 2"
+if [ "$(worktrees)" -eq 1 ]; then ok; else bad "a refused --work left a worktree"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

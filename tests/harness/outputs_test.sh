@@ -116,6 +116,9 @@ done
 absent "$W/x.flrep"
 expect 2 "$DG" verify "$SCN/mars.scn" --json "$W"
 contains "$W/err" "is a folder"
+ln -s no/such/target.json "$W/dangling.json"
+expect 2 "$DG" verify "$SCN/mars.scn" --json "$W/dangling.json"
+contains "$W/err" "symbolic link to a missing file"
 # the gate reads the scenarios and the goldens: a report may not overwrite one
 mkdir -p "$W/gold"
 cp "$SRC/corpus/golden/mars.flrep" "$SRC/corpus/golden/mars.hashlog.zst" "$W/gold/"

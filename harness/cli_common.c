@@ -115,7 +115,9 @@ bool cli_write_reports(const dg_report *rep, cli_reports *r, const char *cmd)
 {
     if (!r->prepared && cli_reports_prepare(r, cmd, NULL, 0) != 0)
         return false;
-    bool ok = render_reports(rep, r, cmd) && cli_outs_commit(&r->outs, cmd);
+    bool ok = render_reports(rep, r, cmd);
+    /* the summary before the files go in place: a report written through a descriptor that shares
+     * stdout's file is appended after it */
     if (!r->quiet && !r->no_summary && !cli_outs_to_stdout(&r->outs)) {
         dg_report_opts ro = {0};
         ro.colour = isatty(fileno(stdout)) && !getenv("NO_COLOR");
@@ -124,7 +126,7 @@ bool cli_write_reports(const dg_report *rep, cli_reports *r, const char *cmd)
         dg_report_write_text(rep, stdout, &ro, &err);
         fflush(stdout);
     }
-    return ok;
+    return ok && cli_outs_commit(&r->outs, cmd);
 }
 
 int cli_exit_for(const dg_report *rep)

@@ -58,12 +58,24 @@ static int out_check_folder(const char *cmd, const cli_out *o)
     return 0;
 }
 
+/* /dev/fd/N, /dev/stdout and the like name an open descriptor, whatever file is behind it: written
+ * through it, never replaced (a rename would swap the file under the shell's redirection). */
+static bool out_is_descriptor(const char *path)
+{
+    static const char *const prefixes[] = {"/dev/fd/", "/proc/self/fd/", "/dev/stdout", "/dev/stderr"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(path, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return false;
+}
+
 /* Decides how o is written: rename onto a regular file (a symbolic link's target), write in place
- * (stdout, a device, a FIFO), or append. Returns 0 or CLI_USAGE (printed). */
+ * (stdout, a device, a FIFO, a descriptor), or append. Returns 0 or CLI_USAGE (printed). */
 static int out_classify(const char *cmd, cli_out *o, struct stat *st, bool *exists)
 {
     *exists = false;
-    if (strcmp(o->given, "-") == 0) {
+    if (strcmp(o->given, "-") == 0 || strcmp(o->given, "/dev/stdout") == 0 || strcmp(o->given, "/dev/fd/1") == 0 ||
+        strcmp(o->given, "/proc/self/fd/1") == 0) {
         o->how = o->append ? CLI_OUT_APPEND : CLI_OUT_INPLACE;
         o->to_stdout = true;
         return 0;
@@ -86,7 +98,7 @@ static int out_classify(const char *cmd, cli_out *o, struct stat *st, bool *exis
     if (S_ISBLK(st->st_mode) || S_ISSOCK(st->st_mode))
         return out_refuse(cmd, o, "%s", S_ISBLK(st->st_mode) ? "is a block device: refusing to write on it"
                                                              : "is a socket");
-    if (!S_ISREG(st->st_mode)) { /* a character device, a FIFO, /dev/fd/N: written in place */
+    if (!S_ISREG(st->st_mode) || out_is_descriptor(o->given)) { /* a device, a FIFO, /dev/fd/N: in place */
         o->how = o->append ? CLI_OUT_APPEND : CLI_OUT_INPLACE;
         return access(o->given, W_OK) == 0 ? 0 : out_refuse(cmd, o, "is not writable: %s", strerror(errno));
     }
@@ -215,7 +227,11 @@ static bool out_put_in_place(cli_out *o)
         fflush(stdout);
         return out_copy(o->work, STDOUT_FILENO);
     }
-    int flags = O_WRONLY | (o->how == CLI_OUT_APPEND ? O_APPEND | O_CREAT : 0);
+    /* a regular file behind a descriptor path may already hold what went through the descriptor */
+    struct stat st;
+    bool regular = stat(o->final, &st) == 0 && S_ISREG(st.st_mode);
+    int flags = O_WRONLY | (o->how == CLI_OUT_APPEND || regular ? O_APPEND : 0) |
+                (o->how == CLI_OUT_APPEND ? O_CREAT : 0);
     int fd = open(o->final, flags, 0644);
     if (fd < 0)
         return false;

@@ -57,8 +57,22 @@ expect 0 "$DG" verify "$SCN/mars.scn" -q --no-recovery --json "$W/fifo"
 wait $reader
 if [ -p "$W/fifo" ]; then ok; else bad "--json on a FIFO replaced it"; fi
 contains "$W/fifo.out" '"schemaVersion"'
+touch "$W/fd3.xml"
+ino=$(stat -c %i "$W/fd3.xml")
 expect 0 bash -c "\"$DG\" verify \"$SCN/mars.scn\" -q --no-recovery --junit /dev/fd/3 3>\"$W/fd3.xml\""
 contains "$W/fd3.xml" '<testsuites'
+# the file behind the descriptor is written through it, not replaced by a rename
+if [ "$(stat -c %i "$W/fd3.xml")" = "$ino" ]; then ok; else bad "--junit /dev/fd/3 replaced the file behind fd 3"; fi
+# /dev/stdout redirected to a file is standard output, as `-`: the report, no summary, the file kept
+touch "$W/both.txt"
+ino=$(stat -c %i "$W/both.txt")
+expect 0 bash -c "\"$DG\" verify \"$SCN/mars.scn\" --no-recovery --markdown /dev/stdout >\"$W/both.txt\""
+if [ "$(head -1 "$W/both.txt")" = "## detgate verify: ✅ pass" ]; then ok; else bad "--markdown /dev/stdout: $(head -2 "$W/both.txt")"; fi
+if [ "$(stat -c %i "$W/both.txt")" = "$ino" ]; then ok; else bad "--markdown /dev/stdout replaced the file behind stdout"; fi
+# a descriptor sharing stdout's file: the summary first, the report after it
+expect 0 bash -c "\"$DG\" verify \"$SCN/mars.scn\" --no-recovery --markdown /dev/fd/3 >\"$W/both.txt\" 3>&1"
+contains "$W/both.txt" '^detgate verify'
+contains "$W/both.txt" '^## detgate verify'
 # `-` is standard output, for a report (then no text summary mixes in) and for -o
 expect 0 "$DG" verify "$SCN/mars.scn" --no-recovery --json -
 if head -c 1 "$W/out" | grep -q '{'; then ok; else bad "--json - did not start stdout with the JSON"; fi

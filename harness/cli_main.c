@@ -144,8 +144,9 @@ static void main_help(FILE *f)
           f);
 }
 
-/* An interrupted run leaves no temp recording or recovery copy behind; final names are only ever
- * written by rename, so they are either complete or absent. */
+/* An interrupted run (or one whose stdout reader went away) leaves no temp recording, recovery copy
+ * or output work file behind; final names are only ever written by rename, so they are either
+ * complete or absent. */
 static void on_signal(int sig)
 {
     harness__temp_cleanup();
@@ -162,6 +163,7 @@ static void install_cleanup(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGPIPE, &sa, NULL); /* `record -o - | head`: the reader left; the temp goes too */
 }
 
 /* A command whose standard output could not be written (a full disk, /dev/full) did not do what it

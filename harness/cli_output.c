@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -241,22 +243,44 @@ static bool out_put_in_place(cli_out *o)
     return close(fd) == 0 && ok;
 }
 
+/* Puts one finished output in place; false with a message. The work file is gone afterwards. */
+static bool out_commit_one(cli_out *o, const char *cmd)
+{
+    bool done = o->how == CLI_OUT_RENAME ? rename(o->work, o->final) == 0 : out_put_in_place(o);
+    if (!done)
+        fprintf(stderr, "detgate %s: %s %s: %s failed: %s\n", cmd, o->what, o->given,
+                o->how == CLI_OUT_RENAME ? "renaming the finished file into place" : "writing", strerror(errno));
+    if (o->how != CLI_OUT_RENAME || !done)
+        unlink(o->work);
+    o->work[0] = 0;
+    return done;
+}
+
 bool cli_outs_commit(cli_outs *s, const char *cmd)
 {
+    /* the renames with SIGINT/SIGTERM/SIGHUP held back: an interrupt lands before all or after all;
+     * the copies into stdout, a device or a FIFO (which may block on a reader) stay interruptible */
+    sigset_t hold, old;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT);
+    sigaddset(&hold, SIGTERM);
+    sigaddset(&hold, SIGHUP);
     bool ok = true;
-    for (size_t i = 0; i < s->n; i++) {
-        cli_out *o = &s->o[i];
-        if (!o->work[0] || access(o->work, F_OK) != 0)
-            continue; /* its writer failed and removed it: nothing to put in place */
-        bool done = o->how == CLI_OUT_RENAME ? rename(o->work, o->final) == 0 : out_put_in_place(o);
-        if (!done) {
-            fprintf(stderr, "detgate %s: %s %s: %s failed: %s\n", cmd, o->what, o->given,
-                    o->how == CLI_OUT_RENAME ? "renaming the finished file into place" : "writing", strerror(errno));
-            ok = false;
+    for (int phase = 0; phase < 2; phase++) {
+        if (phase == 0)
+            pthread_sigmask(SIG_BLOCK, &hold, &old);
+        for (size_t i = 0; i < s->n; i++) {
+            cli_out *o = &s->o[i];
+            if (!o->work[0] || (o->how == CLI_OUT_RENAME) != (phase == 0))
+                continue;
+            if (access(o->work, F_OK) != 0) {
+                o->work[0] = 0; /* its writer failed and removed it: nothing to put in place */
+                continue;
+            }
+            ok &= out_commit_one(o, cmd);
         }
-        if (o->how != CLI_OUT_RENAME || !done)
-            unlink(o->work);
-        o->work[0] = 0;
+        if (phase == 0)
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     return ok;
 }

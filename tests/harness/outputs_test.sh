@@ -82,6 +82,9 @@ mv "$W/out" "$W/stdout.flrep"
 expect 0 "$DG" info "$W/stdout.flrep"
 expect 0 "$DG" hash "$W/stdout.flrep" -o -
 contains "$W/out" '^0000000000 T '
+# the reader of stdout goes away (SIGPIPE): the temp the recording was copied from goes too
+"$DG" record "$SCN/dogfight-40.scn" -o - 2>/dev/null | head -c 4 >/dev/null
+if [ -z "$(ls -A "$TMPDIR")" ]; then ok; else bad "record -o - | head left in TMPDIR: $(ls -A "$TMPDIR")"; fi
 no_temps "devices, FIFO, stdout"
 
 # ---- a symbolic link to a regular file: the target is replaced, the link stays -------------------

@@ -92,6 +92,13 @@ dg_strview dg_cur_str16(dg_cur *c, const char *what)
     const uint8_t *q = take(c, n, what);
     if (!q)
         return v;
+    const uint8_t *nul = n ? memchr(q, 0, n) : NULL;
+    if (nul) {
+        c->pos = (size_t)(at - c->base);
+        dg_cur_fail(c, DG_E_UTF8, "expected %s without NUL bytes (%u bytes), found a NUL at byte %zu of it", what, n,
+                    (size_t)(nul - q));
+        return v;
+    }
     if (!dg_utf8_valid(q, n)) {
         c->pos = (size_t)(at - c->base);
         dg_cur_fail(c, DG_E_UTF8, "expected %s as UTF-8 (%u bytes), found invalid UTF-8", what, n);
@@ -109,32 +116,42 @@ void dg_cur_expect_end(dg_cur *c, const char *what)
                     c->len - c->pos);
 }
 
+size_t dg_utf8_char(const uint8_t *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    uint8_t b = s[0];
+    if (b < 0x80)
+        return 1;
+    size_t need;
+    uint32_t cp, min;
+    if ((b & 0xE0) == 0xC0) { need = 1; cp = b & 0x1F; min = 0x80; }
+    else if ((b & 0xF0) == 0xE0) { need = 2; cp = b & 0x0F; min = 0x800; }
+    else if ((b & 0xF8) == 0xF0) { need = 3; cp = b & 0x07; min = 0x10000; }
+    else return 0;
+    if (n <= need)
+        return 0;
+    for (size_t k = 1; k <= need; k++) {
+        uint8_t t = s[k];
+        if ((t & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (t & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return need + 1;
+}
+
 bool dg_utf8_valid(const uint8_t *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        uint8_t b = s[i];
-        if (b < 0x80) {
-            i++;
-            continue;
-        }
-        size_t need;
-        uint32_t cp, min;
-        if ((b & 0xE0) == 0xC0) { need = 1; cp = b & 0x1F; min = 0x80; }
-        else if ((b & 0xF0) == 0xE0) { need = 2; cp = b & 0x0F; min = 0x800; }
-        else if ((b & 0xF8) == 0xF0) { need = 3; cp = b & 0x07; min = 0x10000; }
-        else return false;
-        if (n - i <= need)
+        if (s[i] == 0)
+            return false; /* the formats' strings hold no NUL (a C consumer would cut them there) */
+        size_t k = dg_utf8_char(s + i, n - i);
+        if (k == 0)
             return false;
-        for (size_t k = 1; k <= need; k++) {
-            uint8_t t = s[i + k];
-            if ((t & 0xC0) != 0x80)
-                return false;
-            cp = cp << 6 | (t & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        i += need + 1;
+        i += k;
     }
     return true;
 }

@@ -72,8 +72,10 @@ dg_strview dg_cur_str16(dg_cur *c, const char *what);
 /* Fails unless the cursor consumed exactly its buffer (records that must end where they say). */
 void dg_cur_expect_end(dg_cur *c, const char *what);
 
-/* True when bytes[0..n) is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
+/* True when bytes[0..n) is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF) without NUL. */
 bool dg_utf8_valid(const uint8_t *s, size_t n);
+/* Length (1..4) of the well-formed UTF-8 character at s[0..n), 0 when it is ill-formed or n == 0. */
+size_t dg_utf8_char(const uint8_t *s, size_t n);
 
 /* ---- writing ------------------------------------------------------------------------------- */
 typedef struct dg_buf {

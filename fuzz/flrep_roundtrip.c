@@ -64,7 +64,7 @@ static long long rewrite(dg_flrep_reader *r, const char *path, const tick_sum *s
     dg_error err;
     dg_error_clear(&err);
     dg_flrep_writer *w = NULL;
-    dg_flrep_writer_opts wo = {0, 0, 1};
+    dg_flrep_writer_opts wo = {.zstd_level = 1};
     dg_status st = dg_flrep_writer_open(&w, path, dg_flrep_reader_header(r), &wo, &err);
     FUZZ_ASSERT(st == DG_OK, "the writer refused tables the reader accepted: %s: %s", err.where, err.msg);
     dg_flrep_tick t;

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dg_status st = dg_fuzz_open_behind_prefix(pre, data, size, true, &file, &len, &r, &err);
     if (st != DG_OK) {
         /* the trailer's own error, or an intact index naming a chunk over the cap */
-        FUZZ_ASSERT(strcmp(err.where, "trailer") == 0 || st == DG_E_LIMIT,
+        FUZZ_ASSERT(strncmp(err.where, "trailer", 7) == 0 || st == DG_E_LIMIT,
                     "a valid preamble with valid chunks failed outside the trailer: %s: %s", err.where, err.msg);
         dg_fuzz_check_error(st, &err, len);
         free(file);

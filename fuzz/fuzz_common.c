@@ -145,7 +145,7 @@ uint8_t *dg_fuzz_record(const dg_fuzz_rec_params *p, size_t *len)
     /* level 3, not the writer's default: the committed seeds (gen_seeds --small) were written at 3
      * and stay reproducible byte for byte, and their frames keep Huffman-coded literals, a part of
      * zstd's decoder the default level's frames never reach */
-    dg_flrep_writer_opts o = {0, 0, 3};
+    dg_flrep_writer_opts o = {.zstd_level = 3};
     if (dg_flrep_writer_open(&w, path, &h, &o, &err) != DG_OK) {
         fprintf(stderr, "fixture: writer_open: %s: %s\n", err.where, err.msg);
         return NULL;
@@ -336,6 +336,7 @@ bool dg_fuzz_write_file(const char *path, const uint8_t *buf, size_t len)
 
 void dg_fuzz_check_world(const dg_qentity *e, size_t n)
 {
+    FUZZ_ASSERT(n <= DG_FLREP_MAX_LIVE, "%zu live entities reached the caller (at most %u)", n, DG_FLREP_MAX_LIVE);
     for (size_t i = 0; i < n; i++) {
         FUZZ_ASSERT(e[i].id >= 1 && (i == 0 || e[i].id > e[i - 1].id), "entity %zu: id %u not sorted/distinct", i,
                     e[i].id);

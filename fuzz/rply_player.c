@@ -17,6 +17,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         dg_rply_file_close(&f);
         return 0;
     }
+    /* a replay plays tickCount ticks: bounded by what the file holds (FORMAT-rply.md §2.1) */
+    FUZZ_ASSERT(f.hdr.tick_count <= dg_rply_max_tick_count(f.hdr.op_bytes), "opened with tickCount %u for %u op bytes",
+                f.hdr.tick_count, f.hdr.op_bytes);
     uint32_t last = f.hdr.tick_count - 1;
     uint32_t target = (uint32_t)(data[size - 1] | data[size / 2] << 8) % f.hdr.tick_count;
     dg_rply_player a, b;

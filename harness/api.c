@@ -274,7 +274,7 @@ dg_status dg_harness_finish(dg_harness_session *s, dg_report *report, dg_harness
     }
     dg_report *own = NULL;
     if (!report)
-        report = own = dg_report_new("verify", HARNESS_VERSION, NULL, err);
+        report = own = dg_report_new("verify", HARNESS_VERSION_NUMBER, NULL, err);
     dg_report_scenario *sc = report ? dg_report_add_scenario(report, s->name, "flrep") : NULL;
     if (!sc) {
         dg_report_free(own);
@@ -299,7 +299,7 @@ dg_status dg_harness_diff_files(const char *a, const char *b, const char *name, 
 {
     dg_report *own = NULL;
     if (!report)
-        report = own = dg_report_new("diff", HARNESS_VERSION, NULL, err);
+        report = own = dg_report_new("diff", HARNESS_VERSION_NUMBER, NULL, err);
     dg_report_scenario *sc = report ? dg_report_add_scenario(report, name ? name : "diff", "flrep") : NULL;
     dg_report_check *c = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
     if (!c) {
@@ -316,10 +316,12 @@ dg_status dg_harness_diff_files(const char *a, const char *b, const char *name, 
         st = err->code;
     } else if (nd > 0) {
         c->status = DG_REPORT_FAIL;
-        dg_report_check_set_message(c, "%llu ticks differ; first at tick %llu", (unsigned long long)nd,
+        dg_report_check_set_message(c, "%llu tick%s differ%s; first at tick %llu", (unsigned long long)c->divergent_ticks,
+                                    dg_report_plural_s(c->divergent_ticks), c->divergent_ticks == 1 ? "s" : "",
                                     (unsigned long long)c->first_tick);
     } else {
-        dg_report_check_set_message(c, "%llu ticks, identical", (unsigned long long)sc->ticks);
+        dg_report_check_set_message(c, "%llu tick%s, identical", (unsigned long long)sc->ticks,
+                                    dg_report_plural_s(sc->ticks));
     }
     if (out)
         fill_result(out, sc, NULL);

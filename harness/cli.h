@@ -39,6 +39,7 @@ int cli_bless(int argc, char **argv);
 int cli_bisect(int argc, char **argv);
 int cli_bisect_step(int argc, char **argv);
 int cli_matrix(int argc, char **argv);
+int cli_merge(int argc, char **argv);
 
 /* Prints the help of a subcommand to f. */
 void cli_print_help(FILE *f, const char *cmd);
@@ -63,6 +64,7 @@ typedef struct cli_out {
     const char *what;         /* the flag, for messages: "-o", "--json", ... */
     const char *given;        /* the path as given; "-" is standard output */
     bool append, to_stdout;
+    bool folder_later; /* its folder is made when it is written (--report-dir); prepare checked a parent */
     cli_out_how how;
     char final[CLI_PATH_CAP]; /* the name renamed onto or written into */
     char work[CLI_PATH_CAP];  /* what the writer writes: a temp removed on SIGINT/SIGTERM */
@@ -104,7 +106,8 @@ typedef struct cli_reports {
     {"report-dir", 1, 0, 0x100}, {"text", 1, 0, 0x101}, {"json", 1, 0, 0x102}, {"junit", 1, 0, 0x103}, \
         {"markdown", 1, 0, 0x104}, {"html", 1, 0, 0x105}, {"markdown-append", 1, 0, 0x106}, {"quiet", 0, 0, 'q'}
 bool cli_report_opt(cli_reports *r, int opt, const char *arg);
-/* Creates the report folder and checks every report output (cli_outs_prepare) before the run, with
+/* Checks the report folder (it, or the nearest existing folder above it, writable; it is made when
+ * the reports are written) and every report output (cli_outs_prepare) before the run, with
  * any of the command's own outputs already added to r->outs (e.g. verify --keep; they are committed
  * with the reports). Returns 0 or CLI_USAGE (printed). */
 int cli_reports_prepare(cli_reports *r, const char *cmd, const char *const *inputs, size_t n_inputs);
@@ -112,6 +115,9 @@ int cli_reports_prepare(cli_reports *r, const char *cmd, const char *const *inpu
  * summary on stdout (not when a report goes to stdout). Returns false when a report could not be
  * written (message on stderr). */
 bool cli_write_reports(const dg_report *rep, cli_reports *r, const char *cmd);
+/* A new report for command cmd: the tool's version, and the time the command started. NULL on out of
+ * memory (err filled). */
+dg_report *cli_report_new(const char *cmd, dg_error *err);
 /* Exit code for a finished report: 0 pass, 1 any fail, 125 any error (and no fail). */
 int cli_exit_for(const dg_report *rep);
 
@@ -138,6 +144,19 @@ bool cli_mkdirs(const char *path);
 /* Parses an unsigned decimal; false on anything else. */
 bool cli_parse_u64(const char *s, uint64_t *out);
 
+/* ---- lengths: a recording that ends early is told as such ------------------------------------------- */
+typedef struct cli_span {
+    bool known;     /* the file's index (or header) was read */
+    uint64_t ticks; /* ticks it holds */
+    uint64_t last;  /* its last tick (meaningless when ticks is 0) */
+} cli_span;
+/* From a .flrep index, an RPLY header (ticks 0..tickCount-1) or a hash stream. */
+cli_span cli_file_span(const char *path, cli_kind kind);
+cli_span cli_stream_span(const harness__stream *s);
+/* "B ends at tick 999, A at 1499; " (names as given) when both are known and end at different
+ * ticks, else "". */
+void cli_length_note(char *buf, size_t cap, const char *name_a, cli_span a, const char *name_b, cli_span b);
+
 /* The scenario argument: a path to a .scn, or a bare name looked up in corpus_dir. */
 bool cli_resolve_scenario(const char *arg, const char *corpus_dir, char *out, size_t cap);
 
@@ -148,6 +167,7 @@ typedef struct cli_run_opts {
     const char *states;        /* --states FILE instead of a scenario */
     uint64_t fault_tick;       /* --replay-fault double-delta:T */
     uint64_t seek_fault_tick;  /* --replay-fault seek-drop-delta:T */
+    uint64_t self_check_fault_tick; /* --replay-fault self-check:T (the writer's self-check fails) */
     size_t seek_random, seek_max_edges;
     bool skip_recovery;
     const char *keep;          /* keep the recording here */
@@ -158,6 +178,10 @@ typedef struct cli_run_opts {
 } cli_run_opts;
 
 void cli_run_opts_init(cli_run_opts *o);
+/* An error that the user's input caused (syntax, range, usage, UTF-8, malformed): exit 2. */
+bool cli_bad_input(dg_status st);
+/* --replay-fault KIND:TICK into o; 0, or the exit code of a usage error (printed). */
+int cli_parse_replay_fault(const char *cmd, const char *arg, cli_run_opts *o);
 /* Opens the source for a scenario path (or the states file). */
 dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__source **out, dg_error *err);
 /* Records src to path, then verifies it into a new scenario of rep. rec receives the record-side

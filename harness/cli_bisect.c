@@ -194,8 +194,9 @@ static uint64_t compare_into(dg_report *rep, const char *name, const char *a, co
     }
     c->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
     if (nd)
-        dg_report_check_set_message(c, "%llu ticks differ from the good recording; first at tick %llu",
-                                    (unsigned long long)nd, (unsigned long long)c->first_tick);
+        dg_report_check_set_message(c, "%llu tick%s differ%s from the good recording; first at tick %llu",
+                                    (unsigned long long)nd, dg_report_plural_s(nd), nd == 1 ? "s" : "",
+                                    (unsigned long long)c->first_tick);
     else
         dg_report_check_set_message(c, "identical to the good recording");
     return nd ? c->first_tick : DG_REPORT_TICK_NONE;
@@ -224,7 +225,9 @@ int cli_bisect_step(int argc, char **argv)
         case S_REPO: repo = optarg; break;
         case S_TYPE: type = optarg; break;
         case S_FORMAT: rply = strcmp(optarg, "rply") == 0; break;
-        default: return CLI_UNTESTED; /* git bisect run: "cannot test" */
+        default: /* git bisect run: "cannot test" */
+            fprintf(stderr, "detgate bisect-step: unknown option or missing value '%s'\n", argv[optind - 1]);
+            return CLI_UNTESTED;
         }
     }
     if (!work || !scn || !good)
@@ -245,7 +248,7 @@ int cli_bisect_step(int argc, char **argv)
     } else {
         dg_error err;
         dg_error_clear(&err);
-        dg_report *rep = dg_report_new("bisect", HARNESS_VERSION, NULL, &err);
+        dg_report *rep = cli_report_new("bisect", &err);
         first = rep ? compare_into(rep, "step", good, rec, rply, &err) : UINT64_MAX - 1;
         dg_report_free(rep);
         verdict = first == UINT64_MAX - 1 ? CLI_UNTESTED : first == DG_REPORT_TICK_NONE ? CLI_EQUAL : CLI_DIVERGED;
@@ -367,7 +370,7 @@ static void keep_log(const char *log, const char *kept)
     struct stat st;
     dg_error err;
     dg_error_clear(&err);
-    bool ok = stat(log, &st) == 0 && harness__temp_path(tmp, sizeof tmp, slash ? dir : ".", "bisect", ".log") &&
+    bool ok = stat(log, &st) == 0 && (!slash || cli_mkdirs(dir)) && harness__temp_path(tmp, sizeof tmp, slash ? dir : ".", "bisect", ".log") &&
               harness__copy_prefix(log, tmp, (uint64_t)st.st_size, &err) == DG_OK && rename(tmp, kept) == 0;
     if (!ok) {
         remove(tmp);
@@ -591,7 +594,7 @@ int cli_bisect(int argc, char **argv)
         return CLI_UNTESTED;
     }
     snprintf(b.wt, sizeof b.wt, "%s/worktree", b.work);
-    dg_report *rep = dg_report_new("bisect", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("bisect", &err);
     if (!rep)
         return CLI_UNTESTED;
     double t0 = harness__now();
@@ -810,7 +813,7 @@ int cli_matrix(int argc, char **argv)
     matrix_build_all(cf, n, src, wdir, scn_abs);
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = dg_report_new("matrix", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("matrix", &err);
     int code = rep ? matrix_pairs(rep, cf, n) : CLI_UNTESTED;
     fflush(stdout);
     for (size_t i = 0; i < n; i++)

@@ -2,11 +2,14 @@
  * report flags and their atomic writing, exit codes, the TTY progress line, file-kind detection. */
 #include "cli.h"
 
+#include "detgate/rply.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -53,6 +56,41 @@ static bool add_report(cli_reports *r, const char *what, const char *path, bool 
     return true;
 }
 
+/* The report folder, before the run: a folder, or missing below a writable folder (it is made only
+ * when the reports are written, so a refused or interrupted run leaves no empty folder). */
+static int check_report_dir(const char *dir, const char *cmd, bool *later)
+{
+    char up[CLI_PATH_CAP];
+    if (strlen(dir) >= CLI_PATH_CAP - 64) {
+        fprintf(stderr, "detgate %s: --report-dir %s: the path is too long\n", cmd, dir);
+        return CLI_USAGE;
+    }
+    snprintf(up, sizeof up, "%s", dir);
+    struct stat st;
+    *later = false;
+    while (stat(up, &st) != 0) {
+        *later = true;
+        char *slash = strrchr(up, '/');
+        while (slash && slash > up && slash[1] == 0) { /* "a/b/" */
+            *slash = 0;
+            slash = strrchr(up, '/');
+        }
+        if (!slash)
+            snprintf(up, sizeof up, ".");
+        else if (slash == up)
+            snprintf(up, sizeof up, "/");
+        else
+            *slash = 0;
+    }
+    const char *why = !S_ISDIR(st.st_mode) ? "is not a folder" : access(up, W_OK | X_OK) != 0 ? "is not writable" : NULL;
+    if (why) {
+        fprintf(stderr, "detgate %s: --report-dir %s: %s%s%s\n", cmd, dir, *later ? up : "",
+                *later ? " " : "", why);
+        return CLI_USAGE;
+    }
+    return 0;
+}
+
 int cli_reports_prepare(cli_reports *r, const char *cmd, const char *const *inputs, size_t n_inputs)
 {
     static const struct { dg_report_kind k; const char *name; } files[] = {
@@ -63,14 +101,16 @@ int cli_reports_prepare(cli_reports *r, const char *cmd, const char *const *inpu
         r->kinds[i] = -1;
     bool ok = true;
     if (r->dir) {
-        if (strlen(r->dir) >= CLI_PATH_CAP - 64 || !cli_mkdirs(r->dir)) {
-            fprintf(stderr, "detgate %s: --report-dir %s: cannot create the report folder: %s\n", cmd, r->dir,
-                    strlen(r->dir) >= CLI_PATH_CAP - 64 ? "the path is too long" : strerror(errno));
-            return CLI_USAGE;
-        }
+        bool later = false;
+        int rc = check_report_dir(r->dir, cmd, &later);
+        if (rc)
+            return rc;
         for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
             snprintf(dir_paths[i], sizeof dir_paths[i], "%s/%s", r->dir, files[i].name);
+            size_t k = r->outs.n;
             ok &= add_report(r, "--report-dir", dir_paths[i], false, files[i].k);
+            if (k < r->outs.n)
+                r->outs.o[k].folder_later = later;
         }
     }
     ok &= add_report(r, "--text", r->text, false, DG_REPORT_TEXT);
@@ -91,6 +131,12 @@ int cli_reports_prepare(cli_reports *r, const char *cmd, const char *const *inpu
 /* Renders every report into its work file; false (and every work file removed) when one fails. */
 static bool render_reports(const dg_report *rep, cli_reports *r, const char *cmd)
 {
+    if (r->dir && !cli_is_dir(r->dir) && !cli_mkdirs(r->dir)) {
+        fprintf(stderr, "detgate %s: --report-dir %s: cannot create the report folder: %s\n", cmd, r->dir,
+                strerror(errno));
+        cli_outs_discard(&r->outs);
+        return false;
+    }
     for (size_t i = 0; i < r->outs.n; i++) {
         if (r->kinds[i] < 0)
             continue;
@@ -127,6 +173,14 @@ bool cli_write_reports(const dg_report *rep, cli_reports *r, const char *cmd)
         fflush(stdout);
     }
     return ok && cli_outs_commit(&r->outs, cmd);
+}
+
+dg_report *cli_report_new(const char *cmd, dg_error *err)
+{
+    dg_report *rep = dg_report_new(cmd, HARNESS_VERSION_NUMBER, NULL, err);
+    if (rep)
+        rep->started_unix = (int64_t)time(NULL);
+    return rep;
 }
 
 int cli_exit_for(const dg_report *rep)
@@ -302,4 +356,51 @@ bool cli_resolve_scenario(const char *arg, const char *corpus_dir, char *out, si
     }
     snprintf(out, cap, "%s", arg);
     return false;
+}
+
+/* ---- lengths -------------------------------------------------------------------------------------- */
+
+cli_span cli_file_span(const char *path, cli_kind kind)
+{
+    cli_span sp = {false, 0, 0};
+    dg_error err;
+    dg_error_clear(&err);
+    if (kind == CLI_KIND_FLREP) {
+        dg_flrep_reader *r = NULL;
+        if (dg_flrep_reader_open_file(&r, path, NULL, &err) == DG_OK) {
+            const dg_flrep_file_info *in = dg_flrep_reader_info(r);
+            sp = (cli_span){true, in->tick_count, in->last_tick};
+        }
+        dg_flrep_reader_close(r);
+    } else if (kind == CLI_KIND_RPLY) {
+        uint8_t head[DG_RPLY_HEADER_SIZE];
+        FILE *f = fopen(path, "rb");
+        size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+        if (f)
+            fclose(f);
+        dg_rply_header h;
+        if (got == sizeof head && dg_rply_read_header(head, got, 0, &h, &err) == DG_OK)
+            sp = (cli_span){true, h.tick_count, h.tick_count ? h.tick_count - 1u : 0};
+    }
+    return sp;
+}
+
+cli_span cli_stream_span(const harness__stream *s)
+{
+    return (cli_span){true, s->n, s->n ? s->v[s->n - 1].tick : 0};
+}
+
+void cli_length_note(char *buf, size_t cap, const char *name_a, cli_span a, const char *name_b, cli_span b)
+{
+    buf[0] = 0;
+    if (!a.known || !b.known || (a.ticks == 0 && b.ticks == 0) || (a.ticks && b.ticks && a.last == b.last))
+        return; /* the same end: any other difference is counted tick by tick */
+    bool b_short = !b.ticks || (a.ticks && b.last < a.last);
+    const char *sn = b_short ? name_b : name_a, *ln = b_short ? name_a : name_b;
+    cli_span sh = b_short ? b : a, lo = b_short ? a : b;
+    if (!sh.ticks)
+        snprintf(buf, cap, "%s has no tick, %s ends at tick %llu; ", sn, ln, (unsigned long long)lo.last);
+    else
+        snprintf(buf, cap, "%s ends at tick %llu, %s at %llu; ", sn, (unsigned long long)sh.last, ln,
+                 (unsigned long long)lo.last);
 }

@@ -3,6 +3,7 @@
  * and raw float hashes); `detgate bless` re-records goldens on purpose and appends who, what and why
  * to corpus/golden/BLESS.log, so an intended change is a reviewed diff, not a pasted constant. */
 #include "cli.h"
+#include "shard_plan.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -53,10 +54,14 @@ static bool list_corpus(const char *dir, name_list *out)
         }
     }
     closedir(d);
-    qsort(out->v, out->n, sizeof *out->v, cmp_name);
+    if (out->n) /* qsort of a NULL array is undefined even for 0 elements */
+        qsort(out->v, out->n, sizeof *out->v, cmp_name);
     return true;
 }
 
+#define GATE_SHARDS_MAX 4096
+
+/* I/N, 1-based: 1 <= I <= N <= GATE_SHARDS_MAX. */
 static bool parse_shard(const char *s, uint64_t *i, uint64_t *n)
 {
     const char *slash = strchr(s, '/');
@@ -64,7 +69,8 @@ static bool parse_shard(const char *s, uint64_t *i, uint64_t *n)
     if (!slash || (size_t)(slash - s) >= sizeof a)
         return false;
     snprintf(a, sizeof a, "%.*s", (int)(slash - s), s);
-    return cli_parse_u64(a, i) && cli_parse_u64(slash + 1, n) && *n >= 1 && *i >= 1 && *i <= *n;
+    return cli_parse_u64(a, i) && cli_parse_u64(slash + 1, n) && *n >= 1 && *n <= GATE_SHARDS_MAX && *i >= 1 &&
+           *i <= *n;
 }
 
 /* ---- the golden comparison ------------------------------------------------------------------------ */
@@ -109,6 +115,40 @@ static void check_error(dg_report_check *c, const dg_error *err)
     dg_report_check_set_message(c, "%s", buf);
 }
 
+/* Whether this build reads its fresh recording back whole (every chunk and tick decoded). */
+static bool fresh_reads_back(const char *rec_path, bool rply)
+{
+    dg_error err;
+    dg_error_clear(&err);
+    if (rply) {
+        harness__stream s = {0};
+        dg_status st = harness__rply_replay_hash(rec_path, NULL, false, &s, &err);
+        harness__stream_free(&s);
+        return st == DG_OK;
+    }
+    dg_flrep_reader *r = NULL;
+    dg_status st = dg_flrep_reader_open_file(&r, rec_path, NULL, &err);
+    if (st == DG_OK)
+        st = dg_flrep_reader_validate(r, &err);
+    dg_flrep_reader_close(r);
+    return st == DG_OK;
+}
+
+/* The golden comparison stopped on an error. The fresh recording unreadable is a failure of this
+ * build (FAIL, exit 1); the golden unreadable (or no memory) leaves nothing to compare with (ERROR). */
+static void golden_error(dg_report_check *c, const dg_error *err, const char *golden, const char *rec_path, bool rply)
+{
+    char buf[600];
+    dg_error_format(err, buf, sizeof buf);
+    if (err->code != DG_E_IO && err->code != DG_E_NOMEM && !fresh_reads_back(rec_path, rply)) {
+        c->status = DG_REPORT_FAIL;
+        dg_report_check_set_message(c, "this build cannot read back its own recording: %s", buf);
+    } else {
+        c->status = DG_REPORT_ERROR;
+        dg_report_check_set_message(c, "cannot compare with the golden %s: %s", golden, buf);
+    }
+}
+
 static void check_golden(dg_report_scenario *sc, const char *golden_dir, const char *rec_path,
                          const harness__stream *rec, bool strict_raw, bool rply)
 {
@@ -129,21 +169,25 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
         return;
     }
     uint64_t nd = 0, first_raw = DG_REPORT_TICK_NONE;
+    cli_span rec_span = cli_stream_span(rec), golden_span = {false, 0, 0};
     if (have_f) {
+        golden_span = cli_file_span(gf, rply ? CLI_KIND_RPLY : CLI_KIND_FLREP);
         nd = rply ? harness__rply_compare_files(c, NULL, gf, rec_path, &err)
                   : harness__compare_files(c, NULL, gf, rec_path, &err);
         if (nd == UINT64_MAX) {
-            check_error(c, &err);
+            golden_error(c, &err, gf, rec_path, rply);
             return;
         }
     }
     if (have_l) {
         harness__stream g = {0};
         if (harness__load_log(gl, &g, NULL, &err) != DG_OK) {
-            check_error(c, &err);
+            golden_error(c, &err, gl, rec_path, rply);
             harness__stream_free(&g);
             return;
         }
+        if (!have_f)
+            golden_span = cli_stream_span(&g);
         uint64_t first[1];
         size_t nfirst;
         /* With a .flrep golden the state diff is already in the check; the log adds the raw hashes. */
@@ -161,9 +205,13 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
     }
     if (nd > 0) {
         c->status = DG_REPORT_FAIL;
+        /* one count everywhere: the check's own divergent ticks, ticks past either end included */
+        uint64_t n = c->divergent_ticks;
+        char len[200];
+        cli_length_note(len, sizeof len, "the new recording", rec_span, "the golden", golden_span);
         dg_report_check_set_message(
-            c, "%llu of %zu ticks differ from the golden (%s); first at tick %llu%s%s", (unsigned long long)nd, rec->n,
-            have_f ? "recording" : "hash log", (unsigned long long)c->first_tick,
+            c, "%s%llu tick%s differ%s from the golden (%s); first at tick %llu%s%s", len, (unsigned long long)n,
+            dg_report_plural_s(n), n == 1 ? "s" : "", have_f ? "recording" : "hash log", (unsigned long long)c->first_tick,
             first_raw < c->first_tick ? "; raw floats already differed earlier (see firstRawTick)" : "",
             have_f ? "" : "; the golden is a hash log (no states): for the entity and field diff, diff a recording "
                           "made at the golden's revision (`detgate bisect` does this)");
@@ -173,15 +221,19 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
                                        "(sub-quantum drift%s)",
                                     (unsigned long long)first_raw, strict_raw ? ", --strict-raw" : "");
     } else {
-        dg_report_check_set_message(c, "%zu ticks identical to the golden (%s%s%s)", rec->n, have_f ? "recording" : "",
+        dg_report_check_set_message(c, "%zu tick%s identical to the golden (%s%s%s)", rec->n,
+                                    dg_report_plural_s(rec->n), have_f ? "recording" : "",
                                     have_f && have_l ? " + " : "", have_l ? "hash log with raw floats" : "");
     }
     c->duration_s = harness__now() - t0;
+    if (have_f) /* after the golden check is complete: adding a check moves the array */
+        rply ? harness__rply_compare_headers(sc, gf, rec_path) : harness__compare_headers(sc, gf, rec_path);
 }
 
 /* ---- gate ---------------------------------------------------------------------------------------- */
 
-enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT, G_JOBS };
+enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT, G_JOBS,
+       G_PLAN, G_FAULT };
 
 #define GATE_JOBS_MAX 32
 
@@ -189,6 +241,8 @@ typedef struct gate_opts {
     const char *corpus, *golden;
     name_list only;
     uint64_t shard_i, shard_n;
+    uint64_t plan;   /* --plan N: print the plan for N shards and stop (0 = run) */
+    bool sharded;    /* --shard given */
     bool strict;
     unsigned jobs; /* scenarios verified at once (--jobs; 0 given = one per online CPU) */
     cli_reports rp;
@@ -217,6 +271,7 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
                                          {"strict-raw", 0, 0, G_STRICT}, {"seek-samples", 1, 0, G_SEEKS},
                                          {"seek-edges", 1, 0, G_EDGES}, {"inject", 1, 0, G_INJECT},
                                          {"format", 1, 0, G_FORMAT}, {"jobs", 1, 0, G_JOBS},
+                                         {"plan", 1, 0, G_PLAN}, {"replay-fault", 1, 0, G_FAULT},
                                          CLI_REPORT_OPTS, {0, 0, 0, 0}};
     uint64_t v;
     int c;
@@ -237,6 +292,10 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
         case G_SCENARIO: names_add(&g->only, optarg); break;
         case G_STRICT: g->strict = true; break;
         case G_INJECT: g->ro.inject = optarg; break;
+        case G_FAULT:
+            if (cli_parse_replay_fault("gate", optarg, &g->ro))
+                return CLI_USAGE;
+            break;
         case G_FORMAT:
             if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
                 return cli_usage_error("gate", "--format: expected flrep or rply, found '%s'", optarg);
@@ -244,7 +303,14 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
             break;
         case G_SHARD:
             if (!parse_shard(optarg, &g->shard_i, &g->shard_n))
-                return cli_usage_error("gate", "--shard: expected I/N with 1 <= I <= N, found '%s'", optarg);
+                return cli_usage_error("gate", "--shard: expected I/N with 1 <= I <= N <= %d, found '%s'",
+                                       GATE_SHARDS_MAX, optarg);
+            g->sharded = true;
+            break;
+        case G_PLAN:
+            if (!cli_parse_u64(optarg, &g->plan) || g->plan < 1 || g->plan > GATE_SHARDS_MAX)
+                return cli_usage_error("gate", "--plan: expected a shard count 1..%d, found '%s'", GATE_SHARDS_MAX,
+                                       optarg);
             break;
         case G_SEEKS:
         case G_EDGES:
@@ -258,8 +324,14 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
     }
     if (optind != argc)
         return cli_usage_error("gate", "unexpected argument '%s' (use --scenario NAME)", argv[optind]);
+    if (g->plan && g->sharded)
+        return cli_usage_error("gate", "--plan N prints the plan of every shard: give it without --shard");
+    const cli_run_opts *o = &g->ro;
+    if (o->rply && (o->fault_tick != UINT64_MAX || o->seek_fault_tick != UINT64_MAX ||
+                    o->self_check_fault_tick != UINT64_MAX))
+        return cli_usage_error("gate", "--replay-fault hooks the .flrep reader and writer; it does nothing with --format rply");
     const cli_reports *r = &g->rp;
-    if (!r->dir && !r->text && !r->json && !r->junit && !r->markdown && !r->html)
+    if (!r->dir && !r->text && !r->json && !r->junit && !r->markdown && !r->html && !r->markdown_append)
         g->rp.dir = "build/reports";
     return 0;
 }
@@ -296,6 +368,122 @@ static bool name_in(const name_list *l, const char *name)
     return false;
 }
 
+/* ---- the shard plan: each scenario's cost from its golden, longest first ------------------------------ */
+
+/* Entity-ticks of a scenario's golden hash log (the sum of its ticks' entity counts), known before
+ * anything runs. False when it has no readable hash log (the gate itself says why, later). */
+static bool golden_cost(const gate_opts *g, const char *name, uint64_t *out)
+{
+    char gf[4096], gl[4096];
+    golden_paths(g->golden, name, g->ro.rply, gf, gl, sizeof gf);
+    dg_hash_log_reader *r = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    if (!cli_file_exists(gl) || dg_hash_log_open(&r, gl, &err) != DG_OK)
+        return false;
+    uint64_t sum = 0;
+    bool eof = false;
+    dg_status st = DG_OK;
+    while (st == DG_OK && !eof) {
+        dg_hash_log_tick t;
+        st = dg_hash_log_next(r, &t, &eof, &err);
+        if (st == DG_OK && !eof)
+            sum += t.entity_count;
+    }
+    dg_hash_log_free(r);
+    *out = sum;
+    return st == DG_OK;
+}
+
+/* The plan of one run: the scenarios asked for (corpus or --scenario names) in name order. */
+typedef struct gate_plan {
+    size_t n;
+    const char **names;
+    uint64_t *cost;
+    bool *assumed;      /* no golden hash log: cost assumed (the mean of the others) */
+    uint32_t *shard_of; /* 0-based shard of each scenario */
+    uint64_t *load;     /* each shard's total cost */
+    uint32_t shards;
+    char corpus_id[17];
+} gate_plan;
+
+static void plan_free(gate_plan *p)
+{
+    free(p->names);
+    free(p->cost);
+    free(p->assumed);
+    free(p->shard_of);
+    free(p->load);
+    memset(p, 0, sizeof *p);
+}
+
+/* Scenarios without a golden cost the mean of those with one (1 when none has one): a guess that
+ * depends only on the corpus, so every machine guesses the same. */
+static void plan_costs(gate_plan *p, const gate_opts *g)
+{
+    uint64_t known = 0, sum = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        p->assumed[i] = !golden_cost(g, p->names[i], &p->cost[i]);
+        if (!p->assumed[i]) {
+            known++;
+            sum += p->cost[i];
+        }
+    }
+    uint64_t guess = known && sum / known ? sum / known : 1;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->assumed[i])
+            p->cost[i] = guess;
+}
+
+/* False only on out of memory. */
+static bool plan_make(gate_plan *p, const gate_opts *g, const name_list *all, uint32_t shards)
+{
+    size_t cap = all->n ? all->n : 1;
+    p->shards = shards;
+    p->names = malloc(cap * sizeof *p->names);
+    p->cost = calloc(cap, sizeof *p->cost);
+    p->assumed = calloc(cap, sizeof *p->assumed);
+    p->shard_of = calloc(cap, sizeof *p->shard_of);
+    p->load = calloc(shards, sizeof *p->load);
+    if (!p->names || !p->cost || !p->assumed || !p->shard_of || !p->load)
+        return false;
+    for (size_t i = 0; i < all->n; i++)
+        if (!g->only.n || name_in(&g->only, all->v[i]))
+            p->names[p->n++] = all->v[i];
+    plan_costs(p, g);
+    return harness__shard_plan(p->cost, p->n, shards, p->shard_of, p->load) &&
+           harness__corpus_id(g->ro.rply ? "rply" : "flrep", p->names, p->cost, p->n, p->corpus_id);
+}
+
+/* `gate --plan N`: one line per shard (cost, share of the total, scenarios in name order), then the
+ * longest shard against the larger of the ideal (total / N) and the largest scenario. */
+static void plan_print(const gate_plan *p, FILE *f)
+{
+    uint64_t total = 0, largest = 0, longest = 0;
+    bool any_assumed = false;
+    for (size_t i = 0; i < p->n; i++) {
+        total += p->cost[i];
+        largest = p->cost[i] > largest ? p->cost[i] : largest;
+        any_assumed |= p->assumed[i];
+    }
+    fprintf(f, "shard plan: %zu scenarios in %u shards, cost = entity-ticks of the golden hash log, corpus %s\n",
+            p->n, p->shards, p->corpus_id);
+    for (uint32_t s = 0; s < p->shards; s++) {
+        longest = p->load[s] > longest ? p->load[s] : longest;
+        fprintf(f, "shard %u/%u cost %llu share %.1f%%:", s + 1, p->shards, (unsigned long long)p->load[s],
+                total ? 100.0 * (double)p->load[s] / (double)total : 0.0);
+        for (size_t i = 0; i < p->n; i++)
+            if (p->shard_of[i] == s)
+                fprintf(f, " %s%s", p->names[i], p->assumed[i] ? "*" : "");
+        fputc('\n', f);
+    }
+    double ideal = (double)total / p->shards, bound = ideal > (double)largest ? ideal : (double)largest;
+    fprintf(f, "longest shard %llu = %.2fx max(ideal %.0f, largest scenario %llu)\n", (unsigned long long)longest,
+            bound > 0 ? (double)longest / bound : 0.0, ideal, (unsigned long long)largest);
+    if (any_assumed)
+        fputs("* no golden hash log: cost assumed (the mean of the others)\n", f);
+}
+
 /* Verifies one scenario and compares it with its golden. Returns false when it did not parse; the
  * message it would print goes to errors instead (printed in corpus order once every worker is done). */
 static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, char *errors, size_t cap)
@@ -321,10 +509,16 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
     int f = cli_record_and_verify(rep, src, rec_path, &g->ro, &rec, &sc, &err);
     if (f >= 0 && sc)
         check_golden(sc, g->golden, rec_path, &rec, g->strict, g->ro.rply);
+    bool usage = f < 0 && cli_bad_input(err.code);
+    if (usage) {
+        char buf[600];
+        dg_error_format(&err, buf, sizeof buf);
+        snprintf(errors, cap, "detgate gate: %s: %s\n", name, buf);
+    }
     harness__stream_free(&rec);
     harness__source_free(src);
     remove(rec_path);
-    return true;
+    return !usage;
 }
 
 /* ---- running the scenarios: one worker, or several threads (--jobs) -------------------------------- */
@@ -356,7 +550,7 @@ static void gate_run_job(gate_job *j, const gate_opts *g)
 {
     dg_error err;
     dg_error_clear(&err);
-    j->part = dg_report_new("gate", HARNESS_VERSION, NULL, &err);
+    j->part = cli_report_new("gate", &err);
     if (!j->part) {
         char buf[600];
         dg_error_format(&err, buf, sizeof buf);
@@ -448,7 +642,7 @@ static void gate_run_workers(gate_pool *p, unsigned want)
 /* Runs the jobs, prints their messages and writes the reports; returns the exit code. rep receives
  * the parts' scenarios on loan (shallow copies, in corpus order) for as long as it takes to render
  * them and is handed back empty: the checks behind them stay owned by the parts. */
-static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, double t0)
+static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, size_t corpus_n, double t0)
 {
     gate_job **order = malloc((n ? n : 1) * sizeof *order);
     if (!order) {
@@ -464,9 +658,11 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, doub
     pthread_mutex_destroy(&pool.mu);
     free(order);
     rep->duration_s = harness__now() - t0;
-    if (n == 0)
-        fprintf(stderr, "detgate gate: shard %llu/%llu of %s holds no scenario\n", (unsigned long long)g->shard_i,
-                (unsigned long long)g->shard_n, g->corpus);
+    if (n == 0) /* more shards than scenarios: this machine has nothing to do, and says so */
+        dg_report_set_note(rep, "shard %llu/%llu of %zu scenario%s: empty", (unsigned long long)g->shard_i,
+                           (unsigned long long)g->shard_n, corpus_n, corpus_n == 1 ? "" : "s");
+    if (n == 0 && g->rp.quiet)
+        fprintf(stderr, "detgate gate: %s\n", rep->note ? rep->note : "empty shard");
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += jobs[i].part ? jobs[i].part->n_scenarios : 0;
@@ -499,9 +695,23 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, doub
     return ok ? code : (code ? code : CLI_UNTESTED);
 }
 
+/* A --scenario the shard excludes would run nothing for it and pass: refused. */
+static int check_shard_holds(const gate_opts *g, const gate_plan *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->shard_of[i] != g->shard_i - 1) {
+            fprintf(stderr, "detgate gate: --scenario %s is not in --shard %llu/%llu (the plan of the %zu scenario%s "
+                            "given puts it in shard %u; see --plan): nothing would test it\n",
+                    p->names[i], (unsigned long long)g->shard_i, (unsigned long long)g->shard_n, p->n,
+                    dg_report_plural_s(p->n), p->shard_of[i] + 1);
+            return CLI_USAGE;
+        }
+    return 0;
+}
+
 int cli_gate(int argc, char **argv)
 {
-    gate_opts g = {"corpus/scenarios", "corpus/golden", {0}, 1, 1, false, 1, {0}, {0}};
+    gate_opts g = {.corpus = "corpus/scenarios", .golden = "corpus/golden", .shard_i = 1, .shard_n = 1, .jobs = 1};
     cli_run_opts_init(&g.ro);
     name_list all = {0};
     int code = parse_gate_args(argc, argv, &g);
@@ -510,39 +720,53 @@ int cli_gate(int argc, char **argv)
                         "give --corpus)\n", g.corpus, strerror(errno));
         code = CLI_USAGE;
     }
+    if (code == 0 && all.n == 0) {
+        fprintf(stderr, "detgate gate: no scenario (*.scn) in %s: nothing to test\n", g.corpus);
+        code = CLI_USAGE;
+    }
     for (size_t i = 0; code == 0 && i < g.only.n; i++)
         if (!name_in(&all, g.only.v[i])) {
             fprintf(stderr, "detgate gate: no scenario '%s' in %s\n", g.only.v[i], g.corpus);
             code = CLI_USAGE;
         }
-    if (code == 0)
+    gate_plan plan = {0};
+    if (code == 0 && !plan_make(&plan, &g, &all, (uint32_t)(g.plan ? g.plan : g.shard_n))) {
+        fprintf(stderr, "detgate gate: out of memory\n");
+        code = CLI_UNTESTED;
+    }
+    if (code == 0 && g.only.n)
+        code = check_shard_holds(&g, &plan);
+    if (code == 0 && g.plan)
+        plan_print(&plan, stdout);
+    if (code == 0 && !g.plan)
         code = gate_check_outputs(&g, &all);
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = code == 0 ? dg_report_new("gate", HARNESS_VERSION, NULL, &err) : NULL;
+    dg_report *rep = code == 0 && !g.plan ? cli_report_new("gate", &err) : NULL;
     if (code || !rep) {
+        plan_free(&plan);
         free(g.only.v);
         free(all.v);
-        return code ? code : CLI_UNTESTED;
+        return code ? code : g.plan ? CLI_EQUAL : CLI_UNTESTED;
     }
+    dg_report_set_shard(rep, (uint32_t)g.shard_i, (uint32_t)g.shard_n, plan.corpus_id);
     double t0 = harness__now();
-    gate_job *jobs = calloc(all.n ? all.n : 1, sizeof *jobs);
+    gate_job *jobs = calloc(plan.n ? plan.n : 1, sizeof *jobs);
     size_t ran = 0;
-    for (size_t i = 0; jobs && i < all.n; i++) {
-        /* the shard is cut from the whole corpus in name order, so N machines cover it exactly once */
-        if (i % g.shard_n != g.shard_i - 1 || (g.only.n && !name_in(&g.only, all.v[i])))
-            continue;
-        jobs[ran++].name = all.v[i];
-    }
+    for (size_t i = 0; jobs && i < plan.n; i++)
+        /* every machine computes the same plan, so N machines with I = 1..N cover the list exactly once */
+        if (plan.shard_of[i] == g.shard_i - 1)
+            jobs[ran++].name = plan.names[i];
     if (!jobs) {
         fprintf(stderr, "detgate gate: out of memory\n");
         code = CLI_UNTESTED;
     } else {
-        code = gate_run(rep, &g, jobs, ran, t0);
+        code = gate_run(rep, &g, jobs, ran, all.n, t0);
         for (size_t i = 0; i < ran; i++)
             dg_report_free(jobs[i].part);
     }
     free(jobs);
+    plan_free(&plan);
     free(g.only.v);
     free(all.v);
     dg_report_free(rep);
@@ -701,7 +925,8 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
                     strerror(errno));
             code = CLI_UNTESTED;
         } else {
-            printf("blessed %s: %zu ticks, first changed tick %s; %s%s\n", name, rec.n, changed, gl,
+            printf("blessed %s: %zu tick%s, first changed tick %s; %s%s\n", name, rec.n, dg_report_plural_s(rec.n),
+                   changed, gl,
                    keep_flrep ? (rply ? " + .rply" : " + .flrep")
                               : " (hash log only: recording larger than --flrep-max-bytes)");
         }
@@ -744,6 +969,9 @@ int cli_bless(int argc, char **argv)
     }
     if (!reason || !reason[strspn(reason, " \t")])
         return cli_usage_error("bless", "--reason \"why\" is required: the bless log records why a golden changed");
+    if (all && optind < argc)
+        return cli_usage_error("bless", "--all blesses every scenario of the corpus: give it or SCENARIO..., not both "
+                                        "(found '%s')", argv[optind]);
     name_list names = {0};
     if (all) {
         if (!list_corpus(corpus, &names))
@@ -760,7 +988,7 @@ int cli_bless(int argc, char **argv)
     }
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = dg_report_new("bless", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("bless", &err);
     int worst = CLI_EQUAL;
     for (size_t i = 0; i < names.n && rep; i++) {
         char scn[4096], name[DG_HASH_LOG_NAME_MAX + 1];

@@ -17,12 +17,14 @@
 
 const cli_cmd cli_commands[] = {
     {"info", cli_info, "header, sections, tick range, chunks and sizes of a recording",
-     "usage: detgate info FILE\n"
+     "usage: detgate info FILE [--check]\n"
      "Prints what a recording holds: header, sections, tick range and duration, keyframes, chunk count\n"
      "and sizes, bytes per tick, and whether the index trailer was recovered by a forward scan.\n"
+     "--check also decodes every chunk and tick (checksums, tick order, records) and names the first\n"
+     "bad chunk with its byte offset; without it the chunks are not decoded (the last line says so).\n"
      "The format is detected by its magic (FLRP or RPLY).\n"
-     "Exit: 0 ok, 2 unreadable input (the error on stderr).\n"
-     "Example: detgate info build/rec/dogfight-40.flrep\n"},
+     "Exit: 0 ok, 2 unreadable input or --check found a bad chunk (the error on stderr).\n"
+     "Example: detgate info --check build/rec/dogfight-40.flrep\n"},
     {"dump", cli_dump, "JSON Lines dump of every tick of a recording",
      "usage: detgate dump FILE --json [--partial]\n"
      "One JSON object per line: the header, each section, then one line per tick with its entity\n"
@@ -32,14 +34,16 @@ const cli_cmd cli_commands[] = {
      "Example: detgate dump rec.flrep --json | jq -c 'select(.type==\"tick\") | .tick'\n"},
     {"record", cli_record, "record a scenario (or a state stream) to a recording",
      "usage: detgate record SCENARIO -o FILE [--format flrep|rply] [--keyframe-interval N] [--inject SPEC]\n"
-     "                      [--hash-log LOG[.zst]] [--log-entities]\n"
+     "                      [--hash-log LOG[.zst]] [--log-entities] [--fsync close|chunk|none]\n"
      "       detgate record --states STREAM -o FILE ...\n"
      "SCENARIO is a .scn path or a name in corpus/scenarios. Each tick goes through the real\n"
      "quantizer and writer; --hash-log also writes the record-side hash log (with raw float\n"
      "hashes). --inject breaks determinism on purpose (sim_stub switches, docs/SCENARIOS.md):\n"
      "  bitflip:tick=T,entity=ID,field=pos.x,bit=B | fma | libm-trig | pointer-order | clock-seed |\n"
      "  racy-threads   (several separated by ';')\n"
-     "Exit: 0 written, 2 bad input or usage.\n"
+     "--replay-fault self-check:TICK makes the writer's self-check fail there (a test hook).\n"
+     "--fsync: when the file is forced to disk — close (default), every chunk, or none.\n"
+     "Exit: 0 written, 1 the writer's self-check failed (a codec bug), 2 bad input or usage.\n"
      "Example: detgate record dogfight-40 -o /tmp/d.flrep --inject 'bitflip:tick=300,entity=7,field=pos.x,bit=40'\n"},
     {"hash", cli_hash, "print the per-tick hash log of a recording (replay side)",
      "usage: detgate hash FILE [-o LOG[.zst]] [--entities]      (FILE: .flrep or RPLY)\n"
@@ -51,7 +55,8 @@ const cli_cmd cli_commands[] = {
     {"verify", cli_verify, "record, replay, compare; check seek and crash recovery",
      "usage: detgate verify SCENARIO [--format flrep|rply] [--inject SPEC] [--keyframe-interval N] [--keep FILE]\n"
      "       detgate verify --states STREAM [...]\n"
-     "  [--seek-samples N] [--seek-edges N] [--no-recovery] [--replay-fault double-delta:TICK|seek-drop-delta:TICK]\n"
+     "  [--seek-samples N] [--seek-edges N] [--no-recovery]\n"
+     "  [--replay-fault double-delta:TICK|seek-drop-delta:TICK|self-check:TICK]\n"
      "Runs the session through sim_stub and the real codec (record side hashes exactly what was\n"
      "written), reads the file back and hashes every rebuilt tick (replay side), and compares the\n"
      "two streams tick by tick; on a mismatch it diffs the states behind the hashes down to entity\n"
@@ -60,7 +65,9 @@ const cli_cmd cli_commands[] = {
      "last chunk short) to check crash recovery. --states reads an engine's per-tick state stream\n"
      "(CSV or JSON Lines, docs/STATES-STREAM.md) instead of a scenario. --replay-fault is a test\n"
      "hook: double-delta makes the reader apply that tick's delta records twice (linear replay and\n"
-     "seek); seek-drop-delta makes a seek landing on that tick drop the delta before it (seek only).\n"
+     "seek); seek-drop-delta makes a seek landing on that tick drop the delta before it (seek only);\n"
+     "self-check makes the writer's self-check fail there (the record check fails: exit 1). A hook\n"
+     "past the last tick is refused (exit 2).\n"
      "--format rply records through the RPLY\n"
      "writer and replays with the RPLY player (record-vs-replay and seek; RPLY has no trailer to lose).\n"
      REPORT_FLAGS_HELP EXIT_HELP
@@ -75,8 +82,9 @@ const cli_cmd cli_commands[] = {
      "and compared by hash.\n" REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
     {"gate", cli_gate, "verify every scenario and compare it with its golden",
-     "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N] [--jobs N]\n"
-     "                    [--strict-raw] [--inject SPEC] [--format flrep|rply] [report flags]\n"
+     "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N | --plan N] [--jobs N]\n"
+     "                    [--strict-raw] [--inject SPEC] [--format flrep|rply] [--replay-fault KIND:TICK]\n"
+     "                    [report flags]\n"
      "For every scenario in the corpus (default corpus/scenarios): verify (record vs replay, seek,\n"
      "recovery), then compare the recording with the golden in corpus/golden: NAME.flrep (state\n"
      "diff) and NAME.hashlog.zst (hashes, raw float hashes). Any divergence fails the run.\n"
@@ -84,11 +92,24 @@ const cli_cmd cli_commands[] = {
      "NAME.rply.hashlog.zst.\n"
      "A raw-only (sub-quantum) drift is reported but passes unless --strict-raw. --inject records\n"
      "every scenario with sim_stub's injection switch: what a broken build would record.\n"
-     "--shard I/N (1 <= I <= N) runs scenarios whose position in name order is I modulo N.\n"
+     "--shard I/N (1 <= I <= N) runs shard I of a plan every machine computes alike: scenarios longest\n"
+     "first (entity-ticks of the golden hash log), each to the least loaded shard. --plan N prints\n"
+     "that plan for N shards (shard, cost, share, scenarios) and exits 0 without running anything.\n"
      "--jobs N (-j N) verifies N scenarios at once on threads (default 1; 0 = one per online CPU,\n"
      "at most 32); the reports and the exit code are the same as with one.\n"
+     "A corpus without scenarios, or a --scenario the --shard excludes, is refused (exit 2); an empty\n"
+     "shard of a non-empty corpus passes and its reports say so. --replay-fault: as for verify.\n"
      "Reports go to build/reports unless --report-dir (or another report flag) is given.\n" REPORT_FLAGS_HELP
      EXIT_HELP "Example: detgate gate --shard 1/2 --junit build/gate-1.xml\n"},
+    {"merge", cli_merge, "one report from the JSON reports of every shard of a gate run",
+     "usage: detgate merge REPORT.json... [report flags]\n"
+     "Reads the JSON report of every shard of one `detgate gate --shard I/N` run and writes one report\n"
+     "of the whole corpus in every format asked for (scenarios in name order; default --report-dir\n"
+     "build/reports). The set must be whole: the same corpusId and shard count N in every report, and\n"
+     "the shards 1..N each exactly once; a missing or repeated shard, shards of another corpus or\n"
+     "plan, or a file that is not a gate report is refused (exit 2) and nothing is written.\n"
+     "Exit: the merged verdict, as gate's: 0 all equal, 1 divergence, 125 could not test; 2 bad input.\n"
+     "Example: detgate merge shard-*/report.json --report-dir build/reports/all\n"},
     {"bless", cli_bless, "re-record goldens on purpose, with a reason in the bless log",
      "usage: detgate bless SCENARIO... --reason \"why\" [--corpus DIR] [--golden DIR] [--all]\n"
      "                     [--flrep-max-bytes N] [--format flrep|rply]\n"
@@ -98,6 +119,7 @@ const cli_cmd cli_commands[] = {
      "corpus/golden/BLESS.log: time, who (git user), scenario, the first tick that changed against\n"
      "the old golden, revision, reason. Commit the goldens and the log together.\n"
      "--format rply blesses RPLY goldens (NAME.rply.hashlog.zst, NAME.rply when small enough).\n"
+     "--all and SCENARIO names together are refused.\n"
      "Exit: 0 blessed, 1 a scenario failed verify (nothing blessed for it), 2 usage.\n"
      "Example: detgate bless dogfight-40 --reason \"new drag model (#123)\"\n"},
     {"bisect", cli_bisect, "find the commit that broke determinism of a scenario",

@@ -90,7 +90,7 @@ static int out_classify(const char *cmd, cli_out *o, struct stat *st, bool *exis
         if (errno != ENOENT)
             return out_refuse(cmd, o, "%s", strerror(errno));
         o->how = o->append ? CLI_OUT_APPEND : CLI_OUT_RENAME;
-        return out_check_folder(cmd, o);
+        return o->folder_later ? 0 : out_check_folder(cmd, o);
     }
     if (stat(o->given, st) != 0)
         return out_refuse(cmd, o, "%s", "is a symbolic link to a missing file");

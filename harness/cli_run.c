@@ -13,6 +13,7 @@ void cli_run_opts_init(cli_run_opts *o)
     memset(o, 0, sizeof *o);
     o->fault_tick = UINT64_MAX;
     o->seek_fault_tick = UINT64_MAX;
+    o->self_check_fault_tick = UINT64_MAX;
     o->seek_random = 32;
 }
 
@@ -23,9 +24,31 @@ dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__
     return harness__source_scenario(out, scenario, o->inject, o->keyframe, err);
 }
 
-static bool bad_input(dg_status st)
+bool cli_bad_input(dg_status st)
 {
     return st == DG_E_SYNTAX || st == DG_E_RANGE || st == DG_E_USAGE || st == DG_E_UTF8 || st == DG_E_MALFORMED;
+}
+
+/* The writer rebuilds each DELTA record with the decoder's own arithmetic and refuses a tick whose
+ * rebuild does not match (DG_E_STATE from "writer"): this build cannot read back what it writes — a
+ * failure of the build (exit 1), not a run that could not test. */
+static bool writer_refused_itself(const dg_error *err)
+{
+    return err->code == DG_E_STATE && strcmp(err->where, "writer") == 0;
+}
+
+/* A fault hook set past the recording's last tick would test nothing: bad usage. */
+static dg_status check_fault_ticks(const cli_run_opts *o, const harness__stream *rec, dg_error *err)
+{
+    static const char *const kind[3] = {"double-delta", "seek-drop-delta", "self-check"};
+    const uint64_t at[3] = {o->fault_tick, o->seek_fault_tick, o->self_check_fault_tick};
+    uint64_t last = rec->n ? rec->v[rec->n - 1].tick : 0;
+    for (int k = 0; k < 3; k++)
+        if (at[k] != UINT64_MAX && (rec->n == 0 || at[k] > last))
+            return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "--replay-fault",
+                                "%s:%llu is past the recording's last tick (%llu): it would test nothing", kind[k],
+                                (unsigned long long)at[k], (unsigned long long)last);
+    return DG_OK;
 }
 
 int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path, const cli_run_opts *o,
@@ -41,17 +64,24 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     snprintf(label, sizeof label, "%s: record", src->name);
     cli_progress_init(&pr, label);
     pr.on = pr.on && !o->no_progress;
-    harness__record_opts ro = {o->hash_log, o->log_entities, "flrep", cli_progress_cb, &pr};
+    harness__record_opts ro = {o->hash_log, o->log_entities, "flrep", cli_progress_cb, &pr,
+                               o->self_check_fault_tick != UINT64_MAX, o->self_check_fault_tick,
+                               DG_FLREP_FSYNC_CLOSE};
     double t0 = harness__now();
     dg_status st = o->rply ? harness__rply_record(src, path, o->keyframe, rec, err)
                            : harness__record(src, path, &ro, rec, err);
     cli_progress_done(&pr);
+    if (st == DG_OK)
+        st = check_fault_ticks(o, rec, err);
     if (st != DG_OK) {
-        dg_report_check *c = dg_report_add_check(sc, "record", DG_REPORT_ERROR);
+        bool own = writer_refused_itself(err);
+        dg_report_check *c = dg_report_add_check(sc, "record", own ? DG_REPORT_FAIL : DG_REPORT_ERROR);
         char buf[600];
         dg_error_format(err, buf, sizeof buf);
         if (c) {
-            dg_report_check_set_message(c, "could not record: %s", buf);
+            dg_report_check_set_message(c, own ? "the writer could not reproduce what it wrote (its self-check "
+                                                 "failed: this build cannot read back its own recording): %s"
+                                               : "could not record: %s", buf);
             c->duration_s = harness__now() - t0;
         }
         return -1;
@@ -74,15 +104,18 @@ enum { OPT_INJECT = 0x200, OPT_KEYFRAME, OPT_STATES, OPT_KEEP, OPT_HASHLOG, OPT_
        OPT_EDGES, OPT_NOREC, OPT_FORMAT, OPT_CORPUS };
 
 /* --replay-fault KIND:TICK, a test hook: double-delta breaks linear replay at TICK, seek-drop-delta
- * breaks only a seek landing on TICK. */
-static int parse_replay_fault(const char *cmd, const char *arg, cli_run_opts *o)
+ * breaks only a seek landing on TICK, self-check makes the writer's self-check fail at TICK. */
+int cli_parse_replay_fault(const char *cmd, const char *arg, cli_run_opts *o)
 {
-    static const char dd[] = "double-delta:", sd[] = "seek-drop-delta:";
+    static const char dd[] = "double-delta:", sd[] = "seek-drop-delta:", sc[] = "self-check:";
     if (strncmp(arg, dd, sizeof dd - 1) == 0 && cli_parse_u64(arg + sizeof dd - 1, &o->fault_tick))
         return 0;
     if (strncmp(arg, sd, sizeof sd - 1) == 0 && cli_parse_u64(arg + sizeof sd - 1, &o->seek_fault_tick))
         return 0;
-    return cli_usage_error(cmd, "--replay-fault: expected double-delta:TICK or seek-drop-delta:TICK, found '%s'", arg);
+    if (strncmp(arg, sc, sizeof sc - 1) == 0 && cli_parse_u64(arg + sizeof sc - 1, &o->self_check_fault_tick))
+        return 0;
+    return cli_usage_error(cmd, "--replay-fault: expected double-delta:TICK, seek-drop-delta:TICK or self-check:TICK, "
+                                "found '%s'", arg);
 }
 
 static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **format, const char **corpus)
@@ -109,7 +142,7 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
         o->keyframe = (uint32_t)v;
         return 0;
     case OPT_FAULT:
-        return parse_replay_fault(cmd, optarg, o);
+        return cli_parse_replay_fault(cmd, optarg, o);
     case OPT_SEEKS:
         if (!cli_parse_u64(optarg, &v) || v > 1000000)
             return cli_usage_error(cmd, "--seek-samples: expected 0..1000000, found '%s'", optarg);
@@ -152,23 +185,31 @@ static int open_input(const char *cmd, const char *arg, const char *corpus, cons
     dg_status st = cli_open_source(path, o, src, &err);
     if (st != DG_OK) {
         cli_print_error(cmd, &err);
-        return bad_input(st) || st == DG_E_IO ? CLI_USAGE : CLI_UNTESTED;
+        return cli_bad_input(st) || st == DG_E_IO ? CLI_USAGE : CLI_UNTESTED;
     }
     return 0;
 }
 
 int cli_record(int argc, char **argv)
 {
-    static const struct option opts[] = {RUN_LONG_OPTS, {"output", 1, 0, 'o'}, {0, 0, 0, 0}};
+    enum { OPT_FSYNC = 0x280 };
+    static const struct option opts[] = {RUN_LONG_OPTS, {"output", 1, 0, 'o'}, {"fsync", 1, 0, OPT_FSYNC},
+                                         {0, 0, 0, 0}};
     cli_run_opts o;
     cli_run_opts_init(&o);
     const char *out = NULL, *format = "flrep", *corpus = NULL;
+    dg_flrep_fsync fsync = DG_FLREP_FSYNC_CLOSE;
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
         if (c == 'o') {
             out = optarg;
+            continue;
+        }
+        if (c == OPT_FSYNC) {
+            if (!dg_flrep_fsync_parse(optarg, &fsync))
+                return cli_usage_error("record", "--fsync: expected close, chunk or none, found '%s'", optarg);
             continue;
         }
         int rc = parse_run_opt("record", c, &o, &format, &corpus);
@@ -179,6 +220,8 @@ int cli_record(int argc, char **argv)
     }
     if (!out)
         return cli_usage_error("record", "-o FILE is required");
+    if (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX || (o.rply && o.self_check_fault_tick != UINT64_MAX))
+        return cli_usage_error("record", "--replay-fault: record takes only self-check:TICK (the .flrep writer's hook)");
     if (o.rply && (o.hash_log || o.log_entities))
         return cli_usage_error("record", "--hash-log is for .flrep recordings (use `detgate hash FILE.rply`)");
     if (optind < argc - 1)
@@ -202,7 +245,8 @@ int cli_record(int argc, char **argv)
     dg_error_clear(&err);
     cli_progress pr;
     cli_progress_init(&pr, "record");
-    harness__record_opts ro = {log_out ? log_out->work : NULL, o.log_entities, "flrep", cli_progress_cb, &pr};
+    harness__record_opts ro = {log_out ? log_out->work : NULL, o.log_entities, "flrep", cli_progress_cb, &pr,
+                               o.self_check_fault_tick != UINT64_MAX, o.self_check_fault_tick, fsync};
     dg_status st = o.rply ? harness__rply_record(src, rec_out->work, o.keyframe, &rec, &err)
                           : harness__record(src, rec_out->work, &ro, &rec, &err);
     cli_progress_done(&pr);
@@ -211,14 +255,14 @@ int cli_record(int argc, char **argv)
         cli_outs_discard(&outs);
         cli_print_error("record", &err);
         harness__stream_free(&rec);
-        return bad_input(st) ? CLI_USAGE : CLI_UNTESTED;
+        return cli_bad_input(st) ? CLI_USAGE : writer_refused_itself(&err) ? CLI_DIVERGED : CLI_UNTESTED;
     }
     if (!cli_outs_commit(&outs, "record")) {
         harness__stream_free(&rec);
         return CLI_UNTESTED;
     }
-    fprintf(stderr, "detgate record: %s: %zu ticks, %llu entity-ticks\n", out, rec.n,
-            (unsigned long long)rec.entity_ticks);
+    fprintf(stderr, "detgate record: %s: %zu tick%s, %llu entity-tick%s\n", out, rec.n, dg_report_plural_s(rec.n),
+            (unsigned long long)rec.entity_ticks, dg_report_plural_s(rec.entity_ticks));
     harness__stream_free(&rec);
     return CLI_EQUAL;
 }
@@ -244,7 +288,7 @@ int cli_verify(int argc, char **argv)
     }
     if (optind < argc - 1)
         return cli_usage_error("verify", "expected one SCENARIO");
-    if (o.rply && (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX))
+    if (o.rply && (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX || o.self_check_fault_tick != UINT64_MAX))
         return cli_usage_error("verify", "--replay-fault hooks the .flrep reader; it does nothing with --format rply");
     harness__source *src = NULL;
     char scn[CLI_PATH_CAP];
@@ -269,7 +313,7 @@ int cli_verify(int argc, char **argv)
         harness__temp_path(path, sizeof path, NULL, src->name, o.rply ? ".rply" : ".flrep");
     dg_error err;
     dg_error_clear(&err);
-    dg_report *rep = dg_report_new("verify", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("verify", &err);
     if (!rep) {
         cli_outs_discard(&rp.outs);
         harness__source_free(src);
@@ -284,8 +328,11 @@ int cli_verify(int argc, char **argv)
     harness__source_free(src);
     if (temp)
         remove(path);
-    bool ok = cli_write_reports(rep, &rp, "verify");
-    int code = failed < 0 && bad_input(err.code) ? CLI_USAGE : cli_exit_for(rep);
+    bool usage = failed < 0 && cli_bad_input(err.code);
+    if (usage)
+        cli_print_error("verify", &err);
+    bool ok = usage || cli_write_reports(rep, &rp, "verify");
+    int code = usage ? CLI_USAGE : cli_exit_for(rep);
     dg_report_free(rep);
     return ok ? code : (code ? code : CLI_UNTESTED);
 }
@@ -319,20 +366,23 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
         uint64_t first[1], first_raw;
         size_t nfirst;
         uint64_t nd = harness__compare_streams(c, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw);
-        sc->ticks = sa.n;
+        sc->ticks = sb.n; /* both counts are B's, the side the scenario is named after */
         sc->entity_ticks = sb.entity_ticks;
         if (first_raw != DG_REPORT_TICK_NONE)
             dg_report_check_set_raw_divergence(c, first_raw);
         c->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
+        char len[160];
+        cli_length_note(len, sizeof len, "A", cli_stream_span(&sa), "B", cli_stream_span(&sb));
         if (nd)
-            dg_report_check_set_message(c, "%llu ticks differ (hash logs); first at tick %llu%s",
-                                        (unsigned long long)nd, (unsigned long long)first[0],
+            dg_report_check_set_message(c, "%s%llu tick%s differ%s (hash logs); first at tick %llu%s", len,
+                                        (unsigned long long)c->divergent_ticks, dg_report_plural_s(c->divergent_ticks),
+                                        c->divergent_ticks == 1 ? "s" : "", (unsigned long long)first[0],
                                         first_raw < first[0] ? "; raw floats differed earlier" : "");
         else if (first_raw != DG_REPORT_TICK_NONE)
             dg_report_check_set_message(c, "quantized state identical; raw floats differ from tick %llu (sub-quantum)",
                                         (unsigned long long)first_raw);
         else
-            dg_report_check_set_message(c, "%zu ticks, identical", sa.n);
+            dg_report_check_set_message(c, "%zu tick%s, identical", sb.n, dg_report_plural_s(sb.n));
     }
     harness__stream_free(&sa);
     harness__stream_free(&sb);
@@ -371,7 +421,7 @@ int cli_diff(int argc, char **argv)
                 a, b);
         return CLI_USAGE;
     }
-    dg_report *rep = dg_report_new("diff", HARNESS_VERSION, NULL, &err);
+    dg_report *rep = cli_report_new("diff", &err);
     char name[DG_HASH_LOG_NAME_MAX + 1];
     harness__scenario_name(b, name, sizeof name);
     dg_report_scenario *sc = rep ? dg_report_add_scenario(rep, name, kb == CLI_KIND_RPLY ? "rply" : kb == CLI_KIND_FLREP ? "flrep" : "hashlog") : NULL;
@@ -383,21 +433,25 @@ int cli_diff(int argc, char **argv)
     }
     double t0 = harness__now();
     int code;
+    struct stat bst; /* B's size, whatever B is (a recording or a hash log) */
+    sc->file_bytes = stat(b, &bst) == 0 ? (uint64_t)bst.st_size : 0;
     if (rply || (ka == CLI_KIND_FLREP && kb == CLI_KIND_FLREP)) {
         uint64_t nd = rply ? harness__rply_compare_files(ck, sc, a, b, &err) : harness__compare_files(ck, sc, a, b, &err);
-        struct stat st;
-        sc->file_bytes = stat(b, &st) == 0 ? (uint64_t)st.st_size : 0;
         if (nd == UINT64_MAX) {
             cli_print_error("diff", &err);
             dg_report_free(rep);
             return CLI_USAGE;
         }
         ck->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
+        char len[160];
+        cli_length_note(len, sizeof len, "A", cli_file_span(a, ka), "B", cli_file_span(b, kb));
         if (nd)
-            dg_report_check_set_message(ck, "%llu ticks differ; first at tick %llu", (unsigned long long)nd,
-                                        (unsigned long long)ck->first_tick);
+            dg_report_check_set_message(ck, "%s%llu tick%s differ%s; first at tick %llu", len,
+                                        (unsigned long long)ck->divergent_ticks, dg_report_plural_s(ck->divergent_ticks),
+                                        ck->divergent_ticks == 1 ? "s" : "", (unsigned long long)ck->first_tick);
         else
-            dg_report_check_set_message(ck, "%llu ticks, identical", (unsigned long long)sc->ticks);
+            dg_report_check_set_message(ck, "%llu tick%s, identical", (unsigned long long)sc->ticks,
+                                        dg_report_plural_s(sc->ticks));
     } else {
         diff_hashes(ck, sc, a, ka, b, kb, &err);
         if (ck->status == DG_REPORT_ERROR) {
@@ -406,7 +460,12 @@ int cli_diff(int argc, char **argv)
             return CLI_USAGE;
         }
     }
-    ck->duration_s = rep->duration_s = harness__now() - t0;
+    ck->duration_s = harness__now() - t0;
+    if (ka == CLI_KIND_FLREP && kb == CLI_KIND_FLREP)
+        harness__compare_headers(sc, a, b); /* its own check: tables and header fields, not ticks */
+    else if (rply)
+        harness__rply_compare_headers(sc, a, b);
+    rep->duration_s = harness__now() - t0;
     bool ok = cli_write_reports(rep, &rp, "diff");
     code = cli_exit_for(rep);
     dg_report_free(rep);

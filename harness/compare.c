@@ -196,8 +196,8 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
             uint64_t ea = fs == 1 ? dg_hash_events(f.events, f.nev) : 0;
             uint64_t eb = rs == 1 ? dg_hash_events(t.events, t.event_count) : 0;
             rt->events_differ = ea != eb;
-            rt->events_a = fs == 1 ? (uint32_t)f.nev : 0;
-            rt->events_b = rs == 1 ? (uint32_t)t.event_count : 0;
+            dg_report_tick_diff_events(rt, fs == 1 ? f.events : NULL, fs == 1 ? f.nev : 0,
+                                       rs == 1 ? t.events : NULL, rs == 1 ? t.event_count : 0);
         }
         dg_report_check_add_divergent(c, ticks[k], ndiff);
         /* The reader is linear: re-open it after a tick it lacked so the next target is reachable. */
@@ -302,8 +302,11 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
         size_t na = only_b ? 0 : a.t.ent_count;
         const dg_qentity *qb = only_a ? NULL : b.t.ents;
         size_t nb = only_a ? 0 : b.t.ent_count;
-        bool events_differ = false;
+        bool events_differ = only_a ? a.t.event_count > 0 : only_b && b.t.event_count > 0;
         bool differs = only_a || only_b;
+        /* past the other side's last tick: counted, and told as a length in the check's message
+         * (callers: "B ends at tick T"), not detailed as a tick whose every entity was lost */
+        bool past_end = (only_a && b.rc != 1) || (only_b && a.rc != 1);
         if (!differs) {
             dg_tick_hash ha = dg_hash_tick(tick, qa, na, a.t.events, a.t.event_count, NULL);
             dg_tick_hash hb = dg_hash_tick(tick, qb, nb, b.t.events, b.t.event_count, NULL);
@@ -318,12 +321,12 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
                 harness__entity_name(names, first_id, first_name, sizeof first_name);
             }
             dg_report_check_add_divergent(c, tick, harness__count_diff(qa, na, qb, nb));
-            dg_report_tick *rt = dg_report_add_tick(c, tick);
+            dg_report_tick *rt = past_end ? NULL : dg_report_add_tick(c, tick);
             if (rt) {
                 harness__diff_worlds(rt, qa, na, qb, nb, names);
-                rt->events_differ = events_differ || only_a || only_b;
-                rt->events_a = only_b ? 0 : (uint32_t)a.t.event_count;
-                rt->events_b = only_a ? 0 : (uint32_t)b.t.event_count;
+                rt->events_differ = events_differ;
+                dg_report_tick_diff_events(rt, only_b ? NULL : a.t.events, only_b ? 0 : a.t.event_count,
+                                           only_a ? NULL : b.t.events, only_a ? 0 : b.t.event_count);
             }
         }
         if (!only_b)
@@ -331,8 +334,8 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
         if (st == DG_OK && !only_a)
             st = side_next(&b, err);
     }
-    if (sc) {
-        sc->ticks = a.r ? dg_flrep_reader_info(a.r)->tick_count : 0;
+    if (sc) { /* both counts are B's, the side the scenario is named after */
+        sc->ticks = b.r ? dg_flrep_reader_info(b.r)->tick_count : 0;
         sc->entity_ticks = b.entity_ticks;
     }
     dg_flrep_reader_close(a.r);
@@ -365,3 +368,213 @@ dg_status harness__load_log(const char *log, harness__stream *out, dg_hash_log_h
 }
 
 size_t harness__detail_max(void) { return DETAIL_MAX; }
+
+/* ---- header and tables ------------------------------------------------------------------------ */
+
+#define HDR_VALUE_CAP 160 /* one side's value as text: a quoted, escaped string is cut to fit */
+
+/* `"Viper 1"`: the string quoted, its bytes escaped (an embedded NUL or a control byte shows). */
+static const char *hdr_quote(char *buf, size_t cap, dg_flrep_str s)
+{
+    buf[0] = '"';
+    size_t n = dg_escape_bytes(buf + 1, cap - 2, s.s, s.s ? s.len : 0);
+    buf[n + 1] = '"';
+    buf[n + 2] = '\0';
+    return buf;
+}
+
+static bool hdr_str_equal(dg_flrep_str a, dg_flrep_str b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.s, b.s, a.len) == 0);
+}
+
+typedef struct hdr_cmp {
+    dg_report_check *c;
+    uint32_t n;        /* differing values */
+    char first[3][64]; /* the first differing fields' names, for the one-line message */
+} hdr_cmp;
+
+static void hdr_differs(hdr_cmp *h, const char *field, const char *a, const char *b)
+{
+    if (h->n < 3)
+        snprintf(h->first[h->n], sizeof h->first[0], "%s", field);
+    h->n++;
+    dg_report_check_add_value(h->c, field, a, b);
+}
+
+static void hdr_u64(hdr_cmp *h, const char *field, uint64_t a, uint64_t b)
+{
+    if (a == b)
+        return;
+    char va[24], vb[24];
+    snprintf(va, sizeof va, "%llu", (unsigned long long)a);
+    snprintf(vb, sizeof vb, "%llu", (unsigned long long)b);
+    hdr_differs(h, field, va, vb);
+}
+
+static void hdr_str(hdr_cmp *h, const char *field, dg_flrep_str a, dg_flrep_str b)
+{
+    if (hdr_str_equal(a, b))
+        return;
+    char va[HDR_VALUE_CAP], vb[HDR_VALUE_CAP];
+    hdr_differs(h, field, hdr_quote(va, sizeof va, a), hdr_quote(vb, sizeof vb, b));
+}
+
+/* Bit for bit: the radius is written as an IEEE double, and -0.0 or a NaN payload is a difference too. */
+static void hdr_f64(hdr_cmp *h, const char *field, double a, double b)
+{
+    if (memcmp(&a, &b, sizeof a) == 0)
+        return;
+    char va[40], vb[40];
+    snprintf(va, sizeof va, "%.17g", a);
+    snprintf(vb, sizeof vb, "%.17g", b);
+    hdr_differs(h, field, va, vb);
+}
+
+/* "type[2].name": a table row's field. */
+static const char *hdr_field(char *buf, size_t cap, const char *row, const char *name)
+{
+    snprintf(buf, cap, "%s.%s", row, name);
+    return buf;
+}
+
+/* A row present on one side only: the row named, the side that has it summarized. */
+static void hdr_row_one_side(hdr_cmp *h, const char *row, const char *summary, bool in_a)
+{
+    hdr_differs(h, row, in_a ? summary : NULL, in_a ? NULL : summary);
+}
+
+static void hdr_types(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_header *b)
+{
+    hdr_u64(h, "types", a->type_count, b->type_count);
+    size_t n = a->type_count > b->type_count ? a->type_count : b->type_count;
+    for (size_t i = 0; i < n; i++) {
+        const dg_flrep_type *x = i < a->type_count ? &a->types[i] : NULL, *y = i < b->type_count ? &b->types[i] : NULL;
+        char row[48], f[64], q[HDR_VALUE_CAP], q2[HDR_VALUE_CAP], s[2 * HDR_VALUE_CAP + 8];
+        snprintf(row, sizeof row, "type[%u]", (unsigned)(x ? x->index : y->index));
+        if (!x || !y) {
+            const dg_flrep_type *t = x ? x : y;
+            snprintf(s, sizeof s, "%s %s", hdr_quote(q, sizeof q, t->id), hdr_quote(q2, sizeof q2, t->name));
+            hdr_row_one_side(h, row, s, x != NULL);
+            continue;
+        }
+        hdr_u64(h, hdr_field(f, sizeof f, row, "index"), x->index, y->index);
+        hdr_str(h, hdr_field(f, sizeof f, row, "id"), x->id, y->id);
+        hdr_str(h, hdr_field(f, sizeof f, row, "name"), x->name, y->name);
+        hdr_u64(h, hdr_field(f, sizeof f, row, "category"), x->category, y->category);
+        hdr_u64(h, hdr_field(f, sizeof f, row, "projectile"), x->projectile_kind, y->projectile_kind);
+    }
+}
+
+static void hdr_factions(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_header *b)
+{
+    hdr_u64(h, "factions", a->faction_count, b->faction_count);
+    size_t n = a->faction_count > b->faction_count ? a->faction_count : b->faction_count;
+    for (size_t i = 0; i < n; i++) {
+        const dg_flrep_faction *x = i < a->faction_count ? &a->factions[i] : NULL;
+        const dg_flrep_faction *y = i < b->faction_count ? &b->factions[i] : NULL;
+        char row[48], f[64], q[HDR_VALUE_CAP], q2[HDR_VALUE_CAP], s[2 * HDR_VALUE_CAP + 8];
+        snprintf(row, sizeof row, "faction[%u]", (unsigned)(x ? x->index : y->index));
+        if (!x || !y) {
+            const dg_flrep_faction *t = x ? x : y;
+            snprintf(s, sizeof s, "%s %s", hdr_quote(q, sizeof q, t->id), hdr_quote(q2, sizeof q2, t->name));
+            hdr_row_one_side(h, row, s, x != NULL);
+            continue;
+        }
+        hdr_u64(h, hdr_field(f, sizeof f, row, "index"), x->index, y->index);
+        hdr_str(h, hdr_field(f, sizeof f, row, "id"), x->id, y->id);
+        hdr_str(h, hdr_field(f, sizeof f, row, "name"), x->name, y->name);
+    }
+}
+
+static void hdr_roster(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_header *b)
+{
+    hdr_u64(h, "participants", a->participant_count, b->participant_count);
+    size_t n = a->participant_count > b->participant_count ? a->participant_count : b->participant_count;
+    for (size_t i = 0; i < n; i++) {
+        const dg_flrep_participant *x = i < a->participant_count ? &a->participants[i] : NULL;
+        const dg_flrep_participant *y = i < b->participant_count ? &b->participants[i] : NULL;
+        char row[48], f[64], q[HDR_VALUE_CAP], s[HDR_VALUE_CAP + 32];
+        snprintf(row, sizeof row, "participant[%lu]", (unsigned long)(x ? x->participant_id : y->participant_id));
+        if (!x || !y) {
+            const dg_flrep_participant *t = x ? x : y;
+            snprintf(s, sizeof s, "entity %lu %s", (unsigned long)t->entity_id, hdr_quote(q, sizeof q, t->callsign));
+            hdr_row_one_side(h, row, s, x != NULL);
+            continue;
+        }
+        hdr_u64(h, hdr_field(f, sizeof f, row, "participant id"), x->participant_id, y->participant_id);
+        hdr_u64(h, hdr_field(f, sizeof f, row, "entity id"), x->entity_id, y->entity_id);
+        hdr_str(h, hdr_field(f, sizeof f, row, "callsign"), x->callsign, y->callsign);
+    }
+    hdr_u64(h, "mission objects", a->mission_object_count, b->mission_object_count);
+    n = a->mission_object_count > b->mission_object_count ? a->mission_object_count : b->mission_object_count;
+    for (size_t i = 0; i < n; i++) {
+        const dg_flrep_mission_object *x = i < a->mission_object_count ? &a->mission_objects[i] : NULL;
+        const dg_flrep_mission_object *y = i < b->mission_object_count ? &b->mission_objects[i] : NULL;
+        char row[48], f[64], q[HDR_VALUE_CAP], s[HDR_VALUE_CAP + 32];
+        snprintf(row, sizeof row, "mission object[%zu]", i);
+        if (!x || !y) {
+            const dg_flrep_mission_object *t = x ? x : y;
+            snprintf(s, sizeof s, "%s entity %lu", hdr_quote(q, sizeof q, t->object_id), (unsigned long)t->entity_id);
+            hdr_row_one_side(h, row, s, x != NULL);
+            continue;
+        }
+        hdr_str(h, hdr_field(f, sizeof f, row, "object id"), x->object_id, y->object_id);
+        hdr_u64(h, hdr_field(f, sizeof f, row, "entity id"), x->entity_id, y->entity_id);
+    }
+}
+
+/* What differs between two runs of the same build on purpose: shown beside the check, never compared. */
+static void hdr_shown(dg_report_check *c, const dg_flrep_header *a, const dg_flrep_header *b)
+{
+    char qa[HDR_VALUE_CAP], qb[HDR_VALUE_CAP];
+    dg_report_check_add_detail(c, "not compared: engine version A %s, B %s", hdr_quote(qa, sizeof qa, a->engine_version),
+                               hdr_quote(qb, sizeof qb, b->engine_version));
+    dg_report_check_add_detail(c, "not compared: start time A %llu, B %llu (Unix seconds)",
+                               (unsigned long long)a->start_unix_seconds, (unsigned long long)b->start_unix_seconds);
+    dg_report_check_add_detail(c, "not compared: format version A %u.%u, B %u.%u", (unsigned)a->major,
+                               (unsigned)a->minor, (unsigned)b->major, (unsigned)b->minor);
+}
+
+int harness__compare_headers(dg_report_scenario *sc, const char *pa, const char *pb)
+{
+    double t0 = harness__now();
+    dg_report_check *c = dg_report_add_check(sc, "header", DG_REPORT_PASS);
+    if (!c)
+        return -1;
+    dg_flrep_reader *ra = NULL, *rb = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    if (dg_flrep_reader_open_file(&ra, pa, NULL, &err) != DG_OK ||
+        dg_flrep_reader_open_file(&rb, pb, NULL, &err) != DG_OK) {
+        char buf[512];
+        dg_error_format(&err, buf, sizeof buf);
+        c->status = DG_REPORT_ERROR;
+        dg_report_check_set_message(c, "%s", buf);
+        dg_flrep_reader_close(ra);
+        return -1;
+    }
+    const dg_flrep_header *a = dg_flrep_reader_header(ra), *b = dg_flrep_reader_header(rb);
+    hdr_cmp h = {c, 0, {"", "", ""}};
+    hdr_u64(&h, "tick rate", a->tick_rate_hz, b->tick_rate_hz);
+    hdr_f64(&h, "planet radius", a->planet_radius_m, b->planet_radius_m);
+    hdr_u64(&h, "keyframe interval", a->keyframe_interval_ticks, b->keyframe_interval_ticks);
+    hdr_u64(&h, "session flags", a->session_flags, b->session_flags);
+    hdr_str(&h, "mission id", a->mission_id, b->mission_id);
+    hdr_types(&h, a, b);
+    hdr_factions(&h, a, b);
+    hdr_roster(&h, a, b);
+    if (h.n)
+        dg_report_check_set_message(c, "%lu header and table value%s differ%s: %s%s%s%s%s%s", (unsigned long)h.n,
+                                    h.n == 1 ? "" : "s", h.n == 1 ? "s" : "", h.first[0], h.n > 1 ? ", " : "",
+                                    h.first[1], h.n > 2 ? ", " : "", h.first[2], h.n > 3 ? ", ..." : "");
+    else
+        dg_report_check_set_message(c, "tick rate, planet radius, keyframe interval, session flags, mission id and "
+                                       "the %zu types, %zu factions, %zu participants and %zu mission objects equal",
+                                    a->type_count, a->faction_count, a->participant_count, a->mission_object_count);
+    hdr_shown(c, a, b);
+    dg_flrep_reader_close(ra);
+    dg_flrep_reader_close(rb);
+    c->duration_s = harness__now() - t0;
+    return h.n ? 1 : 0;
+}

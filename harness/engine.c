@@ -128,9 +128,15 @@ dg_status harness__record(harness__source *src, const char *path, const harness_
     harness__frame f;
     dg_status st = harness__stream_reserve(out, out->n + src->expected_ticks, err);
     if (st == DG_OK)
-        st = dg_flrep_writer_open(&w, path, &src->hdr, NULL, err);
+    {
+        dg_flrep_writer_opts wo = {0};
+        wo.fsync = o ? o->fsync : DG_FLREP_FSYNC_CLOSE;
+        st = dg_flrep_writer_open(&w, path, &src->hdr, &wo, err);
+    }
     if (st != DG_OK)
         return st;
+    if (o && o->fault_self_check)
+        dg_flrep_writer_set_fault_self_check(w, o->fault_self_check_tick);
     if (o && o->hash_log) {
         dg_hash_log_header lh = {0};
         snprintf(lh.scenario, sizeof lh.scenario, "%s", src->name);

@@ -16,7 +16,8 @@
 #include "detgate/quant.h"
 #include "detgate/report.h"
 
-#define HARNESS_VERSION "detgate 0.1.0"
+#define HARNESS_VERSION_NUMBER "0.1.0" /* a report's tool.version: the tool's name is said beside it */
+#define HARNESS_VERSION "detgate " HARNESS_VERSION_NUMBER
 #define HARNESS_RAW_FIELDS 11 /* pos 3, vel 3, rot 4, health: the floats an entity_in carries */
 
 /* ---- a source of ticks ---------------------------------------------------------------------- */
@@ -91,6 +92,9 @@ typedef struct harness__record_opts {
     const char *format_name;   /* "flrep" */
     void (*progress)(void *user, uint64_t tick, uint64_t total);
     void *progress_user;
+    bool fault_self_check;        /* test hook: the writer's self-check fails at fault_self_check_tick */
+    uint64_t fault_self_check_tick;
+    dg_flrep_fsync fsync;         /* when the writer asks the kernel to put the file on disk */
 } harness__record_opts;
 
 /* Source -> writer (path) -> quantized state -> hash. Fills *out (the record-side stream). */
@@ -110,6 +114,9 @@ dg_status harness__rply_replay_hash(const char *path, dg_hash_log_writer *log, b
 /* Record-vs-replay and seek checks for an RPLY recording whose record side is rec. */
 int harness__rply_verify_file(dg_report_scenario *sc, const char *path, const harness__stream *rec,
                               size_t seek_random);
+/* The RPLY header's comparable fields (tick rate, place version) as a "header" check, as
+ * harness__compare_headers; version and start time shown, not compared. */
+int harness__rply_compare_headers(dg_report_scenario *sc, const char *a, const char *b);
 /* Lockstep comparison of two RPLY files, as harness__compare_files. */
 uint64_t harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc, const char *a, const char *b,
                                      dg_error *err);
@@ -151,6 +158,12 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
  * or UINT64_MAX on error (err set, c marked error). */
 uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, const char *a,
                                 const char *b, dg_error *err);
+
+/* Adds a "header" check to sc comparing what is deterministic in two .flrep headers (tick rate,
+ * planet radius, keyframe interval, session flags, mission id, the type, faction, roster and mission
+ * object tables), each difference named with both values; engine version, start time and format
+ * version are shown as detail lines, never compared. 0 equal, 1 differ, -1 could not read (ERROR). */
+int harness__compare_headers(dg_report_scenario *sc, const char *a, const char *b);
 
 /* Reads a whole hash log (plain or zstd) into a stream (a few dozen bytes per tick). */
 dg_status harness__load_log(const char *log, harness__stream *out, dg_hash_log_header *hdr, dg_error *err);

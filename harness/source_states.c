@@ -195,7 +195,7 @@ static dg_status csv_header(st_source *p, dg_error *err)
             if (strlen(k_cols[c]) == len && memcmp(k_cols[c], s, len) == 0)
                 k = c;
         char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(len < 60 ? len : 60), s);
+        dg_escape_bytes(name, sizeof name, s, len);
         if (k < 0)
             return st_err(p, err, col, "expected a column name (tick,id,type,faction,px,py,pz,vx,vy,vz,qw,qx,qy,qz,"
                                        "health,flags), found \"%s\"%s", name, NULL);
@@ -235,7 +235,7 @@ static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error
         uint64_t u = 0;
         double d = 0;
         char found[40];
-        snprintf(found, sizeof found, "%.*s", (int)(len < 32 ? len : 32), s);
+        dg_escape_bytes(found, sizeof found, s, len);
         bool ok;
         switch (k) {
         case COL_TICK: ok = parse_u64(s, len, tick); break;

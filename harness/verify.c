@@ -9,12 +9,16 @@
 
 #define FLCK_FRAMING 36u
 
-static void fail_error(dg_report_check *c, const dg_error *err)
+/* The fresh recording could not be reopened. Out of memory or an I/O error is a run that could not
+ * test (-1, ERROR); the reader refusing what this build just wrote is a failure of the build (1, FAIL). */
+static int fail_error(dg_report_check *c, const dg_error *err)
 {
     char buf[512];
     dg_error_format(err, buf, sizeof buf);
-    c->status = DG_REPORT_ERROR;
-    dg_report_check_set_message(c, "%s", buf);
+    bool untested = err->code == DG_E_IO || err->code == DG_E_NOMEM;
+    c->status = untested ? DG_REPORT_ERROR : DG_REPORT_FAIL;
+    dg_report_check_set_message(c, "%s%s", untested ? "" : "the reader refused this build's own recording: ", buf);
+    return untested ? -1 : 1;
 }
 
 /* ---- record side vs replay side ---------------------------------------------------------------- */
@@ -70,18 +74,22 @@ static int check_record_vs_replay(dg_report_scenario *sc, harness__source *src, 
     if (nd > 0 || st != DG_OK) {
         c->status = DG_REPORT_FAIL;
         failed = 1;
+        /* one count everywhere: the check's divergent ticks, the tick the reader rejected included */
         if (nd > 0)
-            dg_report_check_set_message(c, "%llu of %zu ticks differ between the record side and the replay side; "
+            dg_report_check_set_message(c, "%llu of %zu tick%s differ between the record side and the replay side; "
                                            "first at tick %llu%s%s%s",
-                                        (unsigned long long)nd, rec->n, (unsigned long long)c->first_tick, note,
-                                        st != DG_OK ? "; then the reader rejected the file: " : "", rerr);
+                                        (unsigned long long)c->divergent_ticks, rec->n, dg_report_plural_s(rec->n),
+                                        (unsigned long long)c->first_tick, note,
+                                        st != DG_OK ? "; then the reader rejected the file (that tick counted): " : "",
+                                        rerr);
         else
-            dg_report_check_set_message(c, "the reader rejected the recording after %zu of %zu ticks: %s", rp.n,
-                                        rec->n, rerr);
+            dg_report_check_set_message(c, "the reader rejected the recording after %zu of %zu tick%s: %s", rp.n,
+                                        rec->n, dg_report_plural_s(rec->n), rerr);
     } else {
-        dg_report_check_set_message(c, "%zu ticks, %llu entity-ticks: record and replay hashes identical "
+        dg_report_check_set_message(c, "%zu tick%s, %llu entity-tick%s: record and replay hashes identical "
                                        "(replay side: read + rebuild + hash %.2f s CPU, %.1f M entity-ticks/s)",
-                                    rec->n, (unsigned long long)rec->entity_ticks, replay_s,
+                                    rec->n, dg_report_plural_s(rec->n), (unsigned long long)rec->entity_ticks,
+                                    dg_report_plural_s(rec->entity_ticks), replay_s,
                                     replay_s > 0 ? (double)rec->entity_ticks / replay_s / 1e6 : 0.0);
     }
     *out_rp = rp;
@@ -214,10 +222,8 @@ static int check_seek(dg_report_scenario *sc, const char *path, const harness__s
     dg_flrep_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
-    if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK) {
-        fail_error(c, &err);
-        return -1;
-    }
+    if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK)
+        return fail_error(c, &err);
     if (o->fault_tick != UINT64_MAX)
         dg_flrep_reader_set_fault_double_delta(r, o->fault_tick);
     if (o->seek_fault_tick != UINT64_MAX)
@@ -250,16 +256,20 @@ static int check_seek(dg_report_scenario *sc, const char *path, const harness__s
         c->status = DG_REPORT_FAIL;
         failed = 1;
         seek_detail(c, path, o, bad, nbad);
+        for (size_t k = 0; k < nbad; k++) /* the detail stops where linear playback does: count the rest */
+            if (c->n_ranges == 0 || bad[k] > c->ranges[c->n_ranges - 1].last)
+                dg_report_check_add_divergent(c, bad[k], 0);
         char ebuf[400] = "";
         if (io_failed)
             dg_error_format(&err, ebuf, sizeof ebuf);
-        dg_report_check_set_message(c, "%zu of %zu sampled ticks give a different state after a seek than in "
+        dg_report_check_set_message(c, "%zu of %zu sampled tick%s give%s a different state after a seek than in "
                                        "linear playback; first at tick %llu%s%s",
-                                    nbad, ns, (unsigned long long)bad[0], io_failed ? "; seek failed: " : "", ebuf);
+                                    nbad, ns, dg_report_plural_s(ns), nbad == 1 ? "s" : "", (unsigned long long)bad[0],
+                                    io_failed ? "; seek failed: " : "", ebuf);
     } else {
-        dg_report_check_set_message(c, "%zu ticks sampled (chunk edges, first, last, %zu random), %zu seeks "
+        dg_report_check_set_message(c, "%zu tick%s sampled (chunk edges, first, last, %zu random), %zu seek%s "
                                        "forwards and backwards: all equal to linear playback",
-                                    ns, o->seek_random, seeks);
+                                    ns, dg_report_plural_s(ns), o->seek_random, seeks, dg_report_plural_s(seeks));
     }
     free(sample);
     free(bad);
@@ -269,8 +279,32 @@ static int check_seek(dg_report_scenario *sc, const char *path, const harness__s
 
 /* ---- crash recovery ------------------------------------------------------------------------------ */
 
+/* "the cut copy ..." instead of the removed temporary's path, so the line names what was tested. */
+static void recovery_error(const dg_error *err, const char *tmp, char *buf, size_t cap)
+{
+    dg_error e = *err;
+    size_t n = strlen(tmp);
+    if (n && strncmp(e.where, tmp, n) == 0) {
+        char rest[sizeof e.where];
+        snprintf(rest, sizeof rest, "%s", e.where + n);
+        snprintf(e.where, sizeof e.where, "the cut copy%.*s", (int)(sizeof e.where - sizeof "the cut copy"), rest);
+    }
+    dg_error_format(&e, buf, cap);
+}
+
+/* "ticks 0..1199 (1200 ticks)" or "no tick". */
+static void tick_span(char *buf, size_t cap, uint64_t n, uint64_t first, uint64_t last)
+{
+    if (n == 0)
+        snprintf(buf, cap, "no tick");
+    else
+        snprintf(buf, cap, "ticks %llu..%llu (%llu tick%s)", (unsigned long long)first, (unsigned long long)last,
+                 (unsigned long long)n, n == 1 ? "" : "s");
+}
+
 /* Plays a truncated copy from `from` to its end and checks it yields exactly `want` from that tick on;
- * its recovered index must cover exactly want's ticks. */
+ * its recovered index must cover exactly want's ticks. msg gets one line: the case's label, what was
+ * cut, and what came of it. */
 static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, const harness__stream *want,
                          uint64_t from, const char *label, char *msg, size_t cap)
 {
@@ -283,15 +317,21 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
     }
     if (harness__copy_prefix(path, tmp, cut, &err) != DG_OK) {
         remove(tmp); /* a copy cut short by a full disk is still a file */
-        dg_error_format(&err, msg, cap);
+        char ebuf[400];
+        dg_error_format(&err, ebuf, sizeof ebuf);
+        snprintf(msg, cap, "%s: could not make the cut copy (the first %llu bytes): %s", label,
+                 (unsigned long long)cut, ebuf);
         return -1;
     }
     harness__stream got = {0};
     dg_flrep_reader *r = NULL;
-    bool recovered = false, index_ok = false;
+    bool opened = false, recovered = false, index_ok = false;
+    dg_flrep_file_info idx = {0};
     dg_status st = dg_flrep_reader_open_file(&r, tmp, NULL, &err);
     if (st == DG_OK) {
         const dg_flrep_file_info *in = dg_flrep_reader_info(r);
+        opened = true;
+        idx = *in;
         recovered = in->recovered;
         index_ok = want->n > 0 && in->tick_count == want->n && in->last_tick == want->v[want->n - 1].tick;
         st = dg_flrep_reader_seek(r, from, &err);
@@ -311,29 +351,36 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
     size_t k = harness__stream_find(want, from);
     tail.v += k == SIZE_MAX ? 0 : k;
     tail.n -= k == SIZE_MAX ? 0 : k;
-    int failed = 0;
+    int failed = 1;
     uint64_t first[1], first_raw;
     size_t nfirst = 0;
-    if (st != DG_OK) {
-        char ebuf[400];
-        dg_error_format(&err, ebuf, sizeof ebuf);
-        snprintf(msg, cap, "%s: playback failed after %zu ticks: %s", label, got.n, ebuf);
-        failed = 1;
+    char ebuf[400], span_got[80], span_want[80];
+    tick_span(span_got, sizeof span_got, idx.tick_count, idx.first_tick, idx.last_tick);
+    tick_span(span_want, sizeof span_want, want->n, want->n ? want->v[0].tick : 0, want->n ? want->v[want->n - 1].tick : 0);
+    /* the first thing that went wrong, in the order a reader does them: open, index, playback */
+    if (!opened) {
+        recovery_error(&err, tmp, ebuf, sizeof ebuf);
+        snprintf(msg, cap, "%s (first %llu bytes): the reader refused the copy: %s", label, (unsigned long long)cut,
+                 ebuf);
     } else if (!recovered) {
-        snprintf(msg, cap, "%s: the reader did not report a recovered index", label);
-        failed = 1;
+        snprintf(msg, cap, "%s (first %llu bytes): the reader took the copy as complete; expected it to find no "
+                           "trailer and rebuild the index", label, (unsigned long long)cut);
     } else if (!index_ok) {
-        snprintf(msg, cap, "%s: the recovered index does not cover exactly the %zu ticks of the complete chunks",
-                 label, want->n);
-        failed = 1;
+        snprintf(msg, cap, "%s (first %llu bytes): the rebuilt index holds %s; expected %s, the complete chunks",
+                 label, (unsigned long long)cut, span_got, span_want);
+    } else if (st != DG_OK) {
+        recovery_error(&err, tmp, ebuf, sizeof ebuf);
+        snprintf(msg, cap, "%s (first %llu bytes): playback from tick %llu stopped after %zu of %zu ticks: %s", label,
+                 (unsigned long long)cut, (unsigned long long)from, got.n, tail.n, ebuf);
     } else if (harness__compare_streams(NULL, &tail, &got, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw) > 0) {
         harness__compare_streams(c, &tail, &got, DG_REPORT_TICK_NONE, first, 0, &nfirst, &first_raw);
-        snprintf(msg, cap, "%s: recovered playback differs from the recording (%zu ticks played, %zu expected)",
-                 label, got.n, tail.n);
-        failed = 1;
+        snprintf(msg, cap, "%s (first %llu bytes): playback from tick %llu differs from the recording at tick %llu "
+                           "(%zu ticks played, %zu expected)",
+                 label, (unsigned long long)cut, (unsigned long long)from, (unsigned long long)first[0], got.n, tail.n);
     } else {
-        snprintf(msg, cap, "%s: %zu ticks recovered, %zu played from tick %llu, identical", label, want->n, got.n,
-                 (unsigned long long)from);
+        failed = 0;
+        snprintf(msg, cap, "%s (first %llu bytes): index rebuilt with %s; playback from tick %llu identical (%zu tick%s)",
+                 label, (unsigned long long)cut, span_got, (unsigned long long)from, got.n, got.n == 1 ? "" : "s");
     }
     harness__stream_free(&got);
     return failed;
@@ -341,6 +388,7 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
 
 static int check_recovery(dg_report_scenario *sc, const char *path, const harness__stream *rec)
 {
+    static const char *const label1 = "trailer cut off", *const label2 = "last chunk cut short";
     double t0 = harness__now();
     dg_report_check *c = dg_report_add_check(sc, "recovery", DG_REPORT_PASS);
     if (!c)
@@ -348,22 +396,26 @@ static int check_recovery(dg_report_scenario *sc, const char *path, const harnes
     dg_flrep_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
-    if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK) {
-        fail_error(c, &err);
-        return -1;
-    }
+    if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK)
+        return fail_error(c, &err);
     const dg_flrep_file_info *info = dg_flrep_reader_info(r);
     size_t nch = info->chunk_count;
-    char m1[600] = "", m2[600] = "no second chunk to cut";
+    char m1[700], m2[700];
     int f1 = 0, f2 = 0;
+    bool ran2 = false;
     if (nch == 0) {
-        snprintf(m1, sizeof m1, "no chunk");
+        snprintf(m1, sizeof m1, "%s: not run: the recording holds no chunk", label1);
+        snprintf(m2, sizeof m2, "%s: not run: the recording holds no chunk", label2);
     } else {
         const dg_flrep_chunk_info *last = &info->chunks[nch - 1];
         uint64_t end = last->offset + FLCK_FRAMING + last->compressed_size;
         /* every chunk, played in full: the trailer is the only thing missing */
-        f1 = recovery_case(c, path, end, rec, rec->v[0].tick, "trailer cut off", m1, sizeof m1);
-        if (nch >= 2 && f1 == 0) {
+        f1 = recovery_case(c, path, end, rec, rec->v[0].tick, label1, m1, sizeof m1);
+        if (nch < 2) {
+            snprintf(m2, sizeof m2, "%s: not run: the recording has one chunk", label2);
+        } else if (f1 != 0) {
+            snprintf(m2, sizeof m2, "%s: not run: the first case failed", label2);
+        } else {
             harness__stream prefix = *rec;
             uint64_t keep_last = info->chunks[nch - 2].last_tick;
             while (prefix.n > 0 && prefix.v[prefix.n - 1].tick > keep_last)
@@ -371,13 +423,25 @@ static int check_recovery(dg_report_scenario *sc, const char *path, const harnes
             /* the same bytes for every earlier chunk: the index and the last complete chunk are what
              * this case can get wrong, so only that chunk is played again */
             f2 = recovery_case(c, path, last->offset + FLCK_FRAMING + last->compressed_size / 2, &prefix,
-                               info->chunks[nch - 2].first_tick, "last chunk cut short", m2, sizeof m2);
+                               info->chunks[nch - 2].first_tick, label2, m2, sizeof m2);
+            ran2 = true;
         }
     }
     dg_flrep_reader_close(r);
     int failed = (f1 < 0 || f2 < 0) ? -1 : (f1 || f2);
     c->status = failed < 0 ? DG_REPORT_ERROR : failed ? DG_REPORT_FAIL : DG_REPORT_PASS;
-    dg_report_check_set_message(c, "%s; %s", m1, m2);
+    /* one line per case in the details; the message says which failed, or that both held */
+    dg_report_check_add_detail(c, "%s", m1);
+    dg_report_check_add_detail(c, "%s", m2);
+    if (failed < 0)
+        dg_report_check_set_message(c, "%s", f1 < 0 ? m1 : m2);
+    else if (failed)
+        dg_report_check_set_message(c, "%s failed (each case on its own line below)", f1 ? label1 : label2);
+    else if (nch == 0)
+        dg_report_check_set_message(c, "no chunk to cut: nothing to recover");
+    else
+        dg_report_check_set_message(c, "%s%s: every complete chunk recovered and played back identically", label1,
+                                    ran2 ? " and last chunk cut short" : "");
     c->duration_s = harness__now() - t0;
     return failed;
 }

@@ -13,6 +13,9 @@
 #define DG_REP_DEF_RANGES 256u
 #define DG_REP_DEF_BUCKETS 2048u
 #define DG_REP_DEF_POINTS 2048u
+#define DG_REP_DEF_EVENTS 4u
+#define DG_REP_DEF_VALUES 64u
+#define DG_REP_DEF_DETAILS 16u
 
 /* ---- small helpers ---------------------------------------------------------------------------- */
 
@@ -87,6 +90,9 @@ static void report__fill_limits(dg_report_limits *out, const dg_report_limits *i
     /* Pairwise merging halves the bucket count, so the cap must be even: a power of two. */
     out->timeline_buckets = report__pow2_at_least(l.timeline_buckets ? l.timeline_buckets : DG_REP_DEF_BUCKETS);
     out->trajectory_points = l.trajectory_points ? l.trajectory_points : DG_REP_DEF_POINTS;
+    out->events_per_tick = l.events_per_tick ? l.events_per_tick : DG_REP_DEF_EVENTS;
+    out->values_per_check = l.values_per_check ? l.values_per_check : DG_REP_DEF_VALUES;
+    out->details_per_check = l.details_per_check ? l.details_per_check : DG_REP_DEF_DETAILS;
 }
 
 /* ---- lifetime --------------------------------------------------------------------------------- */
@@ -116,9 +122,20 @@ static void report__free_check(dg_report_check *c)
     free(c->name);
     free(c->message);
     free(c->ranges);
-    for (uint32_t i = 0; i < c->n_ticks; i++)
+    for (uint32_t i = 0; i < c->n_ticks; i++) {
         free(c->ticks[i].entities);
+        free(c->ticks[i].event_diffs);
+    }
     free(c->ticks);
+    for (uint32_t i = 0; i < c->n_values; i++) {
+        free(c->values[i].field);
+        free(c->values[i].a);
+        free(c->values[i].b);
+    }
+    free(c->values);
+    for (uint32_t i = 0; i < c->n_details; i++)
+        free(c->details[i]);
+    free(c->details);
     free(c->buckets);
     free(c->trajectory.a);
     free(c->trajectory.b);
@@ -152,7 +169,33 @@ void dg_report_free(dg_report *r)
     report__free_bisect(&r->bisect);
     free(r->command);
     free(r->tool_version);
+    free(r->note);
     free(r);
+}
+
+const char *dg_report_plural_s(uint64_t n) { return n == 1 ? "" : "s"; }
+
+dg_status dg_report_set_note(dg_report *r, const char *fmt, ...)
+{
+    if (!r || !fmt)
+        return DG_E_USAGE;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return DG_E_USAGE;
+    char *m = malloc((size_t)n + 1);
+    if (!m) {
+        r->nomem = true;
+        return DG_E_NOMEM;
+    }
+    va_start(ap, fmt);
+    vsnprintf(m, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    free(r->note);
+    r->note = m;
+    return DG_OK;
 }
 
 /* ---- scenarios and checks --------------------------------------------------------------------- */
@@ -194,26 +237,87 @@ dg_report_check *dg_report_add_check(dg_report_scenario *s, const char *name, dg
     return &s->checks[s->n_checks++];
 }
 
+/* A new malloc'd string from a printf format; NULL (and *st set) on a bad format or out of memory. */
+static char *report__vformat(dg_report *r, dg_status *st, const char *fmt, va_list ap)
+{
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    if (n < 0) {
+        *st = DG_E_USAGE;
+        return NULL;
+    }
+    char *m = malloc((size_t)n + 1);
+    if (!m) {
+        r->nomem = true;
+        *st = DG_E_NOMEM;
+        return NULL;
+    }
+    vsnprintf(m, (size_t)n + 1, fmt, ap);
+    *st = DG_OK;
+    return m;
+}
+
 dg_status dg_report_check_set_message(dg_report_check *c, const char *fmt, ...)
 {
     if (!c || !fmt)
         return DG_E_USAGE;
+    dg_status st;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *m = report__vformat(c->report_, &st, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return DG_E_USAGE;
-    char *m = malloc((size_t)n + 1);
-    if (!m) {
-        c->report_->nomem = true;
-        return DG_E_NOMEM;
-    }
-    va_start(ap, fmt);
-    vsnprintf(m, (size_t)n + 1, fmt, ap);
-    va_end(ap);
+    if (!m)
+        return st;
     free(c->message);
     c->message = m;
+    return DG_OK;
+}
+
+dg_status dg_report_check_add_detail(dg_report_check *c, const char *fmt, ...)
+{
+    if (!c || !fmt)
+        return DG_E_USAGE;
+    dg_report *r = c->report_;
+    if (c->n_details >= r->limits.details_per_check) {
+        c->details_cut++;
+        return DG_OK;
+    }
+    if (!report__grow(r, (void **)&c->details, &c->cap_details_, c->n_details, sizeof *c->details))
+        return DG_E_NOMEM;
+    dg_status st;
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = report__vformat(r, &st, fmt, ap);
+    va_end(ap);
+    if (!m)
+        return st;
+    c->details[c->n_details++] = m;
+    return DG_OK;
+}
+
+dg_status dg_report_check_add_value(dg_report_check *c, const char *field, const char *a, const char *b)
+{
+    if (!c || !field)
+        return DG_E_USAGE;
+    dg_report *r = c->report_;
+    if (c->status == DG_REPORT_PASS) /* a check that found a differing value cannot pass; ERROR stays */
+        c->status = DG_REPORT_FAIL;
+    if (c->n_values >= r->limits.values_per_check) {
+        c->values_cut++;
+        return DG_OK;
+    }
+    if (!report__grow(r, (void **)&c->values, &c->cap_values_, c->n_values, sizeof *c->values))
+        return DG_E_NOMEM;
+    dg_report_value v = {report__strdup(r, field), report__strdup(r, a), report__strdup(r, b)};
+    if (!v.field || (a && !v.a) || (b && !v.b)) {
+        free(v.field);
+        free(v.a);
+        free(v.b);
+        return DG_E_NOMEM;
+    }
+    c->values[c->n_values++] = v;
     return DG_OK;
 }
 
@@ -351,6 +455,121 @@ dg_report_entity *dg_report_tick_add_entity(dg_report_tick *t, uint32_t id, cons
     e->kind = kind;
     report__copy_name(e->name, sizeof e->name, name);
     return e;
+}
+
+/* ---- detail: events ---------------------------------------------------------------------------- */
+
+const char *dg_report_event_kind_name(uint8_t kind)
+{
+    static const char *const names[] = {NULL, "kill", "spawn", "chat", "admin", "alert"};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : NULL;
+}
+
+const char *dg_report_event_field_name(uint8_t kind, char field)
+{
+    /* rows: kind 1..5; columns: a, b, c, d (dg_event_kind in detgate/quant.h) */
+    static const char *const names[5][4] = {
+        {"killer", "victim", "weapon", NULL},   {"entity", NULL, "type", "faction"},
+        {"sender", NULL, "channel", NULL},      {"actor", "target", "action", NULL},
+        {NULL, NULL, "faction", "level"},
+    };
+    if (kind < 1 || kind > 5 || field < 'a' || field > 'd')
+        return NULL;
+    return names[kind - 1][field - 'a'];
+}
+
+/* The text's first bytes, cut on a character boundary; an embedded NUL becomes U+FFFD so the
+ * excerpt stays one C string and the difference stays visible. */
+static void report__copy_event_text(char *dst, size_t cap, const char *src, size_t len)
+{
+    size_t o = 0, i = 0;
+    while (i < len) {
+        if (src[i] == '\0') {
+            if (o + 3 > cap - 1)
+                break;
+            memcpy(dst + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        size_t k = dg_rep__utf8_next((const unsigned char *)src + i, len - i, &cp);
+        if (o + k > cap - 1)
+            break;
+        memcpy(dst + o, src + i, k);
+        o += k;
+        i += k;
+    }
+    dst[o] = '\0';
+}
+
+static void report__event(dg_report_event *out, const dg_event *e)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = e->kind;
+    out->a = e->a;
+    out->b = e->b;
+    out->c = e->c;
+    out->d = e->d;
+    out->text_len = e->text ? e->text_len : 0;
+    if (e->text)
+        report__copy_event_text(out->text, sizeof out->text, e->text, e->text_len);
+}
+
+static size_t report__text_diff_at(const dg_event *a, const dg_event *b)
+{
+    size_t na = a->text ? a->text_len : 0, nb = b->text ? b->text_len : 0;
+    size_t n = na < nb ? na : nb, i = 0;
+    while (i < n && a->text[i] == b->text[i])
+        i++;
+    return i == n && na == nb ? SIZE_MAX : i;
+}
+
+static bool report__event_equal(const dg_event *a, const dg_event *b)
+{
+    return a->kind == b->kind && a->a == b->a && a->b == b->b && a->c == b->c && a->d == b->d &&
+           report__text_diff_at(a, b) == SIZE_MAX;
+}
+
+uint32_t dg_report_tick_diff_events(dg_report_tick *t, const dg_event *a, size_t n_a, const dg_event *b,
+                                    size_t n_b)
+{
+    if (!t)
+        return 0;
+    dg_report *r = t->report_;
+    size_t n = n_a > n_b ? n_a : n_b;
+    uint32_t differ = 0;
+    t->events_a = n_a > UINT32_MAX ? UINT32_MAX : (uint32_t)n_a;
+    t->events_b = n_b > UINT32_MAX ? UINT32_MAX : (uint32_t)n_b;
+    for (size_t i = 0; i < n && i < UINT32_MAX; i++) {
+        const dg_event *ea = i < n_a && a ? &a[i] : NULL, *eb = i < n_b && b ? &b[i] : NULL;
+        if (ea && eb && report__event_equal(ea, eb))
+            continue;
+        differ++;
+        if (t->n_event_diffs >= r->limits.events_per_tick) {
+            t->event_diffs_cut++;
+            continue;
+        }
+        if (!report__grow(r, (void **)&t->event_diffs, &t->cap_event_diffs_, t->n_event_diffs,
+                          sizeof *t->event_diffs)) {
+            t->event_diffs_cut++;
+            continue;
+        }
+        dg_report_event_diff *d = &t->event_diffs[t->n_event_diffs++];
+        memset(d, 0, sizeof *d);
+        d->index = (uint32_t)i;
+        d->in_a = ea != NULL;
+        d->in_b = eb != NULL;
+        if (ea)
+            report__event(&d->a, ea);
+        if (eb)
+            report__event(&d->b, eb);
+        size_t at = ea && eb ? report__text_diff_at(ea, eb) : SIZE_MAX;
+        d->text_diff_at = at > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)at;
+    }
+    if (differ)
+        t->events_differ = true;
+    return differ;
 }
 
 static int64_t report__sat_sub(int64_t b, int64_t a)
@@ -604,6 +823,53 @@ dg_status dg_report_bisect_add_step(dg_report *r, const char *commit, dg_report_
         return DG_E_NOMEM;
     b->steps[b->n_steps++] = (dg_report_bisect_step){sha, verdict, first_tick};
     b->present = true;
+    return DG_OK;
+}
+
+/* ---- gate shards, and restoring a report read back ------------------------------------------- */
+
+dg_status dg_report_set_shard(dg_report *r, uint32_t index, uint32_t count, const char *corpus_id)
+{
+    if (!r || count == 0 || index == 0 || index > count)
+        return DG_E_USAGE;
+    if (corpus_id && (strlen(corpus_id) != 16 || strspn(corpus_id, "0123456789abcdef") != 16))
+        return DG_E_USAGE;
+    r->shard_index = index;
+    r->shard_count = count;
+    snprintf(r->corpus_id, sizeof r->corpus_id, "%s", corpus_id ? corpus_id : "");
+    return DG_OK;
+}
+
+dg_status dg_report_check_restore_range(dg_report_check *c, const dg_report_range *rg)
+{
+    if (!c || !rg || rg->first > rg->last || rg->count == 0 || rg->count - 1 > rg->last - rg->first ||
+        (c->n_ranges > 0 && rg->first <= c->ranges[c->n_ranges - 1].last))
+        return DG_E_USAGE;
+    if (!report__grow(c->report_, (void **)&c->ranges, &c->cap_ranges_, c->n_ranges, sizeof *c->ranges))
+        return DG_E_NOMEM;
+    c->ranges[c->n_ranges++] = *rg;
+    return DG_OK;
+}
+
+dg_status dg_report_check_restore_bucket(dg_report_check *c, const dg_report_bucket *b)
+{
+    if (!c || !b || b->first > b->last || (c->n_buckets > 0 && b->first <= c->buckets[c->n_buckets - 1].last))
+        return DG_E_USAGE;
+    if (!report__grow(c->report_, (void **)&c->buckets, &c->cap_buckets_, c->n_buckets, sizeof *c->buckets))
+        return DG_E_NOMEM;
+    c->buckets[c->n_buckets++] = *b;
+    return DG_OK;
+}
+
+dg_status dg_report_tick_restore_event_diff(dg_report_tick *t, const dg_report_event_diff *d)
+{
+    if (!t || !d || (!d->in_a && !d->in_b) ||
+        (t->n_event_diffs > 0 && d->index <= t->event_diffs[t->n_event_diffs - 1].index))
+        return DG_E_USAGE;
+    if (!report__grow(t->report_, (void **)&t->event_diffs, &t->cap_event_diffs_, t->n_event_diffs,
+                      sizeof *t->event_diffs))
+        return DG_E_NOMEM;
+    t->event_diffs[t->n_event_diffs++] = *d;
     return DG_OK;
 }
 

@@ -384,8 +384,12 @@ static void rep__counts_phrase(dg_rsink *s, const dg_report_tick *t)
         dg_rsink_printf(s, "%s%u lost", sep, (unsigned)t->lost);
         sep = ", ";
     }
-    if (t->events_differ)
-        dg_rsink_printf(s, "%sevents differ (%u vs %u)", sep, (unsigned)t->events_a, (unsigned)t->events_b);
+    uint64_t ev = (uint64_t)t->n_event_diffs + t->event_diffs_cut;
+    if (t->events_differ && ev)
+        dg_rsink_printf(s, "%s%llu event%s differ%s", sep, (unsigned long long)ev, ev == 1 ? "" : "s",
+                        ev == 1 ? "s" : "");
+    else if (t->events_differ) /* hashes only: no event lists to align */
+        dg_rsink_printf(s, "%sevents differ (A %u, B %u)", sep, (unsigned)t->events_a, (unsigned)t->events_b);
     else if (!*sep)
         dg_rsink_puts(s, "state differs");
 }
@@ -415,6 +419,110 @@ void dg_rep__check_headline(dg_rsink *s, const dg_report_check *c, void (*esc)(d
     if (c->sub_quantum && c->first_raw_tick != DG_REPORT_TICK_NONE)
         dg_rsink_printf(s, "; sub-quantum: raw float hashes differed from tick %llu while quantized state equal",
                         (unsigned long long)c->first_raw_tick);
+}
+
+/* ---- events ----------------------------------------------------------------------------------- */
+
+static void rep__event_kind(dg_rsink *s, uint8_t kind)
+{
+    const char *k = dg_report_event_kind_name(kind);
+    if (k)
+        dg_rsink_puts(s, k);
+    else
+        dg_rsink_printf(s, "kind %u", (unsigned)kind);
+}
+
+static uint32_t rep__event_field(const dg_report_event *e, char f)
+{
+    return f == 'a' ? e->a : f == 'b' ? e->b : f == 'c' ? e->c : e->d;
+}
+
+/* "weapon (c)", or "c" for a field the kind does not use. */
+static void rep__event_field_label(dg_rsink *s, uint8_t kind, char f)
+{
+    const char *n = dg_report_event_field_name(kind, f);
+    if (n)
+        dg_rsink_printf(s, "%s (%c)", n, f);
+    else
+        dg_rsink_printf(s, "%c", f);
+}
+
+static void rep__event_text(dg_rsink *s, const dg_report_event *e, void (*esc)(dg_rsink *, const char *))
+{
+    dg_rsink_puts(s, "\"");
+    esc(s, e->text);
+    dg_rsink_printf(s, "%s\" (%lu byte%s)", strlen(e->text) < e->text_len ? "…" : "", (unsigned long)e->text_len,
+                    e->text_len == 1 ? "" : "s");
+}
+
+/* "kill {killer (a) 5, victim (b) 7, weapon (c) 3}": the fields the kind uses, others when set. */
+static void rep__event_whole(dg_rsink *s, const dg_report_event *e, void (*esc)(dg_rsink *, const char *))
+{
+    rep__event_kind(s, e->kind);
+    dg_rsink_puts(s, " {");
+    const char *sep = "";
+    for (char f = 'a'; f <= 'd'; f++) {
+        uint32_t v = rep__event_field(e, f);
+        if (!dg_report_event_field_name(e->kind, f) && v == 0)
+            continue;
+        dg_rsink_puts(s, sep);
+        rep__event_field_label(s, e->kind, f);
+        dg_rsink_printf(s, " %lu", (unsigned long)v);
+        sep = ", ";
+    }
+    if (e->text_len || e->kind == DG_EV_CHAT || e->kind == DG_EV_ADMIN) {
+        dg_rsink_printf(s, "%stext ", sep);
+        rep__event_text(s, e, esc);
+    }
+    dg_rsink_puts(s, "}");
+}
+
+void dg_rep__event_diff_line(dg_rsink *s, const dg_report_event_diff *d, const dg_report_tick *t,
+                             void (*esc)(dg_rsink *, const char *))
+{
+    dg_rsink_printf(s, "event %lu: ", (unsigned long)d->index);
+    if (!d->in_a || !d->in_b) {
+        dg_rsink_puts(s, d->in_a ? "A only: " : "B only: ");
+        rep__event_whole(s, d->in_a ? &d->a : &d->b, esc);
+        dg_rsink_printf(s, " (A has %lu event%s at this tick, B %lu)", (unsigned long)t->events_a,
+                        t->events_a == 1 ? "" : "s", (unsigned long)t->events_b);
+        return;
+    }
+    if (d->a.kind != d->b.kind) {
+        dg_rsink_puts(s, "A ");
+        rep__event_whole(s, &d->a, esc);
+        dg_rsink_puts(s, ", B ");
+        rep__event_whole(s, &d->b, esc);
+        return;
+    }
+    rep__event_kind(s, d->a.kind);
+    dg_rsink_puts(s, ": ");
+    const char *sep = "";
+    for (char f = 'a'; f <= 'd'; f++) {
+        uint32_t va = rep__event_field(&d->a, f), vb = rep__event_field(&d->b, f);
+        if (va == vb)
+            continue;
+        dg_rsink_puts(s, sep);
+        rep__event_field_label(s, d->a.kind, f);
+        dg_rsink_printf(s, " A %lu, B %lu", (unsigned long)va, (unsigned long)vb);
+        sep = "; ";
+    }
+    if (d->text_diff_at != UINT32_MAX) {
+        dg_rsink_printf(s, "%stext A ", sep);
+        rep__event_text(s, &d->a, esc);
+        dg_rsink_puts(s, ", B ");
+        rep__event_text(s, &d->b, esc);
+        dg_rsink_printf(s, ", first difference at byte %lu", (unsigned long)d->text_diff_at);
+    }
+}
+
+void dg_rep__value_line(dg_rsink *s, const dg_report_value *v, void (*esc)(dg_rsink *, const char *))
+{
+    esc(s, v->field);
+    dg_rsink_puts(s, ": A ");
+    esc(s, v->a ? v->a : "(none)");
+    dg_rsink_puts(s, ", B ");
+    esc(s, v->b ? v->b : "(none)");
 }
 
 void dg_rep__ranges_line(dg_rsink *s, const dg_report_check *c, uint32_t max_shown)

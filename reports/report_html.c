@@ -185,9 +185,9 @@ static void ht__timeline(dg_rsink *s, const dg_report_scenario *sc, const dg_rep
         ht__attr_num(s, "y", base - h);
         ht__attr_num(s, "width", x1 - x0 < 1 ? 1 : x1 - x0);
         ht__attr_num(s, "height", h);
-        dg_rsink_printf(s, " fill=\"%s\"><title>ticks %llu..%llu: %u divergent ticks, up to %u entities</title></rect>\n",
+        dg_rsink_printf(s, " fill=\"%s\"><title>ticks %llu..%llu: %u divergent tick%s, up to %u entit%s</title></rect>\n",
                         HT_COL_BAR, (unsigned long long)b->first, (unsigned long long)b->last, (unsigned)b->ticks,
-                        (unsigned)b->entities);
+                        dg_report_plural_s(b->ticks), (unsigned)b->entities, b->entities == 1 ? "y" : "ies");
     }
     double fx = HT_ML + pw * (double)c->first_tick / (double)span;
     ht__line(s, fx, HT_MT - 14, fx, base, "stroke=\"#111\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"");
@@ -523,6 +523,53 @@ static void ht__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
     dg_rsink_puts(s, "</td></tr>\n");
 }
 
+static void ht__events(dg_rsink *s, const dg_report_tick *t)
+{
+    if (t->n_event_diffs == 0 && t->event_diffs_cut == 0)
+        return;
+    dg_rsink_puts(s, "<ul class=\"events\">\n");
+    for (uint32_t i = 0; i < t->n_event_diffs; i++) {
+        dg_rsink_puts(s, "<li>");
+        dg_rep__event_diff_line(s, &t->event_diffs[i], t, ht__esc);
+        dg_rsink_puts(s, "</li>\n");
+    }
+    if (t->event_diffs_cut)
+        dg_rsink_printf(s, "<li class=\"note\">… %u more differing events</li>\n", (unsigned)t->event_diffs_cut);
+    dg_rsink_puts(s, "</ul>\n");
+}
+
+/* A check's differing header/table values, then its own lines (one per case). */
+static void ht__check_lines(dg_rsink *s, const dg_report_check *c)
+{
+    if (c->n_values) {
+        dg_rsink_puts(s, "<table><thead><tr><th>Field</th><th>A</th><th>B</th></tr></thead><tbody>\n");
+        for (uint32_t i = 0; i < c->n_values; i++) {
+            const dg_report_value *v = &c->values[i];
+            dg_rsink_puts(s, "<tr><td><code>");
+            ht__esc(s, v->field);
+            dg_rsink_puts(s, "</code></td><td>");
+            ht__esc(s, v->a ? v->a : "(none)");
+            dg_rsink_puts(s, "</td><td>");
+            ht__esc(s, v->b ? v->b : "(none)");
+            dg_rsink_puts(s, "</td></tr>\n");
+        }
+        dg_rsink_puts(s, "</tbody></table>\n");
+    }
+    if (c->values_cut)
+        dg_rsink_printf(s, "<p class=\"note\">… %u more differing values</p>\n", (unsigned)c->values_cut);
+    if (c->n_details == 0 && c->details_cut == 0)
+        return;
+    dg_rsink_puts(s, "<ul class=\"details\">\n");
+    for (uint32_t i = 0; i < c->n_details; i++) {
+        dg_rsink_puts(s, "<li>");
+        ht__esc(s, c->details[i]);
+        dg_rsink_puts(s, "</li>\n");
+    }
+    if (c->details_cut)
+        dg_rsink_printf(s, "<li class=\"note\">… %u more lines</li>\n", (unsigned)c->details_cut);
+    dg_rsink_puts(s, "</ul>\n");
+}
+
 static void ht__tick_table(dg_rsink *s, const dg_report_tick *t, uint32_t max_rows)
 {
     dg_rsink_printf(s, "<p>tick %llu: %u changed, %u added, %u lost", (unsigned long long)t->tick, (unsigned)t->changed,
@@ -530,6 +577,7 @@ static void ht__tick_table(dg_rsink *s, const dg_report_tick *t, uint32_t max_ro
     if (t->events_differ)
         dg_rsink_printf(s, "; events differ (A %u, B %u)", (unsigned)t->events_a, (unsigned)t->events_b);
     dg_rsink_puts(s, "</p>\n");
+    ht__events(s, t);
     if (t->n_entities == 0)
         return;
     dg_rsink_puts(s, "<table><thead><tr><th>Entity</th><th>Name</th><th>Kind</th><th>Field</th><th>A</th><th>B</th>"
@@ -548,16 +596,17 @@ static void ht__tick_table(dg_rsink *s, const dg_report_tick *t, uint32_t max_ro
     }
     dg_rsink_puts(s, "</tbody></table>\n");
     if (rows > shown)
-        dg_rsink_printf(s, "<p class=\"note\">… %llu more rows</p>\n", (unsigned long long)(rows - shown));
+        dg_rsink_printf(s, "<p class=\"note\">… %llu more row%s</p>\n", (unsigned long long)(rows - shown),
+                        dg_report_plural_s(rows - shown));
     if (t->entities_cut)
-        dg_rsink_printf(s, "<p class=\"note\">… %u more entities beyond the per-tick cap</p>\n",
-                        (unsigned)t->entities_cut);
+        dg_rsink_printf(s, "<p class=\"note\">… %u more entit%s beyond the per-tick cap</p>\n",
+                        (unsigned)t->entities_cut, t->entities_cut == 1 ? "y" : "ies");
 }
 
 static void ht__ranges(dg_rsink *s, const dg_report_check *c)
 {
-    dg_rsink_printf(s, "<p>%llu divergent ticks in %u range%s:", (unsigned long long)c->divergent_ticks,
-                    (unsigned)c->n_ranges, c->n_ranges == 1 ? "" : "s");
+    dg_rsink_printf(s, "<p>%llu divergent tick%s in %u range%s:", (unsigned long long)c->divergent_ticks,
+                    dg_report_plural_s(c->divergent_ticks), (unsigned)c->n_ranges, dg_report_plural_s(c->n_ranges));
     for (uint32_t i = 0; i < c->n_ranges && i < 40; i++) {
         const dg_report_range *g = &c->ranges[i];
         if (g->first == g->last)
@@ -589,6 +638,7 @@ static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const d
         ht__esc(s, c->message);
         dg_rsink_puts(s, "</p>\n");
     }
+    ht__check_lines(s, c);
     if (c->first_tick != DG_REPORT_TICK_NONE) {
         ht__ranges(s, c);
         ht__timeline(s, sc, c);
@@ -605,8 +655,9 @@ static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const d
         dg_rsink_puts(s, "</details>\n");
     }
     if (c->ticks_cut)
-        dg_rsink_printf(s, "<p class=\"note\">%llu further divergent ticks are not detailed (cap %u).</p>\n",
-                        (unsigned long long)c->ticks_cut, (unsigned)c->n_ticks);
+        dg_rsink_printf(s, "<p class=\"note\">%llu further divergent tick%s %s not detailed (cap %u).</p>\n",
+                        (unsigned long long)c->ticks_cut, dg_report_plural_s(c->ticks_cut),
+                        c->ticks_cut == 1 ? "is" : "are", (unsigned)c->n_ticks);
     dg_rsink_puts(s, "</section>\n");
 }
 
@@ -731,6 +782,11 @@ static void ht__head(dg_rsink *s, const dg_report *r)
     if (r->nomem)
         dg_rsink_puts(s, " · <strong>incomplete: out of memory while building</strong>");
     dg_rsink_puts(s, "</p>\n");
+    if (r->note) {
+        dg_rsink_puts(s, "<p class=\"note\">");
+        ht__esc(s, r->note);
+        dg_rsink_puts(s, "</p>\n");
+    }
 }
 
 void dg_rep__html(const dg_report *r, const dg_report_opts *o, dg_rsink *s)

@@ -59,6 +59,12 @@ void dg_rep__check_headline(dg_rsink *s, const dg_report_check *c, void (*esc)(d
 void dg_rep__entity_list(dg_rsink *s, const dg_report_check *c, uint32_t max_ids);
 /* "divergent ticks: 1109 in 256 ranges: 4312..4320, 5000..5099, 6000, ... 248 more" */
 void dg_rep__ranges_line(dg_rsink *s, const dg_report_check *c, uint32_t max_shown);
+/* "event 0: kill: weapon (c) A 3, B 4", "event 2: B only: chat {...} (A has 2 events at this tick, B 3)";
+ * event text goes through esc, the rest is plain ASCII. */
+void dg_rep__event_diff_line(dg_rsink *s, const dg_report_event_diff *d, const dg_report_tick *t,
+                             void (*esc)(dg_rsink *, const char *));
+/* "keyframe interval: A 120, B 60" ("(none)" for a side without the row); everything through esc. */
+void dg_rep__value_line(dg_rsink *s, const dg_report_value *v, void (*esc)(dg_rsink *, const char *));
 /* Counts over the report. */
 typedef struct dg_rep__tally {
     uint32_t scenarios, sc_pass, sc_fail, sc_error;

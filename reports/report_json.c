@@ -1,4 +1,4 @@
-/* reports/report_json.c — the report room's machine-readable copy: JSON schema version 1
+/* reports/report_json.c — the report room's machine-readable copy: JSON schema version 2
  * (docs/REPORT-SCHEMA.md, docs/report-schema.json). Keys in a fixed order, integers as integers,
  * doubles in their shortest exact form, NaN/inf as null, every string escaped. */
 #include <string.h>
@@ -162,6 +162,50 @@ static void json__entity(jw *w, const dg_report_entity *e)
     jw_close(w, '}');
 }
 
+static void json__event(jw *w, const char *key, const dg_report_event *e, bool present)
+{
+    if (!present) {
+        jw_null(w, key);
+        return;
+    }
+    jw_open_flat(w, key, '{');
+    jw_u64(w, "kind", e->kind);
+    jw_str(w, "kindName", dg_report_event_kind_name(e->kind));
+    jw_u64(w, "a", e->a);
+    jw_u64(w, "b", e->b);
+    jw_u64(w, "c", e->c);
+    jw_u64(w, "d", e->d);
+    jw_str(w, "text", e->text);
+    jw_u64(w, "textBytes", e->text_len);
+    jw_bool(w, "textCut", strlen(e->text) < e->text_len);
+    jw_close(w, '}');
+}
+
+static void json__event_diff(jw *w, const dg_report_event_diff *d)
+{
+    static const char *const names[] = {"kind", "a", "b", "c", "d"};
+    jw_open_flat(w, NULL, '{');
+    jw_u64(w, "index", d->index);
+    json__event(w, "a", &d->a, d->in_a);
+    json__event(w, "b", &d->b, d->in_b);
+    jw_open_flat(w, "differ", '[');
+    if (d->in_a && d->in_b) {
+        uint32_t va[5] = {d->a.kind, d->a.a, d->a.b, d->a.c, d->a.d};
+        uint32_t vb[5] = {d->b.kind, d->b.a, d->b.b, d->b.c, d->b.d};
+        for (int i = 0; i < 5; i++)
+            if (va[i] != vb[i])
+                jw_str(w, NULL, names[i]);
+        if (d->text_diff_at != UINT32_MAX)
+            jw_str(w, NULL, "text");
+    }
+    jw_close(w, ']');
+    if (d->text_diff_at != UINT32_MAX)
+        jw_u64(w, "textDiffersAt", d->text_diff_at);
+    else
+        jw_null(w, "textDiffersAt");
+    jw_close(w, '}');
+}
+
 static void json__tick(jw *w, const dg_report_tick *t)
 {
     jw_open(w, NULL, '{');
@@ -169,10 +213,15 @@ static void json__tick(jw *w, const dg_report_tick *t)
     jw_u64(w, "entitiesAdded", t->added);
     jw_u64(w, "entitiesLost", t->lost);
     jw_u64(w, "entitiesChanged", t->changed);
-    jw_open_flat(w, "events", '{');
+    jw_open(w, "events", '{');
     jw_bool(w, "differ", t->events_differ);
     jw_u64(w, "countA", t->events_a);
     jw_u64(w, "countB", t->events_b);
+    jw_open(w, "diffs", '[');
+    for (uint32_t i = 0; i < t->n_event_diffs; i++)
+        json__event_diff(w, &t->event_diffs[i]);
+    jw_close(w, ']');
+    jw_u64(w, "diffsCut", t->event_diffs_cut);
     jw_close(w, '}');
     jw_open(w, "entities", '[');
     for (uint32_t i = 0; i < t->n_entities; i++)
@@ -261,6 +310,21 @@ static void json__check(jw *w, const dg_report_check *c)
     jw_u64(w, "ticksCut", c->ticks_cut);
     json__timeline(w, c);
     json__trajectory(w, &c->trajectory);
+    jw_open(w, "values", '[');
+    for (uint32_t i = 0; i < c->n_values; i++) {
+        jw_open_flat(w, NULL, '{');
+        jw_str(w, "field", c->values[i].field);
+        jw_str(w, "a", c->values[i].a);
+        jw_str(w, "b", c->values[i].b);
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+    jw_u64(w, "valuesCut", c->values_cut);
+    jw_open(w, "details", '[');
+    for (uint32_t i = 0; i < c->n_details; i++)
+        jw_str(w, NULL, c->details[i]);
+    jw_close(w, ']');
+    jw_u64(w, "detailsCut", c->details_cut);
     jw_close(w, '}');
 }
 
@@ -335,7 +399,31 @@ static void json__limits(jw *w, const dg_report_limits *l)
     jw_u64(w, "rangesPerCheck", l->ranges_per_check);
     jw_u64(w, "timelineBuckets", l->timeline_buckets);
     jw_u64(w, "trajectoryPoints", l->trajectory_points);
+    jw_u64(w, "eventsPerTick", l->events_per_tick);
+    jw_u64(w, "valuesPerCheck", l->values_per_check);
+    jw_u64(w, "detailsPerCheck", l->details_per_check);
     jw_close(w, '}');
+}
+
+/* A gate run's shard and corpus id (detgate merge checks a set of shard reports with them). */
+static void json__shard(jw *w, const dg_report *r)
+{
+    if (r->shard_count == 0) {
+        jw_null(w, "shard");
+    } else {
+        jw_open_flat(w, "shard", '{');
+        jw_u64(w, "index", r->shard_index);
+        jw_u64(w, "count", r->shard_count);
+        jw_close(w, '}');
+    }
+    if (r->corpus_id[0])
+        jw_str(w, "corpusId", r->corpus_id);
+    else
+        jw_null(w, "corpusId");
+    if (r->note)
+        jw_str(w, "note", r->note);
+    else
+        jw_null(w, "note");
 }
 
 void dg_rep__json(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
@@ -360,6 +448,7 @@ void dg_rep__json(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
     jw_bool(&w, "incomplete", r->nomem);
     json__summary(&w, r);
     json__limits(&w, &r->limits);
+    json__shard(&w, r);
     jw_open(&w, "scenarios", '[');
     for (uint32_t i = 0; i < r->n_scenarios; i++)
         json__scenario(&w, &r->scenarios[i]);

@@ -53,6 +53,17 @@ static void ju__details(dg_rsink *s, const dg_report_check *c)
         dg_rsink_puts(s, c->message);
         dg_rsink_puts(s, "\n");
     }
+    for (uint32_t i = 0; i < c->n_values; i++) {
+        dg_rep__value_line(s, &c->values[i], dg_rsink_puts);
+        dg_rsink_puts(s, "\n");
+    }
+    for (uint32_t i = 0; i < c->n_details; i++) {
+        dg_rsink_puts(s, c->details[i]);
+        dg_rsink_puts(s, "\n");
+    }
+    if (c->details_cut || c->values_cut)
+        dg_rsink_printf(s, "... %u more lines, %u more differing values\n", (unsigned)c->details_cut,
+                        (unsigned)c->values_cut);
     if (c->first_tick != DG_REPORT_TICK_NONE) {
         dg_rep__ranges_line(s, c, 32);
         dg_rsink_puts(s, "\n");
@@ -60,6 +71,13 @@ static void ju__details(dg_rsink *s, const dg_report_check *c)
     if (c->n_ticks == 0 || c->ticks[0].tick != c->first_tick)
         return;
     const dg_report_tick *t = &c->ticks[0];
+    for (uint32_t i = 0; i < t->n_event_diffs; i++) {
+        dg_rsink_printf(s, "tick %llu ", (unsigned long long)t->tick);
+        dg_rep__event_diff_line(s, &t->event_diffs[i], t, dg_rsink_puts);
+        dg_rsink_puts(s, "\n");
+    }
+    if (t->event_diffs_cut)
+        dg_rsink_printf(s, "... %u more differing events\n", (unsigned)t->event_diffs_cut);
     for (uint32_t i = 0; i < t->n_entities; i++) {
         const dg_report_entity *e = &t->entities[i];
         dg_rsink_printf(s, "tick %llu entity %u", (unsigned long long)t->tick, (unsigned)e->id);
@@ -80,7 +98,7 @@ static void ju__details(dg_rsink *s, const dg_report_check *c)
         dg_rsink_puts(s, "\n");
     }
     if (t->entities_cut)
-        dg_rsink_printf(s, "... %u more entities\n", (unsigned)t->entities_cut);
+        dg_rsink_printf(s, "... %u more entit%s\n", (unsigned)t->entities_cut, t->entities_cut == 1 ? "y" : "ies");
 }
 
 /* Builds a plain string in a scratch sink, then emits it escaped (messages mix report text and

@@ -27,6 +27,10 @@ static void md__header(dg_rsink *s, const dg_report *r)
         dg_rep__md_text(s, r->tool_version);
     }
     dg_rsink_puts(s, r->nomem ? "\n\n**Incomplete:** the run ran out of memory while building this report.\n\n" : "\n\n");
+    if (r->note) {
+        dg_rep__md_text(s, r->note);
+        dg_rsink_puts(s, "\n\n");
+    }
 }
 
 static void md__row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c)
@@ -118,6 +122,49 @@ static void md__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
         dg_rsink_puts(s, " | |\n");
 }
 
+/* The differing header/table values as a table, then one bullet per detail line (a check's cases). */
+static void md__check_lines(dg_rsink *s, const dg_report_check *c)
+{
+    if (c->n_values) {
+        dg_rsink_puts(s, "| Field | A | B |\n| --- | --- | --- |\n");
+        for (uint32_t i = 0; i < c->n_values; i++) {
+            const dg_report_value *v = &c->values[i];
+            dg_rsink_puts(s, "| ");
+            dg_rep__md_text(s, v->field);
+            dg_rsink_puts(s, " | ");
+            dg_rep__md_text(s, v->a ? v->a : "(none)");
+            dg_rsink_puts(s, " | ");
+            dg_rep__md_text(s, v->b ? v->b : "(none)");
+            dg_rsink_puts(s, " |\n");
+        }
+        dg_rsink_puts(s, "\n");
+    }
+    if (c->values_cut)
+        dg_rsink_printf(s, "… %u more differing values\n\n", (unsigned)c->values_cut);
+    for (uint32_t i = 0; i < c->n_details; i++) {
+        dg_rsink_puts(s, "- ");
+        dg_rep__md_text(s, c->details[i]);
+        dg_rsink_puts(s, "\n");
+    }
+    if (c->details_cut)
+        dg_rsink_printf(s, "- … %u more lines\n", (unsigned)c->details_cut);
+    if (c->n_details || c->details_cut)
+        dg_rsink_puts(s, "\n");
+}
+
+static void md__events(dg_rsink *s, const dg_report_tick *t)
+{
+    for (uint32_t i = 0; i < t->n_event_diffs; i++) {
+        dg_rsink_printf(s, "- tick %llu ", (unsigned long long)t->tick);
+        dg_rep__event_diff_line(s, &t->event_diffs[i], t, dg_rep__md_text);
+        dg_rsink_puts(s, "\n");
+    }
+    if (t->event_diffs_cut)
+        dg_rsink_printf(s, "- … %u more differing events\n", (unsigned)t->event_diffs_cut);
+    if (t->n_event_diffs || t->event_diffs_cut)
+        dg_rsink_puts(s, "\n");
+}
+
 static void md__detail(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t max_rows)
 {
     dg_rsink_puts(s, "### ❌ ");
@@ -127,9 +174,13 @@ static void md__detail(dg_rsink *s, const dg_report_scenario *sc, const dg_repor
     dg_rsink_puts(s, "\n\n");
     dg_rep__check_headline(s, c, dg_rep__md_text);
     dg_rsink_puts(s, "\n\n");
+    md__check_lines(s, c);
     if (c->n_ticks == 0 || c->ticks[0].tick != c->first_tick)
         return;
     const dg_report_tick *t = &c->ticks[0];
+    md__events(s, t);
+    if (t->n_entities == 0)
+        return;
     dg_rsink_puts(s, "| Entity | Kind | Field | A | B | Δ | Quanta A → B |\n| --- | --- | --- | ---: | ---: | ---: | --- |\n");
     uint64_t rows = 0, shown = 0;
     for (uint32_t i = 0; i < t->n_entities; i++) {
@@ -143,8 +194,8 @@ static void md__detail(dg_rsink *s, const dg_report_scenario *sc, const dg_repor
     }
     dg_rsink_puts(s, "\n");
     if (rows > shown || t->entities_cut)
-        dg_rsink_printf(s, "… %llu more rows%s\n\n", (unsigned long long)(rows - shown),
-                        t->entities_cut ? " (and entities beyond the per-tick cap)" : "");
+        dg_rsink_printf(s, "… %llu more row%s%s\n\n", (unsigned long long)(rows - shown),
+                        dg_report_plural_s(rows - shown), t->entities_cut ? " (and entities beyond the per-tick cap)" : "");
 }
 
 static void md__details(dg_rsink *s, const dg_report *r, uint32_t max_rows, md_budget *b)

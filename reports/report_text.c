@@ -49,6 +49,10 @@ static void txt__summary_header(txt *t, const dg_report *r)
     dg_rsink_puts(t->s, " — ");
     dg_rep__tally_line(t->s, r);
     dg_rsink_printf(t->s, "%s\n", r->nomem ? " (INCOMPLETE: out of memory while building)" : "");
+    if (r->note) {
+        dg_rep__term_text(t->s, r->note);
+        dg_rsink_puts(t->s, "\n");
+    }
 }
 
 static bool txt__noteworthy(const dg_report_check *c)
@@ -71,8 +75,9 @@ static void txt__scenario_line(txt *t, const dg_report_scenario *sc)
     dg_rep__term_text(t->s, sc->name);
     dg_rsink_puts(t->s, " (");
     dg_rep__term_text(t->s, dg_rep__str_or(sc->format, "?"));
-    dg_rsink_printf(t->s, ", %llu ticks, %llu entity-ticks)", (unsigned long long)sc->ticks,
-                    (unsigned long long)sc->entity_ticks);
+    dg_rsink_printf(t->s, ", %llu tick%s, %llu entity-tick%s)", (unsigned long long)sc->ticks,
+                    dg_report_plural_s(sc->ticks), (unsigned long long)sc->entity_ticks,
+                    dg_report_plural_s(sc->entity_ticks));
     bool inline_done = false;
     for (uint32_t i = 0; i < sc->n_checks; i++) {
         const dg_report_check *c = &sc->checks[i];
@@ -216,6 +221,38 @@ static void txt__ranges(txt *t, const dg_report_check *c)
     dg_rsink_puts(t->s, "\n");
 }
 
+/* The check's differing header/table values, then its own lines (one per case). */
+static void txt__details(txt *t, const dg_report_check *c)
+{
+    for (uint32_t i = 0; i < c->n_values; i++) {
+        dg_rsink_puts(t->s, "    ");
+        dg_rep__value_line(t->s, &c->values[i], dg_rep__term_text);
+        dg_rsink_puts(t->s, "\n");
+    }
+    if (c->values_cut)
+        dg_rsink_printf(t->s, "    ... %u more differing values\n", (unsigned)c->values_cut);
+    for (uint32_t i = 0; i < c->n_details; i++) {
+        dg_rsink_puts(t->s, "  - ");
+        dg_rep__term_text(t->s, c->details[i]);
+        dg_rsink_puts(t->s, "\n");
+    }
+    if (c->details_cut)
+        dg_rsink_printf(t->s, "  ... %u more lines\n", (unsigned)c->details_cut);
+}
+
+static void txt__events(txt *t, const dg_report_tick *tk)
+{
+    dg_rsink_printf(t->s, "  events at tick %llu: A has %u, B %u\n", (unsigned long long)tk->tick,
+                    (unsigned)tk->events_a, (unsigned)tk->events_b);
+    for (uint32_t i = 0; i < tk->n_event_diffs; i++) {
+        dg_rsink_puts(t->s, "    ");
+        dg_rep__event_diff_line(t->s, &tk->event_diffs[i], tk, dg_rep__term_text);
+        dg_rsink_puts(t->s, "\n");
+    }
+    if (tk->event_diffs_cut)
+        dg_rsink_printf(t->s, "    ... %u more differing events\n", (unsigned)tk->event_diffs_cut);
+}
+
 static void txt__detail(txt *t, const dg_report_scenario *sc, const dg_report_check *c, uint32_t max_rows)
 {
     dg_rsink_puts(t->s, "\n");
@@ -232,14 +269,14 @@ static void txt__detail(txt *t, const dg_report_scenario *sc, const dg_report_ch
         dg_rep__term_text(t->s, c->message);
         dg_rsink_puts(t->s, "\n");
     }
+    txt__details(t, c);
     if (c->first_tick != DG_REPORT_TICK_NONE)
         txt__ranges(t, c);
     if (c->n_ticks == 0 || c->ticks[0].tick != c->first_tick)
         return;
     const dg_report_tick *tk = &c->ticks[0];
     if (tk->events_differ)
-        dg_rsink_printf(t->s, "  events at tick %llu: A %u, B %u\n", (unsigned long long)tk->tick,
-                        (unsigned)tk->events_a, (unsigned)tk->events_b);
+        txt__events(t, tk);
     uint64_t total;
     txt__collect_rows(tk, NULL, 0, &total); /* count first: allocate what is shown, not the cap */
     uint32_t want = total < max_rows ? (uint32_t)total : max_rows;
@@ -253,9 +290,10 @@ static void txt__detail(txt *t, const dg_report_scenario *sc, const dg_report_ch
         txt__table(t, rows, n);
     free(rows);
     if (total > n)
-        dg_rsink_printf(t->s, "    ... %llu more rows\n", (unsigned long long)(total - n));
+        dg_rsink_printf(t->s, "    ... %llu more row%s\n", (unsigned long long)(total - n), dg_report_plural_s(total - n));
     if (tk->entities_cut)
-        dg_rsink_printf(t->s, "    ... %u more entities not kept (cap %u per tick)\n", (unsigned)tk->entities_cut,
+        dg_rsink_printf(t->s, "    ... %u more entit%s not kept (cap %u per tick)\n", (unsigned)tk->entities_cut,
+                        tk->entities_cut == 1 ? "y" : "ies",
                         (unsigned)(tk->n_entities));
 }
 

@@ -110,7 +110,8 @@ typedef struct flrep_tick_ctx {
     uint64_t rate_bias;                 /* tick_rate_hz / 2 + rate_k x tick_rate_hz */
     uint64_t rate_even;                 /* all ones when tick_rate_hz is even, else 0 */
     const flrep_index_set *types, *factions;
-    uint64_t fault_double_delta_tick;   /* test hook; UINT64_MAX = off */
+    uint64_t fault_double_delta_tick;   /* test hook: the tick it fires at, when fault_double_delta is set */
+    bool fault_double_delta;            /* a flag of its own: every u64, UINT64_MAX too, is a tick */
     bool general_only;                  /* test hook: every record through the general path */
     bool fast_avx2;                     /* decoder fast path and encoder loop: the AVX2 build (flrep_tick_avx2.c); tests clear it */
 } flrep_tick_ctx;

@@ -38,7 +38,8 @@ struct dg_flrep_reader {
     size_t content_pos;         /* byte offset of the next tick in the content */
     flrep_world world, seek_world;
     flrep_tick_scratch scratch;
-    uint64_t fault_seek_drop_tick; /* test hook (dg_flrep_reader_set_fault_seek_drop_delta); UINT64_MAX = off */
+    uint64_t fault_seek_drop_tick; /* test hook (dg_flrep_reader_set_fault_seek_drop_delta), when */
+    bool fault_seek_drop;          /* this is set (every u64 is a tick: no value can mean off) */
     flrep_world fault_world;       /* where that hook decodes the tick it drops */
     char where[128];
     long where_chunk;           /* chunk `where` names, -1 = none */
@@ -228,11 +229,13 @@ static dg_status push_chunk(dg_flrep_reader *r, uint64_t off, const flrep_chunk_
     return DG_OK;
 }
 
-/* Returns DG_OK when the trailer is valid and the chunk list is filled from it; otherwise a
- * description of what is wrong in err (the caller recovers). */
-static dg_status read_trailer(dg_flrep_reader *r, dg_error *err)
+/* The trailer's own bytes (FORMAT-flrep.md §8): size, tableOffset, magic, entryCount, indexCheck.
+ * DG_OK with *out (tlen bytes, caller frees) when they are intact; otherwise the trailer is missing
+ * or corrupt, err says why, and the caller recovers. */
+static dg_status read_trailer_bytes(dg_flrep_reader *r, uint8_t **out, size_t *out_len, dg_error *err)
 {
     uint64_t ds = r->info.data_start;
+    *out = NULL;
     if (r->size < ds + FLREP_TRAILER_FIXED)
         return dg_error_set(err, DG_E_TRUNCATED, r->size, "trailer", "expected at least %u trailer bytes, found %llu",
                             FLREP_TRAILER_FIXED, (unsigned long long)(r->size - ds));
@@ -263,23 +266,59 @@ static dg_status read_trailer(dg_flrep_reader *r, dg_error *err)
         st = dg_error_set(err, DG_E_CHECKSUM, toff + body, "trailer", "expected indexCheck %016llX, found %016llX",
                           (unsigned long long)XXH3_64bits(t, (size_t)body), (unsigned long long)dg_le64(t + body));
 #endif
+    if (st != DG_OK) {
+        free(t);
+        return st;
+    }
+    *out = t;
+    *out_len = tlen;
+    return DG_OK;
+}
+
+/* Prefixes err->where with "trailer entry I, chunk I at byte B": a chunk framing error found
+ * through an intact trailer names the entry that points at it. */
+static void name_entry_in_error(dg_error *err, uint32_t i, uint64_t off)
+{
+    char w2[sizeof err->where + 64];
+    snprintf(w2, sizeof w2, "trailer entry %u, chunk %u at byte %llu: %s", i, i, (unsigned long long)off, err->where);
+    memcpy(err->where, w2, sizeof err->where - 1);  /* deliberately cut to fit */
+    err->where[sizeof err->where - 1] = '\0';
+}
+
+/* An intact trailer's promises against the chunks it names (§8): every framing valid, keyframe
+ * ticks, offsets back to back from dataStart to tableOffset, ticks increasing, the totals. A
+ * broken promise is an error of the file, not a reason to recover: the checksummed index says
+ * where the data is, so a chunk that does not match it is damage, never a cut-off recording. */
+static dg_status check_trailer_chunks(dg_flrep_reader *r, const uint8_t *t, size_t tlen, dg_error *err)
+{
+    uint64_t toff = r->size - tlen;
+    uint32_t n = dg_le32(t + 4);
     size_t cap = 0;
-    uint64_t expect = ds, ticks = 0;
+    uint64_t expect = r->info.data_start, ticks = 0;
+    dg_status st = DG_OK;
     for (uint32_t i = 0; st == DG_OK && i < n; i++) {
         uint64_t kt = dg_le64(t + 32 + 16 * (size_t)i), off = dg_le64(t + 40 + 16 * (size_t)i);
         flrep_chunk_hdr h;
-        if (off != expect)
+        if (off != expect) {
             st = dg_error_set(err, DG_E_MALFORMED, toff + 40 + 16 * (uint64_t)i, "trailer",
-                              "entry %u: expected chunk offset %llu, found %llu", i, (unsigned long long)expect,
-                              (unsigned long long)off);
-        else if (read_chunk_hdr(r, off, &h, err) != DG_OK)
+                              "entry %u: expected chunk offset %llu (where the previous chunk ends), found %llu", i,
+                              (unsigned long long)expect, (unsigned long long)off);
+        } else if (read_chunk_hdr(r, off, &h, err) != DG_OK) {
+            name_entry_in_error(err, i, off);
             st = err->code;
-        else if (h.first_tick != kt || (i > 0 && h.first_tick <= r->chunks[i - 1].last_tick))
-            st = dg_error_set(err, DG_E_MALFORMED, toff + 32 + 16 * (uint64_t)i, "trailer",
-                              "entry %u: expected keyframe tick %llu (after the previous chunk), found %llu", i,
-                              (unsigned long long)h.first_tick, (unsigned long long)kt);
-        else
+        } else if (h.first_tick != kt) {
+            st = dg_error_set(err, DG_E_MALFORMED, off + 8, "trailer",
+                              "entry %u, chunk %u at byte %llu: expected firstTick %llu (the entry's keyframe tick), "
+                              "found %llu", i, i, (unsigned long long)off, (unsigned long long)kt,
+                              (unsigned long long)h.first_tick);
+        } else if (i > 0 && h.first_tick <= r->chunks[i - 1].last_tick) {
+            st = dg_error_set(err, DG_E_MALFORMED, off + 8, "trailer",
+                              "entry %u, chunk %u at byte %llu: expected firstTick > %llu (the previous chunk's "
+                              "lastTick), found %llu", i, i, (unsigned long long)off,
+                              (unsigned long long)r->chunks[i - 1].last_tick, (unsigned long long)h.first_tick);
+        } else {
             st = push_chunk(r, off, &h, &cap, err);
+        }
         expect = off + FLREP_CHUNK_HDR_SIZE + (st == DG_OK ? h.compressed_size : 0);
         ticks += st == DG_OK ? h.tick_count : 0;
     }
@@ -295,7 +334,6 @@ static dg_status read_trailer(dg_flrep_reader *r, dg_error *err)
                               (unsigned long long)eft, (unsigned long long)elt, (unsigned long long)ticks,
                               (unsigned long long)ft, (unsigned long long)lt, (unsigned long long)tc);
     }
-    free(t);
     if (st != DG_OK)
         r->nchunks = 0;
     return st;
@@ -305,17 +343,26 @@ static dg_status load_chunk(dg_flrep_reader *r, size_t k, dg_error *err);
 
 /* Decompresses (into r->content) and decodes every tick of chunk k, the last one pushed, in the
  * reader's own world; false when any of it is not valid. */
-static bool recover_chunk(dg_flrep_reader *r, size_t k, const flrep_chunk_hdr *h)
+static bool recover_chunk(dg_flrep_reader *r, size_t k, const flrep_chunk_hdr *h, dg_error *why)
 {
-    dg_error local;
-    dg_error_clear(&local);
     r->loaded = -1;
-    return load_chunk(r, k, &local) == DG_OK &&
-           flrep_chunk_validate(r->content, h, r->chunks[k].offset, k, &r->ctx, &r->world, &r->scratch, &local) ==
+    return load_chunk(r, k, why) == DG_OK &&
+           flrep_chunk_validate(r->content, h, r->chunks[k].offset, k, &r->ctx, &r->world, &r->scratch, why) ==
                DG_OK;
 }
 
-/* Keeps every complete chunk from data_start on; stops quietly at the first that is not. Every
+/* Where and why the recovery scan stopped, for dg_flrep_file_info.recovery_stop. */
+static void note_scan_stop(dg_flrep_reader *r, uint64_t pos, const dg_error *why)
+{
+    char detail[160];
+    dg_error_format(why, detail, sizeof detail);
+    snprintf(r->info.recovery_stop, sizeof r->info.recovery_stop, "scan stopped at byte %llu: %s",
+             (unsigned long long)pos, detail);
+}
+
+/* Keeps every complete chunk from data_start on; stops at the first that is not (noting where and
+ * why), except at a chunk whose intact framing declares more than the cap: a file this reader cannot
+ * hold is refused, never cut short to what fits (FORMAT-flrep.md §8, "Faults"). Every
  * tick of a kept chunk is decoded here, so playback (which starts at chunk 0) would decompress and
  * walk chunk 0 a second time: instead chunk 0 stays loaded. While the later chunks are checked it
  * waits in a buffer of its own, freed before returning, so the reader still holds one chunk. */
@@ -331,10 +378,29 @@ static dg_status recover_index(dg_flrep_reader *r, dg_error *err)
         dg_error local;
         dg_error_clear(&local);
         flrep_chunk_hdr h;
-        if (r->size - pos < FLREP_CHUNK_HDR_SIZE || read_chunk_hdr(r, pos, &h, &local) != DG_OK)
+        if (r->size - pos < FLREP_CHUNK_HDR_SIZE) {
+            if (r->size != pos) {
+                dg_error_set(&local, DG_E_TRUNCATED, pos, "chunk framing", "expected %u bytes, found %llu",
+                             FLREP_CHUNK_HDR_SIZE, (unsigned long long)(r->size - pos));
+                note_scan_stop(r, pos, &local);
+            }
             break;
-        if (r->nchunks && h.first_tick <= r->chunks[r->nchunks - 1].last_tick)
+        }
+        if (read_chunk_hdr(r, pos, &h, &local) != DG_OK) {
+            if (local.code == DG_E_LIMIT) {
+                st = dg_error_set(err, local.code, local.offset, local.where, "%s", local.msg);
+                break;
+            }
+            note_scan_stop(r, pos, &local);
             break;
+        }
+        if (r->nchunks && h.first_tick <= r->chunks[r->nchunks - 1].last_tick) {
+            dg_error_set(&local, DG_E_MALFORMED, pos + 8, "chunk framing",
+                         "expected firstTick > %llu (the previous chunk's lastTick), found %llu",
+                         (unsigned long long)r->chunks[r->nchunks - 1].last_tick, (unsigned long long)h.first_tick);
+            note_scan_stop(r, pos, &local);
+            break;
+        }
         if (push_chunk(r, pos, &h, &cap, err) != DG_OK) {
             st = err->code;
             break;
@@ -345,8 +411,9 @@ static dg_status recover_index(dg_flrep_reader *r, dg_error *err)
             r->content = NULL;
             r->content_cap = 0;
         }
-        if (!recover_chunk(r, r->nchunks - 1, &h)) {
+        if (!recover_chunk(r, r->nchunks - 1, &h, &local)) {
             r->nchunks--;
+            note_scan_stop(r, pos, &local);
             break;
         }
         pos += FLREP_CHUNK_HDR_SIZE + h.compressed_size;
@@ -617,7 +684,7 @@ dg_status dg_flrep_reader_seek(dg_flrep_reader *r, uint64_t tick, dg_error *err)
         const dg_event *ev;
         size_t nev;
         flrep_world *into = &r->seek_world;
-        if (tick == r->fault_seek_drop_tick && next_tick + 1 == tick && fault_copy_world(r))
+        if (r->fault_seek_drop && tick == r->fault_seek_drop_tick && next_tick + 1 == tick && fault_copy_world(r))
             into = &r->fault_world;
         if (step(r, into, &t, &kf, &ev, &nev, err) < 0) {
             st = err->code;
@@ -655,8 +722,17 @@ dg_status dg_flrep_reader_validate(dg_flrep_reader *r, dg_error *err)
     return rc < 0 ? err->code : DG_OK;
 }
 
-void dg_flrep_reader_set_fault_double_delta(dg_flrep_reader *r, uint64_t tick) { r->ctx.fault_double_delta_tick = tick; }
-void dg_flrep_reader_set_fault_seek_drop_delta(dg_flrep_reader *r, uint64_t tick) { r->fault_seek_drop_tick = tick; }
+void dg_flrep_reader_set_fault_double_delta(dg_flrep_reader *r, uint64_t tick)
+{
+    r->ctx.fault_double_delta_tick = tick;
+    r->ctx.fault_double_delta = true;
+}
+
+void dg_flrep_reader_set_fault_seek_drop_delta(dg_flrep_reader *r, uint64_t tick)
+{
+    r->fault_seek_drop_tick = tick;
+    r->fault_seek_drop = true;
+}
 
 /* ---- open / close ------------------------------------------------------------------------ */
 
@@ -666,7 +742,6 @@ static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opt
     r->require_trailer = opts && opts->require_trailer;
     r->loaded = -1;
     r->where_chunk = -1;
-    r->fault_seek_drop_tick = UINT64_MAX;
     dg_buf_init(&r->comp);
     uint64_t pos = 0;
     dg_status st = read_header(r, &pos, err);
@@ -677,12 +752,17 @@ static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opt
     flrep_tick_ctx_init(&r->ctx, r->tables.hdr.tick_rate_hz, &r->tables.type_set, &r->tables.faction_set);
     dg_error why;
     dg_error_clear(&why);
-    dg_status tst = read_trailer(r, &why);
-    /* an intact index naming a chunk over the cap: refuse, do not "recover"; and a caller that
-     * asked for a trailer gets the trailer's error */
-    if (tst == DG_E_LIMIT || (tst != DG_OK && r->require_trailer))
+    uint8_t *t = NULL;
+    size_t tlen = 0;
+    dg_status tst = read_trailer_bytes(r, &t, &tlen, &why);
+    if (tst == DG_OK) {   /* an intact trailer: the chunks must be what it says (§8, "Faults") */
+        st = check_trailer_chunks(r, t, tlen, err);
+        free(t);
+        if (st != DG_OK)
+            return st;
+    } else if (r->require_trailer) {
         return dg_error_set(err, why.code, why.offset, why.where, "%s", why.msg);
-    if (tst != DG_OK) {
+    } else {
         r->info.recovered = true;
         dg_error_format(&why, r->info.recovery_reason, sizeof r->info.recovery_reason);
         st = recover_index(r, err);

@@ -110,6 +110,37 @@ static dg_status check_count(size_t n, const char *what, dg_error *err)
     return DG_OK;
 }
 
+/* A table string the reader would refuse (§1: UTF-8, no NUL) is refused by the writer first. */
+static dg_status check_str(dg_flrep_str s, const char *table, size_t i, const char *field, dg_error *err)
+{
+    if (s.len && !s.s)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, table, "entry %zu: %s has length %u but no bytes", i, field,
+                            s.len);
+    if (s.len && !dg_utf8_valid((const uint8_t *)s.s, s.len))
+        return dg_error_set(err, DG_E_UTF8, DG_OFFSET_NONE, table,
+                            "entry %zu: expected %s as UTF-8 without NUL bytes, found %s", i, field,
+                            memchr(s.s, 0, s.len) ? "a NUL" : "invalid UTF-8");
+    return DG_OK;
+}
+
+static dg_status check_strings(const dg_flrep_header *h, dg_error *err)
+{
+    dg_status st = check_str(h->engine_version, "header", 0, "engineVersion", err);
+    if (st == DG_OK)
+        st = check_str(h->mission_id, "header", 0, "missionId", err);
+    for (size_t i = 0; st == DG_OK && i < h->type_count; i++)
+        if ((st = check_str(h->types[i].id, "entity-type manifest", i, "id", err)) == DG_OK)
+            st = check_str(h->types[i].name, "entity-type manifest", i, "displayName", err);
+    for (size_t i = 0; st == DG_OK && i < h->faction_count; i++)
+        if ((st = check_str(h->factions[i].id, "faction table", i, "id", err)) == DG_OK)
+            st = check_str(h->factions[i].name, "faction table", i, "displayName", err);
+    for (size_t i = 0; st == DG_OK && i < h->participant_count; i++)
+        st = check_str(h->participants[i].callsign, "roster", i, "callsign", err);
+    for (size_t i = 0; st == DG_OK && i < h->mission_object_count; i++)
+        st = check_str(h->mission_objects[i].object_id, "roster", i, "missionObjectId", err);
+    return st;
+}
+
 dg_status flrep_check_tables(const dg_flrep_header *h, flrep_index_set *types, flrep_index_set *factions,
                              dg_error *err)
 {
@@ -128,6 +159,8 @@ dg_status flrep_check_tables(const dg_flrep_header *h, flrep_index_set *types, f
         check_count(h->participant_count, "roster", err) ||
         check_count(h->mission_object_count, "roster", err))
         return err ? err->code : DG_E_RANGE;
+    if (check_strings(h, err) != DG_OK)
+        return err ? err->code : DG_E_UTF8;
     memset(types, 0, sizeof *types);
     memset(factions, 0, sizeof *factions);
     for (size_t i = 0; i < h->type_count; i++) {

@@ -83,7 +83,8 @@ void flrep_tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep
     ctx->rate_even = tick_rate_hz % 2 == 0 ? UINT64_MAX : 0;
     ctx->types = types;
     ctx->factions = factions;
-    ctx->fault_double_delta_tick = UINT64_MAX;
+    ctx->fault_double_delta_tick = 0;
+    ctx->fault_double_delta = false;
     ctx->general_only = false;
     ctx->fast_avx2 = flrep_cpu_has_avx2();
 }
@@ -147,13 +148,16 @@ const dg_seg3_entry *dg_seg3_table(void)
     return seg3_table;
 }
 
-static void read_delta_fields(dg_bitr *b, flrep_rec *r, const dg_seg3_entry *t3)
+/* *bad names a rule the fields break (the reader stops there); a short block leaves b->ok false. */
+static void read_delta_fields(dg_bitr *b, flrep_rec *r, const dg_seg3_entry *t3, const char **bad)
 {
     uint32_t flags = (uint32_t)dg_bitr_get(b, 3);   /* motion, rotFull, attrs */
     r->motion = flags & 1;
     r->rot_full = (flags >> 1) & 1;
-    if (r->rot_full && !r->motion)
-        b->ok = false;   /* rotFull belongs to the motion fields */
+    if (b->ok && r->rot_full && !r->motion) {
+        *bad = "rotFull = 0 when motion = 0 (rotFull belongs to the motion fields), found rotFull = 1";
+        return;
+    }
     if (!r->motion) {
         memset(r->vres, 0, sizeof r->vres);
         memset(r->pres, 0, sizeof r->pres);
@@ -171,8 +175,10 @@ static void read_delta_fields(dg_bitr *b, flrep_rec *r, const dg_seg3_entry *t3)
     r->attr_mask = 0;
     if (flags & 4) {
         r->attr_mask = (uint8_t)dg_bitr_get(b, 4);
-        if (r->attr_mask == 0)
-            b->ok = false;   /* attrs = 1 promises at least one field */
+        if (b->ok && r->attr_mask == 0) {
+            *bad = "a non-zero attrs mask after attrs = 1, found mask 0";
+            return;
+        }
         for (int i = 0; i < 4; i++)
             if (r->attr_mask & (1u << i))
                 r->attrs[i] = (uint16_t)dg_bitr_get(b, 16);
@@ -185,6 +191,18 @@ typedef struct tick_hdr {
     uint32_t rec_bytes;
     uint64_t block_offset;
 } tick_hdr;
+
+/* A record's error: where (its first byte, and the bit the reader had reached), which record and
+ * entity, and the rule ("expected ..."); the tick is added by flrep_decode_tick. */
+__attribute__((cold, noinline)) static dg_status record_error(dg_error *err, dg_status code, uint64_t rec_at,
+                                                              const dg_bitr *b, const uint8_t *block,
+                                                              const tick_hdr *th, const char *where, uint32_t i,
+                                                              uint32_t id, const char *rule)
+{
+    uint64_t bit = dg_bitr_tell(b, block);
+    return dg_error_set(err, code, rec_at, where, "record %u of %u (entity %u, bit %llu of the record block): expected %s",
+                        i, th->nrec, id, (unsigned long long)bit, rule);
+}
 
 /* Decodes one record of any shape at b (prev = previous id of the tick): the general path, for
  * keyframes, and for whatever fast_run does not take. Errors name the record's first byte. */
@@ -208,21 +226,25 @@ static dg_status decode_record(dg_bitr *b, const uint8_t *block, const tick_hdr 
         return dg_error_set(err, DG_E_MALFORMED, rec_at, where,
                             "record %u (entity %u): expected kind %s, found %u", i, r->id,
                             keyframe ? "FULL (1) in a keyframe tick" : "0, 1 or 2", r->kind);
+    const char *bad = NULL;
     if (r->kind == FLREP_REC_FULL) {
         r->full.id = r->id;
         read_full_fields(b, &r->full);
         read_rot(b, &r->full);
         r->full.pad_ = 0;
-        if (b->ok && r->full.rot[0] == INT16_MIN)
-            b->ok = false;
+        for (int k = 0; k < 3 && b->ok && !bad; k++)
+            if (r->full.rot[k] == INT16_MIN)
+                bad = "a rotation component in -32767..32767, found -32768";
     } else if (r->kind == FLREP_REC_DELTA) {
-        read_delta_fields(b, r, t3);
+        read_delta_fields(b, r, t3, &bad);
     }
+    if (bad)
+        return record_error(err, DG_E_MALFORMED, rec_at, b, block, th, where, i, r->id, bad);
     if (!b->ok)
-        return dg_error_set(err, DG_E_MALFORMED, rec_at, where,
-                            "record %u (entity %u): expected a complete %s record, found the block exhausted "
-                            "or a bad code",
-                            i, r->id, r->kind == FLREP_REC_FULL ? "FULL" : "DELTA");
+        return record_error(err, DG_E_MALFORMED, rec_at, b, block, th, where, i, r->id,
+                            r->kind == FLREP_REC_FULL ? "a complete FULL record, found the record block exhausted"
+                                                      : "a complete DELTA record, found the record block exhausted "
+                                                        "or an Exp-Golomb code of more than 40 zero bits");
     return DG_OK;
 }
 
@@ -345,7 +367,7 @@ static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world
     merge_pos m = {.wi = 0, .out = 0, .prev = 0, .i = 0};
     dg_bitr_init(&m.b, block, th->rec_bytes);
     size_t wn = keyframe ? 0 : world->n;
-    bool twice = th->tick == ctx->fault_double_delta_tick;
+    bool twice = ctx->fault_double_delta && th->tick == ctx->fault_double_delta_tick;
     bool fast = !keyframe && !twice && !ctx->general_only;   /* the test hooks live on the general path */
     bool fast_full = keyframe && !ctx->general_only;
     flrep_rec rec, *r = &rec;
@@ -408,6 +430,10 @@ static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world
         memset(nx->pred + out, 0, (wn - wi) * sizeof *nx->pred);
         out += wn - wi;
     }
+    if (out > DG_FLREP_MAX_LIVE)   /* spawns on a full world: bounded as the writer bounds it */
+        return dg_error_set(err, DG_E_LIMIT, th->block_offset, where,
+                            "expected at most %u live entities after the tick (the writer's limit), found %zu",
+                            DG_FLREP_MAX_LIVE, out);
     nx->n = out;
     if (!dg_bitr_at_clean_end(&m.b))
         return dg_error_set(err, DG_E_MALFORMED, th->block_offset + th->rec_bytes, where,
@@ -653,6 +679,8 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
     else
 #endif
         tracked = encode_records(&b, tc, world, wn, next, cur, n, &nrec);
+    /* test hook: from the hooked tick on, the writer's self-check fails (the reader's double delta) */
+    tracked &= keyframe || !tc->fault_double_delta || tick < tc->fault_double_delta_tick;
     next->n = n;
     dg_bitw_flush(&b);
     if (!tracked)

@@ -38,6 +38,8 @@ struct dg_flrep_writer {
     char **series;              /* finished files of the series, oldest first */
     size_t nseries, files_total;
     bool failed;
+    bool debug_chunks;          /* DETGATE_DEBUG_FLREP_CHUNKS set: each chunk that reached the kernel is said on stderr */
+    uint64_t file_ticks;        /* ticks in the complete chunks of the current file */
 };
 
 /* ---- file handling ----------------------------------------------------------------------- */
@@ -96,6 +98,7 @@ static dg_status open_next_file(dg_flrep_writer *w, dg_error *err)
     if (!w->f)
         return io_fail(w, "cannot create", err);
     w->file_pos = 0;
+    w->file_ticks = 0;
     w->nchunks = 0;
     return write_bytes(w, w->preamble.p, w->preamble.len, err);
 }
@@ -123,7 +126,7 @@ static dg_status finish_file(dg_flrep_writer *w, dg_error *err)
     dg_buf_free(&t);
     if (st != DG_OK)
         return st;
-    if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
+    if (fflush(w->f) != 0 || (w->opts.fsync != DG_FLREP_FSYNC_NONE && fsync(fileno(w->f)) != 0))
         return io_fail(w, "flush failed", err);
     FILE *f = w->f;
     w->f = NULL;
@@ -148,6 +151,21 @@ static dg_status finish_file(dg_flrep_writer *w, dg_error *err)
 }
 
 /* ---- chunks ------------------------------------------------------------------------------ */
+
+/* A complete chunk leaves the stdio buffer at once (a SIGKILL then loses only the chunk in
+ * progress), and with DG_FLREP_FSYNC_CHUNK reaches the disk. The debug line is written after
+ * that, so a test that kills the recorder knows what the file must hold. */
+static dg_status chunk_to_kernel(dg_flrep_writer *w, const flrep_chunk_hdr *h, dg_error *err)
+{
+    if (fflush(w->f) != 0 || (w->opts.fsync == DG_FLREP_FSYNC_CHUNK && fsync(fileno(w->f)) != 0))
+        return io_fail(w, "flush failed", err);
+    w->file_ticks += h->tick_count;
+    if (w->debug_chunks)
+        fprintf(stderr, "flrep-debug: chunk %llu..%llu complete in %s (%llu ticks in the file)\n",
+                (unsigned long long)h->first_tick, (unsigned long long)h->last_tick, w->tmp_path,
+                (unsigned long long)w->file_ticks);
+    return DG_OK;
+}
 
 static dg_status flush_chunk(dg_flrep_writer *w, dg_error *err)
 {
@@ -185,6 +203,8 @@ static dg_status flush_chunk(dg_flrep_writer *w, dg_error *err)
         st = write_bytes(w, w->comp.p, csize, err);
     dg_buf_reset(&w->content);
     w->seq = 0;
+    if (st == DG_OK)
+        st = chunk_to_kernel(w, &h, err);
     if (st != DG_OK)
         return st;
     uint64_t limit = (uint64_t)w->opts.max_file_mb << 20;
@@ -206,6 +226,12 @@ dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
     if (opts)
         w->opts = *opts;
+    w->debug_chunks = getenv("DETGATE_DEBUG_FLREP_CHUNKS") != NULL;
+    if (w->opts.fsync > DG_FLREP_FSYNC_CHUNK) {
+        dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, path, "expected an fsync policy 0..2, found %d", (int)w->opts.fsync);
+        free(w);
+        return DG_E_USAGE;
+    }
     dg_flrep_header h = *hdr;
     if (h.keyframe_interval_ticks == 0)
         h.keyframe_interval_ticks = DG_FLREP_KEYFRAME_DEFAULT;
@@ -273,7 +299,7 @@ static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_q
         return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
                             "expected a tick after %llu, found %llu", (unsigned long long)w->last_tick,
                             (unsigned long long)tick);
-    if (n > UINT16_MAX)
+    if (n > DG_FLREP_MAX_LIVE)
         return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu: expected at most 65535 entities, found %zu",
                             (unsigned long long)tick, n);
     bool bad = false;
@@ -423,3 +449,19 @@ void dg_flrep_writer_abort(dg_flrep_writer *w)
 }
 
 size_t dg_flrep_writer_file_count(const dg_flrep_writer *w) { return w->files_total + (w->f ? 1 : 0); }
+void dg_flrep_writer_set_fault_self_check(dg_flrep_writer *w, uint64_t tick)
+{
+    w->ctx.fault_double_delta_tick = tick;
+    w->ctx.fault_double_delta = true;
+}
+
+bool dg_flrep_fsync_parse(const char *s, dg_flrep_fsync *out)
+{
+    static const char *const names[] = {"close", "none", "chunk"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (dg_flrep_fsync)i;
+            return true;
+        }
+    return false;
+}

@@ -57,6 +57,10 @@ dg_status dg_rply_read_header(const uint8_t *buf, size_t len, uint32_t expected_
                             DG_RPLY_VERSION);
     if (h.tick_rate == 0)
         return dg_error_set(err, DG_E_RANGE, 5, "header", "expected tickRate 1..255, found 0");
+    if (h.tick_count > dg_rply_max_tick_count(h.op_bytes))
+        return dg_error_set(err, DG_E_LIMIT, 18, "header",
+                            "expected tickCount <= %llu (2^20 + 256 per OpStream byte, opBytes %u), found %u",
+                            (unsigned long long)dg_rply_max_tick_count(h.op_bytes), h.op_bytes, h.tick_count);
     if (expected_place_version != 0 && h.place_version != expected_place_version)
         return dg_error_set(err, DG_E_VERSION, 6, "header",
                             "file has placeVersion %u, expected placeVersion %u", h.place_version,

@@ -833,6 +833,12 @@ dg_status dg_rply_writer_finish(dg_rply_writer *w, uint32_t tick_count, uint8_t 
     if (tick_count < min_count)
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "rply writer",
                             "tickCount %u must exceed the last tick %u", tick_count, w->tick);
+    if (w->ops.len > UINT32_MAX || tick_count > dg_rply_max_tick_count((uint32_t)w->ops.len))
+        return dg_error_set(err, DG_E_LIMIT, DG_OFFSET_NONE, "rply writer",
+                            "expected tickCount <= %llu for %zu OpStream bytes (readers refuse more), found %u",
+                            (unsigned long long)dg_rply_max_tick_count(w->ops.len > UINT32_MAX ? UINT32_MAX
+                                                                                              : (uint32_t)w->ops.len),
+                            w->ops.len, tick_count);
     dg_buf b;
     dg_buf_init(&b);
     dg_buf_reserve(&b, DG_RPLY_HEADER_SIZE + w->str_bytes.len + 2 * (size_t)w->str_count +

@@ -61,8 +61,16 @@ dg_status dg_error_set(dg_error *err, dg_status code, uint64_t offset, const cha
 #endif
     ;
 
-/* Writes "<where> at byte <offset>: <status>: <msg>" into buf (always NUL-terminated). */
+/* Writes "<where> at byte <offset>: <status>: <msg>" into buf (always NUL-terminated). Control
+ * bytes and bytes that are not well-formed UTF-8 come out as \xNN, so input quoted in a message
+ * never reaches a terminal raw; a line longer than cap ends with "…" (U+2026). */
 void dg_error_format(const dg_error *err, char *buf, size_t cap);
+
+/* An excerpt of input bytes for a message: src[0..n) into dst[0..cap) (always NUL-terminated) with
+ * control bytes, C1 controls and bytes that are not well-formed UTF-8 as \xNN and `\` `"` with a
+ * backslash (so it can be quoted); what does not fit is cut on a character boundary and marked "…".
+ * Returns the bytes written. A 64-byte dst shows at most 60 bytes of input. */
+size_t dg_escape_bytes(char *dst, size_t cap, const void *src, size_t n);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,8 @@ extern "C" {
 #define DG_FLREP_MAX_FILE_MB_DEFAULT 256
 #define DG_FLREP_MAX_FILES_DEFAULT 20
 #define DG_FLREP_DECOMP_CAP_DEFAULT (64u << 20)
+/* Live entities after any tick: the writer refuses more, the reader too (FORMAT-flrep.md §5.2). */
+#define DG_FLREP_MAX_LIVE 65535u
 /* zstd level when dg_flrep_writer_opts.zstd_level is 0. The chunk content is bit-packed
  * Exp-Golomb residuals, close to incompressible: level 3 saves 6 % (Huffman-coded literals), a
  * negative level 1.7 % (matches only), but level 3 costs ~11 ns of compression per entity-tick and
@@ -91,12 +93,25 @@ static inline dg_flrep_str dg_flrep_cstr(const char *s)
 /* ---- writer ------------------------------------------------------------------------------ */
 typedef struct dg_flrep_writer dg_flrep_writer;
 
+/* When the writer asks the kernel to put a file on the disk (docs/FORMAT-flrep.md §9.1). Every
+ * finished chunk reaches the kernel at once whatever the policy (a killed process loses no complete
+ * chunk); fsync decides what survives a power loss or a kernel crash. */
+typedef enum dg_flrep_fsync {
+    DG_FLREP_FSYNC_CLOSE = 0,   /* default: fsync once, when a file is finished (before its rename) */
+    DG_FLREP_FSYNC_NONE = 1,    /* never: the kernel writes back when it likes */
+    DG_FLREP_FSYNC_CHUNK = 2,   /* after every chunk, and at close */
+} dg_flrep_fsync;
+
 typedef struct dg_flrep_writer_opts {
     uint32_t max_file_mb;   /* 0 = no rotation (one file); rotation at a chunk boundary */
     uint32_t max_files;     /* series bound when rotating; 0 = default 20 */
     int zstd_level;         /* 0 = DG_FLREP_ZSTD_LEVEL_DEFAULT (-1); any level zstd accepts, negative
                              * ones included (3: ~4 % smaller files, a slower write and read) */
+    dg_flrep_fsync fsync;   /* 0 = DG_FLREP_FSYNC_CLOSE */
 } dg_flrep_writer_opts;
+
+/* "none", "chunk" or "close" to the policy; false for anything else. */
+bool dg_flrep_fsync_parse(const char *s, dg_flrep_fsync *out);
 
 /* Opens path for writing (a temp file renamed into place on close, so an interrupted run leaves no
  * half-written file under the final name). hdr->keyframe_interval_ticks 0 = default 120. The
@@ -155,6 +170,8 @@ typedef struct dg_flrep_file_info {
     const dg_flrep_section_info *sections; size_t section_count;
     bool recovered;              /* trailer missing/corrupt: index rebuilt by a forward scan */
     char recovery_reason[200];   /* why the trailer was rejected (empty unless recovered) */
+    char recovery_stop[200];     /* recovered: where the scan stopped before the end of the data and
+                                    why (empty when every byte up to the end was a complete chunk) */
 } dg_flrep_file_info;
 
 /* One rebuilt tick. Arrays are reader-owned and valid until the next call on the reader. */
@@ -192,6 +209,11 @@ dg_status dg_flrep_reader_validate(dg_flrep_reader *r, dg_error *err);
 /* Test-only fault hook: when set, the reader applies the DELTA records of tick `tick` twice.
  * Exists so the harness's tests can prove verify catches a replay-side codec fault. */
 void dg_flrep_reader_set_fault_double_delta(dg_flrep_reader *r, uint64_t tick);
+/* Test-only fault hook on the writer: its self-check (each DELTA record rebuilt with the decoder's own
+ * arithmetic) reports a mismatch at the first non-keyframe tick >= `tick`, as a delta the decoder
+ * applies twice would make it. Exists so the harness's tests can prove a recording this build cannot
+ * read back is a failure, not an untested run. */
+void dg_flrep_writer_set_fault_self_check(dg_flrep_writer *w, uint64_t tick);
 /* Test-only fault hook on the seek path only: a seek whose target is `tick` drops the delta of
  * tick - 1 from its roll-forward, so the world it hands over (and tick's state, rebuilt on it) is one
  * delta stale. Linear playback is untouched; no effect when tick opens a chunk (a keyframe needs no

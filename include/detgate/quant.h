@@ -84,6 +84,12 @@ dg_status dg_quant_entity(const dg_entity_in *in, dg_qentity *out, dg_error *err
  * success. */
 dg_status dg_quant_entities(const dg_entity_in *in, dg_qentity *out, size_t n, size_t *done, dg_error *err);
 
+/* Which build of the codec's hot loops (the .flrep tick decoder's fast path and encoder loop, the
+ * batch quantizer) this process runs: "avx2" or "portable" (SSE2 on x86-64). The CPU decides,
+ * unless the environment variable DETGATE_CPU forces "portable" (read once, at the first call of
+ * anything that dispatches; docs/CLI.md "Environment"). */
+const char *dg_codec_cpu_build(void);
+
 /* Back to floats, for display and reports (not used by the gate's comparisons). */
 void dg_quant_pos_m(const dg_qentity *q, double out_m[3]);
 void dg_quant_vel_mps(const dg_qentity *q, double out_mps[3]);

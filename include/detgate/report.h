@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define DG_REPORT_SCHEMA_VERSION 1
+#define DG_REPORT_SCHEMA_VERSION 2
 #define DG_REPORT_TICK_NONE UINT64_MAX /* "no such tick" (no divergence, not known) */
 
 typedef enum dg_report_status {
@@ -83,6 +83,26 @@ typedef struct dg_report_entity {
     dg_report_field fields[DG_REPORT_FIELDS_MAX];
 } dg_report_entity;
 
+/* One match event as a report shows it: dg_event's fields, its text cut to a readable excerpt. */
+#define DG_REPORT_EVENT_TEXT_CAP 96
+typedef struct dg_report_event {
+    uint8_t kind; /* dg_event_kind (1..5); another value is shown as a number */
+    uint32_t a, b;
+    uint16_t c, d;
+    uint32_t text_len;                   /* the whole text's length in bytes */
+    char text[DG_REPORT_EVENT_TEXT_CAP]; /* its first bytes, cut on a character boundary, NUL-terminated
+                                            (an embedded NUL byte is kept as U+FFFD) */
+} dg_report_event;
+
+/* One position in a tick's event list where the two sides differ (events are aligned by index:
+ * the hash covers them in order). */
+typedef struct dg_report_event_diff {
+    uint32_t index;        /* 0-based position in the tick's events */
+    bool in_a, in_b;       /* false: that side has no event at this index (the other has more) */
+    dg_report_event a, b;  /* valid when in_a / in_b */
+    uint32_t text_diff_at; /* first byte at which the two texts differ, UINT32_MAX when equal or one-sided */
+} dg_report_event_diff;
+
 /* One divergent tick in detail. */
 typedef struct dg_report_tick {
     uint64_t tick;
@@ -92,9 +112,20 @@ typedef struct dg_report_tick {
     uint32_t n_entities;
     uint32_t entities_cut; /* entities beyond limits.entities_per_tick */
     dg_report_entity *entities;
+    uint32_t n_event_diffs;
+    uint32_t event_diffs_cut; /* differing event positions beyond limits.events_per_tick */
+    dg_report_event_diff *event_diffs;
     struct dg_report *report_; /* private: owner (limits, nomem flag) */
     uint32_t cap_entities_;    /* private */
+    uint32_t cap_event_diffs_; /* private */
 } dg_report_tick;
+
+/* A named value that differs between the two sides where there is no tick to pin it to: a header
+ * field or a table row ("keyframe interval", "type[2].name", "participant[101].callsign"). */
+typedef struct dg_report_value {
+    char *field;
+    char *a, *b; /* both values as text; NULL when that side has no such row */
+} dg_report_value;
 
 /* Divergent ticks folded into ranges. count <= last - first + 1; it is smaller only when the
  * range cap was reached and later ticks were absorbed into the last range (coalesced). */
@@ -152,8 +183,16 @@ typedef struct dg_report_check {
 
     dg_report_trajectory trajectory;
 
+    uint32_t n_values;
+    uint32_t values_cut; /* differing values beyond limits.values_per_check */
+    dg_report_value *values;
+
+    uint32_t n_details;
+    uint32_t details_cut; /* lines beyond limits.details_per_check */
+    char **details;       /* one line each: what a check with several cases found in each */
+
     struct dg_report *report_; /* private */
-    uint32_t cap_ranges_, cap_ticks_, cap_buckets_;
+    uint32_t cap_ranges_, cap_ticks_, cap_buckets_, cap_values_, cap_details_;
 } dg_report_check;
 
 typedef struct dg_report_scenario {
@@ -199,6 +238,9 @@ typedef struct dg_report_limits {
     uint32_t ranges_per_check;   /* folded ranges kept per check (default 256) */
     uint32_t timeline_buckets;   /* timeline buckets per check (default 2048, power of two) */
     uint32_t trajectory_points;  /* points per side of the trajectory (default 2048) */
+    uint32_t events_per_tick;    /* differing event positions kept per detailed tick (default 4) */
+    uint32_t values_per_check;   /* differing header/table values kept per check (default 64) */
+    uint32_t details_per_check;  /* detail lines kept per check (default 16) */
 } dg_report_limits;
 
 typedef struct dg_report {
@@ -211,6 +253,11 @@ typedef struct dg_report {
     dg_report_bisect bisect;
     dg_report_limits limits; /* effective caps (defaults filled in) */
     bool nomem;              /* some builder call ran out of memory; the report is incomplete */
+    /* gate: which shard of which scenario list this run covered (dg_report_set_shard); a count of
+     * 0 means the run was not a gate (JSON null). corpus_id: 16 hex digits, docs/REPORT-SCHEMA.md. */
+    uint32_t shard_index, shard_count;
+    char corpus_id[17];
+    char *note;              /* one line about the run as a whole (e.g. an empty shard), or NULL */
     uint32_t cap_scenarios_; /* private */
 } dg_report;
 
@@ -225,6 +272,9 @@ typedef struct dg_report_opts {
                                  (default 10 for text, 100 for html; the rest are counted) */
 } dg_report_opts;
 
+/* "" when n is 1, else "s": "1 tick", "2 ticks", "0 ticks" (every count in every message). */
+const char *dg_report_plural_s(uint64_t n);
+
 /* ---- building ------------------------------------------------------------------------------- */
 
 /* A new empty report. command and tool_version are copied (may be NULL). limits may be NULL.
@@ -232,6 +282,14 @@ typedef struct dg_report_opts {
 dg_report *dg_report_new(const char *command, const char *tool_version, const dg_report_limits *limits,
                          dg_error *err);
 void dg_report_free(dg_report *r);
+
+/* Replaces the report's one-line note (printf format): text, Markdown and HTML show it under the
+ * tally line, JSON as "note". DG_E_NOMEM on out of memory. */
+dg_status dg_report_set_note(dg_report *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Appends a scenario (name, format copied; format may be NULL). NULL on out of memory. */
 dg_report_scenario *dg_report_add_scenario(dg_report *r, const char *name, const char *format);
@@ -263,6 +321,32 @@ dg_report_tick *dg_report_add_tick(dg_report_check *c, uint64_t tick);
  * memory. name may be NULL. Does not touch t->added/lost/changed: the caller sets the totals. */
 dg_report_entity *dg_report_tick_add_entity(dg_report_tick *t, uint32_t id, const char *name,
                                             dg_report_entity_kind kind);
+
+/* Diffs two sides' event lists of one tick, aligned by index: every position whose events differ
+ * (any field, the text, or present on one side only) is counted and, while limits.events_per_tick
+ * allows, kept in t->event_diffs (the rest in event_diffs_cut). Sets events_a, events_b, and
+ * events_differ when something differs. Returns the number of differing positions. Texts are
+ * copied (the caller's buffers may go away). a / b may be NULL when the count is 0. */
+uint32_t dg_report_tick_diff_events(dg_report_tick *t, const dg_event *a, size_t n_a, const dg_event *b,
+                                    size_t n_b);
+/* "kill", "spawn", "chat", "admin", "alert", or NULL for another kind. */
+const char *dg_report_event_kind_name(uint8_t kind);
+/* What a payload field ('a', 'b', 'c', 'd') means for an event kind ("killer", "weapon", ...,
+ * dg_event_kind in detgate/quant.h), or NULL when the kind does not use it. */
+const char *dg_report_event_field_name(uint8_t kind, char field);
+
+/* Appends a value that differs (field name and both sides' values copied; a or b NULL = that side
+ * has no such row) and turns a PASS check into FAIL. Beyond limits.values_per_check it is only
+ * counted (values_cut). DG_E_NOMEM on out of memory (nothing added), DG_E_USAGE without a field. */
+dg_status dg_report_check_add_value(dg_report_check *c, const char *field, const char *a, const char *b);
+
+/* Appends one detail line (printf format) — for checks made of several cases, one line per case.
+ * Beyond limits.details_per_check it is only counted (details_cut). Leaves the status alone. */
+dg_status dg_report_check_add_detail(dg_report_check *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Appends a field diff with integer quanta and their real-unit values (delta computed here).
  * Returns false when the entity already has DG_REPORT_FIELDS_MAX fields (fields_cut counts it). */
@@ -313,6 +397,19 @@ dg_status dg_report_set_bisect(dg_report *r, const char *scenario, const char *f
                                uint64_t first_tick);
 dg_status dg_report_bisect_add_step(dg_report *r, const char *commit, dg_report_verdict verdict,
                                     uint64_t first_tick);
+
+/* Gate shard I/N (1 <= index <= count) and the id of the scenario list it was cut from (16 hex
+ * digits, copied; may be NULL for none). DG_E_USAGE, nothing changed, for a bad index or id. */
+dg_status dg_report_set_shard(dg_report *r, uint32_t index, uint32_t count, const char *corpus_id);
+
+/* Restoring a rendered report (detgate merge reads JSON back): appends a range or a timeline
+ * bucket exactly as given, without folding. DG_E_USAGE when it does not follow the last one
+ * (first > last, or not after the previous range/bucket), DG_E_NOMEM on out of memory. */
+dg_status dg_report_check_restore_range(dg_report_check *c, const dg_report_range *rg);
+dg_status dg_report_check_restore_bucket(dg_report_check *c, const dg_report_bucket *b);
+/* Appends one event position as written (detgate merge): DG_E_USAGE when neither side has it or its
+ * index is not after the one before, DG_E_NOMEM on out of memory (nothing added). */
+dg_status dg_report_tick_restore_event_diff(dg_report_tick *t, const dg_report_event_diff *d);
 
 /* ---- reading the model ------------------------------------------------------------------------ */
 

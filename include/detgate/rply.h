@@ -32,6 +32,15 @@ extern "C" {
 #define DG_RPLY_HEADER_SIZE 30
 #define DG_RPLY_SNAPSHOT_VERSION 10
 #define DG_RPLY_MAX_ID 65535u
+/* Ticks without ops cost nothing in a file but a tick each in a replay: tickCount is bounded by
+ * what the file holds, 2^20 ticks plus 256 per byte of OpStream (docs/FORMAT-rply.md §2.1). The
+ * reader refuses a larger tickCount (DG_E_LIMIT), the writer does not write one. */
+#define DG_RPLY_TICKS_FREE (1u << 20)
+#define DG_RPLY_TICKS_PER_OP_BYTE 256u
+static inline uint64_t dg_rply_max_tick_count(uint32_t op_bytes)
+{
+    return (uint64_t)DG_RPLY_TICKS_FREE + (uint64_t)DG_RPLY_TICKS_PER_OP_BYTE * op_bytes;
+}
 
 /* The op table: name, opcode, bytes that always follow the opcode (the fixed head a reader can
  * bounds-check in one compare; variable parts are checked again). One list generates the enum, the

@@ -152,7 +152,7 @@ void tl_record(const char *path, const tl_params *p, tl_session *out)
     tl_rng r = {p->seed};
     uint32_t rate = p->tick_rate ? p->tick_rate : 60;
     dg_flrep_header h = tl_header(rate, p->keyframe);
-    dg_flrep_writer_opts o = {p->max_file_mb, 1000, 0};
+    dg_flrep_writer_opts o = {.max_file_mb = p->max_file_mb, .max_files = 1000};
     dg_flrep_writer *w = NULL;
     dg_error err;
     dg_error_clear(&err);

@@ -50,7 +50,7 @@ for sig in INT TERM; do
   if [ $code -eq $want ]; then ok; else bad "bisect after SIG$sig exited $code, expected $want ($(cat "$W/err"))"; fi
   if [ "$(worktrees)" -eq 1 ]; then ok; else bad "SIG$sig left a worktree registered: $(git -C "$R" worktree list)"; fi
   if [ -z "$(ls -A "$TMPDIR")" ]; then ok; else bad "SIG$sig left in TMPDIR: $(ls -A "$TMPDIR")"; fi
-  if pgrep -f "bisect-step|$TMPDIR" >/dev/null; then bad "SIG$sig left a child running"; else ok; fi
+  if pgrep -f "$W/" >/dev/null; then bad "SIG$sig left a child running: $(pgrep -af "$W/")"; else ok; fi
 done
 
 # ---- a stale work folder of a killed run (owner pid dead) is removed at the next start ----------------

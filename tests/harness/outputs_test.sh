@@ -151,11 +151,20 @@ if mount -t tmpfs -o size=64k,ro tmpfs "$W/ro" 2>/dev/null; then
   expect 2 "$DG" verify "$SCN/mars.scn" --junit "$W/ro/x.xml"
   contains "$W/err" "not writable"
   expect 2 "$DG" record "$SCN/mars.scn" -o "$W/ro/x.flrep"
+  expect 2 "$DG" verify "$SCN/mars.scn" --report-dir "$W/ro/reports/r"
+  contains "$W/err" "not writable"
   umount "$W/ro"
   MNT=""
 else
   echo "SKIP: cannot mount a tmpfs here: the read-only folder case did not run"
 fi
+# a report folder is made when the reports are written: deep and new works, a refused run makes none
+expect 0 "$DG" verify "$SCN/mars.scn" -q --no-recovery --report-dir "$W/new/deeper/r"
+if [ -f "$W/new/deeper/r/report.json" ]; then ok; else bad "--report-dir of a new nested folder wrote nothing"; fi
+expect 2 "$DG" verify "$SCN/mars.scn" -q --report-dir "$W/never/r" --json "$W/no/x.json"
+absent "$W/never"
+expect 2 "$DG" verify "$SCN/mars.scn" -q --report-dir "$W/a.flrep/r"
+contains "$W/err" "is not a folder"
 no_temps "refusals"
 
 # ---- a full disk: exit 125 from every command, no output, no temp --------------------------------
@@ -231,7 +240,7 @@ for sig in INT TERM; do
   wait $pid
   code=$?
   if [ $code -eq $want ]; then ok; else bad "gate after SIG$sig exited $code, expected $want"; fi
-  if [ -z "$(ls -A "$W/sig/r")" ]; then ok; else bad "gate after SIG$sig left reports: $(ls -A "$W/sig/r")"; fi
+  if [ ! -e "$W/sig/r" ]; then ok; else bad "gate after SIG$sig left its report folder: $(ls -A "$W/sig/r")"; fi
   if [ -z "$(ls -A "$TMPDIR")" ]; then ok; else bad "gate after SIG$sig left in TMPDIR: $(ls -A "$TMPDIR")"; fi
 done
 no_temps "signals"

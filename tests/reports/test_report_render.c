@@ -199,7 +199,7 @@ static void test_schema_validator_rejects_broken_documents(void **state)
     json_t *schema = load_schema();
     char msg[512];
     static const char *const mutations[] = {
-        "drop schemaVersion", "schemaVersion 2", "bad status", "negative tick", "string tick",
+        "drop schemaVersion", "next schemaVersion", "bad status", "negative tick", "string tick",
         "unknown key", "missing check field", "bad entity kind", "float in integer", "bad verdict",
     };
     for (size_t m = 0; m < sizeof mutations / sizeof mutations[0]; m++) {
@@ -211,7 +211,7 @@ static void test_schema_validator_rejects_broken_documents(void **state)
         assert_non_null(ent0);
         switch (m) {
         case 0: json_object_del(doc, "schemaVersion"); break;
-        case 1: json_object_set_new(doc, "schemaVersion", json_integer(2)); break;
+        case 1: json_object_set_new(doc, "schemaVersion", json_integer(DG_REPORT_SCHEMA_VERSION + 1)); break;
         case 2: json_object_set_new(check, "status", json_string("flaky")); break;
         case 3: json_object_set_new(check, "firstDivergentTick", json_integer(-1)); break;
         case 4: json_object_set_new(tick0, "tick", json_string("4312")); break;
@@ -544,7 +544,7 @@ static void test_text_summary_lines_and_colour_only_when_asked(void **state)
     assert_null(strchr(plain, '\x1b')); /* neither our colour nor the ESC inside a name */
     assert_non_null(strstr(plain, "\nPASS dogfight-40 (flrep, 1500 ticks, 60000 entity-ticks)"));
     char want[160];
-    snprintf(want, sizeof want, "golden: first divergent tick %u: 38 entities changed, 1 added, 1 lost, events differ (3 vs 4)",
+    snprintf(want, sizeof want, "golden: first divergent tick %u: 38 entities changed, 1 added, 1 lost, events differ (A 3, B 4)",
              FX_FIRST_TICK);
     assert_non_null(strstr(plain, want));
     snprintf(want, sizeof want, "sub-quantum: raw float hashes differed from tick %u while quantized state equal", FX_RAW_TICK);

@@ -370,10 +370,13 @@ static void keep_log(const char *log, const char *kept)
     struct stat st;
     dg_error err;
     dg_error_clear(&err);
-    bool ok = stat(log, &st) == 0 && (!slash || cli_mkdirs(dir)) && harness__temp_path(tmp, sizeof tmp, slash ? dir : ".", "bisect", ".log") &&
+    tmp[0] = 0;
+    bool ok = stat(log, &st) == 0 && (!slash || cli_mkdirs(dir)) &&
+              harness__temp_path(tmp, sizeof tmp, slash ? dir : ".", "bisect", ".log") &&
               harness__copy_prefix(log, tmp, (uint64_t)st.st_size, &err) == DG_OK && rename(tmp, kept) == 0;
     if (!ok) {
-        remove(tmp);
+        if (tmp[0])
+            remove(tmp);
         fprintf(stderr, "detgate bisect: could not keep the log at %s\n", kept);
     }
 }

@@ -193,10 +193,12 @@ static void install_cleanup(void)
  * bad input. */
 static int check_stdout(const char *cmd, int code)
 {
-    bool failed = fflush(stdout) != 0 || ferror(stdout);
-    if (!failed)
+    errno = 0;
+    bool flush_failed = fflush(stdout) != 0;
+    if (!flush_failed && !ferror(stdout))
         return code;
-    fprintf(stderr, "detgate %s: writing standard output failed: %s\n", cmd, strerror(errno));
+    fprintf(stderr, "detgate %s: writing standard output failed: %s\n", cmd,
+            flush_failed ? strerror(errno) : "an earlier write to it failed");
     return code == CLI_EQUAL ? CLI_UNTESTED : code;
 }
 

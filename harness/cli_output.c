@@ -82,6 +82,8 @@ static int out_classify(const char *cmd, cli_out *o, struct stat *st, bool *exis
         o->to_stdout = true;
         return 0;
     }
+    if (!o->given[0])
+        return out_refuse(cmd, o, "%s", "an empty path");
     if (strlen(o->given) >= CLI_PATH_CAP - 64)
         return out_refuse(cmd, o, "%s", "the path is too long");
     snprintf(o->final, sizeof o->final, "%s", o->given);

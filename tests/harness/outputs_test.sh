@@ -133,6 +133,8 @@ done
 absent "$W/x.flrep"
 expect 2 "$DG" verify "$SCN/mars.scn" --json "$W"
 contains "$W/err" "is a folder"
+expect 2 "$DG" verify "$SCN/mars.scn" --json ""
+contains "$W/err" "an empty path"
 ln -s no/such/target.json "$W/dangling.json"
 expect 2 "$DG" verify "$SCN/mars.scn" --json "$W/dangling.json"
 contains "$W/err" "symbolic link to a missing file"

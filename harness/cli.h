@@ -52,22 +52,69 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* "detgate <cmd>: <formatted dg_error>" on stderr. */
 void cli_print_error(const char *cmd, const dg_error *err);
 
+/* ---- outputs (cli_output.c; docs/CLI.md "Outputs") --------------------------------------------- */
+#define CLI_PATH_CAP 4096
+#define CLI_OUTS_MAX 16
+typedef enum cli_out_how {
+    CLI_OUT_RENAME,  /* a regular file (or a link's regular target): temp beside it, then rename */
+    CLI_OUT_INPLACE, /* "-", a character device, a FIFO: temp in TMPDIR, then copied into it */
+    CLI_OUT_APPEND   /* appended to (a CI step summary): temp in TMPDIR, then appended */
+} cli_out_how;
+typedef struct cli_out {
+    const char *what;         /* the flag, for messages: "-o", "--json", ... */
+    const char *given;        /* the path as given; "-" is standard output */
+    bool append, to_stdout;
+    bool folder_later; /* its folder is made when it is written (--report-dir); prepare checked a parent */
+    cli_out_how how;
+    char final[CLI_PATH_CAP]; /* the name renamed onto or written into */
+    char work[CLI_PATH_CAP];  /* what the writer writes: a temp removed on SIGINT/SIGTERM */
+} cli_out;
+typedef struct cli_outs {
+    cli_out o[CLI_OUTS_MAX];
+    size_t n;
+} cli_outs;
+/* Adds an output (NULL path: none; returns NULL). */
+cli_out *cli_outs_add(cli_outs *s, const char *what, const char *path, bool append);
+/* Checks every output before the command runs: its folder exists and is writable, it is not a folder,
+ * a block device or one of the inputs (same device and inode), no two name the same file. Then gives
+ * each a registered temp work name. Returns 0, or CLI_USAGE with the reason on stderr. */
+int cli_outs_prepare(cli_outs *s, const char *cmd, const char *const *inputs, size_t n_inputs);
+/* Puts every finished work file in place (rename, or copy into stdout/device/FIFO, or append); an
+ * output whose work file was never written (its writer failed) is skipped. False with a message on
+ * failure. */
+bool cli_outs_commit(cli_outs *s, const char *cmd);
+/* Removes every work file (a failed run). */
+void cli_outs_discard(cli_outs *s);
+bool cli_outs_to_stdout(const cli_outs *s);
+/* Writes a whole buffer as o's work file. */
+bool cli_out_write_buf(cli_out *o, const void *p, size_t n, dg_error *err);
+
 /* ---- reports ---------------------------------------------------------------------------------- */
 typedef struct cli_reports {
     const char *dir;  /* --report-dir: report.{txt,json,xml,md,html} */
     const char *text, *json, *junit, *markdown, *html;
+    const char *markdown_append; /* --markdown-append: a CI step summary */
     bool quiet;       /* --quiet: no summary on stdout */
     bool no_summary;  /* the command prints something else on stdout */
+    bool prepared;    /* cli_reports_prepare ran (and succeeded) */
+    cli_outs outs;
+    int kinds[CLI_OUTS_MAX]; /* dg_report_kind of each of outs; -1: the command's own output */
 } cli_reports;
 
 /* Long options shared by every reporting command; returns true when opt was one of them. */
 #define CLI_REPORT_OPTS                                                                          \
     {"report-dir", 1, 0, 0x100}, {"text", 1, 0, 0x101}, {"json", 1, 0, 0x102}, {"junit", 1, 0, 0x103}, \
-        {"markdown", 1, 0, 0x104}, {"html", 1, 0, 0x105}, {"quiet", 0, 0, 'q'}
+        {"markdown", 1, 0, 0x104}, {"html", 1, 0, 0x105}, {"markdown-append", 1, 0, 0x106}, {"quiet", 0, 0, 'q'}
 bool cli_report_opt(cli_reports *r, int opt, const char *arg);
-/* Writes every requested rendering (atomically) and the text summary on stdout. Returns false when
- * a report could not be written (message on stderr). */
-bool cli_write_reports(const dg_report *rep, const cli_reports *r, const char *cmd);
+/* Checks the report folder (it, or the nearest existing folder above it, writable; it is made when
+ * the reports are written) and every report output (cli_outs_prepare) before the run, with
+ * any of the command's own outputs already added to r->outs (e.g. verify --keep; they are committed
+ * with the reports). Returns 0 or CLI_USAGE (printed). */
+int cli_reports_prepare(cli_reports *r, const char *cmd, const char *const *inputs, size_t n_inputs);
+/* Writes every requested rendering (all to temps, then all put in place, or none) and the text
+ * summary on stdout (not when a report goes to stdout). Returns false when a report could not be
+ * written (message on stderr). */
+bool cli_write_reports(const dg_report *rep, cli_reports *r, const char *cmd);
 /* A new report for command cmd: the tool's version, and the time the command started. NULL on out of
  * memory (err filled). */
 dg_report *cli_report_new(const char *cmd, dg_error *err);

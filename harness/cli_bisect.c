@@ -8,7 +8,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <getopt.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,16 +23,26 @@
 
 /* ---- running other programs ---------------------------------------------------------------------- */
 
-/* Runs argv (execvp) in cwd (NULL = here) with stdout+stderr appended to log (NULL = inherited).
- * Returns the exit status, or -1 when it could not run / was killed. */
-static int run(char *const argv[], const char *cwd, const char *log)
+/* The signal that interrupted `bisect` (0: none). Its handler only records it: the parent then stops
+ * its child, removes the worktree with git and its folder, and dies of the signal (bisect_cleanup). */
+static volatile sig_atomic_t bisect_sig;
+static void bisect_on_signal(int sig) { bisect_sig = sig; }
+
+/* Runs argv (execvp) in cwd (NULL = here) with stdout+stderr appended to log (NULL = inherited),
+ * in a process group of its own, so an interrupt reaches it (and what it started: git bisect run's
+ * steps, cmake, make) through the parent. Returns the exit status, or -1 when it could not run / was
+ * killed; once bisect was interrupted, only cleanup commands (even_interrupted) run. */
+static int run_child(char *const argv[], const char *cwd, const char *log, bool even_interrupted)
 {
+    if (bisect_sig && !even_interrupted)
+        return -1;
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        setpgid(0, 0);
         if (cwd && chdir(cwd) != 0)
             _exit(127);
         if (log) {
@@ -49,12 +61,23 @@ static int run(char *const argv[], const char *cwd, const char *log)
         execvp(argv[0], argv);
         _exit(127);
     }
+    setpgid(pid, pid); /* also here: the child may not have run yet when a signal comes */
     int st;
-    while (waitpid(pid, &st, 0) < 0)
+    bool forwarded = false;
+    for (;;) {
+        if (bisect_sig && !forwarded && !even_interrupted) {
+            kill(-pid, bisect_sig);
+            forwarded = true;
+        }
+        if (waitpid(pid, &st, 0) >= 0)
+            break;
         if (errno != EINTR)
             return -1;
+    }
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+
+static int run(char *const argv[], const char *cwd, const char *log) { return run_child(argv, cwd, log, false); }
 
 /* First line of `git -C repo A1 A2 A3 A4` output into out ("" on failure); trailing arguments may be
  * NULL (the list ends at the first NULL). */
@@ -89,8 +112,9 @@ static bool git_line(const char *repo, char *out, size_t cap, const char *a1, co
     char *nl = strchr(out, '\n');
     if (nl)
         *nl = 0;
-    int st;
-    waitpid(pid, &st, 0);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         out[0] = 0;
         return false;
@@ -261,11 +285,112 @@ static bool make_work_dir(const char *given, char *out, size_t cap)
 static void remove_tree(const char *path)
 {
     char *argv[] = {"rm", "-rf", (char *)path, NULL};
-    run(argv, NULL, NULL);
+    run_child(argv, NULL, NULL, true);
+}
+
+/* ---- the work folder's owner: an interrupted run cleans up, a killed one is cleaned at the next --- */
+
+#define OWNER_FILE "owner.pid"
+
+static void write_owner(const char *work)
+{
+    char path[PATH_CAP];
+    snprintf(path, sizeof path, "%s/" OWNER_FILE, work);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "%ld\n", (long)getpid());
+        fclose(f);
+    }
+}
+
+/* True when dir carries an owner file naming a process that no longer exists. */
+static bool owner_dead(const char *dir)
+{
+    char path[PATH_CAP];
+    snprintf(path, sizeof path, "%s/" OWNER_FILE, dir);
+    FILE *f = fopen(path, "r");
+    long pid = 0;
+    if (!f)
+        return false;
+    bool read_ok = fscanf(f, "%ld", &pid) == 1;
+    fclose(f);
+    return read_ok && pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Unregisters the worktree wt (git run inside it finds its repository, whichever that is), then
+ * prunes repo's list of worktrees whose folders are gone. */
+static void remove_worktree(const char *repo, const char *wt)
+{
+    char *rm[] = {"git", "-C", (char *)wt, "worktree", "remove", "--force", (char *)wt, NULL};
+    char *prune[] = {"git", "-C", (char *)repo, "worktree", "prune", NULL};
+    struct stat st;
+    if (stat(wt, &st) == 0)
+        run_child(rm, NULL, "/dev/null", true);
+    run_child(prune, NULL, "/dev/null", true);
+}
+
+/* Work folders of earlier runs that were killed before they could clean up (dg-bisect-* in TMPDIR,
+ * owner dead): their worktree unregistered, the folder removed. */
+static void clean_stale(const char *repo)
+{
+    const char *tmp = getenv("TMPDIR");
+    tmp = tmp && *tmp ? tmp : "/tmp";
+    DIR *d = opendir(tmp);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char dir[PATH_CAP + 260], wt[PATH_CAP + 280];
+        if (strncmp(e->d_name, "dg-bisect-", 10) != 0)
+            continue;
+        int n = snprintf(dir, sizeof dir, "%s/%s", tmp, e->d_name);
+        if (n < 0 || (size_t)n >= sizeof dir || !owner_dead(dir))
+            continue;
+        snprintf(wt, sizeof wt, "%s/worktree", dir);
+        remove_worktree(repo, wt);
+        remove_tree(dir);
+        fprintf(stderr, "detgate bisect: removed the work folder of an earlier run that was killed: %s\n", dir);
+    }
+    if (d)
+        closedir(d);
+    char *prune[] = {"git", "-C", (char *)repo, "worktree", "prune", NULL};
+    run_child(prune, NULL, "/dev/null", true);
+}
+
+static void catch_interrupts(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = bisect_on_signal; /* no SA_RESTART: waitpid returns to forward it */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+/* A failed run's log outlives the work folder: copied (temp + rename) to where the messages said. */
+static void keep_log(const char *log, const char *kept)
+{
+    char dir[PATH_CAP], tmp[PATH_CAP];
+    snprintf(dir, sizeof dir, "%s", kept);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    struct stat st;
+    dg_error err;
+    dg_error_clear(&err);
+    tmp[0] = 0;
+    bool ok = stat(log, &st) == 0 && (!slash || cli_mkdirs(dir)) &&
+              harness__temp_path(tmp, sizeof tmp, slash ? dir : ".", "bisect", ".log") &&
+              harness__copy_prefix(log, tmp, (uint64_t)st.st_size, &err) == DG_OK && rename(tmp, kept) == 0;
+    if (!ok) {
+        if (tmp[0])
+            remove(tmp);
+        fprintf(stderr, "detgate bisect: could not keep the log at %s\n", kept);
+    }
 }
 
 typedef struct bisect_ctx {
     char repo[WORK_CAP], work[WORK_CAP / 2], wt[WORK_CAP], scn[WORK_CAP], self[WORK_CAP];
+    char shown_log[PATH_CAP]; /* the log named in messages: where it is kept after a failure */
     char good[64], bad[64];
     const char *type;
     bool rply;        /* record through the RPLY writer (--format rply) */
@@ -332,7 +457,8 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     snprintf(log, sizeof log, "%s/bisect.log", b->work);
     char *wt_add[] = {"git", "-C", b->repo, "worktree", "add", "-q", "--detach", b->wt, b->good, NULL};
     if (run(wt_add, NULL, log) != 0) {
-        fprintf(stderr, "detgate bisect: cannot create a worktree of %s (see %s)\n", b->repo, log);
+        if (!bisect_sig)
+            fprintf(stderr, "detgate bisect: cannot create a worktree of %s (see %s)\n", b->repo, b->shown_log);
         return CLI_UNTESTED;
     }
     /* 1. the good recording, once */
@@ -341,13 +467,16 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     built_binary(bdir, bin, sizeof bin);
     fprintf(stderr, "detgate bisect: building the good revision %.12s\n", b->good);
     if (!build_tree(b->wt, bdir, b->type, NULL, NULL, log) || !record_with(bin, b->scn, good_rec, good_hl, b->rply, log)) {
-        fprintf(stderr, "detgate bisect: the good revision %.12s cannot be built or cannot record %s (see %s)\n",
-                b->good, scenario_arg, log);
+        if (!bisect_sig)
+            fprintf(stderr, "detgate bisect: the good revision %.12s cannot be built or cannot record %s (see %s)\n",
+                    b->good, scenario_arg, b->shown_log);
         return CLI_UNTESTED;
     }
     /* 2. the bad end must really differ, or there is nothing to bisect */
     fprintf(stderr, "detgate bisect: testing the bad revision %.12s\n", b->bad);
     int vb = test_revision(b, b->bad, good_rec);
+    if (bisect_sig)
+        return CLI_UNTESTED;
     if (vb != CLI_DIVERGED) {
         load_steps(rep, b->work, "");
         dg_report_set_bisect(rep, scenario_arg, NULL, NULL, b->good, b->bad, DG_REPORT_TICK_NONE);
@@ -360,16 +489,18 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     char *runv[] = {"git", "-C", b->wt, "bisect", "run", b->self, "bisect-step", "--work", b->work, "--scenario",
                     b->scn, "--good-rec", good_rec, "--repo", b->wt, "--build-type", (char *)b->type,
                     "--format", (char *)rec_ext(b->rply), NULL};
-    char *reset[] = {"git", "-C", b->wt, "bisect", "reset", "-q", NULL};
-    fprintf(stderr, "detgate bisect: git bisect run over %.12s..%.12s (log: %s)\n", b->good, b->bad, log);
+    char *reset[] = {"git", "-C", b->wt, "bisect", "reset", NULL}; /* takes no -q: it would read it as a commit */
+    fprintf(stderr, "detgate bisect: git bisect run over %.12s..%.12s\n", b->good, b->bad);
     bool ran = run(start, NULL, log) == 0 && run(runv, NULL, log) == 0;
     char first_bad[64] = "";
     bool found = ran && find_first_bad(log, first_bad, sizeof first_bad);
-    run(reset, NULL, log);
+    run_child(reset, NULL, log, true);
+    if (bisect_sig)
+        return CLI_UNTESTED;
     if (!found) {
         load_steps(rep, b->work, "");
         dg_report_set_bisect(rep, scenario_arg, NULL, NULL, b->good, b->bad, DG_REPORT_TICK_NONE);
-        fprintf(stderr, "detgate bisect: git bisect did not name a first bad commit (see %s)\n", log);
+        fprintf(stderr, "detgate bisect: git bisect did not name a first bad commit (see %s)\n", b->shown_log);
         return CLI_UNTESTED;
     }
     /* 4. the first bad commit, its first divergent tick and the field diff */
@@ -438,10 +569,30 @@ int cli_bisect(int argc, char **argv)
     char scn_path[PATH_CAP];
     if (!cli_resolve_scenario(scn, NULL, scn_path, sizeof scn_path))
         return cli_usage_error("bisect", "no scenario '%s'", scn);
-    if (!make_work_dir(work, b.work, sizeof b.work) || !self_exe(b.self, sizeof b.self)) {
-        fprintf(stderr, "detgate bisect: cannot create a work folder: %s\n", strerror(errno));
-        return CLI_UNTESTED;
+    const char *inputs[] = {scn_path};
+    int prc = cli_reports_prepare(&rp, "bisect", inputs, 1);
+    if (prc)
+        return prc;
+    clean_stale(b.repo);
+    if (work && owner_dead(work)) { /* the same --work folder, left by a killed run */
+        char wt[PATH_CAP + 16];
+        snprintf(wt, sizeof wt, "%s/worktree", work);
+        remove_worktree(b.repo, wt);
     }
+    catch_interrupts(); /* from here on an interrupt is handled below, after the child has stopped */
+    if (!make_work_dir(work, b.work, sizeof b.work) || !self_exe(b.self, sizeof b.self)) {
+        fprintf(stderr, "detgate bisect: cannot create the work folder %s: %s\n", work ? work : "in TMPDIR",
+                strerror(errno));
+        return work ? CLI_USAGE : CLI_UNTESTED; /* a --work path given is checked like any output: 2 */
+    }
+    write_owner(b.work);
+    bool drop_work = !keep && !work;
+    if (!drop_work)
+        snprintf(b.shown_log, sizeof b.shown_log, "%s/bisect.log", b.work);
+    else if (rp.dir)
+        snprintf(b.shown_log, sizeof b.shown_log, "%s/bisect.log", rp.dir);
+    else
+        snprintf(b.shown_log, sizeof b.shown_log, "detgate-bisect.log");
     /* every revision records the same scenario text: the one in the current tree */
     snprintf(b.scn, sizeof b.scn, "%s/scenario.scn", b.work);
     dg_error err;
@@ -461,12 +612,25 @@ int cli_bisect(int argc, char **argv)
     harness__scenario_name(scn_path, name, sizeof name);
     int code = bisect_run(&b, rep, name);
     rep->duration_s = harness__now() - t0;
-    char *wt_rm[] = {"git", "-C", b.repo, "worktree", "remove", "--force", b.wt, NULL};
-    run(wt_rm, NULL, "/dev/null");
-    if (!keep && !work)
+    remove_worktree(b.repo, b.wt);
+    if (code == CLI_UNTESTED && drop_work && !bisect_sig) {
+        char log[PATH_CAP];
+        snprintf(log, sizeof log, "%s/bisect.log", b.work);
+        keep_log(log, b.shown_log);
+    }
+    if (drop_work)
         remove_tree(b.work);
     else
         fprintf(stderr, "detgate bisect: work folder kept: %s\n", b.work);
+    if (bisect_sig) { /* the worktree and the work folder are gone: now die of the signal */
+        int sig = bisect_sig;
+        fprintf(stderr, "detgate bisect: interrupted; the worktree and the work folder were removed\n");
+        dg_report_free(rep);
+        cli_outs_discard(&rp.outs);
+        harness__temp_cleanup();
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
     bool ok = cli_write_reports(rep, &rp, "bisect");
     dg_report_free(rep);
     return ok ? code : (code ? code : CLI_UNTESTED);
@@ -967,6 +1131,10 @@ int cli_matrix(int argc, char **argv)
     if (!given && !matrix_add_list(&plan, k_matrix_default, why, sizeof why)) {
         mplan_free(&plan);
         return cli_usage_error("matrix", "default configurations: %s", why);
+    }
+    if (cli_reports_prepare(&rp, "matrix", NULL, 0) != 0) {
+        mplan_free(&plan);
+        return CLI_USAGE;
     }
     char scn_path[PATH_CAP], scn_abs[WORK_CAP], src[WORK_CAP], wdir[WORK_CAP];
     if (!cli_resolve_scenario(scn, NULL, scn_path, sizeof scn_path) || !absolute(scn_path, scn_abs, sizeof scn_abs)) {

@@ -41,47 +41,130 @@ bool cli_report_opt(cli_reports *r, int opt, const char *arg)
     case 0x103: r->junit = arg; return true;
     case 0x104: r->markdown = arg; return true;
     case 0x105: r->html = arg; return true;
+    case 0x106: r->markdown_append = arg; return true;
     case 'q': r->quiet = true; return true;
     default: return false;
     }
 }
 
-static bool write_one(const dg_report *rep, dg_report_kind kind, const char *path, const char *cmd)
+static bool add_report(cli_reports *r, const char *what, const char *path, bool append, dg_report_kind kind)
 {
-    dg_error err;
-    dg_error_clear(&err);
-    if (dg_report_write_file(rep, kind, path, NULL, &err) != DG_OK) {
-        cli_print_error(cmd, &err);
+    size_t i = r->outs.n;
+    if (!cli_outs_add(&r->outs, what, path, append))
+        return path == NULL;
+    r->kinds[i] = (int)kind;
+    return true;
+}
+
+/* The report folder, before the run: a folder, or missing below a writable folder (it is made only
+ * when the reports are written, so a refused or interrupted run leaves no empty folder). */
+static int check_report_dir(const char *dir, const char *cmd, bool *later)
+{
+    char up[CLI_PATH_CAP];
+    if (strlen(dir) >= CLI_PATH_CAP - 64) {
+        fprintf(stderr, "detgate %s: --report-dir %s: the path is too long\n", cmd, dir);
+        return CLI_USAGE;
+    }
+    snprintf(up, sizeof up, "%s", dir);
+    struct stat st;
+    *later = false;
+    while (stat(up, &st) != 0) {
+        *later = true;
+        char *slash = strrchr(up, '/');
+        while (slash && slash > up && slash[1] == 0) { /* "a/b/" */
+            *slash = 0;
+            slash = strrchr(up, '/');
+        }
+        if (!slash)
+            snprintf(up, sizeof up, ".");
+        else if (slash == up)
+            snprintf(up, sizeof up, "/");
+        else
+            *slash = 0;
+    }
+    const char *why = !S_ISDIR(st.st_mode) ? "is not a folder" : access(up, W_OK | X_OK) != 0 ? "is not writable" : NULL;
+    if (why) {
+        fprintf(stderr, "detgate %s: --report-dir %s: %s%s%s\n", cmd, dir, *later ? up : "",
+                *later ? " " : "", why);
+        return CLI_USAGE;
+    }
+    return 0;
+}
+
+int cli_reports_prepare(cli_reports *r, const char *cmd, const char *const *inputs, size_t n_inputs)
+{
+    static const struct { dg_report_kind k; const char *name; } files[] = {
+        {DG_REPORT_TEXT, "report.txt"}, {DG_REPORT_JSON, "report.json"}, {DG_REPORT_JUNIT, "report.xml"},
+        {DG_REPORT_MARKDOWN, "report.md"}, {DG_REPORT_HTML, "report.html"}};
+    static char dir_paths[5][CLI_PATH_CAP]; /* one command runs per process */
+    for (size_t i = 0; i < CLI_OUTS_MAX; i++) /* the command's own outputs, added before: not reports */
+        r->kinds[i] = -1;
+    bool ok = true;
+    if (r->dir) {
+        bool later = false;
+        int rc = check_report_dir(r->dir, cmd, &later);
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+            snprintf(dir_paths[i], sizeof dir_paths[i], "%s/%s", r->dir, files[i].name);
+            size_t k = r->outs.n;
+            ok &= add_report(r, "--report-dir", dir_paths[i], false, files[i].k);
+            if (k < r->outs.n)
+                r->outs.o[k].folder_later = later;
+        }
+    }
+    ok &= add_report(r, "--text", r->text, false, DG_REPORT_TEXT);
+    ok &= add_report(r, "--json", r->json, false, DG_REPORT_JSON);
+    ok &= add_report(r, "--junit", r->junit, false, DG_REPORT_JUNIT);
+    ok &= add_report(r, "--markdown", r->markdown, false, DG_REPORT_MARKDOWN);
+    ok &= add_report(r, "--html", r->html, false, DG_REPORT_HTML);
+    ok &= add_report(r, "--markdown-append", r->markdown_append, true, DG_REPORT_MARKDOWN);
+    if (!ok) {
+        fprintf(stderr, "detgate %s: more than %d outputs\n", cmd, CLI_OUTS_MAX);
+        return CLI_USAGE;
+    }
+    int rc = cli_outs_prepare(&r->outs, cmd, inputs, n_inputs);
+    r->prepared = rc == 0;
+    return rc;
+}
+
+/* Renders every report into its work file; false (and every work file removed) when one fails. */
+static bool render_reports(const dg_report *rep, cli_reports *r, const char *cmd)
+{
+    if (r->dir && !cli_is_dir(r->dir) && !cli_mkdirs(r->dir)) {
+        fprintf(stderr, "detgate %s: --report-dir %s: cannot create the report folder: %s\n", cmd, r->dir,
+                strerror(errno));
+        cli_outs_discard(&r->outs);
         return false;
+    }
+    for (size_t i = 0; i < r->outs.n; i++) {
+        if (r->kinds[i] < 0)
+            continue;
+        dg_error err;
+        dg_error_clear(&err);
+        char *buf = NULL;
+        size_t len = 0;
+        bool ok = dg_report_render(rep, (dg_report_kind)r->kinds[i], NULL, &buf, &len, &err) == DG_OK &&
+                  cli_out_write_buf(&r->outs.o[i], buf, len, &err);
+        free(buf);
+        if (!ok) {
+            cli_print_error(cmd, &err);
+            fprintf(stderr, "detgate %s: no report written\n", cmd);
+            cli_outs_discard(&r->outs);
+            return false;
+        }
     }
     return true;
 }
 
-bool cli_write_reports(const dg_report *rep, const cli_reports *r, const char *cmd)
+bool cli_write_reports(const dg_report *rep, cli_reports *r, const char *cmd)
 {
-    bool ok = true;
-    if (r->dir) {
-        static const struct { dg_report_kind k; const char *name; } files[] = {
-            {DG_REPORT_TEXT, "report.txt"}, {DG_REPORT_JSON, "report.json"}, {DG_REPORT_JUNIT, "report.xml"},
-            {DG_REPORT_MARKDOWN, "report.md"}, {DG_REPORT_HTML, "report.html"}};
-        if (!cli_mkdirs(r->dir)) {
-            fprintf(stderr, "detgate %s: cannot create report folder %s: %s\n", cmd, r->dir, strerror(errno));
-            ok = false;
-        } else {
-            for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-                char path[4096];
-                snprintf(path, sizeof path, "%s/%s", r->dir, files[i].name);
-                ok &= write_one(rep, files[i].k, path, cmd);
-            }
-        }
-    }
-    const char *paths[5] = {r->text, r->json, r->junit, r->markdown, r->html};
-    static const dg_report_kind kinds[5] = {DG_REPORT_TEXT, DG_REPORT_JSON, DG_REPORT_JUNIT, DG_REPORT_MARKDOWN,
-                                            DG_REPORT_HTML};
-    for (int i = 0; i < 5; i++)
-        if (paths[i])
-            ok &= write_one(rep, kinds[i], paths[i], cmd);
-    if (!r->quiet && !r->no_summary) {
+    if (!r->prepared && cli_reports_prepare(r, cmd, NULL, 0) != 0)
+        return false;
+    bool ok = render_reports(rep, r, cmd);
+    /* the summary before the files go in place: a report written through a descriptor that shares
+     * stdout's file is appended after it */
+    if (!r->quiet && !r->no_summary && !cli_outs_to_stdout(&r->outs)) {
         dg_report_opts ro = {0};
         ro.colour = isatty(fileno(stdout)) && !getenv("NO_COLOR");
         dg_error err;
@@ -89,7 +172,7 @@ bool cli_write_reports(const dg_report *rep, const cli_reports *r, const char *c
         dg_report_write_text(rep, stdout, &ro, &err);
         fflush(stdout);
     }
-    return ok;
+    return ok && cli_outs_commit(&r->outs, cmd);
 }
 
 dg_report *cli_report_new(const char *cmd, dg_error *err)

@@ -383,6 +383,11 @@ int cli_hash(int argc, char **argv)
         cli_print_error("hash", &err);
         return CLI_USAGE;
     }
+    cli_outs outs = {0};
+    cli_out *log_out = out && strcmp(out, "-") != 0 ? cli_outs_add(&outs, "-o", out, false) : NULL;
+    int rc = cli_outs_prepare(&outs, "hash", &path, 1);
+    if (rc)
+        return rc;
     if (kind != CLI_KIND_FLREP && kind != CLI_KIND_RPLY) {
         fprintf(stderr, "detgate hash: %s: not a recording (expected magic FLRP or RPLY)\n", path);
         return CLI_USAGE;
@@ -413,16 +418,11 @@ int cli_hash(int argc, char **argv)
     lh.entities = entities;
     lh.raw = false;
     dg_hash_log_writer *w = NULL;
-    char tmp[4200];
-    if (out) {
-        /* temp + rename: an interrupted run leaves no half-written log under the final name */
-        size_t ol = strlen(out);
-        bool zst = ol > 4 && strcmp(out + ol - 4, ".zst") == 0;
-        snprintf(tmp, sizeof tmp, "%s.tmp-%ld%s", out, (long)getpid(), zst ? ".zst" : "");
-        st = dg_hash_log_create(&w, tmp, &lh, &err);
-    } else {
+    /* -o: a registered temp, renamed into place (or copied into a device or FIFO) when complete */
+    if (log_out)
+        st = dg_hash_log_create(&w, log_out->work, &lh, &err);
+    else
         st = dg_hash_log_create_fp(&w, stdout, false, &lh, &err);
-    }
     harness__stream s = {0};
     if (st == DG_OK)
         st = rply ? harness__rply_replay_hash(path, w, entities, &s, &err)
@@ -431,16 +431,15 @@ int cli_hash(int argc, char **argv)
     if (st == DG_OK)
         st = cst;
     harness__stream_free(&s);
-    if (out) {
-        if (st == DG_OK && rename(tmp, out) != 0)
-            st = dg_error_set(&err, DG_E_IO, DG_OFFSET_NONE, out, "cannot rename the finished log into place");
-        if (st != DG_OK)
-            remove(tmp);
-    }
     fflush(stdout);
     if (st != DG_OK) {
+        cli_outs_discard(&outs);
         cli_print_error("hash", &err);
-        return CLI_USAGE;
+        /* the file was validated above: what fails now is writing the log (a full disk, a closed
+         * pipe), which is "could not test", as for every command */
+        return CLI_UNTESTED;
     }
+    if (!cli_outs_commit(&outs, "hash"))
+        return CLI_UNTESTED;
     return CLI_EQUAL;
 }

@@ -331,9 +331,33 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
                     o->self_check_fault_tick != UINT64_MAX))
         return cli_usage_error("gate", "--replay-fault hooks the .flrep reader and writer; it does nothing with --format rply");
     const cli_reports *r = &g->rp;
-    if (!r->dir && !r->text && !r->json && !r->junit && !r->markdown && !r->html)
+    if (!r->dir && !r->text && !r->json && !r->junit && !r->markdown && !r->html && !r->markdown_append)
         g->rp.dir = "build/reports";
     return 0;
+}
+
+/* Checks the reports before the run, against what the gate reads: the scenarios and their goldens. */
+static int gate_check_outputs(gate_opts *g, const name_list *all)
+{
+    size_t n = all->n * 3;
+    char (*paths)[CLI_PATH_CAP] = calloc(n ? n : 1, sizeof *paths);
+    const char **inputs = calloc(n ? n : 1, sizeof *inputs);
+    if (!paths || !inputs) {
+        free(paths);
+        free(inputs);
+        fprintf(stderr, "detgate gate: out of memory\n");
+        return CLI_UNTESTED;
+    }
+    for (size_t i = 0; i < all->n; i++) {
+        snprintf(paths[3 * i], CLI_PATH_CAP, "%s/%s.scn", g->corpus, all->v[i]);
+        golden_paths(g->golden, all->v[i], g->ro.rply, paths[3 * i + 1], paths[3 * i + 2], CLI_PATH_CAP);
+    }
+    for (size_t i = 0; i < n; i++)
+        inputs[i] = paths[i];
+    int rc = cli_reports_prepare(&g->rp, "gate", inputs, n);
+    free(paths);
+    free(inputs);
+    return rc;
 }
 
 static bool name_in(const name_list *l, const char *name)
@@ -714,6 +738,8 @@ int cli_gate(int argc, char **argv)
         code = check_shard_holds(&g, &plan);
     if (code == 0 && g.plan)
         plan_print(&plan, stdout);
+    if (code == 0 && !g.plan)
+        code = gate_check_outputs(&g, &all);
     dg_error err;
     dg_error_clear(&err);
     dg_report *rep = code == 0 && !g.plan ? cli_report_new("gate", &err) : NULL;

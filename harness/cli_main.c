@@ -2,13 +2,15 @@
  * subcommand has one, with an example), and returns the subcommand's exit code. */
 #include "cli.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 
 #define REPORT_FLAGS_HELP                                                                                  \
     "Reports (any combination):\n"                                                                         \
     "  --report-dir DIR   write DIR/report.{txt,json,xml,md,html}\n"                                       \
-    "  --text FILE  --json FILE  --junit FILE  --markdown FILE  --html FILE\n"                             \
+    "  --text FILE  --json FILE  --junit FILE  --markdown FILE  --html FILE   (FILE - : stdout)\n"        \
+    "  --markdown-append FILE   append the Markdown report (e.g. \"$GITHUB_STEP_SUMMARY\")\n"             \
     "  -q, --quiet        no text summary on stdout\n"
 
 #define EXIT_HELP "Exit: 0 all equal, 1 divergence found, 2 bad input or usage, 125 could not test.\n"
@@ -168,8 +170,9 @@ static void main_help(FILE *f)
           f);
 }
 
-/* An interrupted run leaves no temp recording or recovery copy behind; final names are only ever
- * written by rename, so they are either complete or absent. */
+/* An interrupted run (or one whose stdout reader went away) leaves no temp recording, recovery copy
+ * or output work file behind; final names are only ever written by rename, so they are either
+ * complete or absent. */
 static void on_signal(int sig)
 {
     harness__temp_cleanup();
@@ -186,6 +189,21 @@ static void install_cleanup(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGPIPE, &sa, NULL); /* `record -o - | head`: the reader left; the temp goes too */
+}
+
+/* A command whose standard output could not be written (a full disk, /dev/full) did not do what it
+ * says: "could not test" (125), as for any other output, unless it already found a divergence or
+ * bad input. */
+static int check_stdout(const char *cmd, int code)
+{
+    errno = 0;
+    bool flush_failed = fflush(stdout) != 0;
+    if (!flush_failed && !ferror(stdout))
+        return code;
+    fprintf(stderr, "detgate %s: writing standard output failed: %s\n", cmd,
+            flush_failed ? strerror(errno) : "an earlier write to it failed");
+    return code == CLI_EQUAL ? CLI_UNTESTED : code;
 }
 
 int main(int argc, char **argv)
@@ -214,7 +232,7 @@ int main(int argc, char **argv)
                 fputs(c->help, stdout);
                 return CLI_EQUAL;
             }
-        return c->run(argc - 1, argv + 1);
+        return check_stdout(c->name, c->run(argc - 1, argv + 1));
     }
     fprintf(stderr, "detgate: unknown command '%s'\n\n", argv[1]);
     main_help(stderr);

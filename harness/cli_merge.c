@@ -752,8 +752,11 @@ int cli_merge(int argc, char **argv)
     size_t n = (size_t)(argc - optind);
     if (n == 0)
         return cli_usage_error("merge", "expected REPORT.json... (the JSON report of every shard)");
-    if (!rp.dir && !rp.text && !rp.json && !rp.junit && !rp.markdown && !rp.html)
+    if (!rp.dir && !rp.text && !rp.json && !rp.junit && !rp.markdown && !rp.html && !rp.markdown_append)
         rp.dir = "build/reports";
+    int prc = cli_reports_prepare(&rp, "merge", (const char *const *)(argv + optind), n);
+    if (prc)
+        return prc;
     shard_doc *d = calloc(n, sizeof *d);
     if (!d) {
         fprintf(stderr, "detgate merge: out of memory\n");

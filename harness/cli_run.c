@@ -167,15 +167,15 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
 /* Resolves the scenario argument and opens the source; prints the error and returns an exit code
  * (or 0 with *src set). */
 static int open_input(const char *cmd, const char *arg, const char *corpus, const cli_run_opts *o,
-                      harness__source **src)
+                      harness__source **src, char path[CLI_PATH_CAP])
 {
-    char path[4096] = "";
+    path[0] = 0;
     dg_error err;
     dg_error_clear(&err);
     if (!o->states) {
         if (!arg)
             return cli_usage_error(cmd, "expected a SCENARIO (a .scn file or a name in corpus/scenarios) or --states");
-        if (!cli_resolve_scenario(arg, corpus, path, sizeof path)) {
+        if (!cli_resolve_scenario(arg, corpus, path, CLI_PATH_CAP)) {
             fprintf(stderr, "detgate %s: no scenario '%s' (not a file, and not in %s)\n", cmd, arg,
                     corpus ? corpus : "corpus/scenarios");
             return CLI_USAGE;
@@ -228,25 +228,39 @@ int cli_record(int argc, char **argv)
     if (optind < argc - 1)
         return cli_usage_error("record", "expected one SCENARIO");
     harness__source *src = NULL;
-    int rc = open_input("record", optind < argc ? argv[optind] : NULL, corpus, &o, &src);
+    char scn[CLI_PATH_CAP];
+    int rc = open_input("record", optind < argc ? argv[optind] : NULL, corpus, &o, &src, scn);
     if (rc)
         return rc;
+    /* both outputs checked before the run, written under temp names, put in place together */
+    cli_outs outs = {0};
+    cli_out *rec_out = cli_outs_add(&outs, "-o", out, false);
+    cli_out *log_out = cli_outs_add(&outs, "--hash-log", o.hash_log, false);
+    const char *inputs[] = {scn, o.states};
+    if ((rc = cli_outs_prepare(&outs, "record", inputs, 2)) != 0) {
+        harness__source_free(src);
+        return rc;
+    }
     harness__stream rec = {0};
     dg_error err;
     dg_error_clear(&err);
-    harness__temp_track_output(out);
     cli_progress pr;
     cli_progress_init(&pr, "record");
-    harness__record_opts ro = {o.hash_log, o.log_entities, "flrep", cli_progress_cb, &pr,
+    harness__record_opts ro = {log_out ? log_out->work : NULL, o.log_entities, "flrep", cli_progress_cb, &pr,
                                o.self_check_fault_tick != UINT64_MAX, o.self_check_fault_tick, fsync};
-    dg_status st = o.rply ? harness__rply_record(src, out, o.keyframe, &rec, &err)
-                          : harness__record(src, out, &ro, &rec, &err);
+    dg_status st = o.rply ? harness__rply_record(src, rec_out->work, o.keyframe, &rec, &err)
+                          : harness__record(src, rec_out->work, &ro, &rec, &err);
     cli_progress_done(&pr);
     harness__source_free(src);
     if (st != DG_OK) {
+        cli_outs_discard(&outs);
         cli_print_error("record", &err);
         harness__stream_free(&rec);
         return cli_bad_input(st) ? CLI_USAGE : writer_refused_itself(&err) ? CLI_DIVERGED : CLI_UNTESTED;
+    }
+    if (!cli_outs_commit(&outs, "record")) {
+        harness__stream_free(&rec);
+        return CLI_UNTESTED;
     }
     fprintf(stderr, "detgate record: %s: %zu tick%s, %llu entity-tick%s\n", out, rec.n, dg_report_plural_s(rec.n),
             (unsigned long long)rec.entity_ticks, dg_report_plural_s(rec.entity_ticks));
@@ -278,21 +292,31 @@ int cli_verify(int argc, char **argv)
     if (o.rply && (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX || o.self_check_fault_tick != UINT64_MAX))
         return cli_usage_error("verify", "--replay-fault hooks the .flrep reader; it does nothing with --format rply");
     harness__source *src = NULL;
-    int rc = open_input("verify", optind < argc ? argv[optind] : NULL, corpus, &o, &src);
+    char scn[CLI_PATH_CAP];
+    int rc = open_input("verify", optind < argc ? argv[optind] : NULL, corpus, &o, &src, scn);
     if (rc)
         return rc;
-    char path[4096];
-    bool temp = !o.keep;
-    if (o.keep) {
-        snprintf(path, sizeof path, "%s", o.keep);
-        harness__temp_track_output(path);
+    /* --keep is one more output, checked with the reports and put in place with them */
+    cli_out *keep = cli_outs_add(&rp.outs, "--keep", o.keep, false);
+    cli_out *log_out = cli_outs_add(&rp.outs, "--hash-log", o.hash_log, false);
+    const char *inputs[] = {scn, o.states};
+    if ((rc = cli_reports_prepare(&rp, "verify", inputs, 2)) != 0) {
+        harness__source_free(src);
+        return rc;
     }
+    if (log_out)
+        o.hash_log = log_out->work;
+    char path[CLI_PATH_CAP];
+    bool temp = !keep;
+    if (keep)
+        snprintf(path, sizeof path, "%s", keep->work);
     else
         harness__temp_path(path, sizeof path, NULL, src->name, o.rply ? ".rply" : ".flrep");
     dg_error err;
     dg_error_clear(&err);
     dg_report *rep = cli_report_new("verify", &err);
     if (!rep) {
+        cli_outs_discard(&rp.outs);
         harness__source_free(src);
         cli_print_error("verify", &err);
         return CLI_UNTESTED;
@@ -378,6 +402,10 @@ int cli_diff(int argc, char **argv)
     if (optind != argc - 2)
         return cli_usage_error("diff", "expected two files A B");
     const char *a = argv[optind], *b = argv[optind + 1];
+    const char *inputs[] = {a, b};
+    int rc = cli_reports_prepare(&rp, "diff", inputs, 2);
+    if (rc)
+        return rc;
     dg_error err;
     dg_error_clear(&err);
     cli_kind ka, kb;

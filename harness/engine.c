@@ -235,20 +235,22 @@ double harness__thread_cpu_now(void)
     return harness__now();
 }
 
-/* Every temp path handed out is remembered (with the name the .flrep writer writes it under first)
+/* Every temp path handed out is remembered (with the names the .flrep and RPLY writers write it under
+ * first)
  * so an interrupted run can remove them from a signal handler: plain arrays, unlink() only.
  * `gate --jobs` hands out paths from several threads: a mutex orders the writers (the handler never
  * locks it, it only reads), and a slot whose file still exists is skipped, so a long scenario's
  * recording stays remembered while other workers cycle through their short-lived files. */
 #define TEMP_RING 128
 #define TEMP_NAME 600
-static char temp_ring[TEMP_RING][2][TEMP_NAME];
+#define TEMP_NAMES 3 /* the path, the .flrep writer's PATH.tmp-PID, the RPLY writer's PATH.tmp */
+static char temp_ring[TEMP_RING][TEMP_NAMES][TEMP_NAME];
 static volatile sig_atomic_t temp_next;
 static pthread_mutex_t temp_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static bool temp_slot_live(int slot)
 {
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < TEMP_NAMES; k++)
         if (temp_ring[slot][k][0] && access(temp_ring[slot][k], F_OK) == 0)
             return true;
     return false;
@@ -265,26 +267,25 @@ static int temp_free_slot(void)
     return temp_next % TEMP_RING;
 }
 
-static void temp_remember(const char *path, bool whole)
+static void temp_remember(const char *path)
 {
     if (strlen(path) + 24 >= TEMP_NAME)
         return;
     pthread_mutex_lock(&temp_mu);
     int slot = temp_free_slot();
-    temp_ring[slot][0][0] = 0;
+    snprintf(temp_ring[slot][0], TEMP_NAME, "%s", path);
     snprintf(temp_ring[slot][1], TEMP_NAME, "%s.tmp-%ld", path, (long)getpid());
-    if (whole)
-        snprintf(temp_ring[slot][0], TEMP_NAME, "%s", path);
+    snprintf(temp_ring[slot][2], TEMP_NAME, "%s.tmp", path);
     temp_next = (slot + 1) % TEMP_RING;
     pthread_mutex_unlock(&temp_mu);
 }
 
-void harness__temp_track_output(const char *path) { temp_remember(path, false); }
+void harness__temp_remember(const char *path) { temp_remember(path); }
 
 void harness__temp_cleanup(void)
 {
     for (int i = 0; i < TEMP_RING; i++)
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < TEMP_NAMES; k++)
             if (temp_ring[i][k][0])
                 unlink(temp_ring[i][k]);
 }
@@ -306,7 +307,7 @@ bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem
                      (unsigned long)ts.tv_nsec, n_made, suffix ? suffix : "");
     if (n <= 0 || (size_t)n >= cap)
         return false;
-    temp_remember(buf, true);
+    temp_remember(buf);
     return true;
 }
 

@@ -200,14 +200,14 @@ double harness__now(void);
  * a throughput figure that other processes on a shared machine do not move. */
 double harness__thread_cpu_now(void);
 /* A temp path in dir (NULL = $TMPDIR or /tmp) with the given suffix; returns false on overflow.
- * The last 32 such paths are remembered for harness__temp_cleanup. */
+ * The last 128 such paths whose files exist are remembered for harness__temp_cleanup. */
 bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem, const char *suffix);
 /* Removes every remembered temp file (and the writer's in-progress name for it). Only unlink():
  * safe in a signal handler. */
 void harness__temp_cleanup(void);
-/* Remembers only the writer's in-progress name of a user-given output path (the final name is
- * written by rename and must survive an interrupt that comes after it). */
-void harness__temp_track_output(const char *path);
+/* Remembers a temp path chosen earlier once more, just before it is written (a slot whose file does
+ * not exist yet may have been reused by a long run in between). */
+void harness__temp_remember(const char *path);
 /* Copies the first len bytes of src to dst. */
 dg_status harness__copy_prefix(const char *src, const char *dst, uint64_t len, dg_error *err);
 /* Entity display name from the roster (callsign), or NULL. */

@@ -311,8 +311,12 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
     char tmp[512];
     dg_error err;
     dg_error_clear(&err);
-    if (!harness__temp_path(tmp, sizeof tmp, NULL, "recovery", ".flrep") ||
-        harness__copy_prefix(path, tmp, cut, &err) != DG_OK) {
+    if (!harness__temp_path(tmp, sizeof tmp, NULL, "recovery", ".flrep")) {
+        snprintf(msg, cap, "%s: the temp folder's path is too long for a recovery copy", label);
+        return -1;
+    }
+    if (harness__copy_prefix(path, tmp, cut, &err) != DG_OK) {
+        remove(tmp); /* a copy cut short by a full disk is still a file */
         char ebuf[400];
         dg_error_format(&err, ebuf, sizeof ebuf);
         snprintf(msg, cap, "%s: could not make the cut copy (the first %llu bytes): %s", label,

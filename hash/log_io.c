@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <zstd.h>
 
@@ -287,6 +288,9 @@ dg_status hash__sink_close(hash__sink *s, dg_error *err)
         st = io__compress(s, NULL, 0, ZSTD_e_end, err);
     if (st == DG_OK && fflush(s->fp) != 0)
         st = dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, "hash log", "flush failed: %s", strerror(errno));
+    /* a log file is renamed into place after this: its bytes on disk first, as the recording's */
+    if (st == DG_OK && s->own_fp && fsync(fileno(s->fp)) != 0 && errno != EINVAL)
+        st = dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, "hash log", "sync failed: %s", strerror(errno));
     if (s->own_fp && fclose(s->fp) != 0 && st == DG_OK)
         st = dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, "hash log", "close failed: %s", strerror(errno));
     ZSTD_freeCCtx(s->cctx);

@@ -38,9 +38,11 @@ echo "more notes" >>"$R/NOTES.txt"
 c4=$(commit "docs: more notes")
 
 (cd "$R" && "$DG" bisect --good "$c1" --bad "$c4" --scenario corpus/scenarios/mars.scn --build-type Debug \
-  --report-dir "$W/rep" -q >"$W/out" 2>"$W/err")
+  --report-dir "$W/rep" -q --work "$W/bw" >"$W/out" 2>"$W/err")
 rc=$?
 [ "$rc" -eq 1 ] && ok || { bad "bisect exit $rc, expected 1"; cat "$W/err"; }
+# every git command in the log succeeded (`git bisect reset -q` used to end it with an error)
+grep -q "is not a valid commit" "$W/bw/bisect.log" && bad "bisect.log ends in a git error: $(tail -1 "$W/bw/bisect.log")" || ok
 contains "$W/out" "first bad commit: $c3 sim: faster integrator"
 contains "$W/out" "first divergent tick: 57"
 contains "$W/rep/report.txt" "first divergent tick 57: 1 entity changed"

@@ -299,20 +299,41 @@ int cli_dump(int argc, char **argv)
 
 /* ---- hash ---------------------------------------------------------------------------------------- */
 
+/* One log line per tick of a replayed stream (no raw float hashes: the replay side has none). */
+static dg_status write_stream_lines(dg_hash_log_writer *w, const harness__stream *s, dg_error *err)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        dg_hash_log_tick lt = {0};
+        lt.tick = s->v[i].tick;
+        lt.entity_count = s->v[i].count;
+        lt.state = s->v[i].state;
+        lt.events = s->v[i].events;
+        if (dg_hash_log_write(w, &lt, err) != DG_OK)
+            return err->code;
+    }
+    return DG_OK;
+}
+
 int cli_hash(int argc, char **argv)
 {
-    static const struct option opts[] = {{"output", 1, 0, 'o'}, {"entities", 0, 0, 'e'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"output", 1, 0, 'o'}, {"entities", 0, 0, 'e'}, {"jobs", 1, 0, 'j'},
+                                         {0, 0, 0, 0}};
     const char *out = NULL;
     bool entities = false;
+    unsigned jobs = 1;
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:j:", opts, NULL)) != -1) {
         if (c == 'o')
             out = optarg;
         else if (c == 'e')
             entities = true;
-        else
+        else if (c == 'j') {
+            if (!cli_parse_jobs(optarg, &jobs))
+                return cli_usage_error("hash", "--jobs: expected 0 (one per CPU) or 1..%d, found '%s'", CLI_JOBS_MAX,
+                                       optarg);
+        } else
             return cli_usage_error("hash", "unknown option or missing value '%s'", argv[optind - 1]);
     }
     if (optind != argc - 1)
@@ -330,20 +351,15 @@ int cli_hash(int argc, char **argv)
         return CLI_USAGE;
     }
     bool rply = kind == CLI_KIND_RPLY;
-    /* Validate before printing anything, so a bad file leaves no partial log behind. */
+    harness__cpu_init(jobs);
+    /* Replay (and so validate) before printing anything, so a bad file leaves no partial log behind;
+     * without entity lines the log is written from this pass's stream. */
     dg_status st;
-    if (rply) {
-        harness__stream probe = {0};
-        st = harness__rply_replay_hash(path, NULL, false, &probe, &err);
-        harness__stream_free(&probe);
-    } else {
-        dg_flrep_reader *r = NULL;
-        st = dg_flrep_reader_open_file(&r, path, NULL, &err);
-        if (st == DG_OK)
-            st = dg_flrep_reader_validate(r, &err);
-        dg_flrep_reader_close(r);
-    }
+    harness__stream probe = {0};
+    harness__replay_opts ro = {UINT64_MAX, NULL, false, jobs, NULL};
+    st = rply ? harness__rply_replay_hash(path, NULL, false, &probe, &err) : harness__replay_hash_jobs(path, &ro, &probe, &err);
     if (st != DG_OK) {
+        harness__stream_free(&probe);
         cli_print_error("hash", &err);
         return CLI_USAGE;
     }
@@ -364,13 +380,17 @@ int cli_hash(int argc, char **argv)
         st = dg_hash_log_create_fp(&w, stdout, false, &lh, &err);
     }
     harness__stream s = {0};
-    if (st == DG_OK)
-        st = rply ? harness__rply_replay_hash(path, w, entities, &s, &err)
-                  : harness__replay_hash(path, UINT64_MAX, w, entities, &s, &err);
+    ro.log = w;
+    ro.log_entities = true;
+    if (st == DG_OK && entities)
+        st = rply ? harness__rply_replay_hash(path, w, entities, &s, &err) : harness__replay_hash_jobs(path, &ro, &s, &err);
+    else if (st == DG_OK)
+        st = write_stream_lines(w, &probe, &err);
     dg_status cst = dg_hash_log_close(w, st == DG_OK ? &err : NULL);
     if (st == DG_OK)
         st = cst;
     harness__stream_free(&s);
+    harness__stream_free(&probe);
     if (out) {
         if (st == DG_OK && rename(tmp, out) != 0)
             st = dg_error_set(&err, DG_E_IO, DG_OFFSET_NONE, out, "cannot rename the finished log into place");

@@ -173,22 +173,24 @@ dg_status harness__record(harness__source *src, const char *path, const harness_
     return st != DG_OK ? st : lst;
 }
 
-dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_log_writer *log,
-                               bool log_entities, harness__stream *out, dg_error *err)
+/* Linear playback of r from where it stands: the first `skip` ticks are read but neither hashed nor
+ * logged (they are already in out, hashed by the parallel replay), every later tick is hashed, pushed
+ * and logged. A tick that cannot be read while skipping drops the records from it on, as a linear
+ * pass that stopped there would have left them. */
+dg_status harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log_writer *log, bool log_entities,
+                                    harness__stream *out, dg_error *err)
 {
-    dg_flrep_reader *r = NULL;
     scratch sc = {0};
-    dg_status st = dg_flrep_reader_open_file(&r, path, NULL, err);
-    if (st != DG_OK)
-        return st;
-    if (fault_tick != UINT64_MAX)
-        dg_flrep_reader_set_fault_double_delta(r, fault_tick);
-    if ((st = harness__stream_reserve(out, out->n + dg_flrep_reader_info(r)->tick_count, err)) != DG_OK) {
-        dg_flrep_reader_close(r);
-        return st;
-    }
+    dg_status st = DG_OK;
     dg_flrep_tick t;
-    int rc;
+    int rc = 1;
+    for (size_t i = 0; i < skip; i++) {
+        if ((rc = dg_flrep_reader_next(r, &t, err)) != 1) {
+            for (size_t k = i; k < skip && out->n > 0; k++)
+                out->entity_ticks -= out->v[--out->n].count;
+            return rc < 0 ? err->code : DG_OK;
+        }
+    }
     while ((rc = dg_flrep_reader_next(r, &t, err)) == 1) {
         uint64_t *eh = NULL;
         if (log && log_entities) {
@@ -206,6 +208,21 @@ dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_lo
     if (st == DG_OK && rc < 0)
         st = err->code;
     scratch_free(&sc);
+    return st;
+}
+
+dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_log_writer *log,
+                               bool log_entities, harness__stream *out, dg_error *err)
+{
+    dg_flrep_reader *r = NULL;
+    dg_status st = dg_flrep_reader_open_file(&r, path, NULL, err);
+    if (st != DG_OK)
+        return st;
+    if (fault_tick != UINT64_MAX)
+        dg_flrep_reader_set_fault_double_delta(r, fault_tick);
+    st = harness__stream_reserve(out, out->n + dg_flrep_reader_info(r)->tick_count, err);
+    if (st == DG_OK)
+        st = harness__replay_hash_from(r, 0, log, log_entities, out, err);
     dg_flrep_reader_close(r);
     return st;
 }

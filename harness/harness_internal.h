@@ -121,6 +121,36 @@ uint64_t harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc,
 dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_log_writer *log,
                                bool log_entities, harness__stream *out, dg_error *err);
 
+/* The same from an open reader, linearly from where it stands: the first `skip` ticks are read but
+ * not hashed or logged (the parallel replay's fallback: they are already in out). */
+dg_status harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log_writer *log, bool log_entities,
+                                    harness__stream *out, dg_error *err);
+
+typedef struct harness__replay_opts {
+    uint64_t fault_tick;       /* as for harness__replay_hash */
+    dg_hash_log_writer *log;   /* NULL = no log */
+    bool log_entities;
+    unsigned jobs;             /* threads at most (1 = one linear pass); only spare ones are started */
+    double *cpu_s;             /* if non-NULL: CPU seconds of every thread of the pass */
+} harness__replay_opts;
+
+/* harness__replay_hash on up to o->jobs threads (harness/replay_parallel.c): the same stream, the
+ * same log bytes, the same error and message whatever the thread count. */
+dg_status harness__replay_hash_jobs(const char *path, const harness__replay_opts *o, harness__stream *out,
+                                    dg_error *err);
+
+/* ---- the thread budget (harness/replay_parallel.c) ------------------------------------------- */
+
+/* The process may run `total` busy threads (--jobs); the calling thread holds one. Until it is
+ * called there are no spare threads: everything runs on the caller. */
+void harness__cpu_init(unsigned total);
+/* Takes up to want spare threads from the budget; returns how many it took. */
+unsigned harness__cpu_take(unsigned want);
+void harness__cpu_give(unsigned n);
+/* Runs fn(arg, i) for i in 0..n-1, in index order, on the calling thread and as many helpers as
+ * the budget spares (none: all on the caller); returns when all have returned. */
+void harness__run_parallel(void (*fn)(void *arg, size_t i), void *arg, size_t n);
+
 /* ---- comparisons ----------------------------------------------------------------------------- */
 
 /* Merges two sorted quantized worlds into the report tick: counts and per-entity field diffs. */
@@ -165,6 +195,7 @@ typedef struct harness__verify_opts {
     size_t seek_random;        /* random sample ticks besides edges (default 32) */
     size_t seek_max_edges;     /* cap on chunk edges sampled (0 = all) */
     bool skip_recovery;
+    unsigned jobs;             /* threads at most for the checks and the replay inside them (0 or 1 = one) */
     void (*progress)(void *user, uint64_t tick, uint64_t total);
     void *progress_user;
 } harness__verify_opts;

@@ -55,7 +55,7 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     snprintf(label, sizeof label, "%s: record", src->name);
     cli_progress_init(&pr, label);
     pr.on = pr.on && !o->no_progress;
-    harness__record_opts ro = {o->hash_log, o->log_entities, "flrep", cli_progress_cb, &pr};
+    harness__record_opts ro = {o->hash_log, o->log_entities, "flrep", cli_progress_cb, &pr, o->jobs};
     double t0 = harness__now();
     dg_status st = o->rply ? harness__rply_record(src, path, o->keyframe, rec, err)
                            : harness__record(src, path, &ro, rec, err);
@@ -207,7 +207,7 @@ int cli_record(int argc, char **argv)
     harness__temp_track_output(out);
     cli_progress pr;
     cli_progress_init(&pr, "record");
-    harness__record_opts ro = {o.hash_log, o.log_entities, "flrep", cli_progress_cb, &pr};
+    harness__record_opts ro = {o.hash_log, o.log_entities, "flrep", cli_progress_cb, &pr, 1};
     dg_status st = o.rply ? harness__rply_record(src, out, o.keyframe, &rec, &err)
                           : harness__record(src, out, &ro, &rec, &err);
     cli_progress_done(&pr);

@@ -91,6 +91,7 @@ typedef struct harness__record_opts {
     const char *format_name;   /* "flrep" */
     void (*progress)(void *user, uint64_t tick, uint64_t total);
     void *progress_user;
+    unsigned jobs;             /* > 1: the writer may run beside the source on a spare thread */
 } harness__record_opts;
 
 /* Source -> writer (path) -> quantized state -> hash. Fills *out (the record-side stream). */

@@ -94,6 +94,39 @@ expect 0 "$DG" verify churn --no-recovery --jobs 2 --json "$W/vn2.json" -q
 expect 0 "$DG" verify churn --no-recovery --jobs 1 --json "$W/vn1.json" -q
 same_report "$W/vn1.json" "$W/vn2.json"
 
+# ---- the record side beside the writer: the same recording, log and errors -------------------------
+# (verify --jobs > 1 writes on a second thread; events carries event texts through the hand-over)
+for k in 1 2 7; do
+  expect 0 "$DG" verify events --keep "$W/ev$k.flrep" --hash-log "$W/ev$k.log" --log-entities --jobs "$k" -q
+done
+same_file "$W/ev1.flrep" "$W/ev2.flrep"
+same_file "$W/ev1.flrep" "$W/ev7.flrep"
+same_file "$W/ev1.log" "$W/ev2.log"
+same_file "$W/ev1.log" "$W/ev7.log"
+# an engine stream the writer refuses at tick 600 (a position out of range), past the first blocks
+# handed to the writer's thread: the same error, the same report, and no recording or log left
+{
+  echo "tick,id,type,faction,px,py,pz,vx,vy,vz,qw,qx,qy,qz,health,flags"
+  for t in $(seq 0 999); do
+    px=$((100 + t))
+    [ "$t" -eq 600 ] && px=1e300
+    echo "$t,1,0,0,$px,0,6371000,60,0,0,1,0,0,0,1,0"
+    echo "$t,2,0,0,$((200 + t)),0,6371000,60,0,0,1,0,0,0,1,0"
+  done
+} >"$W/late.csv"
+for k in 1 2 7; do
+  expect 2 "$DG" verify --states "$W/late.csv" --keep "$W/late$k.flrep" --hash-log "$W/late$k.log" --jobs "$k" \
+    --json "$W/late$k.json" -q
+  mv "$W/err" "$W/late$k.err"
+  [ -e "$W/late$k.flrep" ] || [ -e "$W/late$k.log" ] && bad "a refused recording left a file (--jobs $k)" || ok
+done
+grep -q 'could not record: entity 1: value out of range: pos\[0\] = 1e+300' "$W/late1.json" && ok ||
+  bad "late.csv: not the writer's error: $(cat "$W/late1.json")"
+for k in 2 7; do
+  same_file "$W/late1.err" "$W/late$k.err"
+  same_report "$W/late1.json" "$W/late$k.json"
+done
+
 # ---- gate: scenarios and threads inside them share the --jobs budget --------------------------------
 for k in 1 2 7; do
   expect 0 "$DG" gate --scenario churn --scenario dogfight-40 --scenario events --jobs "$k" --json "$W/g$k.json" -q

@@ -352,12 +352,16 @@ int cli_hash(int argc, char **argv)
     }
     bool rply = kind == CLI_KIND_RPLY;
     harness__cpu_init(jobs);
-    /* Replay (and so validate) before printing anything, so a bad file leaves no partial log behind;
-     * without entity lines the log is written from this pass's stream. */
-    dg_status st;
+    /* On stdout, replay (and so validate) before printing anything, so a bad file prints no partial
+     * log; without entity lines the log is written from this pass's stream. A log file is written
+     * in the one pass: it goes to a temp name, removed on error. */
+    dg_status st = DG_OK;
     harness__stream probe = {0};
     harness__replay_opts ro = {UINT64_MAX, NULL, false, jobs, NULL};
-    st = rply ? harness__rply_replay_hash(path, NULL, false, &probe, &err) : harness__replay_hash_jobs(path, &ro, &probe, &err);
+    bool one_pass = out && !rply;
+    if (!one_pass)
+        st = rply ? harness__rply_replay_hash(path, NULL, false, &probe, &err)
+                  : harness__replay_hash_jobs(path, &ro, &probe, &err);
     if (st != DG_OK) {
         harness__stream_free(&probe);
         cli_print_error("hash", &err);
@@ -381,8 +385,8 @@ int cli_hash(int argc, char **argv)
     }
     harness__stream s = {0};
     ro.log = w;
-    ro.log_entities = true;
-    if (st == DG_OK && entities)
+    ro.log_entities = entities;
+    if (st == DG_OK && (entities || one_pass))
         st = rply ? harness__rply_replay_hash(path, w, entities, &s, &err) : harness__replay_hash_jobs(path, &ro, &s, &err);
     else if (st == DG_OK)
         st = write_stream_lines(w, &probe, &err);

@@ -72,6 +72,10 @@ for at in $((size / 5)) $((size / 2)) $((size * 9 / 10)); do
     mv "$W/err" "$W/bad.$k.err"
     [ -s "$W/out" ] && bad "hash of a damaged file printed a log (--jobs $k)" || ok
   done
+  # a log file is written in one pass, to a temp name: the same error, and no file left
+  expect 2 "$DG" hash "$W/bad.flrep" --jobs 2 -o "$W/bad.log.zst"
+  same_file "$W/bad.1.err" "$W/err"
+  [ -z "$(ls "$W" | grep '^bad\.log')" ] && ok || bad "hash -o of a damaged file left $(ls "$W" | grep '^bad\.log')"
   [ -s "$W/bad.1.err" ] && ok || bad "no error for a chunk damaged at byte $at"
   same_file "$W/bad.1.err" "$W/bad.2.err"
   same_file "$W/bad.1.err" "$W/bad.7.err"

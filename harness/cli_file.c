@@ -357,7 +357,7 @@ int cli_hash(int argc, char **argv)
      * in the one pass: it goes to a temp name, removed on error. */
     dg_status st = DG_OK;
     harness__stream probe = {0};
-    harness__replay_opts ro = {UINT64_MAX, NULL, false, jobs, NULL};
+    harness__replay_opts ro = {UINT64_MAX, NULL, false, jobs, NULL, NULL};
     bool one_pass = out && !rply;
     if (!one_pass)
         st = rply ? harness__rply_replay_hash(path, NULL, false, &probe, &err)

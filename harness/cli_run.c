@@ -296,7 +296,7 @@ static dg_status load_side(const char *path, cli_kind kind, unsigned jobs, harne
         return harness__load_log(path, out, NULL, err);
     if (kind == CLI_KIND_RPLY)
         return harness__rply_replay_hash(path, NULL, false, out, err);
-    harness__replay_opts ro = {UINT64_MAX, NULL, false, jobs, NULL};
+    harness__replay_opts ro = {UINT64_MAX, NULL, false, jobs, NULL, NULL};
     return harness__replay_hash_jobs(path, &ro, out, err);
 }
 

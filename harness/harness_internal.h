@@ -133,6 +133,7 @@ typedef struct harness__replay_opts {
     bool log_entities;
     unsigned jobs;             /* threads at most (1 = one linear pass); only spare ones are started */
     double *cpu_s;             /* if non-NULL: CPU seconds of every thread of the pass */
+    unsigned *threads;         /* if non-NULL: threads that ran the pass (1 = linear, on the caller) */
 } harness__replay_opts;
 
 /* harness__replay_hash on up to o->jobs threads (harness/replay_parallel.c): the same stream, the

@@ -404,6 +404,8 @@ static bool rp_try(dg_flrep_reader *r, const char *path, const harness__replay_o
     pthread_mutex_init(&J.mu, NULL);
     pthread_cond_init(&J.cv, NULL);
     rp_run(&J, helpers);
+    if (o->threads)
+        *o->threads = 1 + helpers;
     pthread_cond_destroy(&J.cv);
     pthread_mutex_destroy(&J.mu);
     for (size_t k = 0; k < nslots; k++) {
@@ -428,6 +430,8 @@ dg_status harness__replay_hash_jobs(const char *path, const harness__replay_opts
                                     dg_error *err)
 {
     double c0 = harness__thread_cpu_now(), helpers_s = 0;
+    if (o->threads)
+        *o->threads = 1;
     dg_flrep_reader *r = NULL;
     dg_status st = dg_flrep_reader_open_file(&r, path, NULL, err);
     if (st == DG_OK && o->fault_tick != UINT64_MAX)

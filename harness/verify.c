@@ -30,7 +30,7 @@ static int check_record_vs_replay(dg_report_check *c, harness__source *src, cons
     /* CPU time of the pass's threads, not wall time: the figure issue 4 tracks must not move with
      * the load other processes put on a shared machine; per core, whatever --jobs was. */
     double replay_s = 0;
-    harness__replay_opts ro = {o->fault_tick, NULL, false, o->jobs ? o->jobs : 1, &replay_s};
+    harness__replay_opts ro = {o->fault_tick, NULL, false, o->jobs ? o->jobs : 1, &replay_s, NULL};
     dg_status st = harness__replay_hash_jobs(path, &ro, &rp, &err);
     char rerr[512] = "";
     harness__stream want = *rec;

@@ -377,11 +377,12 @@ static bool rp_try(dg_flrep_reader *r, const char *path, const harness__replay_o
 {
     const dg_flrep_file_info *in = dg_flrep_reader_info(r);
     /* a recovered index was rebuilt by a full scan: each thread's own open would scan again */
-    if (o->jobs < 2 || in->recovered || in->chunk_count < 2 || out->cap - out->n < in->tick_count)
+    if (o->jobs < 2 || in->recovered || in->chunk_count < 2)
         return false;
     rp_unit *units = NULL;
     size_t nunits = plan_units(in, o->jobs, &units);
-    if (nunits < 2) {
+    /* every run writes its ticks straight into the stream: room for all of them must be there */
+    if (nunits < 2 || out->cap - out->n < units[nunits - 1].first + units[nunits - 1].nticks) {
         free(units);
         return false;
     }
@@ -413,16 +414,16 @@ static bool rp_try(dg_flrep_reader *r, const char *path, const harness__replay_o
         free(slots[k].eh);
     }
     free(slots);
-    free(units);
     *log_st = J.log_st;
     if (J.log_st != DG_OK && err)
         *err = J.log_err;
     *redo_from = J.redo_from;
     *helpers_s = J.cpu_s;
-    if (J.redo_from == SIZE_MAX)
-        out->n = J.base + in->tick_count;
+    if (J.redo_from == SIZE_MAX) /* every run written: the ticks of every chunk */
+        out->n = J.base + units[nunits - 1].first + units[nunits - 1].nticks;
     else
         out->n = J.base + J.redo_from;
+    free(units);
     return true;
 }
 

@@ -175,6 +175,7 @@ typedef struct cli_run_opts {
     bool log_entities;
     bool rply;                 /* --format rply */
     bool no_progress;          /* no per-tick progress line (`gate --jobs N`: several run at once) */
+    unsigned jobs;             /* --jobs: threads at most for the checks and the replay inside one recording */
 } cli_run_opts;
 
 void cli_run_opts_init(cli_run_opts *o);
@@ -182,6 +183,9 @@ void cli_run_opts_init(cli_run_opts *o);
 bool cli_bad_input(dg_status st);
 /* --replay-fault KIND:TICK into o; 0, or the exit code of a usage error (printed). */
 int cli_parse_replay_fault(const char *cmd, const char *arg, cli_run_opts *o);
+/* --jobs N of verify, hash and diff: 1..CLI_JOBS_MAX, or 0 for one per online CPU (capped the same way). */
+#define CLI_JOBS_MAX 32
+bool cli_parse_jobs(const char *s, unsigned *out);
 /* Opens the source for a scenario path (or the states file). */
 dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__source **out, dg_error *err);
 /* Records src to path, then verifies it into a new scenario of rep. rec receives the record-side

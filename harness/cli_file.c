@@ -357,20 +357,52 @@ int cli_dump(int argc, char **argv)
 
 /* ---- hash ---------------------------------------------------------------------------------------- */
 
+/* One log line per tick of a replayed stream (no raw float hashes: the replay side has none). */
+static dg_status write_stream_lines(dg_hash_log_writer *w, const harness__stream *s, dg_error *err)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        dg_hash_log_tick lt = {0};
+        lt.tick = s->v[i].tick;
+        lt.entity_count = s->v[i].count;
+        lt.state = s->v[i].state;
+        lt.events = s->v[i].events;
+        if (dg_hash_log_write(w, &lt, err) != DG_OK)
+            return err->code;
+    }
+    return DG_OK;
+}
+
+/* Opens the file's index only, to say on stderr when its trailer had to be recovered. */
+static dg_status hash_warn_recovered(const char *path, dg_error *err)
+{
+    dg_flrep_reader *r = NULL;
+    dg_status st = dg_flrep_reader_open_file(&r, path, NULL, err);
+    if (st == DG_OK)
+        warn_recovered("hash", path, r);
+    dg_flrep_reader_close(r);
+    return st;
+}
+
 int cli_hash(int argc, char **argv)
 {
-    static const struct option opts[] = {{"output", 1, 0, 'o'}, {"entities", 0, 0, 'e'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"output", 1, 0, 'o'}, {"entities", 0, 0, 'e'}, {"jobs", 1, 0, 'j'},
+                                         {0, 0, 0, 0}};
     const char *out = NULL;
     bool entities = false;
+    unsigned jobs = 1;
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:j:", opts, NULL)) != -1) {
         if (c == 'o')
             out = optarg;
         else if (c == 'e')
             entities = true;
-        else
+        else if (c == 'j') {
+            if (!cli_parse_jobs(optarg, &jobs))
+                return cli_usage_error("hash", "--jobs: expected 0 (one per CPU) or 1..%d, found '%s'", CLI_JOBS_MAX,
+                                       optarg);
+        } else
             return cli_usage_error("hash", "unknown option or missing value '%s'", argv[optind - 1]);
     }
     if (optind != argc - 1)
@@ -393,22 +425,19 @@ int cli_hash(int argc, char **argv)
         return CLI_USAGE;
     }
     bool rply = kind == CLI_KIND_RPLY;
-    /* Validate before printing anything, so a bad file leaves no partial log behind. */
-    dg_status st;
-    if (rply) {
-        harness__stream probe = {0};
-        st = harness__rply_replay_hash(path, NULL, false, &probe, &err);
-        harness__stream_free(&probe);
-    } else {
-        dg_flrep_reader *r = NULL;
-        st = dg_flrep_reader_open_file(&r, path, NULL, &err);
-        if (st == DG_OK)
-            warn_recovered("hash", path, r);
-        if (st == DG_OK)
-            st = dg_flrep_reader_validate(r, &err);
-        dg_flrep_reader_close(r);
-    }
+    harness__cpu_init(jobs);
+    /* On stdout, replay (and so validate) before printing anything, so a bad file prints no partial
+     * log; without entity lines the log is written from this pass's stream. A log file (-o) is
+     * written in the one pass, to a registered temp that an error discards. */
+    harness__stream probe = {0};
+    harness__replay_opts ro = {UINT64_MAX, NULL, false, jobs, NULL, NULL};
+    bool one_pass = log_out && !rply;
+    dg_status st = rply ? DG_OK : hash_warn_recovered(path, &err);
+    if (st == DG_OK && !one_pass)
+        st = rply ? harness__rply_replay_hash(path, NULL, false, &probe, &err)
+                  : harness__replay_hash_jobs(path, &ro, &probe, &err);
     if (st != DG_OK) {
+        harness__stream_free(&probe);
         cli_print_error("hash", &err);
         return CLI_USAGE;
     }
@@ -424,20 +453,24 @@ int cli_hash(int argc, char **argv)
     else
         st = dg_hash_log_create_fp(&w, stdout, false, &lh, &err);
     harness__stream s = {0};
-    if (st == DG_OK)
-        st = rply ? harness__rply_replay_hash(path, w, entities, &s, &err)
-                  : harness__replay_hash(path, UINT64_MAX, w, entities, &s, &err);
+    ro.log = w;
+    ro.log_entities = entities;
+    if (st == DG_OK && (entities || one_pass))
+        st = rply ? harness__rply_replay_hash(path, w, entities, &s, &err) : harness__replay_hash_jobs(path, &ro, &s, &err);
+    else if (st == DG_OK)
+        st = write_stream_lines(w, &probe, &err);
     dg_status cst = dg_hash_log_close(w, st == DG_OK ? &err : NULL);
     if (st == DG_OK)
         st = cst;
     harness__stream_free(&s);
+    harness__stream_free(&probe);
     fflush(stdout);
     if (st != DG_OK) {
         cli_outs_discard(&outs);
         cli_print_error("hash", &err);
-        /* the file was validated above: what fails now is writing the log (a full disk, a closed
-         * pipe), which is "could not test", as for every command */
-        return CLI_UNTESTED;
+        /* writing the log (a full disk, a closed pipe) is "could not test", as for every command;
+         * with -o the one pass also reads, and a damaged recording is bad input */
+        return st == DG_E_IO || st == DG_E_NOMEM ? CLI_UNTESTED : CLI_USAGE;
     }
     if (!cli_outs_commit(&outs, "hash"))
         return CLI_UNTESTED;

@@ -598,7 +598,8 @@ static void gate_progress(gate_pool *p)
     fflush(stderr);
 }
 
-/* Takes the next scenario (in p->order) until none is left. */
+/* Takes the next scenario (in p->order) until none is left, then gives its thread back to the
+ * budget: a scenario still running (long-1h) runs its checks and replay on the threads freed. */
 static void *gate_worker(void *arg)
 {
     gate_pool *p = arg;
@@ -606,8 +607,10 @@ static void *gate_worker(void *arg)
         pthread_mutex_lock(&p->mu);
         size_t i = p->next < p->n ? p->next++ : p->n;
         pthread_mutex_unlock(&p->mu);
-        if (i == p->n)
+        if (i == p->n) {
+            harness__cpu_give(1);
             return NULL;
+        }
         gate_run_job(p->order[i], p->g);
         pthread_mutex_lock(&p->mu);
         p->done++;
@@ -626,9 +629,12 @@ static void gate_run_workers(gate_pool *p, unsigned want)
     bool have_attr = pthread_attr_init(&attr) == 0;
     if (have_attr) /* the same stack the main thread has by default: the checks keep path buffers on it */
         pthread_attr_setstacksize(&attr, 8u << 20);
-    for (size_t k = 1; k < want && k < p->n; k++)
+    harness__cpu_init(want); /* --jobs N in all: the workers first, then threads inside a recording */
+    unsigned tokens = harness__cpu_take(want - 1 < p->n ? want - 1 : (unsigned)(p->n ? p->n - 1 : 0));
+    for (size_t k = 0; k < tokens; k++)
         if (pthread_create(&tid[started], have_attr ? &attr : NULL, gate_worker, p) == 0)
             started++;
+    harness__cpu_give(tokens - (unsigned)started);
     if (have_attr)
         pthread_attr_destroy(&attr);
     if (started + 1 < want && started + 1 < p->n)
@@ -637,6 +643,7 @@ static void gate_run_workers(gate_pool *p, unsigned want)
     gate_worker(p);
     for (size_t k = 0; k < started; k++)
         pthread_join(tid[k], NULL);
+    harness__cpu_init(1); /* every worker gave its thread back; nothing runs in parallel from here */
 }
 
 /* Runs the jobs, prints their messages and writes the reports; returns the exit code. rep receives
@@ -653,6 +660,7 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, size
     gate_pool pool = {.g = g, .order = order, .n = n,
                       .progress = g->jobs > 1 && isatty(fileno(stderr))};
     g->ro.no_progress = g->jobs > 1; /* one line per scenario would fight over the terminal */
+    g->ro.jobs = g->jobs;
     pthread_mutex_init(&pool.mu, NULL);
     gate_run_workers(&pool, g->jobs);
     pthread_mutex_destroy(&pool.mu);

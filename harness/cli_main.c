@@ -46,17 +46,19 @@ const cli_cmd cli_commands[] = {
      "Exit: 0 written, 1 the writer's self-check failed (a codec bug), 2 bad input or usage.\n"
      "Example: detgate record dogfight-40 -o /tmp/d.flrep --inject 'bitflip:tick=300,entity=7,field=pos.x,bit=40'\n"},
     {"hash", cli_hash, "print the per-tick hash log of a recording (replay side)",
-     "usage: detgate hash FILE [-o LOG[.zst]] [--entities]      (FILE: .flrep or RPLY)\n"
+     "usage: detgate hash FILE [-o LOG[.zst]] [--entities] [--jobs N]      (FILE: .flrep or RPLY)\n"
      "Reads the recording, rebuilds every tick and prints its hash log (docs/STATE-HASH.md §7):\n"
      "one T line per tick; with --entities one e line per entity. -o writes to a file (.zst\n"
      "compresses). Two equal runs print byte-identical logs, so plain `diff` compares them.\n"
+     "--jobs N (-j N) replays a .flrep on up to N threads (default 1; 0 = one per online CPU): the\n"
+     "log is byte-identical whatever N.\n"
      "Exit: 0 ok, 2 unreadable input.\n"
      "Example: detgate hash a.flrep > a.log && detgate hash b.flrep | diff a.log -\n"},
     {"verify", cli_verify, "record, replay, compare; check seek and crash recovery",
      "usage: detgate verify SCENARIO [--format flrep|rply] [--inject SPEC] [--keyframe-interval N] [--keep FILE]\n"
      "       detgate verify --states STREAM [...]\n"
      "  [--seek-samples N] [--seek-edges N] [--no-recovery]\n"
-     "  [--replay-fault double-delta:TICK|seek-drop-delta:TICK|self-check:TICK]\n"
+     "  [--replay-fault double-delta:TICK|seek-drop-delta:TICK|self-check:TICK] [--jobs N]\n"
      "Runs the session through sim_stub and the real codec (record side hashes exactly what was\n"
      "written), reads the file back and hashes every rebuilt tick (replay side), and compares the\n"
      "two streams tick by tick; on a mismatch it diffs the states behind the hashes down to entity\n"
@@ -70,16 +72,19 @@ const cli_cmd cli_commands[] = {
      "past the last tick is refused (exit 2).\n"
      "--format rply records through the RPLY\n"
      "writer and replays with the RPLY player (record-vs-replay and seek; RPLY has no trailer to lose).\n"
+     "--jobs N (-j N): up to N threads (default 1; 0 = one per online CPU) — the writer beside the\n"
+     "simulation, the replay side cut by chunks, recovery beside replay + seek; the report is the same.\n"
      REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate verify dogfight-40 --report-dir build/reports/verify\n"},
     {"diff", cli_diff, "compare two recordings (or two hash logs) tick by tick",
-     "usage: detgate diff A B [report flags]\n"
+     "usage: detgate diff A B [--jobs N] [report flags]\n"
      "A is the reference. Two recordings of one format (.flrep or RPLY) are replayed in lockstep:\n"
      "hash first, and on every divergent\n"
      "tick the states are diffed (entities added, lost, changed; fields with both values in quanta\n"
      "and in metres / degrees / m/s). Hash logs are compared by hash (and raw hash: a sub-quantum\n"
      "drift is reported); a recording against a hash log (e.g. a .hashlog.zst golden) is replayed\n"
-     "and compared by hash.\n" REPORT_FLAGS_HELP EXIT_HELP
+     "and compared by hash (--jobs N: that replay on up to N threads; the report is the same).\n"
+     REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
     {"gate", cli_gate, "verify every scenario and compare it with its golden",
      "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N | --plan N] [--jobs N]\n"
@@ -95,8 +100,9 @@ const cli_cmd cli_commands[] = {
      "--shard I/N (1 <= I <= N) runs shard I of a plan every machine computes alike: scenarios longest\n"
      "first (entity-ticks of the golden hash log), each to the least loaded shard. --plan N prints\n"
      "that plan for N shards (shard, cost, share, scenarios) and exits 0 without running anything.\n"
-     "--jobs N (-j N) verifies N scenarios at once on threads (default 1; 0 = one per online CPU,\n"
-     "at most 32); the reports and the exit code are the same as with one.\n"
+     "--jobs N (-j N) runs at most N threads (default 1; 0 = one per online CPU, at most 32):\n"
+     "scenarios first, and threads a finished worker frees go to the recordings still running;\n"
+     "the reports and the exit code are the same as with one.\n"
      "A corpus without scenarios, or a --scenario the --shard excludes, is refused (exit 2); an empty\n"
      "shard of a non-empty corpus passes and its reports say so. --replay-fault: as for verify.\n"
      "Reports go to build/reports unless --report-dir (or another report flag) is given.\n" REPORT_FLAGS_HELP

@@ -15,6 +15,20 @@ void cli_run_opts_init(cli_run_opts *o)
     o->seek_fault_tick = UINT64_MAX;
     o->self_check_fault_tick = UINT64_MAX;
     o->seek_random = 32;
+    o->jobs = 1;
+}
+
+bool cli_parse_jobs(const char *s, unsigned *out)
+{
+    uint64_t v;
+    if (!cli_parse_u64(s, &v) || v > CLI_JOBS_MAX)
+        return false;
+    if (v == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        v = cpus < 1 ? 1 : cpus > CLI_JOBS_MAX ? CLI_JOBS_MAX : (uint64_t)cpus;
+    }
+    *out = (unsigned)v;
+    return true;
 }
 
 dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__source **out, dg_error *err)
@@ -67,7 +81,7 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     pr.on = pr.on && !o->no_progress;
     harness__record_opts ro = {o->hash_log, o->log_entities, "flrep", cli_progress_cb, &pr,
                                o->self_check_fault_tick != UINT64_MAX, o->self_check_fault_tick,
-                               DG_FLREP_FSYNC_CLOSE};
+                               DG_FLREP_FSYNC_CLOSE, o->jobs};
     double t0 = harness__now();
     dg_status st = o->rply ? harness__rply_record(src, path, o->keyframe, rec, err)
                            : harness__record(src, path, &ro, rec, err);
@@ -95,7 +109,7 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
         return harness__rply_verify_file(sc, path, rec, o->seek_random);
     harness__verify_opts vo = {.fault_tick = o->fault_tick, .seek_fault_tick = o->seek_fault_tick,
                                .seek_random = o->seek_random, .seek_max_edges = o->seek_max_edges,
-                               .skip_recovery = o->skip_recovery};
+                               .skip_recovery = o->skip_recovery, .jobs = o->jobs};
     return harness__verify_file(sc, src, path, rec, &vo);
 }
 
@@ -247,7 +261,7 @@ int cli_record(int argc, char **argv)
     cli_progress pr;
     cli_progress_init(&pr, "record");
     harness__record_opts ro = {log_out ? log_out->work : NULL, o.log_entities, "flrep", cli_progress_cb, &pr,
-                               o.self_check_fault_tick != UINT64_MAX, o.self_check_fault_tick, fsync};
+                               o.self_check_fault_tick != UINT64_MAX, o.self_check_fault_tick, fsync, 1};
     dg_status st = o.rply ? harness__rply_record(src, rec_out->work, o.keyframe, &rec, &err)
                           : harness__record(src, rec_out->work, &ro, &rec, &err);
     cli_progress_done(&pr);
@@ -270,7 +284,7 @@ int cli_record(int argc, char **argv)
 
 int cli_verify(int argc, char **argv)
 {
-    static const struct option opts[] = {RUN_LONG_OPTS, CLI_REPORT_OPTS, {0, 0, 0, 0}};
+    static const struct option opts[] = {RUN_LONG_OPTS, CLI_REPORT_OPTS, {"jobs", 1, 0, 'j'}, {0, 0, 0, 0}};
     cli_run_opts o;
     cli_run_opts_init(&o);
     cli_reports rp = {0};
@@ -278,9 +292,15 @@ int cli_verify(int argc, char **argv)
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qj:", opts, NULL)) != -1) {
         if (cli_report_opt(&rp, c, optarg))
             continue;
+        if (c == 'j') {
+            if (!cli_parse_jobs(optarg, &o.jobs))
+                return cli_usage_error("verify", "--jobs: expected 0 (one per CPU) or 1..%d, found '%s'", CLI_JOBS_MAX,
+                                       optarg);
+            continue;
+        }
         int rc = parse_run_opt("verify", c, &o, &format, &corpus);
         if (rc > 0)
             return rc;
@@ -323,6 +343,7 @@ int cli_verify(int argc, char **argv)
     }
     double t0 = harness__now();
     harness__stream rec = {0};
+    harness__cpu_init(o.jobs);
     int failed = cli_record_and_verify(rep, src, path, &o, &rec, NULL, &err);
     rep->duration_s = harness__now() - t0;
     harness__stream_free(&rec);
@@ -341,23 +362,24 @@ int cli_verify(int argc, char **argv)
 /* ---- diff ---------------------------------------------------------------------------------------- */
 
 /* A side as a hash stream: a hash log as it is, a recording replayed and hashed. */
-static dg_status load_side(const char *path, cli_kind kind, harness__stream *out, dg_error *err)
+static dg_status load_side(const char *path, cli_kind kind, unsigned jobs, harness__stream *out, dg_error *err)
 {
     if (kind == CLI_KIND_HASHLOG)
         return harness__load_log(path, out, NULL, err);
     if (kind == CLI_KIND_RPLY)
         return harness__rply_replay_hash(path, NULL, false, out, err);
-    return harness__replay_hash(path, UINT64_MAX, NULL, false, out, err);
+    harness__replay_opts ro = {UINT64_MAX, NULL, false, jobs, NULL, NULL};
+    return harness__replay_hash_jobs(path, &ro, out, err);
 }
 
 /* Hash-level comparison (at least one side is a hash log: there is no state to diff on that side). */
 static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *a, cli_kind ka, const char *b,
-                        cli_kind kb, dg_error *err)
+                        cli_kind kb, unsigned jobs, dg_error *err)
 {
     harness__stream sa = {0}, sb = {0};
-    dg_status st = load_side(a, ka, &sa, err);
+    dg_status st = load_side(a, ka, jobs, &sa, err);
     if (st == DG_OK)
-        st = load_side(b, kb, &sb, err);
+        st = load_side(b, kb, jobs, &sb, err);
     if (st != DG_OK) {
         char buf[600];
         dg_error_format(err, buf, sizeof buf);
@@ -391,14 +413,19 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
 
 int cli_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {CLI_REPORT_OPTS, {0, 0, 0, 0}};
+    static const struct option opts[] = {CLI_REPORT_OPTS, {"jobs", 1, 0, 'j'}, {0, 0, 0, 0}};
     cli_reports rp = {0};
+    unsigned jobs = 1;
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1)
-        if (!cli_report_opt(&rp, c, optarg))
+    while ((c = getopt_long(argc, argv, "qj:", opts, NULL)) != -1) {
+        if (c == 'j' && !cli_parse_jobs(optarg, &jobs))
+            return cli_usage_error("diff", "--jobs: expected 0 (one per CPU) or 1..%d, found '%s'", CLI_JOBS_MAX, optarg);
+        if (c != 'j' && !cli_report_opt(&rp, c, optarg))
             return cli_usage_error("diff", "unknown option or missing value '%s'", argv[optind - 1]);
+    }
+    harness__cpu_init(jobs);
     if (optind != argc - 2)
         return cli_usage_error("diff", "expected two files A B");
     const char *a = argv[optind], *b = argv[optind + 1];
@@ -454,7 +481,7 @@ int cli_diff(int argc, char **argv)
             dg_report_check_set_message(ck, "%llu tick%s, identical", (unsigned long long)sc->ticks,
                                         dg_report_plural_s(sc->ticks));
     } else {
-        diff_hashes(ck, sc, a, ka, b, kb, &err);
+        diff_hashes(ck, sc, a, ka, b, kb, jobs, &err);
         if (ck->status == DG_REPORT_ERROR) {
             cli_print_error("diff", &err);
             dg_report_free(rep);

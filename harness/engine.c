@@ -119,82 +119,313 @@ static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_
     return dg_hash_log_write(log, &lt, err);
 }
 
+/* ---- the record side ---------------------------------------------------------------------------- */
+
+/* What one tick of the record side does after the source produced it: write (quantize, encode),
+ * hash exactly what was written, keep the hash, log it. */
+typedef struct rec_state {
+    dg_flrep_writer *w;
+    dg_hash_log_writer *log;
+    bool log_entities;
+    scratch sc;
+    harness__stream *out;
+    dg_error *err;
+} rec_state;
+
+static dg_status rec_tick(rec_state *rs, const harness__frame *f)
+{
+    dg_status st = scratch_fit(&rs->sc, f->n, rs->err);
+    if (st == DG_OK)
+        st = dg_flrep_writer_tick(rs->w, f->tick, f->ents, f->n, f->events, f->nev, rs->sc.q, rs->err);
+    if (st != DG_OK)
+        return st;
+    /* The record side hashes what the writer handed back: exactly what went to disk. */
+    dg_tick_hash th = dg_hash_tick(f->tick, rs->sc.q, f->n, f->events, f->nev, rs->sc.eh);
+    harness__tickrec r = {f->tick, th.state, th.events, th.combined, f->raw, th.entity_count, f->has_raw};
+    if ((st = harness__stream_push(rs->out, &r, rs->err)) != DG_OK)
+        return st;
+    return log_tick(rs->log, rs->log_entities, &th, f, rs->sc.q, &rs->sc, rs->err);
+}
+
+/* When the thread budget spares one, the source keeps running on the calling thread (an engine
+ * may expect that) and the writing, hashing and logging move to a second thread, fed blocks of
+ * copied frames in tick order: the simulation no longer waits for the codec. The outcome is the
+ * one-thread loop's: the same ticks reach rec_tick in the same order, and the first error in tick
+ * order is the one returned (the source may have run a block ahead; nothing it produced after a
+ * failed tick is written). */
+#define REC_BLOCK_TICKS 256
+#define REC_BLOCKS 4
+
+typedef struct rec_fhdr {
+    uint64_t tick, raw;
+    size_t n, ent_off, nev, ev_off;
+    bool has_raw;
+} rec_fhdr;
+
+typedef struct rec_block {
+    rec_fhdr f[REC_BLOCK_TICKS];
+    size_t nf;
+    dg_entity_in *ents;
+    size_t ents_n, ents_cap;
+    dg_event *evs;
+    size_t *text_off; /* per event: where its text starts in text */
+    size_t evs_n, evs_cap;
+    char *text;
+    size_t text_n, text_cap;
+} rec_block;
+
+typedef struct rec_pipe {
+    rec_state *rs;
+    rec_block blk[REC_BLOCKS];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t filled, consumed; /* blocks handed over / done (under mu) */
+    bool eof;                /* the producer hands over no more (under mu) */
+    bool failed;             /* rec_tick failed: the producer stops (under mu) */
+    dg_status st;            /* the consumer's */
+} rec_pipe;
+
+static bool grow(void **p, size_t *cap, size_t need, size_t item)
+{
+    if (need <= *cap)
+        return true;
+    size_t nc = *cap ? *cap : 1024;
+    while (nc < need)
+        nc *= 2;
+    void *v = realloc(*p, nc * item);
+    if (!v)
+        return false;
+    *p = v;
+    *cap = nc;
+    return true;
+}
+
+/* Appends a copy of frame f (its arrays and event texts) to b. */
+static bool block_add(rec_block *b, const harness__frame *f)
+{
+    size_t text = 0;
+    for (size_t i = 0; i < f->nev; i++)
+        text += f->events[i].text_len;
+    size_t ecap = b->evs_cap;
+    if (!grow((void **)&b->ents, &b->ents_cap, b->ents_n + f->n, sizeof *b->ents) ||
+        !grow((void **)&b->evs, &b->evs_cap, b->evs_n + f->nev, sizeof *b->evs) ||
+        !grow((void **)&b->text_off, &ecap, b->evs_n + f->nev, sizeof *b->text_off) ||
+        !grow((void **)&b->text, &b->text_cap, b->text_n + text, 1))
+        return false;
+    rec_fhdr *h = &b->f[b->nf++];
+    *h = (rec_fhdr){f->tick, f->raw, f->n, b->ents_n, f->nev, b->evs_n, f->has_raw};
+    if (f->n)
+        memcpy(b->ents + b->ents_n, f->ents, f->n * sizeof *f->ents);
+    b->ents_n += f->n;
+    for (size_t i = 0; i < f->nev; i++) {
+        b->evs[b->evs_n] = f->events[i];
+        b->text_off[b->evs_n++] = b->text_n;
+        if (f->events[i].text_len)
+            memcpy(b->text + b->text_n, f->events[i].text, f->events[i].text_len);
+        b->text_n += f->events[i].text_len;
+    }
+    return true;
+}
+
+static void block_free(rec_block *b)
+{
+    free(b->ents);
+    free(b->evs);
+    free(b->text_off);
+    free(b->text);
+}
+
+static dg_status block_write(rec_state *rs, rec_block *b)
+{
+    for (size_t i = 0; i < b->evs_n; i++)
+        b->evs[i].text = b->evs[i].text_len ? b->text + b->text_off[i] : NULL;
+    for (size_t i = 0; i < b->nf; i++) {
+        const rec_fhdr *h = &b->f[i];
+        harness__frame f = {h->tick, b->ents + h->ent_off, h->n, b->evs + h->ev_off, h->nev, h->has_raw, h->raw};
+        dg_status st = rec_tick(rs, &f);
+        if (st != DG_OK)
+            return st;
+    }
+    return DG_OK;
+}
+
+static void *rec_consumer(void *arg)
+{
+    rec_pipe *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->consumed == p->filled && !p->eof)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->consumed == p->filled)
+            break;
+        rec_block *b = &p->blk[p->consumed % REC_BLOCKS];
+        pthread_mutex_unlock(&p->mu);
+        dg_status st = block_write(p->rs, b);
+        pthread_mutex_lock(&p->mu);
+        p->consumed++;
+        if (st != DG_OK) {
+            p->st = st;
+            p->failed = true;
+            pthread_cond_broadcast(&p->cv);
+            break;
+        }
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Producer side: hands the filling block over and waits for a free one. False: the consumer failed. */
+static bool pipe_hand_over(rec_pipe *p, bool eof)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->blk[p->filled % REC_BLOCKS].nf > 0)
+        p->filled++;
+    p->eof = eof;
+    pthread_cond_broadcast(&p->cv);
+    while (!eof && !p->failed && p->filled - p->consumed >= REC_BLOCKS)
+        pthread_cond_wait(&p->cv, &p->mu);
+    bool ok = !p->failed;
+    rec_block *next = &p->blk[p->filled % REC_BLOCKS]; /* consumed, or never used: free to refill */
+    if (!eof)
+        next->nf = next->ents_n = next->evs_n = next->text_n = 0;
+    pthread_mutex_unlock(&p->mu);
+    return ok;
+}
+
+/* Starts the consumer thread of p (its thread already taken from the budget). */
+static bool pipe_start(rec_pipe *p, rec_state *rs, pthread_t *tid)
+{
+    memset(p, 0, sizeof *p);
+    p->rs = rs;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    if (pthread_create(tid, NULL, rec_consumer, p) == 0)
+        return true;
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    return false;
+}
+
+/* Ends the hand-over, waits for the consumer; returns its status. */
+static dg_status pipe_finish(rec_pipe *p, pthread_t tid)
+{
+    pipe_hand_over(p, true);
+    pthread_join(tid, NULL);
+    harness__cpu_give(1);
+    for (int k = 0; k < REC_BLOCKS; k++)
+        block_free(&p->blk[k]);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    return p->st;
+}
+
+/* The source's ticks through rec_tick, on one thread or (from a block edge on, once a thread is
+ * spare) two. */
+static dg_status record_loop(harness__source *src, const harness__record_opts *o, rec_state *rs)
+{
+    rec_pipe pipe;
+    pthread_t tid;
+    bool piped = false;
+    dg_error src_err;
+    dg_error_clear(&src_err);
+    dg_status st = DG_OK;
+    harness__frame f;
+    int rc;
+    uint64_t k = 0;
+    while ((rc = src->next(src, &f, piped ? &src_err : rs->err)) == 1) {
+        if (!piped && o && o->jobs > 1 && k % REC_BLOCK_TICKS == 0 && harness__cpu_take(1) == 1) {
+            piped = pipe_start(&pipe, rs, &tid);
+            if (!piped)
+                harness__cpu_give(1);
+        }
+        k++;
+        if (!piped) {
+            if ((st = rec_tick(rs, &f)) != DG_OK)
+                break;
+        } else {
+            rec_block *b = &pipe.blk[pipe.filled % REC_BLOCKS];
+            if (!block_add(b, &f)) {
+                st = dg_error_set(&src_err, DG_E_NOMEM, DG_OFFSET_NONE, "record", "out of memory");
+                break;
+            }
+            if (b->nf == REC_BLOCK_TICKS && !pipe_hand_over(&pipe, false))
+                break;
+        }
+        if (o && o->progress)
+            o->progress(o->progress_user, f.tick, src->expected_ticks);
+    }
+    if (!piped)
+        return st == DG_OK && rc < 0 ? rs->err->code : st;
+    dg_status cst = pipe_finish(&pipe, tid); /* the consumer's error comes first in tick order */
+    if (cst != DG_OK)
+        return cst;
+    if (st == DG_OK && rc < 0)
+        st = src_err.code;
+    if (st != DG_OK)
+        *rs->err = src_err;
+    return st;
+}
+
 dg_status harness__record(harness__source *src, const char *path, const harness__record_opts *o,
                           harness__stream *out, dg_error *err)
 {
-    dg_flrep_writer *w = NULL;
-    dg_hash_log_writer *log = NULL;
-    scratch sc = {0};
-    harness__frame f;
+    rec_state rs = {.out = out, .err = err, .log_entities = o && o->log_entities};
     dg_status st = harness__stream_reserve(out, out->n + src->expected_ticks, err);
     if (st == DG_OK)
     {
         dg_flrep_writer_opts wo = {0};
         wo.fsync = o ? o->fsync : DG_FLREP_FSYNC_CLOSE;
-        st = dg_flrep_writer_open(&w, path, &src->hdr, &wo, err);
+        st = dg_flrep_writer_open(&rs.w, path, &src->hdr, &wo, err);
     }
     if (st != DG_OK)
         return st;
     if (o && o->fault_self_check)
-        dg_flrep_writer_set_fault_self_check(w, o->fault_self_check_tick);
+        dg_flrep_writer_set_fault_self_check(rs.w, o->fault_self_check_tick);
     if (o && o->hash_log) {
         dg_hash_log_header lh = {0};
         snprintf(lh.scenario, sizeof lh.scenario, "%s", src->name);
         snprintf(lh.format, sizeof lh.format, "%s", o->format_name ? o->format_name : "flrep");
         lh.entities = o->log_entities;
         lh.raw = true;
-        st = dg_hash_log_create(&log, o->hash_log, &lh, err);
+        st = dg_hash_log_create(&rs.log, o->hash_log, &lh, err);
     }
-    int rc = 0;
-    while (st == DG_OK && (rc = src->next(src, &f, err)) == 1) {
-        if ((st = scratch_fit(&sc, f.n, err)) != DG_OK)
-            break;
-        st = dg_flrep_writer_tick(w, f.tick, f.ents, f.n, f.events, f.nev, sc.q, err);
-        if (st != DG_OK)
-            break;
-        /* The record side hashes what the writer handed back: exactly what went to disk. */
-        dg_tick_hash th = dg_hash_tick(f.tick, sc.q, f.n, f.events, f.nev, sc.eh);
-        harness__tickrec r = {f.tick, th.state, th.events, th.combined, f.raw, th.entity_count, f.has_raw};
-        if ((st = harness__stream_push(out, &r, err)) != DG_OK)
-            break;
-        st = log_tick(log, o && o->log_entities, &th, &f, sc.q, &sc, err);
-        if (o && o->progress)
-            o->progress(o->progress_user, f.tick, src->expected_ticks);
-    }
-    if (st == DG_OK && rc < 0)
-        st = err->code;
+    if (st == DG_OK)
+        st = record_loop(src, o, &rs);
     if (st == DG_OK && out->n == 0)
         st = dg_error_set(err, DG_E_MALFORMED, DG_OFFSET_NONE, src->name, "the source produced no tick");
-    scratch_free(&sc);
+    scratch_free(&rs.sc);
     if (st != DG_OK) {
-        dg_flrep_writer_abort(w);
-        if (log) {
-            dg_hash_log_close(log, NULL);
+        dg_flrep_writer_abort(rs.w);
+        if (rs.log) {
+            dg_hash_log_close(rs.log, NULL);
             remove(o->hash_log);
         }
         return st;
     }
-    st = dg_flrep_writer_close(w, err);
-    dg_status lst = log ? dg_hash_log_close(log, err) : DG_OK;
+    st = dg_flrep_writer_close(rs.w, err);
+    dg_status lst = rs.log ? dg_hash_log_close(rs.log, err) : DG_OK;
     return st != DG_OK ? st : lst;
 }
 
-dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_log_writer *log,
-                               bool log_entities, harness__stream *out, dg_error *err)
+/* Linear playback of r from where it stands: the first `skip` ticks are read but neither hashed nor
+ * logged (they are already in out, hashed by the parallel replay), every later tick is hashed, pushed
+ * and logged. A tick that cannot be read while skipping drops the records from it on, as a linear
+ * pass that stopped there would have left them. */
+dg_status harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log_writer *log, bool log_entities,
+                                    harness__stream *out, dg_error *err)
 {
-    dg_flrep_reader *r = NULL;
     scratch sc = {0};
-    dg_status st = dg_flrep_reader_open_file(&r, path, NULL, err);
-    if (st != DG_OK)
-        return st;
-    if (fault_tick != UINT64_MAX)
-        dg_flrep_reader_set_fault_double_delta(r, fault_tick);
-    if ((st = harness__stream_reserve(out, out->n + dg_flrep_reader_info(r)->tick_count, err)) != DG_OK) {
-        dg_flrep_reader_close(r);
-        return st;
-    }
+    dg_status st = DG_OK;
     dg_flrep_tick t;
-    int rc;
+    int rc = 1;
+    for (size_t i = 0; i < skip; i++) {
+        if ((rc = dg_flrep_reader_next(r, &t, err)) != 1) {
+            for (size_t k = i; k < skip && out->n > 0; k++)
+                out->entity_ticks -= out->v[--out->n].count;
+            return rc < 0 ? err->code : DG_OK;
+        }
+    }
     while ((rc = dg_flrep_reader_next(r, &t, err)) == 1) {
         uint64_t *eh = NULL;
         if (log && log_entities) {
@@ -212,6 +443,21 @@ dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_lo
     if (st == DG_OK && rc < 0)
         st = err->code;
     scratch_free(&sc);
+    return st;
+}
+
+dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_log_writer *log,
+                               bool log_entities, harness__stream *out, dg_error *err)
+{
+    dg_flrep_reader *r = NULL;
+    dg_status st = dg_flrep_reader_open_file(&r, path, NULL, err);
+    if (st != DG_OK)
+        return st;
+    if (fault_tick != UINT64_MAX)
+        dg_flrep_reader_set_fault_double_delta(r, fault_tick);
+    st = harness__stream_reserve(out, out->n + dg_flrep_reader_info(r)->tick_count, err);
+    if (st == DG_OK)
+        st = harness__replay_hash_from(r, 0, log, log_entities, out, err);
     dg_flrep_reader_close(r);
     return st;
 }

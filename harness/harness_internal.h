@@ -95,6 +95,7 @@ typedef struct harness__record_opts {
     bool fault_self_check;        /* test hook: the writer's self-check fails at fault_self_check_tick */
     uint64_t fault_self_check_tick;
     dg_flrep_fsync fsync;         /* when the writer asks the kernel to put the file on disk */
+    unsigned jobs;             /* > 1: the writer may run beside the source on a spare thread */
 } harness__record_opts;
 
 /* Source -> writer (path) -> quantized state -> hash. Fills *out (the record-side stream). */
@@ -127,6 +128,37 @@ uint64_t harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc,
  * reader's double-delta fault at that tick (tests). */
 dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_log_writer *log,
                                bool log_entities, harness__stream *out, dg_error *err);
+
+/* The same from an open reader, linearly from where it stands: the first `skip` ticks are read but
+ * not hashed or logged (the parallel replay's fallback: they are already in out). */
+dg_status harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log_writer *log, bool log_entities,
+                                    harness__stream *out, dg_error *err);
+
+typedef struct harness__replay_opts {
+    uint64_t fault_tick;       /* as for harness__replay_hash */
+    dg_hash_log_writer *log;   /* NULL = no log */
+    bool log_entities;
+    unsigned jobs;             /* threads at most (1 = one linear pass); only spare ones are started */
+    double *cpu_s;             /* if non-NULL: CPU seconds of every thread of the pass */
+    unsigned *threads;         /* if non-NULL: threads that ran the pass (1 = linear, on the caller) */
+} harness__replay_opts;
+
+/* harness__replay_hash on up to o->jobs threads (harness/replay_parallel.c): the same stream, the
+ * same log bytes, the same error and message whatever the thread count. */
+dg_status harness__replay_hash_jobs(const char *path, const harness__replay_opts *o, harness__stream *out,
+                                    dg_error *err);
+
+/* ---- the thread budget (harness/replay_parallel.c) ------------------------------------------- */
+
+/* The process may run `total` busy threads (--jobs); the calling thread holds one. Until it is
+ * called there are no spare threads: everything runs on the caller. */
+void harness__cpu_init(unsigned total);
+/* Takes up to want spare threads from the budget; returns how many it took. */
+unsigned harness__cpu_take(unsigned want);
+void harness__cpu_give(unsigned n);
+/* Runs fn(arg, i) for i in 0..n-1, in index order, on the calling thread and as many helpers as
+ * the budget spares (none: all on the caller); returns when all have returned. */
+void harness__run_parallel(void (*fn)(void *arg, size_t i), void *arg, size_t n);
 
 /* ---- comparisons ----------------------------------------------------------------------------- */
 
@@ -184,6 +216,7 @@ typedef struct harness__verify_opts {
     size_t seek_random;        /* random sample ticks besides edges (default 32) */
     size_t seek_max_edges;     /* cap on chunk edges sampled (0 = all) */
     bool skip_recovery;
+    unsigned jobs;             /* threads at most for the checks and the replay inside them (0 or 1 = one) */
     void (*progress)(void *user, uint64_t tick, uint64_t total);
     void *progress_user;
 } harness__verify_opts;

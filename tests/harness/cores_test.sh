@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# tests/harness/cores_test.sh — the thread count changes nothing but the time: `hash --jobs K` logs
+# (with and without --entities, to stdout and to a .zst) are byte-identical for K = 1, 2 and 7; so
+# are the error and the output for a recording with a damaged chunk; `verify`, `gate` and `diff`
+# JSON reports are identical once timing is cut, with and without an injected replay-side fault.
+# usage: cores_test.sh DETGATE SOURCE_DIR
+set -u
+DG=$1
+SRC=$2
+G=$SRC/corpus/golden
+W=$(mktemp -d "${TMPDIR:-/tmp}/dg-cores-test.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# expect CODE CMD... — stdout to $W/out, stderr to $W/err
+expect() {
+  local want=$1
+  shift
+  "$@" >"$W/out" 2>"$W/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
+}
+same_file() { if cmp -s "$1" "$2"; then ok; else bad "$1 and $2 differ"; fi; }
+# same_report A B: two JSON reports are equal once the timing (durations, rates in messages) is cut
+same_report() {
+  python3 - "$1" "$2" <<'PY' && ok || bad "reports $1 and $2 differ beyond timing"
+import json, re, sys
+def norm(v):
+    if isinstance(v, dict):
+        return {k: norm(x) for k, x in v.items() if k not in ("durationSeconds", "startedUnix")}
+    if isinstance(v, list):
+        return [norm(x) for x in v]
+    if isinstance(v, str):
+        return re.sub(r"[0-9.]+ (s|M entity-ticks/s)\b", "T", v)
+    return v
+a, b = (norm(json.load(open(p))) for p in sys.argv[1:3])
+sys.exit(0 if a == b and a["scenarios"] else 1)
+PY
+}
+
+# ---- hash: byte-identical logs ------------------------------------------------------------------
+# churn (entities come and go across chunk edges), walkers-20 (75 chunks), events (event lists)
+for name in churn walkers-20 events; do
+  for k in 1 2 7; do
+    expect 0 "$DG" hash "$G/$name.flrep" --jobs "$k"
+    mv "$W/out" "$W/$name.$k.log"
+    expect 0 "$DG" hash "$G/$name.flrep" --entities -j "$k"
+    mv "$W/out" "$W/$name.e$k.log"
+    expect 0 "$DG" hash "$G/$name.flrep" --entities --jobs "$k" -o "$W/$name.e$k.log.zst"
+  done
+  for k in 2 7; do
+    same_file "$W/$name.1.log" "$W/$name.$k.log"
+    same_file "$W/$name.e1.log" "$W/$name.e$k.log"
+    same_file "$W/$name.e1.log.zst" "$W/$name.e$k.log.zst"
+  done
+  # the tick lines written from the replayed stream are those the entity pass writes
+  grep -v ' e ' "$W/$name.e1.log" | sed 's/entities=1/entities=0/' >"$W/$name.t.log"
+  same_file "$W/$name.1.log" "$W/$name.t.log"
+  # and they are the golden's hashes (the golden log also carries raw float hashes)
+  expect 0 "$DG" diff "$W/$name.1.log" "$G/$name.hashlog.zst" -q
+done
+
+# ---- hash: a damaged chunk gives the same error, and no log, whatever the thread count ------------
+size=$(stat -c %s "$G/walkers-20.flrep")
+for at in $((size / 5)) $((size / 2)) $((size * 9 / 10)); do
+  cp "$G/walkers-20.flrep" "$W/bad.flrep"
+  printf '\x55\xaa\x55\xaa' | dd of="$W/bad.flrep" bs=1 seek="$at" conv=notrunc 2>/dev/null
+  for k in 1 2 7; do
+    expect 2 "$DG" hash "$W/bad.flrep" --entities --jobs "$k"
+    mv "$W/err" "$W/bad.$k.err"
+    [ -s "$W/out" ] && bad "hash of a damaged file printed a log (--jobs $k)" || ok
+  done
+  # a log file is written in one pass, to a temp name: the same error, and no file left
+  expect 2 "$DG" hash "$W/bad.flrep" --jobs 2 -o "$W/bad.log.zst"
+  same_file "$W/bad.1.err" "$W/err"
+  [ -z "$(ls "$W" | grep '^bad\.log')" ] && ok || bad "hash -o of a damaged file left $(ls "$W" | grep '^bad\.log')"
+  [ -s "$W/bad.1.err" ] && ok || bad "no error for a chunk damaged at byte $at"
+  same_file "$W/bad.1.err" "$W/bad.2.err"
+  same_file "$W/bad.1.err" "$W/bad.7.err"
+done
+expect 2 "$DG" hash "$G/churn.flrep" --jobs 33
+grep -q -- "--jobs: expected 0 (one per CPU) or 1..32" "$W/err" && ok || bad "hash --jobs 33: $(cat "$W/err")"
+
+# ---- verify: the same report with 1, 2 and 7 threads, faults included -----------------------------
+for fault in "" "--replay-fault double-delta:130" "--replay-fault double-delta:485" "--replay-fault seek-drop-delta:239"; do
+  want=0
+  [ -n "$fault" ] && want=1
+  for k in 1 2 7; do
+    # shellcheck disable=SC2086
+    expect "$want" "$DG" verify dogfight-40 --keyframe-interval 60 $fault --jobs "$k" --json "$W/v$k.json" -q
+  done
+  same_report "$W/v1.json" "$W/v2.json"
+  same_report "$W/v1.json" "$W/v7.json"
+done
+expect 0 "$DG" verify churn --no-recovery --jobs 2 --json "$W/vn2.json" -q
+expect 0 "$DG" verify churn --no-recovery --jobs 1 --json "$W/vn1.json" -q
+same_report "$W/vn1.json" "$W/vn2.json"
+
+# ---- the record side beside the writer: the same recording, log and errors -------------------------
+# (verify --jobs > 1 writes on a second thread; events carries event texts through the hand-over)
+for k in 1 2 7; do
+  expect 0 "$DG" verify events --keep "$W/ev$k.flrep" --hash-log "$W/ev$k.log" --log-entities --jobs "$k" -q
+done
+same_file "$W/ev1.flrep" "$W/ev2.flrep"
+same_file "$W/ev1.flrep" "$W/ev7.flrep"
+same_file "$W/ev1.log" "$W/ev2.log"
+same_file "$W/ev1.log" "$W/ev7.log"
+# the writer refusing a tick (its self-check hook at tick 600), past the first blocks handed to the
+# writer's thread: the same failure, the same report, and no recording or log left. (A state stream's
+# out-of-range value no longer reaches the writer: the stream source refuses it while parsing.)
+for k in 1 2 7; do
+  expect 1 "$DG" verify mars --replay-fault self-check:600 --keep "$W/late$k.flrep" --hash-log "$W/late$k.log" \
+    --jobs "$k" --json "$W/late$k.json" -q
+  mv "$W/err" "$W/late$k.err"
+  [ -e "$W/late$k.flrep" ] || [ -e "$W/late$k.log" ] && bad "a refused recording left a file (--jobs $k)" || ok
+done
+grep -q 'tick 600: a DELTA record does not reproduce the state it encodes' "$W/late1.json" && ok ||
+  bad "self-check:600: not the writer's error: $(cat "$W/late1.json")"
+for k in 2 7; do
+  same_file "$W/late1.err" "$W/late$k.err"
+  same_report "$W/late1.json" "$W/late$k.json"
+done
+
+# ---- gate: scenarios and threads inside them share the --jobs budget --------------------------------
+for k in 1 2 7; do
+  expect 0 "$DG" gate --scenario churn --scenario dogfight-40 --scenario events --jobs "$k" --json "$W/g$k.json" -q
+done
+same_report "$W/g1.json" "$W/g2.json"
+same_report "$W/g1.json" "$W/g7.json"
+# an injected break: the golden check fails the same way whatever the thread count
+for k in 1 2 7; do
+  expect 1 "$DG" gate --scenario walkers-20 --inject bitflip:tick=300,entity=7,field=pos.x,bit=45 --jobs "$k" \
+    --json "$W/gb$k.json" -q
+done
+same_report "$W/gb1.json" "$W/gb2.json"
+same_report "$W/gb1.json" "$W/gb7.json"
+
+# ---- diff: a recording against a hash log, identical and divergent ----------------------------------
+expect 0 "$DG" record walkers-20 --inject bitflip:tick=300,entity=7,field=pos.x,bit=45 -o "$W/flip.flrep"
+for k in 1 2 7; do
+  expect 0 "$DG" diff "$G/walkers-20.flrep" "$G/walkers-20.hashlog.zst" --jobs "$k" --json "$W/d$k.json" -q
+  expect 1 "$DG" diff "$W/flip.flrep" "$G/walkers-20.hashlog.zst" --jobs "$k" --json "$W/df$k.json" -q
+done
+for k in 2 7; do
+  same_report "$W/d1.json" "$W/d$k.json"
+  same_report "$W/df1.json" "$W/df$k.json"
+done
+
+echo "cores_test: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -272,8 +272,13 @@ static void ht__project(const dg_report_trajectory *t, ht_proj *pj)
         drop = 0;
     pj->h = drop == 0 ? 1 : 0;
     pj->v = drop == 2 ? 1 : 2;
-    double sh = sp[pj->h] > 1e-9 ? sp[pj->h] : 1.0, sv = sp[pj->v] > 1e-9 ? sp[pj->v] : 1.0;
-    pj->scale = HT_TR_BOX_W / sh < HT_TR_BOX_H / sv ? HT_TR_BOX_W / sh : HT_TR_BOX_H / sv;
+    double sh = sp[pj->h] > 1e-9 ? sp[pj->h] : 0, sv = sp[pj->v] > 1e-9 ? sp[pj->v] : 0;
+    if (sh == 0 && sv == 0)
+        pj->scale = HT_TR_BOX_MIN; /* a body at rest: one metre fills the smallest box */
+    else if (sh == 0 || sv == 0)
+        pj->scale = sh ? HT_TR_BOX_W / sh : HT_TR_BOX_H / sv;
+    else
+        pj->scale = HT_TR_BOX_W / sh < HT_TR_BOX_H / sv ? HT_TR_BOX_W / sh : HT_TR_BOX_H / sv;
     pj->box_w = sh * pj->scale < HT_TR_BOX_MIN ? HT_TR_BOX_MIN : sh * pj->scale;
     pj->box_h = sv * pj->scale < HT_TR_BOX_MIN ? HT_TR_BOX_MIN : sv * pj->scale;
     /* Centre the data in the box; y grows upwards. The box shows these metres on each axis: */
@@ -489,6 +494,11 @@ static void ht__separation(dg_rsink *s, const dg_report_trajectory *t, uint64_t 
     ht__pairs(t, ht__sep_range, &r);
     if (r.n < 2)
         return;
+    if (!(r.max > 0)) {
+        dg_rsink_puts(s, "<p class=\"note\">The two sides' paths coincide at every tick drawn (the difference is "
+                         "elsewhere: see the table).</p>\n");
+        return;
+    }
     const double base = HT_SEP_H - HT_MB, pw = HT_W - HT_ML - HT_MR;
     dg_rsink_puts(s, "<h3>Separation between the sides, |B − A| in metres</h3>\n");
     ht__svg_open(s, HT_SEP_H, "distance between side A and side B per tick");
@@ -526,11 +536,14 @@ static void ht__why_delta(dg_rsink *s, const dg_report_trajectory *t)
         dg_rsink_printf(s, "present on side %s only", t->why_field[0] == 'a' ? "B" : "A");
         return;
     }
+    if (t->why_unit[0] == '\0') { /* flags, type, faction: which one, the table says how */
+        ht__esc(s, t->why_field);
+        dg_rsink_puts(s, " differ");
+        return;
+    }
     dg_rsink_puts(s, "Δ ");
     ht__esc(s, t->why_field);
     dg_rsink_puts(s, " ");
-    if (t->why_unit[0] == '\0' && t->why_delta > 0)
-        dg_rsink_puts(s, "+");
     dg_rep__double(s, t->why_delta, false);
     if (t->why_unit[0]) {
         dg_rsink_puts(s, " ");
@@ -574,8 +587,8 @@ static void ht__why(dg_rsink *s, const dg_report_check *c, const dg_report_traje
         dg_rsink_printf(s, " (with %u other%s; it differs most)", (unsigned)(with - 1), dg_report_plural_s(with - 1));
     if (t->why_field[0]) {
         dg_rsink_puts(s, ", ");
-        if (strcmp(t->why_field, "added") && strcmp(t->why_field, "lost"))
-            dg_rsink_puts(s, main ? "largest " : "");
+        if (main && t->why_unit[0])
+            dg_rsink_puts(s, "largest ");
         ht__why_delta(s, t);
     }
     dg_rsink_puts(s, "</p>\n");

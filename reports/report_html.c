@@ -1,7 +1,8 @@
 /* reports/report_html.c — the report room's wall display: one self-contained HTML page (inline
- * CSS and SVG drawn here, no script, no network) with the summary, and per failing check a
- * timeline of divergent entities per tick, the first divergent entity's trajectory on both sides
- * and the diff tables. Markup is XHTML-compatible (every tag closed, attributes quoted) so it
+ * CSS and SVG drawn here, no network; one small inline script only to switch between followed
+ * entities) with the summary, failures first, and per failing check a timeline of divergent
+ * entities per tick, the spread of the divergence, the followed entities' trajectories on both
+ * sides at one scale, and the diff tables. Markup is XHTML-compatible (every tag closed, attributes quoted) so it
  * parses as XML too. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -505,7 +506,10 @@ static void ht__separation(dg_rsink *s, const dg_report_trajectory *t, uint64_t 
     ht__line(s, HT_ML, base, HT_ML + pw, base, "stroke=\"#555\"");
     ht__line(s, HT_ML, HT_MT, HT_ML, base, "stroke=\"#555\"");
     char b[64];
-    snprintf(b, sizeof b, "%.4g", r.max); /* an axis label, not a value: 4 digits fit the margin */
+    if (r.max >= 1000) /* an axis label, not a value: plain digits that fit the margin */
+        snprintf(b, sizeof b, "%.0f", r.max);
+    else
+        snprintf(b, sizeof b, "%.4g", r.max);
     for (char *p = b; *p; p++)
         if (*p == ',')
             *p = '.';
@@ -521,7 +525,8 @@ static void ht__separation(dg_rsink *s, const dg_report_trajectory *t, uint64_t 
         double fx = ht__sep_x(&r, first_tick);
         ht__line(s, fx, HT_MT - 10, fx, base, "stroke=\"#111\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"");
         snprintf(b, sizeof b, "tick %llu", (unsigned long long)first_tick);
-        ht__text_el(s, fx + 4, HT_MT - 2, "start", NULL, b);
+        bool right_half = fx > HT_ML + pw * 0.6;
+        ht__text_el(s, right_half ? fx - 4 : fx + 4, HT_MT - 2, right_half ? "end" : "start", NULL, b);
     }
     dg_rsink_puts(s, "<polyline fill=\"none\" stroke=\"" HT_COL_BAR "\" stroke-width=\"2\" points=\"");
     ht_sep_draw w = {s, &r, true};
@@ -762,40 +767,14 @@ static void ht__td_num(dg_rsink *s, double v, bool show)
 /* A rotation cell: the orientation's unit quaternion, w x y z (6 decimals: 0.001 deg shows). */
 static void ht__td_quat(dg_rsink *s, const double q[4])
 {
-    dg_rsink_puts(s, "<td class=\"q\" title=\"quaternion w, x, y, z\">");
-    for (int i = 0; i < 4; i++) {
-        char b[32];
-        snprintf(b, sizeof b, "%s%.6f", i ? " " : "", isfinite(q[i]) ? q[i] : 0.0);
-        for (char *p = b; *p; p++)
-            if (*p == ',')
-                *p = '.';
-        dg_rsink_puts(s, b);
-    }
-    dg_rsink_puts(s, "</td>");
-}
-
-static bool ht__is_flags(const dg_report_field *f)
-{
-    return f->has_quanta && strcmp(f->name, "flags") == 0 && f->a_q >= 0 && f->b_q >= 0 && f->a_q <= 0xFFFFFFFFll &&
-           f->b_q <= 0xFFFFFFFFll;
+    char b[96];
+    dg_rep__quat_buf(b, sizeof b, q);
+    dg_rsink_printf(s, "<td class=\"q\" title=\"quaternion w, x, y, z\">%s</td>", b);
 }
 
 static void ht__td_hex(dg_rsink *s, int64_t v)
 {
     dg_rsink_printf(s, "<td class=\"num\">0x%04llX</td>", (unsigned long long)v);
-}
-
-/* "+bit 2, −bit 4": the bits set (+) and cleared (−) from A to B. */
-static void ht__flag_bits(dg_rsink *s, uint64_t a, uint64_t b)
-{
-    bool any = false;
-    for (int bit = 0; bit < 32; bit++) {
-        uint64_t m = 1ull << bit;
-        if ((a & m) == (b & m))
-            continue;
-        dg_rsink_printf(s, "%s%sbit %d", any ? ", " : "", (b & m) ? "+" : "−", bit);
-        any = true;
-    }
 }
 
 /* span > 0: this is the entity's first row, its id/name/kind cells span `span` rows. */
@@ -812,13 +791,15 @@ static void ht__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
         dg_rsink_puts(s, "<td>—</td><td></td><td></td><td></td><td></td><td></td></tr>\n");
         return;
     }
+    char fb[400];
+    bool bits = dg_rep__flag_bits(fb, sizeof fb, f);
     dg_rsink_puts(s, "<td><code>");
     ht__esc(s, f->name);
     dg_rsink_puts(s, "</code></td>");
     if (f->has_quats) {
         ht__td_quat(s, f->quat_a);
         ht__td_quat(s, f->quat_b);
-    } else if (ht__is_flags(f)) {
+    } else if (bits) {
         ht__td_hex(s, f->a_q);
         ht__td_hex(s, f->b_q);
     } else {
@@ -826,8 +807,8 @@ static void ht__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
         ht__td_num(s, f->b, f->has_values);
     }
     dg_rsink_puts(s, "<td class=\"num\">");
-    if (ht__is_flags(f)) {
-        ht__flag_bits(s, (uint64_t)f->a_q, (uint64_t)f->b_q);
+    if (bits) {
+        ht__esc(s, fb);
     } else {
         if (f->delta > 0)
             dg_rsink_puts(s, "+");

@@ -8,7 +8,7 @@
  *   json      versioned, documented schema: docs/REPORT-SCHEMA.md, docs/report-schema.json
  *   junit     JUnit XML, one <testcase> per scenario and check
  *   markdown  a pull-request comment / CI step summary, hard size cap
- *   html      one self-contained page (inline CSS + SVG, no script, no network)
+ *   html      one self-contained page (inline CSS + SVG, a few lines of inline script, no network)
  *
  * Memory stays bounded however large the divergence: the builder keeps at most the configured
  * number of detailed ticks, entities per tick, ranges, timeline buckets and trajectory points per

@@ -280,6 +280,23 @@ static void test_html_spread_and_failures_first_summary(void **state)
     dg_report_free(r);
 }
 
+static void test_text_and_markdown_rows_show_both_orientations_and_flag_bits(void **state)
+{
+    (void)state;
+    dg_report *r = follow_report();
+    char *txt = render(r, DG_REPORT_TEXT, NULL);
+    char *md = render(r, DG_REPORT_MARKDOWN, NULL);
+    assert_non_null(strstr(txt, " rot   1.000000 0.000000 0.000000 0.000000 0.99995"));
+    assert_non_null(strstr(txt, "0x0012"));
+    assert_non_null(strstr(txt, "0x0016"));
+    assert_non_null(strstr(txt, "+bit 2"));
+    assert_non_null(strstr(md, "| rot | 1.000000 0.000000 0.000000 0.000000 | 0.99995"));
+    assert_non_null(strstr(md, "| flags | 0x0012 | 0x0016 | +bit 2 |"));
+    free(txt);
+    free(md);
+    dg_report_free(r);
+}
+
 /* ---- model and JSON ------------------------------------------------------------------------------ */
 
 static void test_trajectory_cap_and_spread_order(void **state)
@@ -356,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_html_trajectory_box_has_the_data_aspect_and_one_scale),
         cmocka_unit_test(test_html_rotation_shows_both_sides_and_flags_their_bits),
         cmocka_unit_test(test_html_spread_and_failures_first_summary),
+        cmocka_unit_test(test_text_and_markdown_rows_show_both_orientations_and_flag_bits),
         cmocka_unit_test(test_trajectory_cap_and_spread_order),
         cmocka_unit_test(test_json_carries_the_new_fields_and_validates),
     };

@@ -969,18 +969,53 @@ static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const d
 /* ---- page ------------------------------------------------------------------------------------- */
 
 /* The scenario's cells span all its check rows (rowspan), so each scenario reads as one block. */
+/* The scenario's own cells, spanning its `span` rows. */
+static void ht__scenario_cells(dg_rsink *s, const dg_report_scenario *sc, unsigned span)
+{
+    dg_rsink_printf(s, "<td rowspan=\"%u\">", span);
+    ht__esc(s, sc->name);
+    dg_rsink_printf(s, "</td><td rowspan=\"%u\">", span);
+    ht__esc(s, dg_rep__str_or(sc->format, ""));
+    dg_rsink_printf(s, "</td><td class=\"num\" rowspan=\"%u\">%llu</td><td class=\"num\" rowspan=\"%u\">%llu</td>",
+                    span, (unsigned long long)sc->ticks, span, (unsigned long long)sc->entity_ticks);
+}
+
+/* The passing checks of a scenario in one row: "3 more checks pass: seek, recovery, header".
+ * span > 0: this is the scenario's first row. */
+static void ht__passed_checks_row(dg_rsink *s, const dg_report_scenario *sc, uint32_t n_pass, bool all, unsigned span)
+{
+    dg_rsink_printf(s, "<tr class=\"pass-row\">");
+    if (span)
+        ht__scenario_cells(s, sc, span);
+    dg_rsink_printf(s, "<td>%u%s check%s pass%s: ", (unsigned)n_pass, all ? "" : " more", dg_report_plural_s(n_pass),
+                    n_pass == 1 ? "es" : "");
+    bool any = false, noted = false;
+    for (uint32_t j = 0; j < sc->n_checks; j++) {
+        if (sc->checks[j].status != DG_REPORT_PASS)
+            continue;
+        dg_rsink_puts(s, any ? ", " : "");
+        ht__esc(s, sc->checks[j].name);
+        any = true;
+    }
+    dg_rsink_puts(s, "</td><td>");
+    ht__badge(s, DG_REPORT_PASS);
+    dg_rsink_puts(s, "</td><td></td><td>");
+    for (uint32_t j = 0; j < sc->n_checks && !noted; j++) /* a pass can carry a note: sub-quantum drift */
+        if (sc->checks[j].status == DG_REPORT_PASS && sc->checks[j].sub_quantum) {
+            ht__esc(s, sc->checks[j].name);
+            dg_rsink_puts(s, ": ");
+            dg_rep__check_headline(s, &sc->checks[j], ht__esc);
+            noted = true;
+        }
+    dg_rsink_puts(s, "</td></tr>\n");
+}
+
 static void ht__summary_row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t idx,
-                            bool linked)
+                            bool linked, unsigned span)
 {
     dg_rsink_puts(s, "<tr>");
-    if (!c || c == &sc->checks[0]) {
-        unsigned span = sc->n_checks ? (unsigned)sc->n_checks : 1u;
-        dg_rsink_printf(s, "<td rowspan=\"%u\">", span);
-        ht__esc(s, sc->name);
-        dg_rsink_printf(s, "</td><td rowspan=\"%u\">", span);
-        ht__esc(s, dg_rep__str_or(sc->format, ""));
-        dg_rsink_printf(s, "</td><td class=\"num\" rowspan=\"%u\">%llu</td><td class=\"num\" rowspan=\"%u\">%llu</td>",
-                        span, (unsigned long long)sc->ticks, span, (unsigned long long)sc->entity_ticks);
+    if (span) {
+        ht__scenario_cells(s, sc, span);
     }
     dg_rsink_puts(s, "<td>");
     if (!c) {
@@ -1005,37 +1040,37 @@ static void ht__summary_row(dg_rsink *s, const dg_report_scenario *sc, const dg_
     dg_rsink_puts(s, "</td></tr>\n");
 }
 
-/* A passing scenario in one row: its checks named in one cell (a 50-scenario run stays short). */
-static void ht__summary_pass_row(dg_rsink *s, const dg_report_scenario *sc)
+/* One scenario's rows: each check that did not pass (failing ones linked to their sections when
+ * drawn), then its passing checks folded into one row. *idx / *failing count checks / failing
+ * checks in report order. */
+static void ht__summary_block(dg_rsink *s, const dg_report_scenario *sc, uint32_t *idx, uint32_t *failing,
+                              uint32_t max_sections)
 {
-    dg_rsink_puts(s, "<tr class=\"pass-row\"><td>");
-    ht__esc(s, sc->name);
-    dg_rsink_puts(s, "</td><td>");
-    ht__esc(s, dg_rep__str_or(sc->format, ""));
-    dg_rsink_printf(s, "</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td><td>", (unsigned long long)sc->ticks,
-                    (unsigned long long)sc->entity_ticks);
-    dg_rsink_printf(s, "%u check%s: ", (unsigned)sc->n_checks, dg_report_plural_s(sc->n_checks));
-    for (uint32_t j = 0; j < sc->n_checks; j++) {
-        if (j)
-            dg_rsink_puts(s, ", ");
-        ht__esc(s, sc->checks[j].name);
+    if (sc->n_checks == 0) {
+        ht__summary_row(s, sc, NULL, 0, false, 1);
+        return;
     }
-    dg_rsink_puts(s, "</td><td>");
-    ht__badge(s, DG_REPORT_PASS);
-    dg_rsink_puts(s, "</td><td></td><td>");
-    bool noted = false; /* a pass can still carry a note: sub-quantum drift, say */
-    for (uint32_t j = 0; j < sc->n_checks && !noted; j++)
-        if (sc->checks[j].sub_quantum) {
-            ht__esc(s, sc->checks[j].name);
-            dg_rsink_puts(s, ": ");
-            dg_rep__check_headline(s, &sc->checks[j], ht__esc);
-            noted = true;
-        }
-    dg_rsink_puts(s, "</td></tr>\n");
+    uint32_t n_pass = 0;
+    for (uint32_t j = 0; j < sc->n_checks; j++)
+        n_pass += sc->checks[j].status == DG_REPORT_PASS;
+    unsigned span = (unsigned)(sc->n_checks - n_pass + (n_pass > 0));
+    for (uint32_t j = 0; j < sc->n_checks; j++, (*idx)++) {
+        const dg_report_check *c = &sc->checks[j];
+        if (c->status == DG_REPORT_PASS)
+            continue;
+        bool fail = c->status == DG_REPORT_FAIL;
+        /* link only to sections that are drawn (the first max_sections failing checks) */
+        ht__summary_row(s, sc, c, *idx, fail && *failing < max_sections, span);
+        span = 0;
+        *failing += fail;
+    }
+    if (n_pass)
+        ht__passed_checks_row(s, sc, n_pass, n_pass == sc->n_checks, span);
 }
 
 /* Scenarios that failed or could not be tested first (in report order), then the passing ones,
- * one row each. Failing checks link to their sections (#check-N, N in report order). */
+ * one row each: a 50-scenario run reads as its failures, then a list of what passed. Failing
+ * checks link to their sections (#check-N, N counting checks in report order). */
 static void ht__summary(dg_rsink *s, const dg_report *r, uint32_t max_sections)
 {
     dg_rsink_puts(s, "<h2>Summary</h2>\n<table class=\"summary\"><thead><tr><th>Scenario</th><th>Format</th><th>Ticks</th>"
@@ -1046,18 +1081,12 @@ static void ht__summary(dg_rsink *s, const dg_report *r, uint32_t max_sections)
         for (uint32_t i = 0; i < r->n_scenarios; i++) {
             const dg_report_scenario *sc = &r->scenarios[i];
             bool ok = dg_report_scenario_status(sc) == DG_REPORT_PASS && sc->n_checks > 0;
-            if (ok && pass == 1)
-                ht__summary_pass_row(s, sc);
-            if (sc->n_checks == 0 && pass == 0)
-                ht__summary_row(s, sc, NULL, 0, false);
-            for (uint32_t j = 0; j < sc->n_checks; j++) {
-                /* link only to sections that are drawn (the first max_sections failing checks) */
-                bool fail = sc->checks[j].status == DG_REPORT_FAIL;
-                if (!ok && pass == 0)
-                    ht__summary_row(s, sc, &sc->checks[j], idx, fail && failing < max_sections);
-                idx++;
-                failing += fail;
+            if (ok == (pass == 1)) {
+                ht__summary_block(s, sc, &idx, &failing, max_sections);
+                continue;
             }
+            for (uint32_t j = 0; j < sc->n_checks; j++, idx++)
+                failing += sc->checks[j].status == DG_REPORT_FAIL;
         }
     }
     dg_rsink_puts(s, "</tbody></table>\n");

@@ -126,6 +126,7 @@ static dg_report *follow_report(void)
     dg_report_scenario *sc = dg_report_add_scenario(r, "bravo", "flrep");
     sc->ticks = 1000;
     sc->entity_ticks = 40000;
+    dg_report_add_check(sc, "seek", DG_REPORT_PASS);
     dg_report_check *c = dg_report_add_check(sc, "golden", DG_REPORT_PASS);
     assert_int_equal(dg_report_check_add_divergent(c, 300, 2), DG_OK);
     assert_int_equal(dg_report_check_add_divergent(c, 420, 5), DG_OK);
@@ -265,16 +266,22 @@ static void test_html_spread_and_failures_first_summary(void **state)
     double xa, ya, xb, yb;
     assert_int_equal(sscanf(b, "%lf,%lf %lf,%lf", &xa, &ya, &xb, &yb), 4);
     assert_true(xa == xb && ya > yb);
-    /* summary: bravo (fail) and charlie (error) before alpha (pass, one row for its two checks) */
+    /* summary: bravo (fail: its golden row, then its passing seek folded), charlie (error), then
+     * alpha (pass: one row for its two checks) */
+    const char *rows = "//table[@class='summary']/tbody/tr";
+    assert_int_equal(xp_count(doc, rows), 4);
     assert_string_equal(xp_text(doc, "//table[@class='summary']/tbody/tr[1]/td[1]", b, sizeof b), "bravo");
-    assert_string_equal(xp_text(doc, "//table[@class='summary']/tbody/tr[2]/td[1]", b, sizeof b), "charlie");
-    assert_string_equal(xp_text(doc, "//table[@class='summary']/tbody/tr[3]/td[1]", b, sizeof b), "alpha");
-    assert_int_equal(xp_count(doc, "//table[@class='summary']/tbody/tr"), 3);
-    assert_string_equal(xp_text(doc, "//table[@class='summary']/tbody/tr[3]/td[5]", b, sizeof b),
-                        "2 checks: record-vs-replay, seek");
-    /* the failing check links to its section (N counts checks in report order: alpha's two first) */
-    assert_string_equal(xp_text(doc, "//table[@class='summary']//a/@href", b, sizeof b), "#check-2");
-    assert_int_equal(xp_count(doc, "//section[@id='check-2']"), 1);
+    assert_string_equal(xp_text(doc, "//table[@class='summary']/tbody/tr[1]/td[1]/@rowspan", b, sizeof b), "2");
+    assert_string_equal(xp_text(doc, "//table[@class='summary']/tbody/tr[1]/td[5]", b, sizeof b), "golden");
+    assert_string_equal(xp_text(doc, "//table[@class='summary']/tbody/tr[2]/td[1]", b, sizeof b),
+                        "1 more check passes: seek");
+    assert_string_equal(xp_text(doc, "//table[@class='summary']/tbody/tr[3]/td[1]", b, sizeof b), "charlie");
+    assert_string_equal(xp_text(doc, "//table[@class='summary']/tbody/tr[4]/td[1]", b, sizeof b), "alpha");
+    assert_string_equal(xp_text(doc, "//table[@class='summary']/tbody/tr[4]/td[5]", b, sizeof b),
+                        "2 checks pass: record-vs-replay, seek");
+    /* the failing check links to its section (N counts checks in report order: alpha's two, seek) */
+    assert_string_equal(xp_text(doc, "//table[@class='summary']//a/@href", b, sizeof b), "#check-3");
+    assert_int_equal(xp_count(doc, "//section[@id='check-3']"), 1);
     xmlFreeDoc(doc);
     free(html);
     dg_report_free(r);
@@ -352,7 +359,7 @@ static void test_json_carries_the_new_fields_and_validates(void **state)
     assert_non_null(schema);
     if (!sc_validate(schema, doc, msg, sizeof msg))
         fail_msg("schema: %s", msg);
-    json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(doc, "scenarios"), 1), "checks"), 0);
+    json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(doc, "scenarios"), 1), "checks"), 1);
     json_t *t = json_object_get(c, "trajectory");
     assert_int_equal(json_integer_value(json_object_get(t, "firstTick")), 300);
     assert_string_equal(json_string_value(json_object_get(json_object_get(t, "largest"), "field")), "pos");

@@ -722,7 +722,7 @@ static void ht__spread(dg_rsink *s, const dg_report_scenario *sc, const dg_repor
     if (n > 1)
         dg_rsink_printf(s, "; %u by tick %llu", (unsigned)p[n - 1].entities, (unsigned long long)p[n - 1].tick);
     if (sc->ticks && sc->entity_ticks)
-        dg_rsink_printf(s, " (the world holds about %llu)",
+        dg_rsink_printf(s, " (about %llu live at a time)",
                         (unsigned long long)((sc->entity_ticks + sc->ticks / 2) / sc->ticks));
     dg_rsink_puts(s, n > 1 && p[0].entities * 2 <= p[n - 1].entities ? ": it spread" : "");
     dg_rsink_puts(s, ".</p>\n");

@@ -259,7 +259,7 @@ static void test_html_spread_and_failures_first_summary(void **state)
     xmlDocPtr doc = parse_html(html, n);
     char b[256];
     assert_string_equal(xp_text(doc, "//p[@class='spread-line']", b, sizeof b),
-                        "2 entities at tick 300; 5 by tick 420 (the world holds about 40): it spread.");
+                        "2 entities at tick 300; 5 by tick 420 (about 40 live at a time): it spread.");
     assert_int_equal(xp_count(doc, "//svg[starts-with(@aria-label,'spread')]/polyline[@class='spread']"), 1);
     /* the step line: up at each step (x repeats), ending at the last divergent tick */
     xp_text(doc, "//polyline[@class='spread']/@points", b, sizeof b);

@@ -262,7 +262,8 @@ static rank rank_of(const dg_qentity *a, const dg_qentity *b)
     dg_quant_vel_mps(a, pa);
     dg_quant_vel_mps(b, pb);
     r.d[1] = dist3(pa, pb);
-    r.d[2] = dg_quant_rot_angle_deg(a, b);
+    bool rot_differs = a->rot_largest != b->rot_largest || memcmp(a->rot, b->rot, sizeof a->rot) != 0;
+    r.d[2] = rot_differs ? dg_quant_rot_angle_deg(a, b) : 0; /* equal quanta: exactly 0, not acos noise */
     r.d[3] = fabs(dg_quant_health_pct(b) - dg_quant_health_pct(a));
     r.d[4] = (a->flags != b->flags) + (a->type_index != b->type_index) + (a->faction_index != b->faction_index);
     return r;

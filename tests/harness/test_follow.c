@@ -18,6 +18,7 @@
 #define TICKS 20
 #define ROT_TICK 5 /* entity 1: a tiny rotation; entity 2: half a metre of pos.x, same tick */
 #define VEL_TICK 8 /* entity 3: 1 m/s more vel.y */
+#define HEALTH_TICK 10 /* entity 4, turned off the axes: health only (its rotation is no difference) */
 
 /* Entity id's state at tick t on side B (b) or A: three bodies moving along x. */
 static dg_entity_in body(uint32_t id, int t, bool b)
@@ -32,6 +33,13 @@ static dg_entity_in body(uint32_t id, int t, bool b)
         e.pos[0] += 0.5;
     if (b && id == 3 && t >= VEL_TICK)
         e.vel[1] = 1;
+    if (id == 4) {
+        /* an orientation whose quantized self-dot-product rounds below 1: acos gives 2.4e-6 deg */
+        e.rot[0] = 0.93232734560603447, e.rot[1] = 0.21696925917897719;
+        e.rot[2] = 0.17357540734318175, e.rot[3] = 0.23143387645757568;
+        if (b && t >= HEALTH_TICK)
+            e.health = 0.5;
+    }
     return e;
 }
 
@@ -52,8 +60,8 @@ static void write_side(const char *path, bool b)
     dg_flrep_writer *w = NULL;
     assert_int_equal(dg_flrep_writer_open(&w, path, &h, NULL, &err), DG_OK);
     for (int t = 0; t < TICKS; t++) {
-        dg_entity_in e[3] = {body(1, t, b), body(2, t, b), body(3, t, b)};
-        assert_int_equal(dg_flrep_writer_tick(w, (uint64_t)t, e, 3, NULL, 0, NULL, &err), DG_OK);
+        dg_entity_in e[4] = {body(1, t, b), body(2, t, b), body(3, t, b), body(4, t, b)};
+        assert_int_equal(dg_flrep_writer_tick(w, (uint64_t)t, e, 4, NULL, 0, NULL, &err), DG_OK);
     }
     assert_int_equal(dg_flrep_writer_close(w, &err), DG_OK);
 }
@@ -85,7 +93,7 @@ static void test_follows_the_largest_difference_not_the_lowest_id(void **state)
     assert_true(fabs(t->why_delta - 0.5) < 1e-9);
     assert_true(t->n_a > 0 && t->n_b > 0);
     /* the others, in the order they diverged: entity 1 (rot, same tick), entity 3 (vel, later) */
-    assert_int_equal(c->n_more_trajectories, 2);
+    assert_int_equal(c->n_more_trajectories, 3);
     assert_int_equal(c->more_trajectories[0].entity_id, 1);
     assert_string_equal(c->more_trajectories[0].why_field, "rot");
     assert_string_equal(c->more_trajectories[0].why_unit, "deg");
@@ -95,9 +103,17 @@ static void test_follows_the_largest_difference_not_the_lowest_id(void **state)
     assert_string_equal(c->more_trajectories[1].why_field, "vel");
     assert_true(fabs(c->more_trajectories[1].why_delta - 1.0) < 1e-9);
     assert_true(c->more_trajectories[1].n_a > 0);
+    /* equal rotation quanta are no rotation difference (not the acos rounding of a dot product
+     * of 0.9999999999999998): entity 4 differs in health */
+    assert_int_equal(c->more_trajectories[2].entity_id, 4);
+    assert_int_equal(c->more_trajectories[2].first_tick, HEALTH_TICK);
+    assert_string_equal(c->more_trajectories[2].why_field, "health");
+    assert_true(fabs(c->more_trajectories[2].why_delta - 50.0) < 1e-9);
     assert_int_equal(c->trajectories_cut, 0);
-    /* the spread: two entities at the first divergent tick, the third at VEL_TICK */
-    assert_int_equal(c->n_spread, 2);
+    /* the spread: two entities at the first divergent tick, the third at VEL_TICK, the fourth at HEALTH_TICK */
+    assert_int_equal(c->n_spread, 3);
+    assert_int_equal(c->spread[2].tick, HEALTH_TICK);
+    assert_int_equal(c->spread[2].entities, 4);
     assert_int_equal(c->spread[0].tick, ROT_TICK);
     assert_int_equal(c->spread[0].entities, 2);
     assert_int_equal(c->spread[1].tick, VEL_TICK);

@@ -183,6 +183,33 @@ static void at_child(char *out, size_t cap, const char *at, const char *key, siz
 
 /* ---- rebuilding a scenario, check by check ----------------------------------------------------------- */
 
+/* "rot" may carry both orientations: "quatA", "quatB", four numbers each (or neither). */
+static void read_quats(mr *m, dg_report_field *f, json_t *o, const char *at)
+{
+    json_t *qa = json_object_get(o, "quatA"), *qb = json_object_get(o, "quatB");
+    if (!qa && !qb)
+        return;
+    json_t *q[2] = {qa, qb};
+    double *out[2] = {f->quat_a, f->quat_b};
+    for (int side = 0; side < 2 && mr_ok(m); side++) {
+        const char *key = side ? "quatB" : "quatA";
+        if (!json_is_array(q[side]) || json_array_size(q[side]) != 4) {
+            mr_fail(m, at, "\"%s\": expected an array of 4 numbers (w, x, y, z), found %s", key,
+                    q[side] ? json_kind(q[side]) : "nothing");
+            return;
+        }
+        for (size_t i = 0; i < 4; i++) {
+            json_t *v = json_array_get(q[side], i);
+            if (!json_is_number(v) && !json_is_null(v)) {
+                mr_fail(m, at, "\"%s\"[%zu]: expected a number or null, found %s", key, i, json_kind(v));
+                return;
+            }
+            out[side][i] = json_is_null(v) ? (double)NAN : json_number_value(v);
+        }
+    }
+    f->has_quats = true;
+}
+
 static void read_field(mr *m, dg_report_entity *e, json_t *o, const char *at)
 {
     const char *name = mr_str(m, o, at, "field", false), *unit = mr_str(m, o, at, "unit", false);
@@ -201,6 +228,7 @@ static void read_field(mr *m, dg_report_entity *e, json_t *o, const char *at)
     f->a_q = aq;
     f->b_q = bq;
     f->delta_q = dq;
+    read_quats(m, f, o, at);
 }
 
 static dg_report_entity_kind read_kind(mr *m, json_t *o, const char *at)
@@ -399,22 +427,83 @@ static void read_points(mr *m, dg_report_check *c, json_t *o, const char *at, ch
     }
 }
 
+/* Why the harness picked this trajectory: "firstTick" and "largest" (field, unit, delta) or null. */
+static void read_trajectory_reason(mr *m, dg_report_check *c, json_t *tr, const char *at)
+{
+    uint64_t first = mr_tick(m, tr, at, "firstTick");
+    json_t *lg = mr_typed(m, tr, at, "largest", JSON_OBJECT, true);
+    char at1[256];
+    at_child(at1, sizeof at1, at, "largest", SIZE_MAX);
+    const char *field = lg ? mr_str(m, lg, at1, "field", false) : NULL;
+    const char *unit = lg ? mr_str(m, lg, at1, "unit", false) : NULL;
+    bool has_d = false;
+    double d = lg ? mr_real(m, lg, at1, "delta", &has_d) : 0;
+    if (mr_ok(m))
+        dg_report_check_set_trajectory_reason(c, first, field, unit, d);
+}
+
+/* One trajectory object (main: the check's "trajectory"; else one of "moreTrajectories"). */
+static void read_one_trajectory(mr *m, dg_report_check *c, json_t *tr, const char *at, bool main)
+{
+    uint32_t id = mr_u32(m, tr, at, "entityId");
+    const char *name = mr_str(m, tr, at, "name", true);
+    if (!mr_ok(m))
+        return;
+    dg_status st = main ? dg_report_check_set_trajectory(c, id, name) : dg_report_check_add_trajectory(c, id, name);
+    if (st != DG_OK) {
+        mr_nomem(m);
+        return;
+    }
+    read_points(m, c, tr, at, 'A');
+    read_points(m, c, tr, at, 'B');
+    uint32_t cut_a = mr_u32(m, tr, at, "pointsCutA"), cut_b = mr_u32(m, tr, at, "pointsCutB");
+    dg_report_trajectory *t = main ? &c->trajectory
+                              : c->n_more_trajectories ? &c->more_trajectories[c->n_more_trajectories - 1] : NULL;
+    if (t && mr_ok(m)) {
+        t->cut_a = cut_a;
+        t->cut_b = cut_b;
+    }
+    read_trajectory_reason(m, c, tr, at);
+}
+
 static void read_trajectory(mr *m, dg_report_check *c, json_t *o, const char *at)
 {
     char at1[256];
     at_child(at1, sizeof at1, at, "trajectory", SIZE_MAX);
     json_t *tr = mr_typed(m, o, at, "trajectory", JSON_OBJECT, true);
-    if (!tr)
+    json_t *more = mr_array(m, o, at, "moreTrajectories");
+    uint32_t cut = mr_u32(m, o, at, "trajectoriesCut");
+    if (!tr || !mr_ok(m))
         return;
-    uint32_t id = mr_u32(m, tr, at1, "entityId");
-    const char *name = mr_str(m, tr, at1, "name", true);
-    if (!mr_ok(m))
-        return;
-    dg_report_check_set_trajectory(c, id, name);
-    read_points(m, c, tr, at1, 'A');
-    read_points(m, c, tr, at1, 'B');
-    c->trajectory.cut_a = mr_u32(m, tr, at1, "pointsCutA");
-    c->trajectory.cut_b = mr_u32(m, tr, at1, "pointsCutB");
+    read_one_trajectory(m, c, tr, at1, true);
+    for (size_t i = 0; mr_ok(m) && i < json_array_size(more); i++) {
+        char at2[256];
+        at_child(at2, sizeof at2, at, "moreTrajectories", i);
+        json_t *t = mr_item(m, more, i, at2);
+        if (t)
+            read_one_trajectory(m, c, t, at2, false);
+    }
+    if (mr_ok(m))
+        c->trajectories_cut = cut;
+}
+
+static void read_spread(mr *m, dg_report_check *c, json_t *o, const char *at)
+{
+    char at1[256];
+    at_child(at1, sizeof at1, at, "spread", SIZE_MAX);
+    json_t *sp = mr_typed(m, o, at, "spread", JSON_OBJECT, false);
+    json_t *arr = sp ? mr_array(m, sp, at1, "steps") : NULL;
+    for (size_t i = 0; mr_ok(m) && i < json_array_size(arr); i++) {
+        char at2[256];
+        at_child(at2, sizeof at2, at1, "steps", i);
+        json_t *p = mr_item(m, arr, i, at2);
+        uint64_t tick = p ? mr_u64(m, p, at2, "tick") : 0;
+        uint32_t n = p ? mr_u32(m, p, at2, "entities") : 0;
+        if (mr_ok(m))
+            restored(m, dg_report_check_add_spread(c, tick, n), at2, "spread step");
+    }
+    if (sp && mr_ok(m))
+        c->spread_cut = mr_u32(m, sp, at1, "stepsCut");
 }
 
 /* A value or detail line as written; json null (that side has no such row) stays NULL. */
@@ -487,6 +576,7 @@ static void read_check(mr *m, dg_report_scenario *sc, json_t *o, const char *at)
     c->ticks_cut = mr_u64(m, o, at, "ticksCut");
     read_timeline(m, c, o, at);
     read_trajectory(m, c, o, at);
+    read_spread(m, c, o, at);
     read_values(m, c, o, at);
     read_details(m, c, o, at);
 }
@@ -543,6 +633,8 @@ static void read_limits(mr *m, json_t *doc, dg_report_limits *l)
     l->events_per_tick = mr_u32(m, o, "limits", "eventsPerTick");
     l->values_per_check = mr_u32(m, o, "limits", "valuesPerCheck");
     l->details_per_check = mr_u32(m, o, "limits", "detailsPerCheck");
+    l->trajectory_entities = mr_u32(m, o, "limits", "trajectoryEntities");
+    l->spread_points = mr_u32(m, o, "limits", "spreadPoints");
 }
 
 /* Reads what merge checks the set with: schema version, command, shard, corpus id, limits. */
@@ -675,6 +767,8 @@ static dg_report *merged_report(const shard_doc *d, size_t n)
         l.events_per_tick = max_u32(l.events_per_tick, d[i].limits.events_per_tick);
         l.values_per_check = max_u32(l.values_per_check, d[i].limits.values_per_check);
         l.details_per_check = max_u32(l.details_per_check, d[i].limits.details_per_check);
+        l.trajectory_entities = max_u32(l.trajectory_entities, d[i].limits.trajectory_entities);
+        l.spread_points = max_u32(l.spread_points, d[i].limits.spread_points);
         started = d[i].started < started ? d[i].started : started;
         duration = d[i].duration > duration ? d[i].duration : duration;
         incomplete |= d[i].incomplete;

@@ -3,6 +3,7 @@
  * changed; which fields; both values in quanta and real units) written into a dg_report check. */
 #include "harness_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,10 +230,201 @@ static dg_status side_next(side *s, dg_error *err)
     return DG_OK;
 }
 
-static void trajectory(dg_report_check *c, const char *pa, const char *pb, uint64_t first, uint32_t id,
-                       const char *name)
+/* ---- which divergent entities to draw, and how far a divergence spread -------------------------- */
+
+/* How an entity's difference at one tick ranks: an entity on both sides before one present on one
+ * side only (it has no difference to measure); then, field kind by field kind in this order, the
+ * larger difference in that kind's own units: position (Euclidean, m), velocity (Euclidean, m/s),
+ * rotation (deg), health (%), then flags / type / faction (how many of them differ). Kinds are never
+ * compared with each other: metres do not outweigh degrees, a position difference outranks any
+ * rotation. docs/REPORT-SCHEMA.md, "HTML", states the same rule. */
+#define RANK_KINDS 5
+typedef struct rank {
+    bool one_sided;
+    double d[RANK_KINDS];
+} rank;
+
+static double dist3(const double a[3], const double b[3])
 {
-    dg_report_check_set_trajectory(c, id, name);
+    double dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+    return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+static rank rank_of(const dg_qentity *a, const dg_qentity *b)
+{
+    rank r = {a == NULL || b == NULL, {0, 0, 0, 0, 0}};
+    if (r.one_sided)
+        return r;
+    double pa[3], pb[3];
+    dg_quant_pos_m(a, pa);
+    dg_quant_pos_m(b, pb);
+    r.d[0] = dist3(pa, pb);
+    dg_quant_vel_mps(a, pa);
+    dg_quant_vel_mps(b, pb);
+    r.d[1] = dist3(pa, pb);
+    bool rot_differs = a->rot_largest != b->rot_largest || memcmp(a->rot, b->rot, sizeof a->rot) != 0;
+    r.d[2] = rot_differs ? dg_quant_rot_angle_deg(a, b) : 0; /* equal quanta: exactly 0, not acos noise */
+    r.d[3] = fabs(dg_quant_health_pct(b) - dg_quant_health_pct(a));
+    r.d[4] = (a->flags != b->flags) + (a->type_index != b->type_index) + (a->faction_index != b->faction_index);
+    return r;
+}
+
+/* True when x ranks strictly before y. */
+static bool rank_before(const rank *x, const rank *y)
+{
+    if (x->one_sided != y->one_sided)
+        return !x->one_sided;
+    for (int k = 0; k < RANK_KINDS; k++)
+        if (x->d[k] != y->d[k])
+            return x->d[k] > y->d[k];
+    return false;
+}
+
+#define PICK_MAX 16 /* entities followed per check (the report may keep fewer: limits.trajectory_entities) */
+
+typedef struct pick {
+    uint32_t id;
+    uint64_t tick; /* its first divergent tick */
+    rank r;
+    const char *field, *unit; /* its largest difference's kind, and that difference */
+    double delta;
+    const dg_qentity *a, *b;  /* during one tick only */
+} pick;
+
+/* The kind a rank was decided by, for the "why" line: the first kind that differs at all. */
+static void pick_reason(pick *p)
+{
+    static const char *const names[RANK_KINDS] = {"pos", "vel", "rot", "health", NULL};
+    static const char *const units[RANK_KINDS] = {"m", "m/s", "deg", "%", ""};
+    p->field = NULL;
+    p->unit = "";
+    p->delta = 0;
+    if (p->r.one_sided) {
+        p->field = p->a ? "lost" : "added";
+        return;
+    }
+    for (int k = 0; k < RANK_KINDS; k++)
+        if (p->r.d[k] > 0) {
+            p->field = names[k];
+            p->unit = units[k];
+            p->delta = p->r.d[k];
+            break;
+        }
+    if (p->field)
+        return;
+    const dg_qentity *a = p->a, *b = p->b;
+    p->field = a->flags != b->flags ? "flags" : a->type_index != b->type_index ? "type" : "faction";
+    p->delta = a->flags != b->flags ? (double)b->flags - a->flags
+               : a->type_index != b->type_index ? (double)b->type_index - a->type_index
+                                               : (double)b->faction_index - a->faction_index;
+}
+
+/* Distinct entity ids seen diverging: open addressing, id + 1 stored so 0 marks a free slot. */
+typedef struct idset {
+    uint64_t *slot;
+    size_t cap, n;
+    bool nomem;
+} idset;
+
+static size_t idset_home(uint32_t id, size_t cap)
+{
+    return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static bool idset_grow(idset *s)
+{
+    size_t ncap = s->cap ? s->cap * 2 : 64;
+    uint64_t *n = calloc(ncap, sizeof *n);
+    if (!n) {
+        s->nomem = true;
+        return false;
+    }
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->slot[i]) {
+            size_t h = idset_home((uint32_t)(s->slot[i] - 1), ncap);
+            while (n[h])
+                h = (h + 1) & (ncap - 1);
+            n[h] = s->slot[i];
+        }
+    free(s->slot);
+    s->slot = n;
+    s->cap = ncap;
+    return true;
+}
+
+/* Adds id; true when it was not there before. */
+static bool idset_add(idset *s, uint32_t id)
+{
+    if (s->nomem || ((s->n + 1) * 2 > s->cap && !idset_grow(s)))
+        return false;
+    size_t h = idset_home(id, s->cap);
+    while (s->slot[h]) {
+        if (s->slot[h] == (uint64_t)id + 1)
+            return false;
+        h = (h + 1) & (s->cap - 1);
+    }
+    s->slot[h] = (uint64_t)id + 1;
+    s->n++;
+    return true;
+}
+
+/* What one compare_files walk gathers beside the diff: the entities to draw and the spread. */
+typedef struct follow {
+    idset seen;
+    pick picks[PICK_MAX];
+    uint32_t n_picks;
+} follow;
+
+/* One divergent entity at `tick`: counted in the spread; while there is room, a candidate to draw,
+ * kept in rank order among this tick's new ones (picks[from..] are this tick's). */
+static void follow_entity(follow *fw, uint32_t from, uint64_t tick, const dg_qentity *a, const dg_qentity *b)
+{
+    uint32_t id = a ? a->id : b->id;
+    if (!idset_add(&fw->seen, id))
+        return;
+    pick p = {id, tick, rank_of(a, b), NULL, NULL, 0, a, b};
+    uint32_t n = fw->n_picks, at = n;
+    while (at > from && rank_before(&p.r, &fw->picks[at - 1].r))
+        at--;
+    if (at >= PICK_MAX)
+        return;
+    if (n == PICK_MAX)
+        n--; /* the last of this tick's candidates falls off */
+    memmove(&fw->picks[at + 1], &fw->picks[at], (n - at) * sizeof p);
+    fw->picks[at] = p;
+    fw->n_picks = n + 1;
+}
+
+/* Walks one divergent tick's two states; records a spread step when new entities diverged. */
+static void follow_tick(follow *fw, dg_report_check *c, uint64_t tick, const dg_qentity *a, size_t na,
+                        const dg_qentity *b, size_t nb)
+{
+    size_t before = fw->seen.n, i = 0, j = 0;
+    uint32_t from = fw->n_picks;
+    while (i < na || j < nb) {
+        if (j >= nb || (i < na && a[i].id < b[j].id)) {
+            follow_entity(fw, from, tick, &a[i++], NULL);
+        } else if (i >= na || b[j].id < a[i].id) {
+            follow_entity(fw, from, tick, NULL, &b[j++]);
+        } else {
+            if (!dg_qentity_equal(&a[i], &b[j]))
+                follow_entity(fw, from, tick, &a[i], &b[j]);
+            i++;
+            j++;
+        }
+    }
+    for (uint32_t k = from; k < fw->n_picks; k++) {
+        pick_reason(&fw->picks[k]);
+        fw->picks[k].a = fw->picks[k].b = NULL; /* the states go away with the tick */
+    }
+    if (fw->seen.n > before)
+        dg_report_check_add_spread(c, tick, fw->seen.n > UINT32_MAX ? UINT32_MAX : (uint32_t)fw->seen.n);
+}
+
+/* One entity's path on both sides, from TRAJ_BEFORE ticks before its first divergence to TRAJ_AFTER
+ * after, into the trajectory started last. */
+static void trajectory_points(dg_report_check *c, const char *pa, const char *pb, uint64_t first, uint32_t id)
+{
     const char *paths[2] = {pa, pb};
     for (int s = 0; s < 2; s++) {
         dg_flrep_reader *r = NULL;
@@ -263,29 +455,30 @@ static void trajectory(dg_report_check *c, const char *pa, const char *pb, uint6
     }
 }
 
-static uint32_t first_diff_id(const dg_qentity *a, size_t na, const dg_qentity *b, size_t nb)
+/* The picked entities' trajectories: the first (earliest, largest difference) is the main one. */
+static void trajectories(dg_report_check *c, const follow *fw, const char *pa, const char *pb,
+                         const dg_flrep_header *names)
 {
-    size_t i = 0, j = 0;
-    while (i < na || j < nb) {
-        if (j >= nb || (i < na && a[i].id < b[j].id))
-            return a[i].id;
-        if (i >= na || b[j].id < a[i].id)
-            return b[j].id;
-        if (!dg_qentity_equal(&a[i], &b[j]))
-            return a[i].id;
-        i++;
-        j++;
+    for (uint32_t i = 0; i < fw->n_picks; i++) {
+        const pick *p = &fw->picks[i];
+        char nb[DG_REPORT_NAME_CAP];
+        const char *name = harness__entity_name(names, p->id, nb, sizeof nb);
+        dg_status st = i == 0 ? dg_report_check_set_trajectory(c, p->id, name && name[0] ? name : NULL)
+                              : dg_report_check_add_trajectory(c, p->id, name && name[0] ? name : NULL);
+        if (st != DG_OK)
+            return;
+        dg_report_check_set_trajectory_reason(c, p->tick, p->field, p->unit, p->delta);
+        trajectory_points(c, pa, pb, p->tick, p->id);
     }
-    return 0;
 }
 
 uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, const char *pa, const char *pb,
                                 dg_error *err)
 {
     side a = {0}, b = {0};
-    uint64_t diverged = 0, first = DG_REPORT_TICK_NONE;
-    uint32_t first_id = 0;
-    char first_name[DG_REPORT_NAME_CAP] = "";
+    uint64_t diverged = 0;
+    follow fw;
+    memset(&fw, 0, sizeof fw);
     dg_status st = dg_flrep_reader_open_file(&a.r, pa, NULL, err);
     if (st == DG_OK)
         st = dg_flrep_reader_open_file(&b.r, pb, NULL, err);
@@ -315,11 +508,8 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
         }
         if (differs) {
             diverged++;
-            if (first == DG_REPORT_TICK_NONE) {
-                first = tick;
-                first_id = first_diff_id(qa, na, qb, nb);
-                harness__entity_name(names, first_id, first_name, sizeof first_name);
-            }
+            if (!past_end)
+                follow_tick(&fw, c, tick, qa, na, qb, nb);
             dg_report_check_add_divergent(c, tick, harness__count_diff(qa, na, qb, nb));
             dg_report_tick *rt = past_end ? NULL : dg_report_add_tick(c, tick);
             if (rt) {
@@ -338,13 +528,12 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
         sc->ticks = b.r ? dg_flrep_reader_info(b.r)->tick_count : 0;
         sc->entity_ticks = b.entity_ticks;
     }
+    if (st == DG_OK)
+        trajectories(c, &fw, pa, pb, names);
+    free(fw.seen.slot);
     dg_flrep_reader_close(a.r);
     dg_flrep_reader_close(b.r);
-    if (st != DG_OK)
-        return UINT64_MAX;
-    if (first != DG_REPORT_TICK_NONE && first_id != 0)
-        trajectory(c, pa, pb, first, first_id, first_name[0] ? first_name : NULL);
-    return diverged;
+    return st == DG_OK ? diverged : UINT64_MAX;
 }
 
 /* ---- a stream against a hash log (golden) ------------------------------------------------------- */

@@ -16,6 +16,8 @@
 #define DG_REP_DEF_EVENTS 4u
 #define DG_REP_DEF_VALUES 64u
 #define DG_REP_DEF_DETAILS 16u
+#define DG_REP_DEF_TRAJ_ENTITIES 16u
+#define DG_REP_DEF_SPREAD 1024u
 
 /* ---- small helpers ---------------------------------------------------------------------------- */
 
@@ -93,6 +95,8 @@ static void report__fill_limits(dg_report_limits *out, const dg_report_limits *i
     out->events_per_tick = l.events_per_tick ? l.events_per_tick : DG_REP_DEF_EVENTS;
     out->values_per_check = l.values_per_check ? l.values_per_check : DG_REP_DEF_VALUES;
     out->details_per_check = l.details_per_check ? l.details_per_check : DG_REP_DEF_DETAILS;
+    out->trajectory_entities = l.trajectory_entities ? l.trajectory_entities : DG_REP_DEF_TRAJ_ENTITIES;
+    out->spread_points = l.spread_points ? l.spread_points : DG_REP_DEF_SPREAD;
 }
 
 /* ---- lifetime --------------------------------------------------------------------------------- */
@@ -139,6 +143,12 @@ static void report__free_check(dg_report_check *c)
     free(c->buckets);
     free(c->trajectory.a);
     free(c->trajectory.b);
+    for (uint32_t i = 0; i < c->n_more_trajectories; i++) {
+        free(c->more_trajectories[i].a);
+        free(c->more_trajectories[i].b);
+    }
+    free(c->more_trajectories);
+    free(c->spread);
 }
 
 static void report__free_bisect(dg_report_bisect *b)
@@ -626,6 +636,17 @@ bool dg_report_entity_add_field_real(dg_report_entity *e, const char *name, cons
     return true;
 }
 
+/* "rot": the angle between the two orientations, and both sides' quaternions to show. */
+static void report__add_rot(dg_report_entity *e, const dg_qentity *a, const dg_qentity *b)
+{
+    if (!dg_report_entity_add_field_real(e, "rot", "deg", false, 0, 0, dg_quant_rot_angle_deg(a, b)))
+        return;
+    dg_report_field *f = &e->fields[e->n_fields - 1];
+    f->has_quats = true;
+    dg_quant_rot_quat(a, f->quat_a);
+    dg_quant_rot_quat(b, f->quat_b);
+}
+
 uint32_t dg_report_entity_diff_qentity(dg_report_entity *e, const dg_qentity *a, const dg_qentity *b)
 {
     static const char *const pos_names[3] = {"pos.x", "pos.y", "pos.z"};
@@ -643,7 +664,7 @@ uint32_t dg_report_entity_diff_qentity(dg_report_entity *e, const dg_qentity *a,
                                        (double)a->vel[i] / DG_QVEL_PER_MPS, (double)b->vel[i] / DG_QVEL_PER_MPS);
     if (a->rot_largest != b->rot_largest || a->rot[0] != b->rot[0] || a->rot[1] != b->rot[1] ||
         a->rot[2] != b->rot[2])
-        dg_report_entity_add_field_real(e, "rot", "deg", false, 0, 0, dg_quant_rot_angle_deg(a, b));
+        report__add_rot(e, a, b);
     if (a->health != b->health)
         dg_report_entity_add_field(e, "health", "%", a->health, b->health, dg_quant_health_pct(a),
                                    dg_quant_health_pct(b));
@@ -751,15 +772,59 @@ dg_status dg_report_check_add_states(dg_report_check *c, const dg_report_tick_st
 
 /* ---- trajectory ------------------------------------------------------------------------------- */
 
+/* The trajectory add_point and set_trajectory_reason fill, NULL after one beyond the cap. */
+static dg_report_trajectory *report__cur_trajectory(dg_report_check *c)
+{
+    if (c->cur_traj_ == 0)
+        return &c->trajectory;
+    return c->cur_traj_ <= c->n_more_trajectories ? &c->more_trajectories[c->cur_traj_ - 1] : NULL;
+}
+
+static void report__start_trajectory(dg_report_trajectory *t, uint32_t entity_id, const char *name)
+{
+    dg_report_point *a = t->a, *b = t->b;
+    uint32_t cap_a = t->cap_a_, cap_b = t->cap_b_;
+    memset(t, 0, sizeof *t);
+    t->a = a, t->b = b, t->cap_a_ = cap_a, t->cap_b_ = cap_b; /* the point arrays are reused */
+    t->present = true;
+    t->entity_id = entity_id;
+    t->first_tick = DG_REPORT_TICK_NONE;
+    report__copy_name(t->name, sizeof t->name, name);
+}
+
 dg_status dg_report_check_set_trajectory(dg_report_check *c, uint32_t entity_id, const char *name)
 {
     if (!c)
         return DG_E_USAGE;
-    dg_report_trajectory *t = &c->trajectory;
-    t->present = true;
-    t->entity_id = entity_id;
-    report__copy_name(t->name, sizeof t->name, name);
-    t->n_a = t->n_b = t->cut_a = t->cut_b = 0;
+    report__start_trajectory(&c->trajectory, entity_id, name);
+    for (uint32_t i = 0; i < c->n_more_trajectories; i++) {
+        free(c->more_trajectories[i].a);
+        free(c->more_trajectories[i].b);
+    }
+    c->n_more_trajectories = 0;
+    c->trajectories_cut = 0;
+    c->cur_traj_ = 0;
+    return DG_OK;
+}
+
+dg_status dg_report_check_add_trajectory(dg_report_check *c, uint32_t entity_id, const char *name)
+{
+    if (!c)
+        return DG_E_USAGE;
+    if (!c->trajectory.present)
+        return dg_report_check_set_trajectory(c, entity_id, name);
+    if (1u + c->n_more_trajectories >= c->report_->limits.trajectory_entities) {
+        c->trajectories_cut++;
+        c->cur_traj_ = UINT32_MAX;
+        return DG_OK;
+    }
+    if (!report__grow(c->report_, (void **)&c->more_trajectories, &c->cap_more_trajectories_,
+                      c->n_more_trajectories, sizeof *c->more_trajectories))
+        return DG_E_NOMEM;
+    dg_report_trajectory *t = &c->more_trajectories[c->n_more_trajectories++];
+    memset(t, 0, sizeof *t);
+    report__start_trajectory(t, entity_id, name);
+    c->cur_traj_ = c->n_more_trajectories;
     return DG_OK;
 }
 
@@ -767,7 +832,9 @@ dg_status dg_report_check_add_point(dg_report_check *c, char side, uint64_t tick
 {
     if (!c || !c->trajectory.present || (side != 'A' && side != 'B'))
         return DG_E_USAGE;
-    dg_report_trajectory *t = &c->trajectory;
+    dg_report_trajectory *t = report__cur_trajectory(c);
+    if (!t)
+        return DG_OK; /* a trajectory beyond the entity cap: counted in trajectories_cut */
     dg_report_point **arr = side == 'A' ? &t->a : &t->b;
     uint32_t *n = side == 'A' ? &t->n_a : &t->n_b;
     uint32_t *cap = side == 'A' ? &t->cap_a_ : &t->cap_b_;
@@ -779,6 +846,43 @@ dg_status dg_report_check_add_point(dg_report_check *c, char side, uint64_t tick
     if (!report__grow(c->report_, (void **)arr, cap, *n, sizeof **arr))
         return DG_E_NOMEM;
     (*arr)[(*n)++] = (dg_report_point){tick, x, y, z};
+    return DG_OK;
+}
+
+dg_status dg_report_check_set_trajectory_reason(dg_report_check *c, uint64_t first_tick, const char *field,
+                                                const char *unit, double delta)
+{
+    if (!c || !c->trajectory.present)
+        return DG_E_USAGE;
+    dg_report_trajectory *t = report__cur_trajectory(c);
+    if (!t)
+        return DG_OK;
+    t->first_tick = first_tick;
+    report__copy_name(t->why_field, sizeof t->why_field, field);
+    report__copy_name(t->why_unit, sizeof t->why_unit, unit);
+    t->why_delta = delta;
+    return DG_OK;
+}
+
+/* ---- spread ----------------------------------------------------------------------------------- */
+
+dg_status dg_report_check_add_spread(dg_report_check *c, uint64_t tick, uint32_t entities)
+{
+    if (!c)
+        return DG_E_USAGE;
+    if (c->n_spread) {
+        const dg_report_spread_point *last = &c->spread[c->n_spread - 1];
+        if (tick <= last->tick || entities < last->entities)
+            return DG_E_USAGE;
+    }
+    if (c->n_spread >= c->report_->limits.spread_points) {
+        c->spread[c->n_spread - 1] = (dg_report_spread_point){tick, entities};
+        c->spread_cut++;
+        return DG_OK;
+    }
+    if (!report__grow(c->report_, (void **)&c->spread, &c->cap_spread_, c->n_spread, sizeof *c->spread))
+        return DG_E_NOMEM;
+    c->spread[c->n_spread++] = (dg_report_spread_point){tick, entities};
     return DG_OK;
 }
 

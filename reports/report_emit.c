@@ -340,6 +340,42 @@ void dg_rep__double(dg_rsink *s, double v, bool json)
     dg_rsink_puts(s, buf);
 }
 
+void dg_rep__quat_buf(char *buf, size_t cap, const double q[4])
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < 4 && n < cap; i++) {
+        int k = snprintf(buf + n, cap - n, "%s%.6f", i ? " " : "", isfinite(q[i]) ? q[i] : 0.0);
+        if (k < 0)
+            break;
+        n += (size_t)k;
+    }
+    for (char *p = buf; *p; p++)
+        if (*p == ',')
+            *p = '.';
+}
+
+bool dg_rep__flag_bits(char *buf, size_t cap, const dg_report_field *f)
+{
+    if (!f->has_quanta || strcmp(f->name, "flags") != 0 || f->a_q < 0 || f->b_q < 0 || f->a_q > 0xFFFFFFFFll ||
+        f->b_q > 0xFFFFFFFFll)
+        return false;
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int bit = 0; bit < 32 && n < cap; bit++) {
+        uint64_t m = 1ull << bit, a = (uint64_t)f->a_q, b = (uint64_t)f->b_q;
+        if ((a & m) == (b & m))
+            continue;
+        int k = snprintf(buf + n, cap - n, "%s%sbit %d", n ? ", " : "", (b & m) ? "+" : "-", bit);
+        if (k < 0)
+            break;
+        n += (size_t)k;
+    }
+    if (n >= cap) /* cut: end on a whole entry */
+        buf[cap - 1] = '\0';
+    return true;
+}
+
 /* ---- shared wording --------------------------------------------------------------------------- */
 
 const char *dg_rep__str_or(const char *s, const char *fallback)

@@ -1,7 +1,8 @@
 /* reports/report_html.c — the report room's wall display: one self-contained HTML page (inline
- * CSS and SVG drawn here, no script, no network) with the summary, and per failing check a
- * timeline of divergent entities per tick, the first divergent entity's trajectory on both sides
- * and the diff tables. Markup is XHTML-compatible (every tag closed, attributes quoted) so it
+ * CSS and SVG drawn here, no network; one small inline script only to switch between followed
+ * entities) with the summary, failures first, and per failing check a timeline of divergent
+ * entities per tick, the spread of the divergence, the followed entities' trajectories on both
+ * sides at one scale, and the diff tables. Markup is XHTML-compatible (every tag closed, attributes quoted) so it
  * parses as XML too. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -44,7 +45,15 @@ static const char ht__css[] =
     "svg text{font:11px system-ui,sans-serif;fill:#333}"
     "details{margin:6px 0}summary{cursor:pointer;color:#1f4f8b}"
     "code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}"
-    "footer{color:#8a919c;font-size:12px;margin-top:30px}";
+    "footer{color:#8a919c;font-size:12px;margin-top:30px}"
+    ".why{font-weight:600;margin:4px 0 6px}select{font:inherit;max-width:100%}"
+    "td.q{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;white-space:nowrap}";
+
+/* Shows the picked entity's picture, hides the others of that check. No '<' or '&' in it, so the
+ * page stays well-formed XML; the page reads fine without it (the first entity is shown). */
+static const char ht__script[] =
+    "function dgPick(sel){var d=document.querySelectorAll('div.traj[data-check=\\''+sel.getAttribute('data-check')+"
+    "'\\']');for(var i=0;i!==d.length;i++){d[i].hidden=String(i)!==sel.value;}}";
 
 /* ---- small output helpers --------------------------------------------------------------------- */
 
@@ -159,7 +168,9 @@ static void ht__timeline_axes(dg_rsink *s, uint64_t span, uint32_t max_ent)
     ht__vtext(s, 14, HT_MT + (base - HT_MT) / 2, "entities");
 }
 
-static void ht__timeline(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c)
+/* marker_id: the first drawn section's marker is id="first-divergence" (a stable anchor for
+ * readers and tests), the others' "first-divergence-N". */
+static void ht__timeline(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, const char *marker_id)
 {
     if (c->n_buckets == 0)
         return;
@@ -190,13 +201,15 @@ static void ht__timeline(dg_rsink *s, const dg_report_scenario *sc, const dg_rep
                         dg_report_plural_s(b->ticks), (unsigned)b->entities, b->entities == 1 ? "y" : "ies");
     }
     double fx = HT_ML + pw * (double)c->first_tick / (double)span;
+    dg_rsink_printf(s, "<g id=\"%s\" class=\"first-divergence\" data-tick=\"%llu\">\n", marker_id,
+                    (unsigned long long)c->first_tick);
     ht__line(s, fx, HT_MT - 14, fx, base, "stroke=\"#111\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"");
     char label[64];
     snprintf(label, sizeof label, "first divergent tick %llu", (unsigned long long)c->first_tick);
     bool right_half = fx > HT_ML + pw * 0.6;
     ht__text_el(s, right_half ? fx - 4 : fx + 4, HT_MT - 6, right_half ? "end" : "start", " font-weight=\"bold\"",
                 label);
-    dg_rsink_puts(s, "</svg>\n");
+    dg_rsink_puts(s, "</g>\n</svg>\n");
 }
 
 /* ---- trajectory ------------------------------------------------------------------------------- */
@@ -204,7 +217,9 @@ static void ht__timeline(dg_rsink *s, const dg_report_scenario *sc, const dg_rep
 typedef struct ht_proj {
     int h, v;            /* axis indices (0 x, 1 y, 2 z) drawn horizontally / vertically */
     double lo[3], hi[3]; /* data bounds per axis */
-    double scale, ox, oy;
+    double scale, ox, oy; /* pixels per metre (both axes), pixel of the origin */
+    double box_w, box_h;  /* the plot box, pixels */
+    double view_lo[2], view_hi[2]; /* metres the box shows across (0) and up (1) */
 } ht_proj;
 
 static double ht__coord(const dg_report_point *p, int axis)
@@ -237,8 +252,14 @@ static void ht__bounds(const dg_report_trajectory *t, ht_proj *pj)
             pj->lo[a] = pj->hi[a] = 0;
 }
 
-/* The two axes with the largest spread, kept in x, y, z order (x right, y up for a top-down
- * view when the motion is mostly horizontal). Equal scale on both, so shapes are true. */
+#define HT_TR_BOX_W (HT_W - HT_ML - HT_MR - 180) /* widest plot box; the legend sits right of it */
+#define HT_TR_BOX_H 380.0                        /* tallest plot box */
+#define HT_TR_BOX_MIN 120.0                      /* the narrow side of a box is never thinner */
+
+/* The two axes with the largest spread, kept in x, y, z order (x right, y up for a top-down view
+ * when the motion is mostly horizontal). One scale for both axes (a metre is as long across as
+ * up), and the plot box sized from the data's aspect ratio: as large as fits HT_TR_BOX_W x
+ * HT_TR_BOX_H, the narrow side clamped to HT_TR_BOX_MIN by showing more metres on that axis. */
 static void ht__project(const dg_report_trajectory *t, ht_proj *pj)
 {
     ht__bounds(t, pj);
@@ -252,12 +273,37 @@ static void ht__project(const dg_report_trajectory *t, ht_proj *pj)
         drop = 0;
     pj->h = drop == 0 ? 1 : 0;
     pj->v = drop == 2 ? 1 : 2;
-    double sh = sp[pj->h] > 1e-9 ? sp[pj->h] : 1.0, sv = sp[pj->v] > 1e-9 ? sp[pj->v] : 1.0;
-    const double pw = HT_W - HT_ML - HT_MR - 180, ph = HT_TR_H - HT_MT - HT_MB;
-    pj->scale = pw / sh < ph / sv ? pw / sh : ph / sv;
-    /* Centre the data in the plot area; y grows upwards. */
-    pj->ox = HT_ML + pw / 2 - (pj->lo[pj->h] + pj->hi[pj->h]) / 2 * pj->scale;
-    pj->oy = HT_MT + ph / 2 + (pj->lo[pj->v] + pj->hi[pj->v]) / 2 * pj->scale;
+    double sh = sp[pj->h] > 1e-9 ? sp[pj->h] : 0, sv = sp[pj->v] > 1e-9 ? sp[pj->v] : 0;
+    if (sh == 0 && sv == 0)
+        pj->scale = HT_TR_BOX_MIN; /* a body at rest: one metre fills the smallest box */
+    else if (sh == 0 || sv == 0)
+        pj->scale = sh ? HT_TR_BOX_W / sh : HT_TR_BOX_H / sv;
+    else
+        pj->scale = HT_TR_BOX_W / sh < HT_TR_BOX_H / sv ? HT_TR_BOX_W / sh : HT_TR_BOX_H / sv;
+    pj->box_w = sh * pj->scale < HT_TR_BOX_MIN ? HT_TR_BOX_MIN : sh * pj->scale;
+    pj->box_h = sv * pj->scale < HT_TR_BOX_MIN ? HT_TR_BOX_MIN : sv * pj->scale;
+    /* Centre the data in the box; y grows upwards. The box shows these metres on each axis: */
+    double ch = (pj->lo[pj->h] + pj->hi[pj->h]) / 2, cv = (pj->lo[pj->v] + pj->hi[pj->v]) / 2;
+    pj->view_lo[0] = ch - pj->box_w / 2 / pj->scale;
+    pj->view_hi[0] = ch + pj->box_w / 2 / pj->scale;
+    pj->view_lo[1] = cv - pj->box_h / 2 / pj->scale;
+    pj->view_hi[1] = cv + pj->box_h / 2 / pj->scale;
+    pj->ox = HT_ML + pj->box_w / 2 - ch * pj->scale;
+    pj->oy = HT_MT + pj->box_h / 2 + cv * pj->scale;
+}
+
+/* The grid step in metres: 1, 2 or 5 times a power of ten, about 80 pixels apart. */
+static double ht__grid_step(double scale)
+{
+    double want = 80.0 / scale, p = pow(10.0, floor(log10(want)));
+    double step = p;
+    if (want > 5 * p)
+        step = 10 * p;
+    else if (want > 2 * p)
+        step = 5 * p;
+    else if (want > p)
+        step = 2 * p;
+    return step;
 }
 
 static double ht__px(const ht_proj *pj, const dg_report_point *p)
@@ -307,25 +353,52 @@ static void ht__marker(dg_rsink *s, const ht_proj *pj, const dg_report_point *p,
                     colour, (unsigned long long)p->tick);
 }
 
+/* A grid line and its label every ht__grid_step metres, the same step across and up. */
+static void ht__traj_grid(dg_rsink *s, const ht_proj *pj)
+{
+    double step = ht__grid_step(pj->scale), base = HT_MT + pj->box_h;
+    int decimals = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
+    char b[48];
+    for (int axis = 0; axis < 2; axis++) {
+        double k0 = ceil(pj->view_lo[axis] / step), k1 = floor(pj->view_hi[axis] / step);
+        for (double k = k0; k <= k1 && k - k0 < 64; k++) {
+            double m = k * step;
+            snprintf(b, sizeof b, "%.*f", decimals, m == 0 ? 0.0 : m); /* plain metres, no exponent */
+            for (char *p = b; *p; p++)
+                if (*p == ',')
+                    *p = '.';
+            if (axis == 0) {
+                double x = pj->ox + m * pj->scale;
+                ht__line(s, x, HT_MT, x, base, "class=\"grid\" stroke=\"#e3e6ea\"");
+                ht__text_el(s, x, base + 14, "middle", NULL, b);
+            } else {
+                double y = pj->oy - m * pj->scale;
+                ht__line(s, HT_ML, y, HT_ML + pj->box_w, y, "class=\"grid\" stroke=\"#e3e6ea\"");
+                ht__text_el(s, HT_ML + 3, y - 3, "start", " fill=\"#777\"", b); /* inside: long numbers fit */
+            }
+        }
+    }
+}
+
 static void ht__traj_axes(dg_rsink *s, const ht_proj *pj)
 {
     static const char *const axis_name[3] = {"x", "y", "z"};
-    const double right = HT_W - HT_MR - 180, base = HT_TR_H - HT_MB;
-    dg_rsink_puts(s, "<rect");
+    const double base = HT_MT + pj->box_h;
+    ht__traj_grid(s, pj);
+    dg_rsink_puts(s, "<rect class=\"plot\"");
     ht__attr_num(s, "x", HT_ML);
     ht__attr_num(s, "y", HT_MT);
-    ht__attr_num(s, "width", right - HT_ML);
-    ht__attr_num(s, "height", base - HT_MT);
-    dg_rsink_puts(s, " fill=\"none\" stroke=\"#bbb\"/>\n");
-    char b[128], lo[40], hi[40];
-    dg_rep__double_buf(lo, sizeof lo, pj->lo[pj->h], false);
-    dg_rep__double_buf(hi, sizeof hi, pj->hi[pj->h], false);
-    snprintf(b, sizeof b, "%s: %s .. %s m", axis_name[pj->h], lo, hi);
-    ht__text_el(s, (HT_ML + right) / 2, HT_TR_H - 10, "middle", NULL, b);
-    dg_rep__double_buf(lo, sizeof lo, pj->lo[pj->v], false);
-    dg_rep__double_buf(hi, sizeof hi, pj->hi[pj->v], false);
-    snprintf(b, sizeof b, "%s: %s .. %s m (up)", axis_name[pj->v], lo, hi);
-    ht__vtext(s, 14, (HT_MT + base) / 2, b);
+    ht__attr_num(s, "width", pj->box_w);
+    ht__attr_num(s, "height", pj->box_h);
+    char mpp[40];
+    dg_rep__double_buf(mpp, sizeof mpp, 1.0 / pj->scale, true);
+    dg_rsink_printf(s, " data-m-per-px=\"%s\" fill=\"none\" stroke=\"#bbb\"/>\n", mpp);
+    char b[160], step[40];
+    dg_rep__double_buf(step, sizeof step, ht__grid_step(pj->scale), false);
+    snprintf(b, sizeof b, "%s (m) · grid %s m on both axes", axis_name[pj->h], step);
+    ht__text_el(s, HT_ML + pj->box_w / 2, base + 30, "middle", NULL, b);
+    snprintf(b, sizeof b, "%s (m, up)", axis_name[pj->v]);
+    ht__vtext(s, 12, HT_MT + pj->box_h / 2, b);
 }
 
 static void ht__legend(dg_rsink *s, const dg_report_trajectory *t, uint64_t first_tick)
@@ -342,7 +415,7 @@ static void ht__legend(dg_rsink *s, const dg_report_trajectory *t, uint64_t firs
     ht__attr_num(s, "cx", x + 14);
     ht__attr_num(s, "cy", y + 46);
     dg_rsink_puts(s, " r=\"5\" fill=\"none\" stroke=\"#111\" stroke-width=\"2\"/>\n");
-    snprintf(b, sizeof b, "tick %llu (first divergence)", (unsigned long long)first_tick);
+    snprintf(b, sizeof b, "tick %llu (diverges)", (unsigned long long)first_tick);
     ht__text_el(s, x + 34, y + 50, "start", NULL, b);
 }
 
@@ -416,20 +489,27 @@ static void ht__sep_point(void *ctx, uint64_t tick, double d)
 }
 
 /* On a map of hundreds of metres a divergence of a few quanta is invisible; this shows it. */
-static void ht__separation(dg_rsink *s, const dg_report_check *c)
+static void ht__separation(dg_rsink *s, const dg_report_trajectory *t, uint64_t first_tick)
 {
-    const dg_report_trajectory *t = &c->trajectory;
     ht_sep_range r = {0, 0, 0, 0};
     ht__pairs(t, ht__sep_range, &r);
     if (r.n < 2)
         return;
+    if (!(r.max > 0)) {
+        dg_rsink_puts(s, "<p class=\"note\">The two sides' paths coincide at every tick drawn (the difference is "
+                         "elsewhere: see the table).</p>\n");
+        return;
+    }
     const double base = HT_SEP_H - HT_MB, pw = HT_W - HT_ML - HT_MR;
     dg_rsink_puts(s, "<h3>Separation between the sides, |B − A| in metres</h3>\n");
     ht__svg_open(s, HT_SEP_H, "distance between side A and side B per tick");
     ht__line(s, HT_ML, base, HT_ML + pw, base, "stroke=\"#555\"");
     ht__line(s, HT_ML, HT_MT, HT_ML, base, "stroke=\"#555\"");
     char b[64];
-    snprintf(b, sizeof b, "%.4g", r.max); /* an axis label, not a value: 4 digits fit the margin */
+    if (r.max >= 1000) /* an axis label, not a value: plain digits that fit the margin */
+        snprintf(b, sizeof b, "%.0f", r.max);
+    else
+        snprintf(b, sizeof b, "%.4g", r.max);
     for (char *p = b; *p; p++)
         if (*p == ',')
             *p = '.';
@@ -441,11 +521,12 @@ static void ht__separation(dg_rsink *s, const dg_report_check *c)
     ht__text_el(s, HT_ML + pw, base + 16, "end", NULL, b);
     ht__text_el(s, HT_ML + pw / 2, HT_SEP_H - 4, "middle", NULL, "tick");
     ht__vtext(s, 14, HT_MT + (base - HT_MT) / 2, "m");
-    if (c->first_tick >= r.t0 && c->first_tick <= r.t1) {
-        double fx = ht__sep_x(&r, c->first_tick);
+    if (first_tick >= r.t0 && first_tick <= r.t1) {
+        double fx = ht__sep_x(&r, first_tick);
         ht__line(s, fx, HT_MT - 10, fx, base, "stroke=\"#111\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"");
-        snprintf(b, sizeof b, "tick %llu", (unsigned long long)c->first_tick);
-        ht__text_el(s, fx + 4, HT_MT - 2, "start", NULL, b);
+        snprintf(b, sizeof b, "tick %llu", (unsigned long long)first_tick);
+        bool right_half = fx > HT_ML + pw * 0.6;
+        ht__text_el(s, right_half ? fx - 4 : fx + 4, HT_MT - 2, right_half ? "end" : "start", NULL, b);
     }
     dg_rsink_puts(s, "<polyline fill=\"none\" stroke=\"" HT_COL_BAR "\" stroke-width=\"2\" points=\"");
     ht_sep_draw w = {s, &r, true};
@@ -453,33 +534,224 @@ static void ht__separation(dg_rsink *s, const dg_report_check *c)
     dg_rsink_puts(s, "\"/>\n</svg>\n");
 }
 
-static void ht__trajectory(dg_rsink *s, const dg_report_check *c)
+/* "Δ pos 0.53 m", "present on side B only", "Δ flags +256": an entity's largest difference. */
+static void ht__why_delta(dg_rsink *s, const dg_report_trajectory *t)
 {
-    const dg_report_trajectory *t = &c->trajectory;
-    if (!t->present || (t->n_a == 0 && t->n_b == 0))
+    if (strcmp(t->why_field, "added") == 0 || strcmp(t->why_field, "lost") == 0) {
+        dg_rsink_printf(s, "present on side %s only", t->why_field[0] == 'a' ? "B" : "A");
         return;
-    dg_rsink_printf(s, "<h3>Trajectory of entity %u", (unsigned)t->entity_id);
+    }
+    if (t->why_unit[0] == '\0') { /* flags, type, faction: which one, the table says how */
+        ht__esc(s, t->why_field);
+        dg_rsink_puts(s, " differ");
+        return;
+    }
+    dg_rsink_puts(s, "Δ ");
+    ht__esc(s, t->why_field);
+    dg_rsink_puts(s, " ");
+    dg_rep__double(s, t->why_delta, false);
+    if (t->why_unit[0]) {
+        dg_rsink_puts(s, " ");
+        ht__esc(s, t->why_unit);
+    }
+}
+
+/* How many entities diverged at the check's first divergent tick (0 when not known). */
+static uint32_t ht__first_tick_entities(const dg_report_check *c)
+{
+    if (c->n_ticks == 0 || c->ticks[0].tick != c->first_tick)
+        return 0;
+    const dg_report_tick *t = &c->ticks[0];
+    return t->added + t->lost + t->changed;
+}
+
+static void ht__entity_label(dg_rsink *s, const dg_report_trajectory *t)
+{
+    dg_rsink_printf(s, "entity %u", (unsigned)t->entity_id);
     if (t->name[0]) {
         dg_rsink_puts(s, " (");
         ht__esc(s, t->name);
         dg_rsink_puts(s, ")");
     }
-    dg_rsink_puts(s, " on both sides</h3>\n");
+}
+
+/* "entity 7 (Viper 7): first to diverge, at tick 300, largest Δ pos 0.53 m" (main) or
+ * "entity 3: diverged at tick 542, largest Δ pos 0.015625 m" (another one). */
+static void ht__why(dg_rsink *s, const dg_report_check *c, const dg_report_trajectory *t, bool main)
+{
+    dg_rsink_puts(s, "<p class=\"why\">");
+    ht__entity_label(s, t);
+    if (t->first_tick == DG_REPORT_TICK_NONE) {
+        dg_rsink_puts(s, main ? ": the first divergent entity</p>\n" : "</p>\n");
+        return;
+    }
+    bool first = t->first_tick == c->first_tick;
+    dg_rsink_printf(s, ": %s, at tick %llu", first ? "first to diverge" : "diverged", (unsigned long long)t->first_tick);
+    uint32_t with = first ? ht__first_tick_entities(c) : 0;
+    if (main && with > 1)
+        dg_rsink_printf(s, " (with %u other%s; it differs most)", (unsigned)(with - 1), dg_report_plural_s(with - 1));
+    if (t->why_field[0]) {
+        dg_rsink_puts(s, ", ");
+        if (main && t->why_unit[0])
+            dg_rsink_puts(s, "largest ");
+        ht__why_delta(s, t);
+    }
+    dg_rsink_puts(s, "</p>\n");
+}
+
+/* One entity's picture: the path on both sides (equal scale) and the separation per tick. */
+static void ht__trajectory_one(dg_rsink *s, const dg_report_check *c, const dg_report_trajectory *t, bool main)
+{
+    uint64_t first = t->first_tick != DG_REPORT_TICK_NONE ? t->first_tick : c->first_tick;
+    ht__why(s, c, t, main);
+    if (t->n_a == 0 && t->n_b == 0) {
+        dg_rsink_puts(s, "<p class=\"note\">no points on either side</p>\n");
+        return;
+    }
     ht_proj pj;
     ht__project(t, &pj);
-    ht__svg_open(s, HT_TR_H, "trajectory of the first divergent entity, side A and side B");
+    double h = HT_MT + pj.box_h + HT_MB + 12;
+    if (h < HT_MT + 70)
+        h = HT_MT + 70; /* room for the legend */
+    ht__svg_open(s, h, "trajectory of the divergent entity, side A and side B");
     ht__traj_axes(s, &pj);
     ht__polyline(s, &pj, t->a, t->n_a,
                  "stroke=\"" HT_COL_A "\" stroke-width=\"4\" stroke-opacity=\"0.6\" stroke-linejoin=\"round\"");
     ht__polyline(s, &pj, t->b, t->n_b, "stroke=\"" HT_COL_B "\" stroke-width=\"2\" stroke-dasharray=\"5 3\"");
-    ht__marker(s, &pj, ht__at_tick(t->a, t->n_a, c->first_tick), HT_COL_A);
-    ht__marker(s, &pj, ht__at_tick(t->b, t->n_b, c->first_tick), HT_COL_B);
-    ht__legend(s, t, c->first_tick);
+    ht__marker(s, &pj, ht__at_tick(t->a, t->n_a, first), HT_COL_A);
+    ht__marker(s, &pj, ht__at_tick(t->b, t->n_b, first), HT_COL_B);
+    ht__legend(s, t, first);
     dg_rsink_puts(s, "</svg>\n");
-    ht__separation(s, c);
+    ht__separation(s, t, first);
     if (t->cut_a || t->cut_b)
         dg_rsink_printf(s, "<p class=\"note\">%u points on side A and %u on side B beyond the cap are not drawn.</p>\n",
                         (unsigned)t->cut_a, (unsigned)t->cut_b);
+}
+
+static const dg_report_trajectory *ht__traj_at(const dg_report_check *c, uint32_t i)
+{
+    return i == 0 ? &c->trajectory : &c->more_trajectories[i - 1];
+}
+
+/* The picker: a plain <select>; every entity's picture is already in the page, dgPick shows one. */
+static void ht__traj_picker(dg_rsink *s, const dg_report_check *c, uint32_t idx)
+{
+    dg_rsink_printf(s, "<p><label>Divergent entity: <select class=\"traj-pick\" data-check=\"check-%u\" "
+                       "onchange=\"dgPick(this)\">\n",
+                    (unsigned)idx);
+    for (uint32_t i = 0; i <= c->n_more_trajectories; i++) {
+        const dg_report_trajectory *t = ht__traj_at(c, i);
+        dg_rsink_printf(s, "<option value=\"%u\"%s>", (unsigned)i, i == 0 ? " selected=\"selected\"" : "");
+        ht__entity_label(s, t);
+        if (t->first_tick != DG_REPORT_TICK_NONE)
+            dg_rsink_printf(s, " — tick %llu", (unsigned long long)t->first_tick);
+        if (t->why_field[0]) {
+            dg_rsink_puts(s, ", ");
+            ht__why_delta(s, t);
+        }
+        dg_rsink_puts(s, "</option>\n");
+    }
+    dg_rsink_puts(s, "</select></label>");
+    if (c->trajectories_cut)
+        dg_rsink_printf(s, " <span class=\"note\">(%u more divergent entit%s not drawn: cap %u)</span>",
+                        (unsigned)c->trajectories_cut, c->trajectories_cut == 1 ? "y" : "ies",
+                        (unsigned)(c->n_more_trajectories + 1));
+    dg_rsink_puts(s, "</p>\n");
+}
+
+static void ht__trajectory(dg_rsink *s, const dg_report_check *c, uint32_t idx)
+{
+    const dg_report_trajectory *t = &c->trajectory;
+    if (!t->present)
+        return;
+    dg_rsink_puts(s, "<h3>Trajectory on both sides</h3>\n");
+    if (c->n_more_trajectories == 0) {
+        ht__trajectory_one(s, c, t, true);
+        return;
+    }
+    ht__traj_picker(s, c, idx);
+    for (uint32_t i = 0; i <= c->n_more_trajectories; i++) {
+        dg_rsink_printf(s, "<div class=\"traj\" data-check=\"check-%u\" data-entity=\"%u\"%s>\n", (unsigned)idx,
+                        (unsigned)ht__traj_at(c, i)->entity_id, i ? " hidden=\"hidden\"" : "");
+        ht__trajectory_one(s, c, ht__traj_at(c, i), i == 0);
+        dg_rsink_puts(s, "</div>\n");
+    }
+}
+
+/* ---- spread: entities diverged so far, per tick --------------------------------------------------- */
+
+#define HT_SP_H 160.0
+
+static double ht__sp_x(uint64_t t0, uint64_t t1, uint64_t tick)
+{
+    double span = t1 > t0 ? (double)(t1 - t0) : 1.0;
+    return HT_ML + (HT_W - HT_ML - HT_MR) * (double)(tick - t0) / span;
+}
+
+static void ht__spread_axes(dg_rsink *s, uint64_t t0, uint64_t t1, uint32_t max)
+{
+    const double base = HT_SP_H - HT_MB, pw = HT_W - HT_ML - HT_MR;
+    char b[48];
+    ht__line(s, HT_ML, base, HT_ML + pw, base, "stroke=\"#555\"");
+    ht__line(s, HT_ML, HT_MT, HT_ML, base, "stroke=\"#555\"");
+    snprintf(b, sizeof b, "%u", (unsigned)max);
+    ht__text_el(s, HT_ML - 6, HT_MT + 4, "end", NULL, b);
+    ht__text_el(s, HT_ML - 6, base, "end", NULL, "0");
+    snprintf(b, sizeof b, "%llu", (unsigned long long)t0);
+    ht__text_el(s, HT_ML, base + 16, "start", NULL, b);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)t1);
+    ht__text_el(s, HT_ML + pw, base + 16, "end", NULL, b);
+    ht__text_el(s, HT_ML + pw / 2, HT_SP_H - 4, "middle", NULL, "tick");
+    ht__vtext(s, 14, HT_MT + (base - HT_MT) / 2, "entities");
+}
+
+/* A step line: how many distinct entities had diverged by each tick after the first, so a reader
+ * sees one entity's divergence infect the world, or many break at once. */
+static void ht__spread(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c)
+{
+    if (c->n_spread == 0)
+        return;
+    const dg_report_spread_point *p = c->spread;
+    uint32_t n = c->n_spread, max = p[n - 1].entities ? p[n - 1].entities : 1;
+    uint64_t t0 = p[0].tick, t1 = p[n - 1].tick;
+    if (c->n_ranges && c->ranges[c->n_ranges - 1].last > t1)
+        t1 = c->ranges[c->n_ranges - 1].last;
+    dg_rsink_puts(s, "<h3>Spread: entities diverged so far</h3>\n<p class=\"spread-line\">");
+    dg_rsink_printf(s, "%u entit%s at tick %llu", (unsigned)p[0].entities, p[0].entities == 1 ? "y" : "ies",
+                    (unsigned long long)t0);
+    if (n > 1)
+        dg_rsink_printf(s, "; %u by tick %llu", (unsigned)p[n - 1].entities, (unsigned long long)p[n - 1].tick);
+    if (sc->ticks && sc->entity_ticks)
+        dg_rsink_printf(s, " (about %llu live at a time)",
+                        (unsigned long long)((sc->entity_ticks + sc->ticks / 2) / sc->ticks));
+    dg_rsink_puts(s, n > 1 && p[0].entities * 2 <= p[n - 1].entities ? ": it spread" : "");
+    dg_rsink_puts(s, ".</p>\n");
+    ht__svg_open(s, HT_SP_H, "spread: distinct entities diverged by each tick");
+    ht__spread_axes(s, t0, t1, max);
+    const double base = HT_SP_H - HT_MB, ph = base - HT_MT;
+    dg_rsink_puts(s, "<polyline class=\"spread\" fill=\"none\" stroke=\"" HT_COL_BAR "\" stroke-width=\"2\" points=\"");
+    double prev_y = base;
+    for (uint32_t i = 0; i < n; i++) {
+        double x = ht__sp_x(t0, t1, p[i].tick), y = base - ph * (double)p[i].entities / (double)max;
+        if (i)
+            dg_rsink_puts(s, " ");
+        ht__num(s, x);
+        dg_rsink_puts(s, ",");
+        ht__num(s, prev_y);
+        dg_rsink_puts(s, " ");
+        ht__num(s, x);
+        dg_rsink_puts(s, ",");
+        ht__num(s, y);
+        prev_y = y;
+    }
+    dg_rsink_puts(s, " ");
+    ht__num(s, ht__sp_x(t0, t1, t1));
+    dg_rsink_puts(s, ",");
+    ht__num(s, prev_y);
+    dg_rsink_puts(s, "\"/>\n</svg>\n");
+    if (c->spread_cut)
+        dg_rsink_printf(s, "<p class=\"note\">%u later step%s folded into the last (cap).</p>\n",
+                        (unsigned)c->spread_cut, dg_report_plural_s(c->spread_cut));
 }
 
 /* ---- tables ----------------------------------------------------------------------------------- */
@@ -490,6 +762,19 @@ static void ht__td_num(dg_rsink *s, double v, bool show)
     if (show)
         dg_rep__double(s, v, false);
     dg_rsink_puts(s, "</td>");
+}
+
+/* A rotation cell: the orientation's unit quaternion, w x y z (6 decimals: 0.001 deg shows). */
+static void ht__td_quat(dg_rsink *s, const double q[4])
+{
+    char b[96];
+    dg_rep__quat_buf(b, sizeof b, q);
+    dg_rsink_printf(s, "<td class=\"q\" title=\"quaternion w, x, y, z\">%s</td>", b);
+}
+
+static void ht__td_hex(dg_rsink *s, int64_t v)
+{
+    dg_rsink_printf(s, "<td class=\"num\">0x%04llX</td>", (unsigned long long)v);
 }
 
 /* span > 0: this is the entity's first row, its id/name/kind cells span `span` rows. */
@@ -506,15 +791,29 @@ static void ht__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
         dg_rsink_puts(s, "<td>—</td><td></td><td></td><td></td><td></td><td></td></tr>\n");
         return;
     }
+    char fb[400];
+    bool bits = dg_rep__flag_bits(fb, sizeof fb, f);
     dg_rsink_puts(s, "<td><code>");
     ht__esc(s, f->name);
     dg_rsink_puts(s, "</code></td>");
-    ht__td_num(s, f->a, f->has_values);
-    ht__td_num(s, f->b, f->has_values);
+    if (f->has_quats) {
+        ht__td_quat(s, f->quat_a);
+        ht__td_quat(s, f->quat_b);
+    } else if (bits) {
+        ht__td_hex(s, f->a_q);
+        ht__td_hex(s, f->b_q);
+    } else {
+        ht__td_num(s, f->a, f->has_values);
+        ht__td_num(s, f->b, f->has_values);
+    }
     dg_rsink_puts(s, "<td class=\"num\">");
-    if (f->delta > 0)
-        dg_rsink_puts(s, "+");
-    dg_rep__double(s, f->delta, false);
+    if (bits) {
+        ht__esc(s, fb);
+    } else {
+        if (f->delta > 0)
+            dg_rsink_puts(s, "+");
+        dg_rep__double(s, f->delta, false);
+    }
     dg_rsink_puts(s, "</td><td>");
     ht__esc(s, f->unit);
     dg_rsink_puts(s, "</td><td class=\"num\">");
@@ -622,8 +921,13 @@ static void ht__ranges(dg_rsink *s, const dg_report_check *c)
 }
 
 static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t idx,
-                              uint32_t max_rows)
+                              uint32_t max_rows, bool first_drawn)
 {
+    char marker_id[40];
+    if (first_drawn)
+        snprintf(marker_id, sizeof marker_id, "first-divergence");
+    else
+        snprintf(marker_id, sizeof marker_id, "first-divergence-%u", (unsigned)idx);
     dg_rsink_printf(s, "<section class=\"check\" id=\"check-%u\">\n<h2>", (unsigned)idx);
     ht__badge(s, c->status);
     dg_rsink_puts(s, " ");
@@ -641,9 +945,10 @@ static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const d
     ht__check_lines(s, c);
     if (c->first_tick != DG_REPORT_TICK_NONE) {
         ht__ranges(s, c);
-        ht__timeline(s, sc, c);
+        ht__timeline(s, sc, c, marker_id);
+        ht__spread(s, sc, c);
     }
-    ht__trajectory(s, c);
+    ht__trajectory(s, c, idx);
     for (uint32_t i = 0; i < c->n_ticks; i++) {
         if (i == 0) {
             dg_rsink_printf(s, "<h3>Tick %llu</h3>\n", (unsigned long long)c->ticks[0].tick);
@@ -664,18 +969,53 @@ static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const d
 /* ---- page ------------------------------------------------------------------------------------- */
 
 /* The scenario's cells span all its check rows (rowspan), so each scenario reads as one block. */
+/* The scenario's own cells, spanning its `span` rows. */
+static void ht__scenario_cells(dg_rsink *s, const dg_report_scenario *sc, unsigned span)
+{
+    dg_rsink_printf(s, "<td rowspan=\"%u\">", span);
+    ht__esc(s, sc->name);
+    dg_rsink_printf(s, "</td><td rowspan=\"%u\">", span);
+    ht__esc(s, dg_rep__str_or(sc->format, ""));
+    dg_rsink_printf(s, "</td><td class=\"num\" rowspan=\"%u\">%llu</td><td class=\"num\" rowspan=\"%u\">%llu</td>",
+                    span, (unsigned long long)sc->ticks, span, (unsigned long long)sc->entity_ticks);
+}
+
+/* The passing checks of a scenario in one row: "3 more checks pass: seek, recovery, header".
+ * span > 0: this is the scenario's first row. */
+static void ht__passed_checks_row(dg_rsink *s, const dg_report_scenario *sc, uint32_t n_pass, bool all, unsigned span)
+{
+    dg_rsink_printf(s, "<tr class=\"pass-row\">");
+    if (span)
+        ht__scenario_cells(s, sc, span);
+    dg_rsink_printf(s, "<td>%u%s check%s pass%s: ", (unsigned)n_pass, all ? "" : " more", dg_report_plural_s(n_pass),
+                    n_pass == 1 ? "es" : "");
+    bool any = false, noted = false;
+    for (uint32_t j = 0; j < sc->n_checks; j++) {
+        if (sc->checks[j].status != DG_REPORT_PASS)
+            continue;
+        dg_rsink_puts(s, any ? ", " : "");
+        ht__esc(s, sc->checks[j].name);
+        any = true;
+    }
+    dg_rsink_puts(s, "</td><td>");
+    ht__badge(s, DG_REPORT_PASS);
+    dg_rsink_puts(s, "</td><td></td><td>");
+    for (uint32_t j = 0; j < sc->n_checks && !noted; j++) /* a pass can carry a note: sub-quantum drift */
+        if (sc->checks[j].status == DG_REPORT_PASS && sc->checks[j].sub_quantum) {
+            ht__esc(s, sc->checks[j].name);
+            dg_rsink_puts(s, ": ");
+            dg_rep__check_headline(s, &sc->checks[j], ht__esc);
+            noted = true;
+        }
+    dg_rsink_puts(s, "</td></tr>\n");
+}
+
 static void ht__summary_row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t idx,
-                            bool linked)
+                            bool linked, unsigned span)
 {
     dg_rsink_puts(s, "<tr>");
-    if (!c || c == &sc->checks[0]) {
-        unsigned span = sc->n_checks ? (unsigned)sc->n_checks : 1u;
-        dg_rsink_printf(s, "<td rowspan=\"%u\">", span);
-        ht__esc(s, sc->name);
-        dg_rsink_printf(s, "</td><td rowspan=\"%u\">", span);
-        ht__esc(s, dg_rep__str_or(sc->format, ""));
-        dg_rsink_printf(s, "</td><td class=\"num\" rowspan=\"%u\">%llu</td><td class=\"num\" rowspan=\"%u\">%llu</td>",
-                        span, (unsigned long long)sc->ticks, span, (unsigned long long)sc->entity_ticks);
+    if (span) {
+        ht__scenario_cells(s, sc, span);
     }
     dg_rsink_puts(s, "<td>");
     if (!c) {
@@ -700,21 +1040,53 @@ static void ht__summary_row(dg_rsink *s, const dg_report_scenario *sc, const dg_
     dg_rsink_puts(s, "</td></tr>\n");
 }
 
+/* One scenario's rows: each check that did not pass (failing ones linked to their sections when
+ * drawn), then its passing checks folded into one row. *idx / *failing count checks / failing
+ * checks in report order. */
+static void ht__summary_block(dg_rsink *s, const dg_report_scenario *sc, uint32_t *idx, uint32_t *failing,
+                              uint32_t max_sections)
+{
+    if (sc->n_checks == 0) {
+        ht__summary_row(s, sc, NULL, 0, false, 1);
+        return;
+    }
+    uint32_t n_pass = 0;
+    for (uint32_t j = 0; j < sc->n_checks; j++)
+        n_pass += sc->checks[j].status == DG_REPORT_PASS;
+    unsigned span = (unsigned)(sc->n_checks - n_pass + (n_pass > 0));
+    for (uint32_t j = 0; j < sc->n_checks; j++, (*idx)++) {
+        const dg_report_check *c = &sc->checks[j];
+        if (c->status == DG_REPORT_PASS)
+            continue;
+        bool fail = c->status == DG_REPORT_FAIL;
+        /* link only to sections that are drawn (the first max_sections failing checks) */
+        ht__summary_row(s, sc, c, *idx, fail && *failing < max_sections, span);
+        span = 0;
+        *failing += fail;
+    }
+    if (n_pass)
+        ht__passed_checks_row(s, sc, n_pass, n_pass == sc->n_checks, span);
+}
+
+/* Scenarios that failed or could not be tested first (in report order), then the passing ones,
+ * one row each: a 50-scenario run reads as its failures, then a list of what passed. Failing
+ * checks link to their sections (#check-N, N counting checks in report order). */
 static void ht__summary(dg_rsink *s, const dg_report *r, uint32_t max_sections)
 {
     dg_rsink_puts(s, "<h2>Summary</h2>\n<table class=\"summary\"><thead><tr><th>Scenario</th><th>Format</th><th>Ticks</th>"
                      "<th>Entity-ticks</th><th>Check</th><th>Result</th><th>First divergent tick</th><th>Note</th>"
                      "</tr></thead><tbody>\n");
-    uint32_t idx = 0, failing = 0;
-    for (uint32_t i = 0; i < r->n_scenarios; i++) {
-        const dg_report_scenario *sc = &r->scenarios[i];
-        if (sc->n_checks == 0)
-            ht__summary_row(s, sc, NULL, 0, false);
-        for (uint32_t j = 0; j < sc->n_checks; j++) {
-            /* link only to sections that are drawn (the first max_sections failing checks) */
-            bool fail = sc->checks[j].status == DG_REPORT_FAIL;
-            ht__summary_row(s, sc, &sc->checks[j], idx++, fail && failing < max_sections);
-            failing += fail;
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t idx = 0, failing = 0;
+        for (uint32_t i = 0; i < r->n_scenarios; i++) {
+            const dg_report_scenario *sc = &r->scenarios[i];
+            bool ok = dg_report_scenario_status(sc) == DG_REPORT_PASS && sc->n_checks > 0;
+            if (ok == (pass == 1)) {
+                ht__summary_block(s, sc, &idx, &failing, max_sections);
+                continue;
+            }
+            for (uint32_t j = 0; j < sc->n_checks; j++, idx++)
+                failing += sc->checks[j].status == DG_REPORT_FAIL;
         }
     }
     dg_rsink_puts(s, "</tbody></table>\n");
@@ -759,6 +1131,19 @@ static void ht__bisect(dg_rsink *s, const dg_report_bisect *b)
     dg_rsink_puts(s, "</tbody></table>\n</section>\n");
 }
 
+/* Whether some failing check has more than one trajectory to choose from (then the page gets
+ * dgPick). Checks beyond max_sections are not drawn, but a script too many does no harm. */
+static bool ht__has_picker(const dg_report *r)
+{
+    for (uint32_t i = 0; i < r->n_scenarios; i++)
+        for (uint32_t j = 0; j < r->scenarios[i].n_checks; j++) {
+            const dg_report_check *c = &r->scenarios[i].checks[j];
+            if (c->status == DG_REPORT_FAIL && c->trajectory.present && c->n_more_trajectories)
+                return true;
+        }
+    return false;
+}
+
 static void ht__head(dg_rsink *s, const dg_report *r)
 {
     dg_report_status st = dg_report_overall_status(r);
@@ -767,7 +1152,10 @@ static void ht__head(dg_rsink *s, const dg_report *r)
     ht__esc(s, dg_rep__str_or(r->command, "report"));
     dg_rsink_printf(s, " — %s</title>\n<style>", st == DG_REPORT_PASS ? "PASS" : st == DG_REPORT_FAIL ? "FAIL" : "ERROR");
     dg_rsink_puts(s, ht__css);
-    dg_rsink_puts(s, "</style>\n</head>\n<body>\n<main>\n<h1>detgate ");
+    dg_rsink_puts(s, "</style>\n");
+    if (ht__has_picker(r))
+        dg_rsink_printf(s, "<script>%s</script>\n", ht__script);
+    dg_rsink_puts(s, "</head>\n<body>\n<main>\n<h1>detgate ");
     ht__esc(s, dg_rep__str_or(r->command, "report"));
     dg_rsink_puts(s, " ");
     ht__badge(s, st);
@@ -804,7 +1192,7 @@ void dg_rep__html(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
             if (sc->checks[j].status != DG_REPORT_FAIL)
                 continue;
             if (shown++ < max_sections)
-                ht__check_section(s, sc, &sc->checks[j], idx, max_rows);
+                ht__check_section(s, sc, &sc->checks[j], idx, max_rows, shown == 1);
             else
                 more++;
         }

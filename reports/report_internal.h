@@ -51,6 +51,12 @@ void dg_rep__double(dg_rsink *s, double v, bool json);
 /* Into a buffer (>= 32 bytes). */
 void dg_rep__double_buf(char *buf, size_t cap, double v, bool json);
 
+/* A rotation row's side: "1.000000 0.000000 0.000000 0.000000" (w x y z, 6 decimals, '.'). */
+void dg_rep__quat_buf(char *buf, size_t cap, const double q[4]);
+/* A flags row (field "flags" with quanta in 0..2^32-1): true, and "+bit 2, -bit 4" (the bits set
+ * and cleared from A to B) in buf; false for any other field. */
+bool dg_rep__flag_bits(char *buf, size_t cap, const dg_report_field *f);
+
 /* Shared wording. */
 const char *dg_rep__str_or(const char *s, const char *fallback);
 /* "first divergent tick 4312: 2 entities changed, 1 added" or a status message; into sink. */

@@ -142,6 +142,15 @@ static void json__field(jw *w, const dg_report_field *f)
         jw_null(w, "b");
     }
     jw_double(w, "delta", f->delta);
+    if (f->has_quats) { /* "rot" only: both orientations, w x y z */
+        const double *q[2] = {f->quat_a, f->quat_b};
+        for (int side = 0; side < 2; side++) {
+            jw_open_flat(w, side ? "quatB" : "quatA", '[');
+            for (int i = 0; i < 4; i++)
+                jw_double(w, NULL, q[side][i]);
+            jw_close(w, ']');
+        }
+    }
     jw_close(w, '}');
 }
 
@@ -245,13 +254,13 @@ static void json__points(jw *w, const char *key, const dg_report_point *p, uint3
     jw_close(w, ']');
 }
 
-static void json__trajectory(jw *w, const dg_report_trajectory *t)
+static void json__trajectory(jw *w, const char *key, const dg_report_trajectory *t)
 {
     if (!t->present) {
-        jw_null(w, "trajectory");
+        jw_null(w, key);
         return;
     }
-    jw_open(w, "trajectory", '{');
+    jw_open(w, key, '{');
     jw_u64(w, "entityId", t->entity_id);
     if (t->name[0])
         jw_str(w, "name", t->name);
@@ -261,6 +270,40 @@ static void json__trajectory(jw *w, const dg_report_trajectory *t)
     json__points(w, "b", t->b, t->n_b);
     jw_u64(w, "pointsCutA", t->cut_a);
     jw_u64(w, "pointsCutB", t->cut_b);
+    jw_tick(w, "firstTick", t->first_tick);
+    if (t->why_field[0]) {
+        jw_open_flat(w, "largest", '{');
+        jw_str(w, "field", t->why_field);
+        jw_str(w, "unit", t->why_unit);
+        jw_double(w, "delta", t->why_delta);
+        jw_close(w, '}');
+    } else {
+        jw_null(w, "largest");
+    }
+    jw_close(w, '}');
+}
+
+static void json__more_trajectories(jw *w, const dg_report_check *c)
+{
+    jw_open(w, "moreTrajectories", '[');
+    for (uint32_t i = 0; i < c->n_more_trajectories; i++)
+        json__trajectory(w, NULL, &c->more_trajectories[i]);
+    jw_close(w, ']');
+    jw_u64(w, "trajectoriesCut", c->trajectories_cut);
+}
+
+static void json__spread(jw *w, const dg_report_check *c)
+{
+    jw_open(w, "spread", '{');
+    jw_open(w, "steps", '[');
+    for (uint32_t i = 0; i < c->n_spread; i++) {
+        jw_open_flat(w, NULL, '{');
+        jw_u64(w, "tick", c->spread[i].tick);
+        jw_u64(w, "entities", c->spread[i].entities);
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+    jw_u64(w, "stepsCut", c->spread_cut);
     jw_close(w, '}');
 }
 
@@ -309,7 +352,9 @@ static void json__check(jw *w, const dg_report_check *c)
     jw_close(w, ']');
     jw_u64(w, "ticksCut", c->ticks_cut);
     json__timeline(w, c);
-    json__trajectory(w, &c->trajectory);
+    json__trajectory(w, "trajectory", &c->trajectory);
+    json__more_trajectories(w, c);
+    json__spread(w, c);
     jw_open(w, "values", '[');
     for (uint32_t i = 0; i < c->n_values; i++) {
         jw_open_flat(w, NULL, '{');
@@ -402,6 +447,8 @@ static void json__limits(jw *w, const dg_report_limits *l)
     jw_u64(w, "eventsPerTick", l->events_per_tick);
     jw_u64(w, "valuesPerCheck", l->values_per_check);
     jw_u64(w, "detailsPerCheck", l->details_per_check);
+    jw_u64(w, "trajectoryEntities", l->trajectory_entities);
+    jw_u64(w, "spreadPoints", l->spread_points);
     jw_close(w, '}');
 }
 

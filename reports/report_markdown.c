@@ -101,7 +101,15 @@ static void md__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
     }
     dg_rep__md_text(s, f->name);
     dg_rsink_puts(s, " | ");
-    if (f->has_values) {
+    char bits[400], qa[96], qb[96];
+    bool flags = dg_rep__flag_bits(bits, sizeof bits, f);
+    if (f->has_quats) { /* both orientations, w x y z */
+        dg_rep__quat_buf(qa, sizeof qa, f->quat_a);
+        dg_rep__quat_buf(qb, sizeof qb, f->quat_b);
+        dg_rsink_printf(s, "%s | %s", qa, qb);
+    } else if (flags) {
+        dg_rsink_printf(s, "0x%04llX | 0x%04llX", (unsigned long long)f->a_q, (unsigned long long)f->b_q);
+    } else if (f->has_values) {
         dg_rep__double(s, f->a, false);
         dg_rsink_puts(s, " | ");
         dg_rep__double(s, f->b, false);
@@ -109,9 +117,13 @@ static void md__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
         dg_rsink_puts(s, " | ");
     }
     dg_rsink_puts(s, " | ");
-    if (f->delta > 0)
-        dg_rsink_puts(s, "+");
-    dg_rep__double(s, f->delta, false);
+    if (flags) {
+        dg_rsink_puts(s, bits);
+    } else {
+        if (f->delta > 0)
+            dg_rsink_puts(s, "+");
+        dg_rep__double(s, f->delta, false);
+    }
     if (f->unit[0]) {
         dg_rsink_puts(s, " ");
         dg_rep__md_text(s, f->unit);

@@ -147,13 +147,24 @@ static void txt__fill_row(txt_row *row, const dg_report_entity *e, const dg_repo
         return;
     }
     txt__cell_term(row->cell[2], f->name);
-    if (f->has_values) {
+    char bits[TXT_CELL];
+    bool flags = dg_rep__flag_bits(bits, sizeof bits, f);
+    if (f->has_quats) { /* both orientations, w x y z */
+        dg_rep__quat_buf(row->cell[3], TXT_CELL, f->quat_a);
+        dg_rep__quat_buf(row->cell[4], TXT_CELL, f->quat_b);
+    } else if (flags) {
+        snprintf(row->cell[3], TXT_CELL, "0x%04llX", (unsigned long long)f->a_q);
+        snprintf(row->cell[4], TXT_CELL, "0x%04llX", (unsigned long long)f->b_q);
+    } else if (f->has_values) {
         dg_rep__double_buf(row->cell[3], TXT_CELL, f->a, false);
         dg_rep__double_buf(row->cell[4], TXT_CELL, f->b, false);
     }
     char d[40];
     dg_rep__double_buf(d, sizeof d, f->delta, false);
-    snprintf(row->cell[5], TXT_CELL, "%s%s", f->delta > 0 ? "+" : "", d);
+    if (flags)
+        snprintf(row->cell[5], TXT_CELL, "%s", bits);
+    else
+        snprintf(row->cell[5], TXT_CELL, "%s%s", f->delta > 0 ? "+" : "", d);
     txt__cell_term(row->cell[6], f->unit);
     if (f->has_quanta)
         snprintf(row->cell[7], TXT_CELL, "%lld -> %lld (%+lld q)", (long long)f->a_q, (long long)f->b_q,

@@ -8,7 +8,7 @@
  *   json      versioned, documented schema: docs/REPORT-SCHEMA.md, docs/report-schema.json
  *   junit     JUnit XML, one <testcase> per scenario and check
  *   markdown  a pull-request comment / CI step summary, hard size cap
- *   html      one self-contained page (inline CSS + SVG, no script, no network)
+ *   html      one self-contained page (inline CSS + SVG, a few lines of inline script, no network)
  *
  * Memory stays bounded however large the divergence: the builder keeps at most the configured
  * number of detailed ticks, entities per tick, ranges, timeline buckets and trajectory points per
@@ -69,6 +69,8 @@ typedef struct dg_report_field {
     bool has_values;                     /* false when only the delta is meaningful ("rot": angle A->B) */
     double a, b;                         /* real units; non-finite values render as null / "n/a" */
     double delta;                        /* real units; b - a, or the angle for "rot" */
+    bool has_quats;                      /* "rot": both sides' orientations are known (quat_a, quat_b) */
+    double quat_a[4], quat_b[4];         /* unit quaternions w, x, y, z of side A / B */
 } dg_report_field;
 
 #define DG_REPORT_FIELDS_MAX 16 /* more fields than any entity has (pos 3, vel 3, rot, health, ...) */
@@ -147,16 +149,31 @@ typedef struct dg_report_point {
     double x, y, z; /* metres */
 } dg_report_point;
 
-/* The first divergent entity's path on both sides, around the divergence. */
+/* One divergent entity's path on both sides, around its divergence, and why it was picked. */
 typedef struct dg_report_trajectory {
     bool present;
     uint32_t entity_id;
     char name[DG_REPORT_NAME_CAP];
+    /* Why (dg_report_check_set_trajectory_reason): the entity's first divergent tick
+     * (TICK_NONE: not told) and its largest difference there, in one field kind's own units:
+     * why_field "pos" / "vel" (Euclidean, m / m/s), "rot" (deg), "health" (%), "flags", "type",
+     * "faction" (unitless), "added" / "lost" (present on one side only, why_delta 0); "" = not told. */
+    uint64_t first_tick;
+    char why_field[DG_REPORT_FIELD_NAME_CAP];
+    char why_unit[DG_REPORT_UNIT_CAP];
+    double why_delta;
     uint32_t n_a, n_b;       /* points on side A / B (a side may have fewer: entity lost/added) */
     uint32_t cut_a, cut_b;   /* points beyond limits.trajectory_points */
     dg_report_point *a, *b;
     uint32_t cap_a_, cap_b_; /* private */
 } dg_report_trajectory;
+
+/* The spread of a divergence: by tick `tick`, `entities` distinct entities had diverged at least
+ * once (a step each time the count grows). */
+typedef struct dg_report_spread_point {
+    uint64_t tick;
+    uint32_t entities;
+} dg_report_spread_point;
 
 typedef struct dg_report_check {
     char *name;    /* "record-vs-replay", "seek", "recovery", "golden", "diff", ... */
@@ -181,7 +198,14 @@ typedef struct dg_report_check {
     uint64_t bucket_width; /* ticks per bucket: 1, 2, 4, ... (doubles at each pairwise merge) */
     dg_report_bucket *buckets;
 
-    dg_report_trajectory trajectory;
+    dg_report_trajectory trajectory; /* the entity that diverged first and most */
+    uint32_t n_more_trajectories;    /* further divergent entities, in the order they diverged */
+    uint32_t trajectories_cut;       /* entities offered beyond limits.trajectory_entities */
+    dg_report_trajectory *more_trajectories;
+
+    uint32_t n_spread;   /* steps of "entities diverged so far" (dg_report_check_add_spread) */
+    uint32_t spread_cut; /* steps beyond limits.spread_points (the last step then moves on) */
+    dg_report_spread_point *spread;
 
     uint32_t n_values;
     uint32_t values_cut; /* differing values beyond limits.values_per_check */
@@ -193,6 +217,8 @@ typedef struct dg_report_check {
 
     struct dg_report *report_; /* private */
     uint32_t cap_ranges_, cap_ticks_, cap_buckets_, cap_values_, cap_details_;
+    uint32_t cap_more_trajectories_, cap_spread_;
+    uint32_t cur_traj_; /* private: where add_point goes: 0 main, k more[k-1], UINT32_MAX cut */
 } dg_report_check;
 
 typedef struct dg_report_scenario {
@@ -241,6 +267,8 @@ typedef struct dg_report_limits {
     uint32_t events_per_tick;    /* differing event positions kept per detailed tick (default 4) */
     uint32_t values_per_check;   /* differing header/table values kept per check (default 64) */
     uint32_t details_per_check;  /* detail lines kept per check (default 16) */
+    uint32_t trajectory_entities; /* trajectories kept per check, the first one included (default 16) */
+    uint32_t spread_points;      /* steps of the spread series kept per check (default 1024) */
 } dg_report_limits;
 
 typedef struct dg_report {
@@ -384,12 +412,26 @@ typedef struct dg_report_tick_states {
  * per entity; only the kept detail grows report-owned arrays. */
 dg_status dg_report_check_add_states(dg_report_check *c, const dg_report_tick_states *st, uint32_t *n_divergent);
 
-/* Trajectory of the first divergent entity (id, name) on side 'A' or 'B'. set_trajectory resets
- * it; add_point appends (points beyond the cap are counted in cut_a/cut_b). DG_E_USAGE for a
- * side other than 'A'/'B'. */
+/* Trajectories. set_trajectory resets the main one (the entity followed first: the harness picks
+ * the one that diverged first and most) and drops every further one; add_trajectory starts the
+ * next further one (beyond limits.trajectory_entities in all it is only counted in
+ * trajectories_cut, and its points are ignored; with no main one yet it starts the main one).
+ * add_point appends to the trajectory started last, on side 'A' or 'B' (points beyond the cap
+ * are counted in cut_a/cut_b); set_trajectory_reason tells why that one was picked (field and
+ * unit copied, cut to their caps; may be NULL). DG_E_USAGE for a side other than 'A'/'B' or with
+ * no trajectory started. */
 dg_status dg_report_check_set_trajectory(dg_report_check *c, uint32_t entity_id, const char *name);
+dg_status dg_report_check_add_trajectory(dg_report_check *c, uint32_t entity_id, const char *name);
 dg_status dg_report_check_add_point(dg_report_check *c, char side, uint64_t tick, double x, double y,
                                     double z);
+dg_status dg_report_check_set_trajectory_reason(dg_report_check *c, uint64_t first_tick, const char *field,
+                                                const char *unit, double delta);
+
+/* Appends a step of the spread: by `tick`, `entities` distinct entities had diverged. Ticks
+ * strictly increasing, counts never decreasing (DG_E_USAGE otherwise, nothing changed). Beyond
+ * limits.spread_points the last step is moved to the new tick and count (spread_cut counts it),
+ * so the final count is always right. DG_E_NOMEM on out of memory. */
+dg_status dg_report_check_add_spread(dg_report_check *c, uint64_t tick, uint32_t entities);
 
 /* Bisect section: set_bisect fills the strings (each may be NULL) and marks it present. */
 dg_status dg_report_set_bisect(dg_report *r, const char *scenario, const char *first_bad_commit,

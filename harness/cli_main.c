@@ -138,6 +138,15 @@ const cli_cmd cli_commands[] = {
      "divergent tick or \"identical\" (and sub-quantum raw drift). LIST is comma separated, each\n"
      "CC:OPT:CONTRACT, e.g. gcc:-O2:off,clang:-O3:fast.\n" REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate matrix --scenario dogfight-40 --configs gcc:-O0:off,gcc:-O2:fast\n"},
+    {"init", cli_init, "write a project file (detgate.ini) for your engine",
+     "usage: detgate init [--run CMD] [--scenarios GLOB] [-o FILE]\n"
+     "Writes a commented project file (default detgate.ini; never overwrites one) saying how to run one\n"
+     "scenario through your engine (CMD, with {scenario}; its standard output is the state stream of\n"
+     "docs/STATES-STREAM.md) and where the scenarios (a folder or a glob) and goldens live. Every command\n"
+     "finds the nearest detgate.ini from the current folder upward, or takes --project FILE (before or\n"
+     "after the command). See docs/ENGINES.md.\n"
+     "Exit: 0 written, 2 usage or the file exists.\n"
+     "Example: detgate init --run './build/sim --scenario {scenario} --dump-states -' --scenarios 'scenarios/*.json'\n"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -168,6 +177,7 @@ static void main_help(FILE *f)
 static void on_signal(int sig)
 {
     harness__temp_cleanup();
+    harness__process_kill_all();
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -196,6 +206,12 @@ int main(int argc, char **argv)
         else
             main_help(stdout);
         return CLI_EQUAL;
+    }
+    if (argc > 3 && strcmp(argv[1], "--project") == 0) { /* a global option: moved after the command */
+        char *f = argv[2];
+        memmove(argv + 1, argv + 3, (size_t)(argc - 3) * sizeof *argv);
+        argv[argc - 2] = "--project";
+        argv[argc - 1] = f;
     }
     if (strcmp(argv[1], "--version") == 0) {
         puts(HARNESS_VERSION);

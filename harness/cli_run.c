@@ -19,8 +19,12 @@ void cli_run_opts_init(cli_run_opts *o)
 
 dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__source **out, dg_error *err)
 {
+    if (o->states && strcmp(o->states, "-") == 0)
+        return harness__source_states_stream(out, stdin, "stdin", NULL, o->keyframe, err);
     if (o->states)
         return harness__source_states(out, o->states, o->keyframe, err);
+    if (o->run)
+        return harness__source_process(out, o->run, o->run_dir, scenario, o->time_limit, o->keyframe, err);
     return harness__source_scenario(out, scenario, o->inject, o->keyframe, err);
 }
 
@@ -134,6 +138,7 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
         o->rply = strcmp(optarg, "rply") == 0;
         return 0;
     case OPT_CORPUS: *corpus = optarg; return 0;
+    case CLI_OPT_PROJECT: o->project = optarg; return 0;
     case OPT_KEYFRAME:
         if (!cli_parse_u64(optarg, &v) || v < DG_FLREP_KEYFRAME_MIN || v > DG_FLREP_KEYFRAME_MAX)
             return cli_usage_error(cmd, "--keyframe-interval: expected %d..%d, found '%s'", DG_FLREP_KEYFRAME_MIN,
@@ -160,20 +165,30 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
     {"inject", 1, 0, OPT_INJECT}, {"keyframe-interval", 1, 0, OPT_KEYFRAME}, {"states", 1, 0, OPT_STATES},      \
         {"keep", 1, 0, OPT_KEEP}, {"hash-log", 1, 0, OPT_HASHLOG}, {"log-entities", 0, 0, OPT_LOGENT},        \
         {"replay-fault", 1, 0, OPT_FAULT}, {"seek-samples", 1, 0, OPT_SEEKS}, {"seek-edges", 1, 0, OPT_EDGES}, \
-        {"no-recovery", 0, 0, OPT_NOREC}, {"format", 1, 0, OPT_FORMAT}, {"corpus", 1, 0, OPT_CORPUS}
+        {"no-recovery", 0, 0, OPT_NOREC}, {"format", 1, 0, OPT_FORMAT}, {"corpus", 1, 0, OPT_CORPUS}, CLI_PROJECT_OPT
 
 /* Resolves the scenario argument and opens the source; prints the error and returns an exit code
  * (or 0 with *src set). */
-static int open_input(const char *cmd, const char *arg, const char *corpus, const cli_run_opts *o,
+static int open_input(const char *cmd, const char *arg, const char *corpus, bool format_given, cli_run_opts *o,
                       harness__source **src)
 {
     char path[4096] = "";
     dg_error err;
     dg_error_clear(&err);
+    static harness__project proj; /* record and verify run one source: o keeps pointers into it */
+    bool have = false;
+    int pc = cli_project_load(cmd, o->project, &proj, &have);
+    if (pc)
+        return pc;
+    if (have && !o->states)
+        cli_project_apply(&proj, o, format_given);
     if (!o->states) {
         if (!arg)
             return cli_usage_error(cmd, "expected a SCENARIO (a .scn file or a name in corpus/scenarios) or --states");
-        if (!cli_resolve_scenario(arg, corpus, path, sizeof path)) {
+        if (have && !corpus) {
+            if ((pc = cli_project_scenario(cmd, &proj, arg, path, sizeof path)) != 0)
+                return pc;
+        } else if (!cli_resolve_scenario(arg, corpus, path, sizeof path)) {
             fprintf(stderr, "detgate %s: no scenario '%s' (not a file, and not in %s)\n", cmd, arg,
                     corpus ? corpus : "corpus/scenarios");
             return CLI_USAGE;
@@ -184,7 +199,7 @@ static int open_input(const char *cmd, const char *arg, const char *corpus, cons
     dg_status st = cli_open_source(path, o, src, &err);
     if (st != DG_OK) {
         cli_print_error(cmd, &err);
-        return cli_bad_input(st) || st == DG_E_IO ? CLI_USAGE : CLI_UNTESTED;
+        return (cli_bad_input(st) || st == DG_E_IO) && !o->run ? CLI_USAGE : CLI_UNTESTED;
     }
     return 0;
 }
@@ -194,7 +209,7 @@ int cli_record(int argc, char **argv)
     static const struct option opts[] = {RUN_LONG_OPTS, {"output", 1, 0, 'o'}, {0, 0, 0, 0}};
     cli_run_opts o;
     cli_run_opts_init(&o);
-    const char *out = NULL, *format = "flrep", *corpus = NULL;
+    const char *out = NULL, *format = NULL, *corpus = NULL;
     int c;
     optind = 0;
     opterr = 0;
@@ -218,7 +233,7 @@ int cli_record(int argc, char **argv)
     if (optind < argc - 1)
         return cli_usage_error("record", "expected one SCENARIO");
     harness__source *src = NULL;
-    int rc = open_input("record", optind < argc ? argv[optind] : NULL, corpus, &o, &src);
+    int rc = open_input("record", optind < argc ? argv[optind] : NULL, corpus, format != NULL, &o, &src);
     if (rc)
         return rc;
     harness__stream rec = {0};
@@ -236,7 +251,7 @@ int cli_record(int argc, char **argv)
     if (st != DG_OK) {
         cli_print_error("record", &err);
         harness__stream_free(&rec);
-        return cli_bad_input(st) ? CLI_USAGE : writer_refused_itself(&err) ? CLI_DIVERGED : CLI_UNTESTED;
+        return CLI_BAD_INPUT(&o, st) ? CLI_USAGE : writer_refused_itself(&err) ? CLI_DIVERGED : CLI_UNTESTED;
     }
     fprintf(stderr, "detgate record: %s: %zu tick%s, %llu entity-tick%s\n", out, rec.n, dg_report_plural_s(rec.n),
             (unsigned long long)rec.entity_ticks, dg_report_plural_s(rec.entity_ticks));
@@ -250,7 +265,7 @@ int cli_verify(int argc, char **argv)
     cli_run_opts o;
     cli_run_opts_init(&o);
     cli_reports rp = {0};
-    const char *format = "flrep", *corpus = NULL;
+    const char *format = NULL, *corpus = NULL;
     int c;
     optind = 0;
     opterr = 0;
@@ -268,7 +283,7 @@ int cli_verify(int argc, char **argv)
     if (o.rply && (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX || o.self_check_fault_tick != UINT64_MAX))
         return cli_usage_error("verify", "--replay-fault hooks the .flrep reader; it does nothing with --format rply");
     harness__source *src = NULL;
-    int rc = open_input("verify", optind < argc ? argv[optind] : NULL, corpus, &o, &src);
+    int rc = open_input("verify", optind < argc ? argv[optind] : NULL, corpus, format != NULL, &o, &src);
     if (rc)
         return rc;
     char path[4096];
@@ -295,7 +310,7 @@ int cli_verify(int argc, char **argv)
     harness__source_free(src);
     if (temp)
         remove(path);
-    bool usage = failed < 0 && cli_bad_input(err.code);
+    bool usage = failed < 0 && CLI_BAD_INPUT(&o, err.code);
     if (usage)
         cli_print_error("verify", &err);
     bool ok = usage || cli_write_reports(rep, &rp, "verify");

@@ -57,6 +57,9 @@ void harness__scenario_refs_free(harness__scenario_ref *v, size_t n);
  * or a malformed stream fails the source with DG_E_IO and says which. */
 dg_status harness__source_process(harness__source **out, const char *run, const char *dir, const char *scenario,
                                   double time_limit_s, uint32_t keyframe, dg_error *err);
+/* A zstd-compressed state stream file, decompressed on the fly and read once (harness/source_zstd.c);
+ * a corrupt or cut compression is DG_E_MALFORMED ("zstd: ..."). */
+dg_status harness__source_states_zst(harness__source **out, const char *path, uint32_t keyframe, dg_error *err);
 /* Kills every running engine process group (SIGKILL). Only kill(): safe in a signal handler. */
 void harness__process_kill_all(void);
 

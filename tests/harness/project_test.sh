@@ -80,6 +80,9 @@ expect 0 "$DG" gate --report-dir "$W/r1"
 contains "$W/r1/report.txt" "PASS bounce (flrep, 200 ticks, 600 entity-ticks)"
 contains "$W/r1/report.txt" "PASS rows (flrep, 50 ticks, 100 entity-ticks)"
 no_temp "gate"
+expect 0 "$DG" gate --jobs 2 --report-dir "$W/r1j" -q # two engines at once: the same reports
+cmp -s <(grep -v -E 'startedUnix|duration|"s"|M entity-ticks' "$W/r1/report.json") \
+  <(grep -v -E 'startedUnix|duration|"s"|M entity-ticks' "$W/r1j/report.json") && ok || bad "gate --jobs 2 reported otherwise"
 expect 0 "$DG" verify bounce -q
 expect 0 "$DG" record rows -o "$W/rows.flrep" --hash-log "$W/rows.hashlog.zst"
 expect 0 "$DG" diff golden/rows.flrep "$W/rows.flrep" -q
@@ -155,6 +158,18 @@ head -c 500 "$W/bounce.jsonl" >"$W/cut.jsonl"
 expect 2 "$DG" verify --states - -q <"$W/cut.jsonl"
 contains "$W/err" "stdin:3:"
 no_temp "stdin"
+# a zstd stream file, decompressed on the fly
+zstd -q "$W/bounce.jsonl" -o "$W/bounce.jsonl.zst"
+expect 0 "$DG" record --states "$W/bounce.jsonl.zst" -o "$W/zst.flrep"
+expect 0 "$DG" diff golden/bounce.flrep "$W/zst.flrep" -q
+expect 0 "$DG" verify --states "$W/bounce.jsonl.zst" -q
+head -c 3000 "$W/bounce.jsonl.zst" >"$W/cut.jsonl.zst"
+expect 2 "$DG" verify --states "$W/cut.jsonl.zst" -q
+contains "$W/err" "zstd: the file ends inside a frame (cut short)"
+cp "$W/bounce.jsonl" "$W/plain.zst"
+expect 2 "$DG" verify --states "$W/plain.zst" -q
+contains "$W/err" "malformed input: zstd: Unknown frame descriptor"
+no_temp "zst"
 
 # ---- the bundled corpus gates through the repository's own detgate.ini, from any folder below it --------
 cd "$SRC/corpus" || exit 1

@@ -133,6 +133,7 @@ typedef struct cli_run_opts {
     const char *project;       /* --project FILE */
     const char *run, *run_dir; /* a process engine's command template and folder (the project's) */
     double time_limit;         /* its seconds per scenario, 0 = none */
+    unsigned repeat;           /* verify --repeat N: runs that must record the same (0 = one run) */
 } cli_run_opts;
 
 void cli_run_opts_init(cli_run_opts *o);
@@ -158,6 +159,10 @@ int cli_project_load(const char *cmd, const char *given, harness__project *p, bo
 void cli_project_apply(const harness__project *p, cli_run_opts *o, bool format_given);
 /* A SCENARIO argument: a file, or the name of one of the project's scenarios. 0 or CLI_USAGE (printed). */
 int cli_project_scenario(const char *cmd, const harness__project *p, const char *arg, char *out, size_t cap);
+/* verify --repeat (cli_repeat.c): runs scenario o->repeat - 1 more times and adds a "repeat" check to sc
+ * comparing each with the first run (first_path, first). 0 all the same, 1 one differs, -1 could not run. */
+int cli_verify_repeat(dg_report_scenario *sc, const char *scenario, const cli_run_opts *o, const char *first_path,
+                      const harness__stream *first);
 /* A process engine's failures are its own, never the user's input: exit 125, not 2. */
 #define CLI_BAD_INPUT(o, st) (cli_bad_input(st) && !(o)->run)
 

@@ -52,7 +52,7 @@ const cli_cmd cli_commands[] = {
     {"verify", cli_verify, "record, replay, compare; check seek and crash recovery",
      "usage: detgate verify SCENARIO [--format flrep|rply] [--inject SPEC] [--keyframe-interval N] [--keep FILE]\n"
      "       detgate verify --states STREAM [...]\n"
-     "  [--seek-samples N] [--seek-edges N] [--no-recovery]\n"
+     "  [--seek-samples N] [--seek-edges N] [--no-recovery] [--repeat N] [--project FILE]\n"
      "  [--replay-fault double-delta:TICK|seek-drop-delta:TICK|self-check:TICK]\n"
      "Runs the session through sim_stub and the real codec (record side hashes exactly what was\n"
      "written), reads the file back and hashes every rebuilt tick (replay side), and compares the\n"
@@ -67,6 +67,10 @@ const cli_cmd cli_commands[] = {
      "past the last tick is refused (exit 2).\n"
      "--format rply records through the RPLY\n"
      "writer and replays with the RPLY player (record-vs-replay and seek; RPLY has no trailer to lose).\n"
+     "--repeat N runs the scenario N times (2..1000): every run must record what the first did (a\n"
+     "\"repeat\" check, diffed to entity and field). --states - reads the stream from standard input; a\n"
+     "STREAM.zst is decompressed on the fly. With a project file (detgate.ini, docs/ENGINES.md) SCENARIO\n"
+     "may name one of its scenarios and runs through its engine.\n"
      REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate verify dogfight-40 --report-dir build/reports/verify\n"},
     {"diff", cli_diff, "compare two recordings (or two hash logs) tick by tick",

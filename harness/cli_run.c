@@ -107,7 +107,7 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
 /* ---- option parsing shared by record and verify ------------------------------------------------- */
 
 enum { OPT_INJECT = 0x200, OPT_KEYFRAME, OPT_STATES, OPT_KEEP, OPT_HASHLOG, OPT_LOGENT, OPT_FAULT, OPT_SEEKS,
-       OPT_EDGES, OPT_NOREC, OPT_FORMAT, OPT_CORPUS };
+       OPT_EDGES, OPT_NOREC, OPT_FORMAT, OPT_CORPUS, OPT_REPEAT };
 
 /* --replay-fault KIND:TICK, a test hook: double-delta breaks linear replay at TICK, seek-drop-delta
  * breaks only a seek landing on TICK, self-check makes the writer's self-check fail at TICK. */
@@ -173,9 +173,8 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
 /* Resolves the scenario argument and opens the source; prints the error and returns an exit code
  * (or 0 with *src set). */
 static int open_input(const char *cmd, const char *arg, const char *corpus, bool format_given, cli_run_opts *o,
-                      harness__source **src)
+                      harness__source **src, char *path, size_t cap)
 {
-    char path[4096] = "";
     dg_error err;
     dg_error_clear(&err);
     static harness__project proj; /* record and verify run one source: o keeps pointers into it */
@@ -189,9 +188,9 @@ static int open_input(const char *cmd, const char *arg, const char *corpus, bool
         if (!arg)
             return cli_usage_error(cmd, "expected a SCENARIO (a .scn file or a name in corpus/scenarios) or --states");
         if (have && !corpus) {
-            if ((pc = cli_project_scenario(cmd, &proj, arg, path, sizeof path)) != 0)
+            if ((pc = cli_project_scenario(cmd, &proj, arg, path, cap)) != 0)
                 return pc;
-        } else if (!cli_resolve_scenario(arg, corpus, path, sizeof path)) {
+        } else if (!cli_resolve_scenario(arg, corpus, path, cap)) {
             fprintf(stderr, "detgate %s: no scenario '%s' (not a file, and not in %s)\n", cmd, arg,
                     corpus ? corpus : "corpus/scenarios");
             return CLI_USAGE;
@@ -236,7 +235,9 @@ int cli_record(int argc, char **argv)
     if (optind < argc - 1)
         return cli_usage_error("record", "expected one SCENARIO");
     harness__source *src = NULL;
-    int rc = open_input("record", optind < argc ? argv[optind] : NULL, corpus, format != NULL, &o, &src);
+    char scn[4096] = "";
+    int rc = open_input("record", optind < argc ? argv[optind] : NULL, corpus, format != NULL, &o, &src, scn,
+                        sizeof scn);
     if (rc)
         return rc;
     harness__stream rec = {0};
@@ -264,7 +265,7 @@ int cli_record(int argc, char **argv)
 
 int cli_verify(int argc, char **argv)
 {
-    static const struct option opts[] = {RUN_LONG_OPTS, CLI_REPORT_OPTS, {0, 0, 0, 0}};
+    static const struct option opts[] = {RUN_LONG_OPTS, CLI_REPORT_OPTS, {"repeat", 1, 0, OPT_REPEAT}, {0, 0, 0, 0}};
     cli_run_opts o;
     cli_run_opts_init(&o);
     cli_reports rp = {0};
@@ -275,6 +276,13 @@ int cli_verify(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         if (cli_report_opt(&rp, c, optarg))
             continue;
+        uint64_t n;
+        if (c == OPT_REPEAT && (!cli_parse_u64(optarg, &n) || n < 2 || n > 1000))
+            return cli_usage_error("verify", "--repeat: expected a run count 2..1000, found '%s'", optarg);
+        if (c == OPT_REPEAT) {
+            o.repeat = (unsigned)n;
+            continue;
+        }
         int rc = parse_run_opt("verify", c, &o, &format, &corpus);
         if (rc > 0)
             return rc;
@@ -286,7 +294,11 @@ int cli_verify(int argc, char **argv)
     if (o.rply && (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX || o.self_check_fault_tick != UINT64_MAX))
         return cli_usage_error("verify", "--replay-fault hooks the .flrep reader; it does nothing with --format rply");
     harness__source *src = NULL;
-    int rc = open_input("verify", optind < argc ? argv[optind] : NULL, corpus, format != NULL, &o, &src);
+    if (o.repeat && o.states)
+        return cli_usage_error("verify", "--repeat runs the engine again: a --states stream is the same every time");
+    char scn[4096] = "";
+    int rc = open_input("verify", optind < argc ? argv[optind] : NULL, corpus, format != NULL, &o, &src, scn,
+                        sizeof scn);
     if (rc)
         return rc;
     char path[4096];
@@ -307,7 +319,12 @@ int cli_verify(int argc, char **argv)
     }
     double t0 = harness__now();
     harness__stream rec = {0};
-    int failed = cli_record_and_verify(rep, src, path, &o, &rec, NULL, &err);
+    dg_report_scenario *sc = NULL;
+    int failed = cli_record_and_verify(rep, src, path, &o, &rec, &sc, &err);
+    harness__source_free(src); /* before another run of a process engine starts */
+    src = NULL;
+    if (failed >= 0 && o.repeat && sc)
+        cli_verify_repeat(sc, scn, &o, path, &rec);
     rep->duration_s = harness__now() - t0;
     harness__stream_free(&rec);
     harness__source_free(src);

@@ -342,9 +342,16 @@ static dg_status spawn(proc_impl *p, const char *cmd, const char *dir, dg_error 
         close(po[0]), close(po[1]), close(null);
         return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->name, "cannot create a pipe: %s", strerror(errno));
     }
-    pthread_mutex_lock(&g_children_mu); /* registered before an interrupt could miss it */
+    /* The child may run (and be seen running) before the parent is scheduled again: an interrupt is
+     * held off until its group exists and is registered, so the handler cannot miss it. */
+    sigset_t hold, old;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT), sigaddset(&hold, SIGTERM), sigaddset(&hold, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &hold, &old);
+    pthread_mutex_lock(&g_children_mu);
     pid_t pid = fork();
     if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL); /* one thread in the child */
         setpgid(0, 0);
         if (chdir(dir) != 0) {
             static const char m[] = "detgate: cannot enter the project folder\n";
@@ -355,18 +362,20 @@ static dg_status spawn(proc_impl *p, const char *cmd, const char *dir, dg_error 
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
+    if (pid > 0)
+        setpgid(pid, pid); /* both sides set it: whichever runs first, the group exists before a kill */
     for (size_t i = 0; pid > 0 && i < PROC_SLOTS; i++)
         if (g_children[i] == 0) {
             g_children[i] = pid;
             break;
         }
     pthread_mutex_unlock(&g_children_mu);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     close(po[1]), close(pe[1]), close(null);
     if (pid < 0) {
         close(po[0]), close(pe[0]);
         return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->name, "cannot start the engine: %s", strerror(errno));
     }
-    setpgid(pid, pid); /* both sides set it: whichever runs first, the group exists before a kill */
     p->pid = pid;
     p->fd_out = po[0];
     p->fd_err = pe[0];

@@ -145,6 +145,25 @@ done
 no_temp "interrupt"
 [ ! -e "$W/r-int" ] && ok || bad "an interrupted gate wrote a report"
 
+# ---- verify --repeat N: every run must record what the first did -----------------------------------------
+expect 0 "$DG" verify bounce --repeat 3 --json "$W/rep3.json" -q
+contains "$W/rep3.json" "3 runs, 200 ticks each: every run recorded the same state"
+DG_TEST_ENGINE_MODE=nondet expect 1 "$DG" verify bounce --repeat 3 --text "$W/rep-nd.txt" -q
+contains "$W/rep-nd.txt" "bounce / repeat: first divergent tick 30: 1 entity changed"
+contains "$W/rep-nd.txt" "run 2 recorded another state than run 1: 1 tick differs; first at tick 30"
+contains "$W/rep-nd.txt" "1      changed pos.x"
+DG_TEST_ENGINE_MODE=exit3 DG_TEST_ENGINE_AT=150 expect 125 "$DG" verify bounce --repeat 2 -q
+expect 2 "$DG" verify bounce --repeat 1
+contains "$W/err" "expected a run count 2..1000, found '1'"
+expect 2 "$DG" verify --states "$W/../team/golden/BLESS.log" --repeat 2
+contains "$W/err" "a --states stream is the same every time"
+no_temp "repeat"
+cd "$SRC" || exit 1 # sim_stub through the root detgate.ini: a clock-seeded run differs from the next
+expect 1 "$DG" verify events --repeat 2 --inject clock-seed -q --json "$W/rep-cs.json"
+contains "$W/rep-cs.json" 'run 2 recorded another state than run 1'
+expect 0 "$DG" verify events --repeat 2 -q
+cd "$T" || exit 1
+
 # ---- a state stream on standard input ------------------------------------------------------------------
 "$ENGINE" scenarios/bounce.txt >"$W/bounce.jsonl"
 expect 0 "$DG" verify --states - -q <"$W/bounce.jsonl"

@@ -693,6 +693,8 @@ static int gate_project(gate_opts *g, name_list *all)
             g->golden = g->proj.golden;
         if (!g->jobs_given && g->proj.jobs)
             g->jobs = g->proj.jobs;
+        if (g->ro.run && g->ro.inject)
+            return cli_usage_error("gate", "--inject is sim_stub's switch; this project's engine is `%s`", g->ro.run);
     }
     if (code == 0 && have && !g->corpus) {
         dg_error err;

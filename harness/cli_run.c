@@ -184,6 +184,8 @@ static int open_input(const char *cmd, const char *arg, const char *corpus, bool
         return pc;
     if (have && !o->states)
         cli_project_apply(&proj, o, format_given);
+    if (o->run && o->inject)
+        return cli_usage_error(cmd, "--inject is sim_stub's switch; this project's engine is `%s`", o->run);
     if (!o->states) {
         if (!arg)
             return cli_usage_error(cmd, "expected a SCENARIO (a .scn file or a name in corpus/scenarios) or --states");

@@ -93,6 +93,9 @@ cd "$W" || exit 1
 expect 0 "$DG" --project "$T/detgate.ini" gate -q --scenario rows --report-dir "$W/r3"
 expect 0 "$DG" gate -q --scenario rows --report-dir "$W/r3" --project "$T/detgate.ini"
 expect 2 "$DG" gate -q --scenario nosuch --project "$T/detgate.ini"
+expect 2 "$DG" gate -q --inject fma --project "$T/detgate.ini" # sim_stub's switch: nothing to switch here
+contains "$W/err" "--inject is sim_stub's switch"
+expect 2 "$DG" verify bounce --inject fma --project "$T/detgate.ini"
 cd "$T" || exit 1
 
 # ---- the engine misbehaves: exit 125 (1 for a changed state), what went wrong, nothing left behind ----------

@@ -741,7 +741,8 @@ int cli_gate(int argc, char **argv)
         code = CLI_USAGE;
     }
     if (code == 0 && all.n == 0) {
-        fprintf(stderr, "detgate gate: no scenario (*.scn) in %s: nothing to test\n", g.corpus);
+        fprintf(stderr, "detgate gate: no scenario (%s) in %s: nothing to test\n",
+                g.refs && g.proj.engine == HARNESS_ENGINE_PROCESS ? "no file" : "*.scn", g.corpus);
         code = CLI_USAGE;
     }
     for (size_t i = 0; code == 0 && i < g.only.n; i++)

@@ -36,6 +36,7 @@ typedef struct ini_ctx {
     harness__project *p;
     unsigned seen[K_COUNT_]; /* the line each key was given on, 0 = not given */
     bool has_kind;
+    unsigned too_long; /* the first line longer than inih's buffer, 0 = none */
     dg_error *err;
 } ini_ctx;
 
@@ -50,6 +51,8 @@ static char *ini_read_line(char *str, int num, void *stream)
         c->line++;
     size_t n = strlen(r);
     c->at_line_start = n > 0 && r[n - 1] == '\n';
+    if (!c->at_line_start && n + 1 == (size_t)num && !c->too_long && !feof(c->f))
+        c->too_long = c->line; /* inih would cut it: refused, not read as two lines */
     return r;
 }
 
@@ -220,6 +223,9 @@ static int on_key(void *user, const char *section, const char *name, const char 
     ini_ctx *c = user;
     if (c->err->code != DG_OK)
         return 0;
+    if (c->too_long)
+        return c->line = c->too_long,
+               fail(c, "a line longer than %s bytes%s%s", "4094", "", ""), 0;
     if (!*section)
         return fail(c, "'%s' before any section: put it under [project], [engine], [build] or [gate]%s%s", name, "",
                     "");
@@ -288,6 +294,8 @@ dg_status harness__project_load(harness__project *p, const char *path, dg_error 
     ini_ctx c = {.f = f, .at_line_start = true, .p = p, .err = err};
     int rc = ini_parse_stream(ini_read_line, &c, on_key, &c);
     fclose(f);
+    if (err->code == DG_OK && c.too_long)
+        c.line = c.too_long, fail(&c, "a line longer than %s bytes%s%s", "4094", "", "");
     if (err->code != DG_OK)
         return err->code;
     if (rc != 0) {

@@ -134,7 +134,8 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t size)
             return -1;
         }
         struct pollfd fds[2] = {{p->fd_out, POLLIN, 0}, {p->fd_err, POLLIN, 0}};
-        int ms = p->deadline > 0 ? (int)((p->deadline - harness__now()) * 1000) + 1 : -1;
+        double left = p->deadline - harness__now();
+        int ms = p->deadline <= 0 ? -1 : left <= 0 ? 0 : (int)(left * 1000) + 1; /* never -1 by accident */
         int r = poll(fds, 2, ms);
         if (r < 0 && errno != EINTR)
             return -1;
@@ -159,7 +160,7 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t size)
 /* What stderr still holds once the child is gone (a grandchild keeping it open: cut short). */
 static void drain_rest(proc_impl *p)
 {
-    while (p->fd_err >= 0) {
+    for (int k = 0; k < 256 && p->fd_err >= 0; k++) { /* at most 1 MiB: a grandchild may write forever */
         struct pollfd fd = {p->fd_err, POLLIN, 0};
         if (poll(&fd, 1, 0) <= 0)
             break;

@@ -50,6 +50,17 @@ bad_project '[engine]\nkind = process\n' "needs run = COMMAND"
 bad_project '[engine]\nrun = ./sim {scenario}\n' "needs \[project\] scenarios"
 bad_project '[build]\ncommand = make {target}\n' "unknown placeholder {target}"
 bad_project 'scenarios = s\n' "detgate.ini:1" "before any section"
+printf '[engine]\nrun = %s {scenario}\n' "$(head -c 5000 /dev/zero | tr '\0' x)" >"$P/detgate.ini" # not cut in two
+expect 2 "$DG" gate --project "$P/detgate.ini"
+contains "$W/err" "detgate.ini:2: syntax error: a line longer than 4094 bytes"
+# values are verbatim: a ' ;' does not start a comment (a shell command needs it)
+mkdir -p "$P/s"
+printf '{"tick":0,"entities":[{"id":1,"pos":[1,2,3]}]}\n' >"$P/s/one.jsonl"
+printf '[project]\nscenarios = s\n[engine]\nrun = true ; cat {scenario}\n' >"$P/detgate.ini"
+expect 0 "$DG" record one -o "$W/one.flrep" --project "$P/detgate.ini"
+rm -rf "$P/s"
+expect 2 "$DG" gate --project "$P/detgate.ini"
+contains "$W/err" "no scenario (no file) in"
 expect 2 "$DG" gate --project "$W/nonexistent.ini"
 contains "$W/err" "cannot open the project file"
 

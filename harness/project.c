@@ -113,14 +113,19 @@ static int unknown_key(ini_ctx *c, const char *section, const char *name)
     return fail(c, "unknown key '%s' in [%s] (nearest known key: %s)", name, section, near);
 }
 
-/* A template may use only the placeholders its command knows. */
+/* A template may use only the placeholders its command knows. A placeholder is {lowercase_word}; any
+ * other brace (a shell's ${VAR} or { list; }, JSON) is the command's own. */
 static bool placeholders_ok(const char *v, const char *const *allowed, size_t n, char *bad, size_t cap)
 {
     for (const char *s = strchr(v, '{'); s; s = strchr(s + 1, '{')) {
-        const char *e = strchr(s, '}');
-        size_t len = e ? (size_t)(e - s + 1) : strlen(s);
+        size_t len = 1;
+        while ((s[len] >= 'a' && s[len] <= 'z') || s[len] == '_')
+            len++;
+        if (s[len] != '}' || len == 1 || (s > v && s[-1] == '$'))
+            continue;
+        len++;
         bool ok = false;
-        for (size_t k = 0; k < n && e; k++)
+        for (size_t k = 0; k < n; k++)
             ok |= strlen(allowed[k]) == len && memcmp(allowed[k], s, len) == 0;
         if (!ok) {
             snprintf(bad, cap, "%.*s", (int)(len > 40 ? 40 : len), s);

@@ -56,7 +56,7 @@ typedef struct proc_impl {
     double deadline, limit_s; /* harness__now() seconds; 0 = none */
     char ring[PROC_RING];
     size_t ring_at, ring_len; /* next write position, bytes held */
-    uint64_t ticks;
+    uint64_t ticks, bytes; /* ticks parsed, bytes read from stdout */
     char name[DG_HASH_LOG_NAME_MAX + 1];
 } proc_impl;
 
@@ -145,8 +145,10 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t size)
             drain_err(p);
         if (fds[0].revents) {
             ssize_t n = read(p->fd_out, buf, size);
-            if (n > 0)
+            if (n > 0) {
+                p->bytes += (uint64_t)n;
                 return n;
+            }
             if (n < 0 && errno == EINTR)
                 continue;
             close(p->fd_out);
@@ -242,6 +244,8 @@ static void diagnose(proc_impl *p, bool stream_failed, dg_error *err)
                  "%llu tick%s", code - 128, strsignal(code - 128), code, t, ts);
     else if (code != 0 && !p->stopped)
         snprintf(what, sizeof what, "the engine exited with status %d after %llu tick%s", code, t, ts);
+    else if (p->bytes == 0)
+        snprintf(what, sizeof what, "the engine exited 0 without writing anything on its standard output");
     else if (stream_failed)
         snprintf(what, sizeof what, "the engine's stream is malformed after %llu tick%s: %.230s", t, ts, inner);
     else

@@ -21,6 +21,8 @@
 #define PROC_TERM_GRACE 1.0 /* seconds between SIGTERM and SIGKILL */
 #define PROC_SLOTS 64
 
+extern char **environ;
+
 /* ---- running children, for the interrupt handler ---------------------------------------------- */
 
 static volatile pid_t g_children[PROC_SLOTS];
@@ -334,7 +336,7 @@ static bool build_command(char *out, size_t cap, const char *tmpl, const char *s
 
 /* fork + exec /bin/sh -c cmd in dir, stdin /dev/null, stdout and stderr to the pipes; only
  * async-signal-safe calls in the child (gate --jobs forks from threads). */
-static dg_status spawn(proc_impl *p, const char *cmd, const char *dir, dg_error *err)
+static dg_status spawn(proc_impl *p, char *cmd, const char *dir, dg_error *err)
 {
     int po[2], pe[2];
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -353,6 +355,7 @@ static dg_status spawn(proc_impl *p, const char *cmd, const char *dir, dg_error 
     sigemptyset(&hold);
     sigaddset(&hold, SIGINT), sigaddset(&hold, SIGTERM), sigaddset(&hold, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &hold, &old);
+    char *argv[] = {(char *)"sh", (char *)"-c", cmd, NULL}; /* built before fork: execve is all the child calls */
     pthread_mutex_lock(&g_children_mu);
     pid_t pid = fork();
     if (pid == 0) {
@@ -364,7 +367,7 @@ static dg_status spawn(proc_impl *p, const char *cmd, const char *dir, dg_error 
             _exit(126);
         }
         dup2(null, 0), dup2(po[1], 1), dup2(pe[1], 2);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        execve("/bin/sh", argv, environ);
         _exit(127);
     }
     if (pid > 0)

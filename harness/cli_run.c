@@ -20,10 +20,12 @@ void cli_run_opts_init(cli_run_opts *o)
 dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__source **out, dg_error *err)
 {
     if (o->states && strcmp(o->states, "-") == 0)
-        return harness__source_states_stream(out, stdin, "stdin", NULL, o->keyframe, err);
+        return harness__source_stream(out, stdin, "stdin", NULL, o->keyframe, err);
     size_t n = o->states ? strlen(o->states) : 0;
     if (n > 4 && strcmp(o->states + n - 4, ".zst") == 0)
         return harness__source_states_zst(out, o->states, o->keyframe, err);
+    if (o->states && harness__is_binary_stream(o->states))
+        return harness__source_binary_file(out, o->states, o->keyframe, err);
     if (o->states)
         return harness__source_states(out, o->states, o->keyframe, err);
     if (o->run)

@@ -57,6 +57,13 @@ void harness__scenario_refs_free(harness__scenario_ref *v, size_t n);
  * or a malformed stream fails the source with DG_E_IO and says which. */
 dg_status harness__source_process(harness__source **out, const char *run, const char *dir, const char *scenario,
                                   double time_limit_s, uint32_t keyframe, dg_error *err);
+/* A stream read once from f (not closed by the source): the binary state stream when its first byte
+ * is 0x89 (harness/source_binary.c), else CSV or JSON Lines (harness__source_states_stream). */
+dg_status harness__source_stream(harness__source **out, FILE *f, const char *label, const char *name,
+                                 uint32_t keyframe, dg_error *err);
+/* Whether the file starts like a binary state stream (0x89); a binary stream file, read once. */
+bool harness__is_binary_stream(const char *path);
+dg_status harness__source_binary_file(harness__source **out, const char *path, uint32_t keyframe, dg_error *err);
 /* A zstd-compressed state stream file, decompressed on the fly and read once (harness/source_zstd.c);
  * a corrupt or cut compression is DG_E_MALFORMED ("zstd: ..."). */
 dg_status harness__source_states_zst(harness__source **out, const char *path, uint32_t keyframe, dg_error *err);

@@ -226,8 +226,8 @@ static void diagnose(proc_impl *p, bool stream_failed, dg_error *err)
     char inner[400] = "", tail[170];
     if (stream_failed)
         dg_error_format(err, inner, sizeof inner);
-    for (double until = harness__now() + 0.5; !p->reaped && p->fd_out < 0 && harness__now() < until;)
-        reap(p, false), poll(NULL, 0, 5); /* the stream ended: it may be dying on its own, say how */
+    for (double until = harness__now() + 0.5; !p->reaped && stream_failed && harness__now() < until;)
+        reap(p, false), poll(NULL, 0, 5); /* a bad stream may come from an engine dying on its own: say how */
     stop_child(p);
     drain_rest(p);
     stderr_tail(p, tail, sizeof tail);
@@ -421,7 +421,7 @@ dg_status harness__source_process(harness__source **out, const char *run, const 
     }
     char label[DG_HASH_LOG_NAME_MAX + 16];
     snprintf(label, sizeof label, "%s (stdout)", p->name);
-    if (st == DG_OK && harness__source_states_stream(&p->inner, p->out, label, scenario, keyframe, err) != DG_OK) {
+    if (st == DG_OK && harness__source_stream(&p->inner, p->out, label, scenario, keyframe, err) != DG_OK) {
         diagnose(p, true, err);
         st = err->code;
     }

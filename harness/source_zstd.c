@@ -107,7 +107,7 @@ dg_status harness__source_states_zst(harness__source **out, const char *path, ui
         st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
     if (st == DG_OK) {
         ZSTD_initDStream(z->ds);
-        st = harness__source_states_stream(&z->inner, z->out, path, path, keyframe, err);
+        st = harness__source_stream(&z->inner, z->out, path, path, keyframe, err);
         if (st != DG_OK && z->failed) {
             dg_error_clear(err);
             st = dg_error_set(err, DG_E_MALFORMED, DG_OFFSET_NONE, path, "zstd: %s", z->why);

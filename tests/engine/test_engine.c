@@ -1,12 +1,13 @@
 /* tests/engine/test_engine.c — a test engine for the process contract: `detgate_test_engine SCENARIO`
  * writes a JSON Lines (or CSV) state stream (docs/STATES-STREAM.md) of N bouncing bodies on stdout.
  * The scenario is a small text file of "key value" lines: bodies N, ticks T, format jsonl|csv,
- * mode M, at K. Modes (DG_TEST_ENGINE_MODE / DG_TEST_ENGINE_AT override the file) misbehave at tick K:
+ * mode M, at K (format bin: the binary stream). Modes (DG_TEST_ENGINE_MODE / DG_TEST_ENGINE_AT override the file) misbehave at tick K:
  * ok, exit3, segv, hang, garbage, cut (a tick line cut short, exit 0), flood (4 MiB of stderr first,
  * then a good stream), invalid (a position out of the quantizer's range), nondet (a clock-seeded
  * value: another run records another state). DG_TEST_ENGINE_PIDFILE: where hang writes its pid. */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +72,44 @@ static void step(body *b, int n)
     }
 }
 
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_f64(unsigned char *p, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    put_le(p, u, 8);
+}
+
+/* docs/STATES-STREAM.md "Binary": kind 0x01, u64 tick, u32 count, count x 98-byte entities */
+static void emit_binary(const scenario *s, const body *b, long t, double jitter)
+{
+    unsigned char h[13], e[98];
+    h[0] = 0x01;
+    put_le(h + 1, (uint64_t)t, 8);
+    put_le(h + 9, (uint64_t)s->bodies, 4);
+    fwrite(h, 1, sizeof h, stdout);
+    for (int i = 0; i < s->bodies; i++) {
+        memset(e, 0, sizeof e);
+        put_le(e, (uint64_t)(i + 1), 4);
+        double v[11] = {b[i].p[0] + (i == 0 ? jitter : 0), b[i].p[1], b[i].p[2], b[i].v[0], b[i].v[1], b[i].v[2],
+                        1, 0, 0, 0, 1};
+        for (int k = 0; k < 11; k++)
+            put_f64(e + 10 + 8 * k, v[k]);
+        fwrite(e, 1, sizeof e, stdout);
+    }
+}
+
 static void emit(const scenario *s, const body *b, long t, double jitter)
 {
+    if (strcmp(s->format, "bin") == 0) {
+        emit_binary(s, b, t, jitter);
+        return;
+    }
     int csv = strcmp(s->format, "csv") == 0;
     if (!csv)
         printf("{\"tick\":%ld,\"entities\":[", t);
@@ -102,7 +139,9 @@ int main(int argc, char **argv)
     if (strcmp(s.mode, "flood") == 0)
         for (int k = 0; k < 65536; k++)
             fprintf(stderr, "flood line %d: %s\n", k, "................................................");
-    if (strcmp(s.format, "csv") == 0)
+    if (strcmp(s.format, "bin") == 0) /* magic, version 1, flags 0, 60 Hz */
+        fwrite("\x89" "DGS\x01\x00\x00\x00\x3c\x00\x00\x00", 1, 12, stdout);
+    else if (strcmp(s.format, "csv") == 0)
         printf("tick,id,px,py,pz,vx,vy,vz\n");
     else
         printf("{\"detgate_states\":1,\"tick_rate_hz\":60,\"types\":[{\"index\":0,\"id\":\"ball\",\"name\":\"Ball\","
@@ -115,7 +154,10 @@ int main(int argc, char **argv)
                 return 3;
             }
             if (strcmp(s.mode, "segv") == 0) {
-                printf("{\"tick\":%ld,\"entities\":[{\"id\":1,", t);
+                if (strcmp(s.format, "bin") == 0)
+                    fwrite("\x01\x1e\x00\x00", 1, 4, stdout); /* a tick record cut in its header */
+                else
+                    printf("{\"tick\":%ld,\"entities\":[{\"id\":1,", t);
                 fflush(stdout);
                 raise(SIGSEGV);
             }
@@ -147,6 +189,8 @@ int main(int argc, char **argv)
         emit(&s, b, t, jitter);
         step(b, s.bodies);
     }
+    if (strcmp(s.format, "bin") == 0)
+        putchar(0x00); /* the end record: the stream is complete */
     free(b);
     return 0;
 }

@@ -212,6 +212,34 @@ expect 2 "$DG" verify --states "$W/plain.zst" -q
 contains "$W/err" "malformed input: zstd: Unknown frame descriptor"
 no_temp "zst"
 
+# ---- the binary state stream (docs/STATES-STREAM.md, "Binary") -----------------------------------------
+printf 'bodies 3\nticks 200\nformat bin\n' >"$T/scenarios/binary.txt"
+expect 0 "$DG" bless binary --reason "binary stream"
+expect 0 "$DG" gate --scenario binary -q --report-dir "$W/r-bin"
+expect 0 "$DG" record binary -o "$W/bin.flrep"
+expect 0 "$DG" diff golden/bounce.hashlog.zst "$W/bin.flrep" -q # the same floats as the JSON Lines run
+"$ENGINE" scenarios/binary.txt >"$W/b.bin"
+expect 0 "$DG" verify --states "$W/b.bin" -q
+expect 0 "$DG" verify --states - -q <"$W/b.bin"
+head -c 500 "$W/b.bin" >"$W/bcut.bin"
+expect 2 "$DG" verify --states "$W/bcut.bin" -q
+contains "$W/err" "bcut.bin at byte 332: malformed input: binary state stream: the tick's entities: expected 294 bytes, found 168"
+head -c -1 "$W/b.bin" >"$W/bnoend.bin"
+expect 2 "$DG" verify --states - -q <"$W/bnoend.bin"
+contains "$W/err" "a record kind: expected 1 bytes, found 0 (the stream ends)"
+printf '\x89DGS\x02\x00\x00\x00\x3c\x00\x00\x00\x00' >"$W/bv2.bin"
+expect 2 "$DG" verify --states "$W/bv2.bin" -q
+contains "$W/err" "at byte 4: malformed input: binary state stream: version 2: this build reads version 1"
+printf '\x89DGS\x01\x00\x00\x00\x3c\x00\x00\x00\x01\x05\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00' >"$W/bid0.bin"
+head -c 98 /dev/zero >>"$W/bid0.bin"
+expect 2 "$DG" verify --states "$W/bid0.bin" -q
+contains "$W/err" "tick 5: entity 0: id 0 (ids start at 1)"
+DG_TEST_ENGINE_MODE=segv expect 125 "$DG" verify binary -q --text "$W/bsegv.txt"
+contains "$W/bsegv.txt" "the engine was killed by signal 11 (Segmentation fault"
+DG_TEST_ENGINE_MODE=nondet expect 1 "$DG" gate --scenario binary -q --report-dir "$W/r-bin-nd"
+contains "$W/r-bin-nd/report.txt" "golden: first divergent tick 30"
+no_temp "binary"
+
 # ---- the bundled corpus gates through the repository's own detgate.ini, from any folder below it --------
 cd "$SRC/corpus" || exit 1
 expect 0 "$DG" gate --plan 2

@@ -285,10 +285,17 @@ static dg_status project_complete(harness__project *p, ini_ctx *c, dg_error *err
 
 dg_status harness__project_load(harness__project *p, const char *path, dg_error *err)
 {
-    project_defaults(p, path);
     FILE *f = fopen(path, "r");
     if (!f)
         return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open the project file: %s", strerror(errno));
+    dg_status st = harness__project_parse(p, f, path, err);
+    fclose(f);
+    return st;
+}
+
+dg_status harness__project_parse(harness__project *p, FILE *f, const char *path, dg_error *err)
+{
+    project_defaults(p, path);
     /* values verbatim (a shell command may hold ';'), whole-line comments only, long lines allowed */
     ini_allow_inline_comments = false;
     ini_allow_multiline = false;
@@ -298,7 +305,6 @@ dg_status harness__project_load(harness__project *p, const char *path, dg_error 
     ini_max_line = HARNESS_PROJECT_PATH_MAX;
     ini_ctx c = {.f = f, .at_line_start = true, .p = p, .err = err};
     int rc = ini_parse_stream(ini_read_line, &c, on_key, &c);
-    fclose(f);
     if (err->code == DG_OK && c.too_long)
         c.line = c.too_long, fail(&c, "a line longer than %s bytes%s%s", "4094", "", "");
     if (err->code != DG_OK)

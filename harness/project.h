@@ -36,6 +36,8 @@ typedef struct harness__project {
 /* Reads and checks a project file. An unknown section or key, or a bad value, is DG_E_SYNTAX with
  * "file:line" in err->where, the nearest known key or the expected form in the message. */
 dg_status harness__project_load(harness__project *p, const char *path, dg_error *err);
+/* The same from an open file (not closed); path names it and gives the folder paths are joined to. */
+dg_status harness__project_parse(harness__project *p, FILE *f, const char *path, dg_error *err);
 /* The nearest detgate.ini from the current folder upward (as git finds .git), as a path relative to
  * the current folder ("detgate.ini", "../detgate.ini", ...). False when there is none. */
 bool harness__project_find(char *out, size_t cap);

@@ -28,3 +28,14 @@ file(RELATIVE_PATH DG_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 string(REGEX REPLACE "/$" "" DG_PC_TO_PREFIX "${DG_PC_TO_PREFIX}")
 configure_file(${CMAKE_SOURCE_DIR}/cmake/detgate-codec.pc.in ${CMAKE_BINARY_DIR}/detgate-codec.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/detgate-codec.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The harness and the modules it links (static libraries: each named, in link order), for an engine
+# that runs the gate in-process through pkg-config (find_package gives detgate::harness).
+if(TARGET detgate_harness)
+  set(DG_PC_HARNESS_LIBS "-ldetgate_reports -ldetgate_hash")
+  if(TARGET detgate_sim)
+    string(APPEND DG_PC_HARNESS_LIBS " -ldetgate_sim")
+  endif()
+  configure_file(${CMAKE_SOURCE_DIR}/cmake/detgate-harness.pc.in ${CMAKE_BINARY_DIR}/detgate-harness.pc @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/detgate-harness.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "harness_internal.h"
+#include "project.h"
 
 /* Exit codes (docs/CLI.md): the same meaning for every subcommand, and the ones git bisect run
  * understands. */
@@ -40,6 +41,7 @@ int cli_bisect(int argc, char **argv);
 int cli_bisect_step(int argc, char **argv);
 int cli_matrix(int argc, char **argv);
 int cli_merge(int argc, char **argv);
+int cli_init(int argc, char **argv);
 
 /* Prints the help of a subcommand to f. */
 void cli_print_help(FILE *f, const char *cmd);
@@ -176,6 +178,10 @@ typedef struct cli_run_opts {
     bool rply;                 /* --format rply */
     bool no_progress;          /* no per-tick progress line (`gate --jobs N`: several run at once) */
     unsigned jobs;             /* --jobs: threads at most for the checks and the replay inside one recording */
+    const char *project;       /* --project FILE */
+    const char *run, *run_dir; /* a process engine's command template and folder (the project's) */
+    double time_limit;         /* its seconds per scenario, 0 = none */
+    unsigned repeat;           /* verify --repeat N: runs that must record the same (0 = one run) */
 } cli_run_opts;
 
 void cli_run_opts_init(cli_run_opts *o);
@@ -192,5 +198,23 @@ dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__
  * stream. Returns -1 when it could not run (error check added, err filled), else failed checks. */
 int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path, const cli_run_opts *o,
                           harness__stream *rec, dg_report_scenario **sc_out, dg_error *err);
+
+/* ---- the project (cli_init.c) --------------------------------------------------------------------- */
+/* --project FILE, in every command that runs an engine (its option value is CLI_OPT_PROJECT). */
+enum { CLI_OPT_PROJECT = 0x1f0 };
+#define CLI_PROJECT_OPT {"project", 1, 0, CLI_OPT_PROJECT}
+/* Loads FILE (given) or the nearest detgate.ini upward into p; *have false when there is none. 0, or
+ * the exit code of an unreadable or bad project file (printed). */
+int cli_project_load(const char *cmd, const char *given, harness__project *p, bool *have);
+/* What the project sets that the options left unset: the format, the keyframe interval, the engine. */
+void cli_project_apply(const harness__project *p, cli_run_opts *o, bool format_given);
+/* A SCENARIO argument: a file, or the name of one of the project's scenarios. 0 or CLI_USAGE (printed). */
+int cli_project_scenario(const char *cmd, const harness__project *p, const char *arg, char *out, size_t cap);
+/* verify --repeat (cli_repeat.c): runs scenario o->repeat - 1 more times and adds a "repeat" check to sc
+ * comparing each with the first run (first_path, first). 0 all the same, 1 one differs, -1 could not run. */
+int cli_verify_repeat(dg_report_scenario *sc, const char *scenario, const cli_run_opts *o, const char *first_path,
+                      const harness__stream *first);
+/* A process engine's failures are its own, never the user's input: exit 125, not 2. */
+#define CLI_BAD_INPUT(o, st) (cli_bad_input(st) && !(o)->run)
 
 #endif

@@ -78,8 +78,8 @@ static bool parse_shard(const char *s, uint64_t *i, uint64_t *n)
 /* NAME.flrep + NAME.hashlog.zst, or for RPLY recordings NAME.rply + NAME.rply.hashlog.zst. */
 static void golden_paths(const char *dir, const char *name, bool rply, char *rec, char *log, size_t cap)
 {
-    snprintf(rec, cap, "%s/%s.%s", dir, name, rply ? "rply" : "flrep");
-    snprintf(log, cap, "%s/%s%s.hashlog.zst", dir, name, rply ? ".rply" : "");
+    snprintf(rec, cap, "%.3900s/%s.%s", dir, name, rply ? "rply" : "flrep");
+    snprintf(log, cap, "%.3900s/%s%s.hashlog.zst", dir, name, rply ? ".rply" : "");
 }
 
 /* Writes the record side's hash stream (with its raw float hashes) as a hash log. */
@@ -245,8 +245,12 @@ typedef struct gate_opts {
     bool sharded;    /* --shard given */
     bool strict;
     unsigned jobs; /* scenarios verified at once (--jobs; 0 given = one per online CPU) */
+    bool jobs_given, format_given;
     cli_reports rp;
     cli_run_opts ro;
+    harness__project proj;       /* the project file, when there is one */
+    harness__scenario_ref *refs; /* its scenarios (name, path), when --corpus is not given */
+    size_t nrefs;
 } gate_opts;
 
 /* --jobs N: 1..GATE_JOBS_MAX, or 0 for one per online CPU (capped the same way). */
@@ -272,7 +276,7 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
                                          {"seek-edges", 1, 0, G_EDGES}, {"inject", 1, 0, G_INJECT},
                                          {"format", 1, 0, G_FORMAT}, {"jobs", 1, 0, G_JOBS},
                                          {"plan", 1, 0, G_PLAN}, {"replay-fault", 1, 0, G_FAULT},
-                                         CLI_REPORT_OPTS, {0, 0, 0, 0}};
+                                         CLI_REPORT_OPTS, CLI_PROJECT_OPT, {0, 0, 0, 0}};
     uint64_t v;
     int c;
     optind = 0;
@@ -281,8 +285,10 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
         if (cli_report_opt(&g->rp, c, optarg))
             continue;
         switch (c) {
+        case CLI_OPT_PROJECT: g->ro.project = optarg; break;
         case 'j':
         case G_JOBS:
+            g->jobs_given = true;
             if (!parse_jobs(optarg, &g->jobs))
                 return cli_usage_error("gate", "--jobs: expected 0 (one per CPU) or 1..%d, found '%s'", GATE_JOBS_MAX,
                                        optarg);
@@ -300,6 +306,7 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
             if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
                 return cli_usage_error("gate", "--format: expected flrep or rply, found '%s'", optarg);
             g->ro.rply = strcmp(optarg, "rply") == 0;
+            g->format_given = true;
             break;
         case G_SHARD:
             if (!parse_shard(optarg, &g->shard_i, &g->shard_n))
@@ -490,6 +497,9 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
 {
     char scn[4096], rec_path[4096];
     snprintf(scn, sizeof scn, "%s/%s.scn", g->corpus, name);
+    for (size_t i = 0; i < g->nrefs; i++) /* a project's scenario: its own path, whatever its extension */
+        if (strcmp(g->refs[i].name, name) == 0)
+            snprintf(scn, sizeof scn, "%s", g->refs[i].path);
     harness__source *src = NULL;
     dg_error err;
     dg_error_clear(&err);
@@ -501,7 +511,7 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
         dg_report_check *ck = sc ? dg_report_add_check(sc, "scenario", DG_REPORT_ERROR) : NULL;
         if (ck)
             check_error(ck, &err);
-        return false;
+        return g->ro.run != NULL; /* an engine that fails to start is untested, not bad input */
     }
     harness__temp_path(rec_path, sizeof rec_path, NULL, src->name, g->ro.rply ? ".rply" : ".flrep");
     harness__stream rec = {0};
@@ -509,7 +519,7 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
     int f = cli_record_and_verify(rep, src, rec_path, &g->ro, &rec, &sc, &err);
     if (f >= 0 && sc)
         check_golden(sc, g->golden, rec_path, &rec, g->strict, g->ro.rply);
-    bool usage = f < 0 && cli_bad_input(err.code);
+    bool usage = f < 0 && CLI_BAD_INPUT(&g->ro, err.code);
     if (usage) {
         char buf[600];
         dg_error_format(&err, buf, sizeof buf);
@@ -703,6 +713,38 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, size
     return ok ? code : (code ? code : CLI_UNTESTED);
 }
 
+/* The project file's settings under the options given; its scenario list unless --corpus. 0 or an
+ * exit code (printed). */
+static int gate_project(gate_opts *g, name_list *all)
+{
+    bool have = false;
+    int code = cli_project_load("gate", g->ro.project, &g->proj, &have);
+    if (code == 0 && have) {
+        cli_project_apply(&g->proj, &g->ro, g->format_given);
+        if (!g->golden)
+            g->golden = g->proj.golden;
+        if (!g->jobs_given && g->proj.jobs)
+            g->jobs = g->proj.jobs;
+        if (g->ro.run && g->ro.inject)
+            return cli_usage_error("gate", "--inject is sim_stub's switch; this project's engine is `%s`", g->ro.run);
+    }
+    if (code == 0 && have && !g->corpus) {
+        dg_error err;
+        dg_error_clear(&err);
+        if (harness__project_scenarios(&g->proj, &g->refs, &g->nrefs, &err) != DG_OK) {
+            cli_print_error("gate", &err);
+            return CLI_USAGE;
+        }
+        for (size_t i = 0; i < g->nrefs; i++)
+            if (!names_add(all, g->refs[i].name))
+                return fprintf(stderr, "detgate gate: out of memory\n"), CLI_UNTESTED;
+        g->corpus = g->proj.scenarios;
+    }
+    g->corpus = g->corpus ? g->corpus : "corpus/scenarios";
+    g->golden = g->golden ? g->golden : "corpus/golden";
+    return code;
+}
+
 /* A --scenario the shard excludes would run nothing for it and pass: refused. */
 static int check_shard_holds(const gate_opts *g, const gate_plan *p)
 {
@@ -719,17 +761,20 @@ static int check_shard_holds(const gate_opts *g, const gate_plan *p)
 
 int cli_gate(int argc, char **argv)
 {
-    gate_opts g = {.corpus = "corpus/scenarios", .golden = "corpus/golden", .shard_i = 1, .shard_n = 1, .jobs = 1};
+    gate_opts g = {.shard_i = 1, .shard_n = 1, .jobs = 1};
     cli_run_opts_init(&g.ro);
     name_list all = {0};
     int code = parse_gate_args(argc, argv, &g);
-    if (code == 0 && !list_corpus(g.corpus, &all)) {
+    if (code == 0)
+        code = gate_project(&g, &all);
+    if (code == 0 && !g.refs && !list_corpus(g.corpus, &all)) {
         fprintf(stderr, "detgate gate: cannot read the corpus folder %s: %s (run from the repository root or "
                         "give --corpus)\n", g.corpus, strerror(errno));
         code = CLI_USAGE;
     }
     if (code == 0 && all.n == 0) {
-        fprintf(stderr, "detgate gate: no scenario (*.scn) in %s: nothing to test\n", g.corpus);
+        fprintf(stderr, "detgate gate: no scenario (%s) in %s: nothing to test\n",
+                g.refs && g.proj.engine == HARNESS_ENGINE_PROCESS ? "no file" : "*.scn", g.corpus);
         code = CLI_USAGE;
     }
     for (size_t i = 0; code == 0 && i < g.only.n; i++)
@@ -755,6 +800,7 @@ int cli_gate(int argc, char **argv)
         plan_free(&plan);
         free(g.only.v);
         free(all.v);
+        harness__scenario_refs_free(g.refs, g.nrefs);
         return code ? code : g.plan ? CLI_EQUAL : CLI_UNTESTED;
     }
     dg_report_set_shard(rep, (uint32_t)g.shard_i, (uint32_t)g.shard_n, plan.corpus_id);
@@ -777,6 +823,7 @@ int cli_gate(int argc, char **argv)
     plan_free(&plan);
     free(g.only.v);
     free(all.v);
+    harness__scenario_refs_free(g.refs, g.nrefs);
     dg_report_free(rep);
     return code;
 }
@@ -864,7 +911,7 @@ static void first_changed(const char *gf, const char *gl, bool rply, const harne
 static bool append_log(const char *golden, const char *name, const char *changed, size_t ticks, const char *reason)
 {
     char path[4096], by[420], rev[64];
-    snprintf(path, sizeof path, "%s/BLESS.log", golden);
+    snprintf(path, sizeof path, "%.4000s/BLESS.log", golden);
     who(by, sizeof by);
     command_line("git rev-parse --short HEAD 2>/dev/null", rev, sizeof rev);
     time_t now = time(NULL);
@@ -889,17 +936,16 @@ static bool append_log(const char *golden, const char *name, const char *changed
 enum { B_CORPUS = 0x400, B_GOLDEN, B_REASON, B_ALL, B_MAX, B_FORMAT };
 
 static int bless_one(const char *name, const char *scn, const char *golden, const char *reason, uint64_t max_bytes,
-                     bool rply, dg_report *rep)
+                     const cli_run_opts *base, dg_report *rep)
 {
     harness__source *src = NULL;
     dg_error err;
     dg_error_clear(&err);
-    cli_run_opts ro;
-    cli_run_opts_init(&ro);
-    ro.rply = rply;
+    cli_run_opts ro = *base;
+    bool rply = ro.rply;
     if (cli_open_source(scn, &ro, &src, &err) != DG_OK) {
         cli_print_error("bless", &err);
-        return CLI_USAGE;
+        return ro.run ? CLI_UNTESTED : CLI_USAGE;
     }
     char gf[4096], gl[4096], tf[4200], tl[4200];
     golden_paths(golden, name, rply, gf, gl, sizeof gf);
@@ -950,9 +996,9 @@ int cli_bless(int argc, char **argv)
     static const struct option opts[] = {{"corpus", 1, 0, B_CORPUS}, {"golden", 1, 0, B_GOLDEN},
                                          {"reason", 1, 0, B_REASON}, {"all", 0, 0, B_ALL},
                                          {"flrep-max-bytes", 1, 0, B_MAX}, {"format", 1, 0, B_FORMAT},
-                                         {0, 0, 0, 0}};
-    const char *corpus = "corpus/scenarios", *golden = "corpus/golden", *reason = NULL;
-    bool all = false, rply = false;
+                                         CLI_PROJECT_OPT, {0, 0, 0, 0}};
+    const char *corpus = NULL, *golden = NULL, *reason = NULL, *project = NULL;
+    bool all = false, rply = false, format_given = false;
     uint64_t max_bytes = 2u << 20;
     int c;
     optind = 0;
@@ -963,7 +1009,9 @@ int cli_bless(int argc, char **argv)
         case B_GOLDEN: golden = optarg; break;
         case B_REASON: reason = optarg; break;
         case B_ALL: all = true; break;
+        case CLI_OPT_PROJECT: project = optarg; break;
         case B_FORMAT:
+            format_given = true;
             if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
                 return cli_usage_error("bless", "--format: expected flrep or rply, found '%s'", optarg);
             rply = strcmp(optarg, "rply") == 0;
@@ -980,8 +1028,33 @@ int cli_bless(int argc, char **argv)
     if (all && optind < argc)
         return cli_usage_error("bless", "--all blesses every scenario of the corpus: give it or SCENARIO..., not both "
                                         "(found '%s')", argv[optind]);
+    static harness__project proj;
+    bool have = false;
+    int pc = cli_project_load("bless", project, &proj, &have);
+    if (pc)
+        return pc;
+    cli_run_opts base;
+    cli_run_opts_init(&base);
+    base.rply = rply;
+    if (have)
+        cli_project_apply(&proj, &base, format_given);
+    golden = golden ? golden : have ? proj.golden : "corpus/golden";
+    bool by_project = have && !corpus;
+    corpus = corpus ? corpus : "corpus/scenarios";
     name_list names = {0};
-    if (all) {
+    if (all && by_project) {
+        harness__scenario_ref *v = NULL;
+        size_t n = 0;
+        dg_error lerr;
+        dg_error_clear(&lerr);
+        if (harness__project_scenarios(&proj, &v, &n, &lerr) != DG_OK) {
+            cli_print_error("bless", &lerr);
+            return CLI_USAGE;
+        }
+        for (size_t i = 0; i < n; i++)
+            names_add(&names, v[i].name);
+        harness__scenario_refs_free(v, n);
+    } else if (all) {
         if (!list_corpus(corpus, &names))
             return cli_usage_error("bless", "cannot read the corpus folder %s", corpus);
     }
@@ -1000,13 +1073,18 @@ int cli_bless(int argc, char **argv)
     int worst = CLI_EQUAL;
     for (size_t i = 0; i < names.n && rep; i++) {
         char scn[4096], name[DG_HASH_LOG_NAME_MAX + 1];
-        if (!cli_resolve_scenario(names.v[i], corpus, scn, sizeof scn)) {
+        if (by_project) {
+            if (cli_project_scenario("bless", &proj, names.v[i], scn, sizeof scn) != 0) {
+                worst = CLI_USAGE;
+                continue;
+            }
+        } else if (!cli_resolve_scenario(names.v[i], corpus, scn, sizeof scn)) {
             fprintf(stderr, "detgate bless: no scenario '%s' in %s\n", names.v[i], corpus);
             worst = CLI_USAGE;
             continue;
         }
         harness__scenario_name(scn, name, sizeof name);
-        int code = bless_one(name, scn, golden, reason, max_bytes, rply, rep);
+        int code = bless_one(name, scn, golden, reason, max_bytes, &base, rep);
         if (code > worst || (worst == CLI_EQUAL && code))
             worst = code;
     }

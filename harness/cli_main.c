@@ -57,7 +57,7 @@ const cli_cmd cli_commands[] = {
     {"verify", cli_verify, "record, replay, compare; check seek and crash recovery",
      "usage: detgate verify SCENARIO [--format flrep|rply] [--inject SPEC] [--keyframe-interval N] [--keep FILE]\n"
      "       detgate verify --states STREAM [...]\n"
-     "  [--seek-samples N] [--seek-edges N] [--no-recovery]\n"
+     "  [--seek-samples N] [--seek-edges N] [--no-recovery] [--repeat N] [--project FILE]\n"
      "  [--replay-fault double-delta:TICK|seek-drop-delta:TICK|self-check:TICK] [--jobs N]\n"
      "Runs the session through sim_stub and the real codec (record side hashes exactly what was\n"
      "written), reads the file back and hashes every rebuilt tick (replay side), and compares the\n"
@@ -74,6 +74,10 @@ const cli_cmd cli_commands[] = {
      "writer and replays with the RPLY player (record-vs-replay and seek; RPLY has no trailer to lose).\n"
      "--jobs N (-j N): up to N threads (default 1; 0 = one per online CPU) — the writer beside the\n"
      "simulation, the replay side cut by chunks, recovery beside replay + seek; the report is the same.\n"
+     "--repeat N runs the scenario N times (2..1000): every run must record what the first did (a\n"
+     "\"repeat\" check, diffed to entity and field). --states - reads the stream from standard input; a\n"
+     "STREAM.zst is decompressed on the fly. With a project file (detgate.ini, docs/ENGINES.md) SCENARIO\n"
+     "may name one of its scenarios and runs through its engine.\n"
      REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate verify dogfight-40 --report-dir build/reports/verify\n"},
     {"diff", cli_diff, "compare two recordings (or two hash logs) tick by tick",
@@ -151,6 +155,15 @@ const cli_cmd cli_commands[] = {
      "Raw-float drift with the same quanta is a note (exit 0), a failure with --strict-raw (exit 1).\n"
      "--dry-run prints the configurations as parsed and builds nothing.\n" REPORT_FLAGS_HELP EXIT_HELP
      "Example: detgate matrix --scenario dogfight-40 --configs 'gcc:-O2:off,gcc:-O3 -march=native:off'\n"},
+    {"init", cli_init, "write a project file (detgate.ini) for your engine",
+     "usage: detgate init [--run CMD] [--scenarios GLOB] [-o FILE]\n"
+     "Writes a commented project file (default detgate.ini; never overwrites one) saying how to run one\n"
+     "scenario through your engine (CMD, with {scenario}; its standard output is the state stream of\n"
+     "docs/STATES-STREAM.md) and where the scenarios (a folder or a glob) and goldens live. Every command\n"
+     "finds the nearest detgate.ini from the current folder upward, or takes --project FILE (before or\n"
+     "after the command). See docs/ENGINES.md.\n"
+     "Exit: 0 written, 2 usage or the file exists.\n"
+     "Example: detgate init --run './build/sim --scenario {scenario} --dump-states -' --scenarios 'scenarios/*.json'\n"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -182,6 +195,7 @@ static void main_help(FILE *f)
 static void on_signal(int sig)
 {
     harness__temp_cleanup();
+    harness__process_kill_all();
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -225,6 +239,12 @@ int main(int argc, char **argv)
         else
             main_help(stdout);
         return CLI_EQUAL;
+    }
+    if (argc > 3 && strcmp(argv[1], "--project") == 0) { /* a global option: moved after the command */
+        char *f = argv[2];
+        memmove(argv + 1, argv + 3, (size_t)(argc - 3) * sizeof *argv);
+        argv[argc - 2] = "--project";
+        argv[argc - 1] = f;
     }
     if (strcmp(argv[1], "--version") == 0) {
         puts(HARNESS_VERSION);

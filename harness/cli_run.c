@@ -33,8 +33,17 @@ bool cli_parse_jobs(const char *s, unsigned *out)
 
 dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__source **out, dg_error *err)
 {
+    if (o->states && strcmp(o->states, "-") == 0)
+        return harness__source_stream(out, stdin, "stdin", NULL, o->keyframe, err);
+    size_t n = o->states ? strlen(o->states) : 0;
+    if (n > 4 && strcmp(o->states + n - 4, ".zst") == 0)
+        return harness__source_states_zst(out, o->states, o->keyframe, err);
+    if (o->states && harness__is_binary_stream(o->states))
+        return harness__source_binary_file(out, o->states, o->keyframe, err);
     if (o->states)
         return harness__source_states(out, o->states, o->keyframe, err);
+    if (o->run)
+        return harness__source_process(out, o->run, o->run_dir, scenario, o->time_limit, o->keyframe, err);
     return harness__source_scenario(out, scenario, o->inject, o->keyframe, err);
 }
 
@@ -116,7 +125,7 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
 /* ---- option parsing shared by record and verify ------------------------------------------------- */
 
 enum { OPT_INJECT = 0x200, OPT_KEYFRAME, OPT_STATES, OPT_KEEP, OPT_HASHLOG, OPT_LOGENT, OPT_FAULT, OPT_SEEKS,
-       OPT_EDGES, OPT_NOREC, OPT_FORMAT, OPT_CORPUS };
+       OPT_EDGES, OPT_NOREC, OPT_FORMAT, OPT_CORPUS, OPT_REPEAT };
 
 /* --replay-fault KIND:TICK, a test hook: double-delta breaks linear replay at TICK, seek-drop-delta
  * breaks only a seek landing on TICK, self-check makes the writer's self-check fail at TICK. */
@@ -150,6 +159,7 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
         o->rply = strcmp(optarg, "rply") == 0;
         return 0;
     case OPT_CORPUS: *corpus = optarg; return 0;
+    case CLI_OPT_PROJECT: o->project = optarg; return 0;
     case OPT_KEYFRAME:
         if (!cli_parse_u64(optarg, &v) || v < DG_FLREP_KEYFRAME_MIN || v > DG_FLREP_KEYFRAME_MAX)
             return cli_usage_error(cmd, "--keyframe-interval: expected %d..%d, found '%s'", DG_FLREP_KEYFRAME_MIN,
@@ -176,20 +186,32 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
     {"inject", 1, 0, OPT_INJECT}, {"keyframe-interval", 1, 0, OPT_KEYFRAME}, {"states", 1, 0, OPT_STATES},      \
         {"keep", 1, 0, OPT_KEEP}, {"hash-log", 1, 0, OPT_HASHLOG}, {"log-entities", 0, 0, OPT_LOGENT},        \
         {"replay-fault", 1, 0, OPT_FAULT}, {"seek-samples", 1, 0, OPT_SEEKS}, {"seek-edges", 1, 0, OPT_EDGES}, \
-        {"no-recovery", 0, 0, OPT_NOREC}, {"format", 1, 0, OPT_FORMAT}, {"corpus", 1, 0, OPT_CORPUS}
+        {"no-recovery", 0, 0, OPT_NOREC}, {"format", 1, 0, OPT_FORMAT}, {"corpus", 1, 0, OPT_CORPUS}, CLI_PROJECT_OPT
 
 /* Resolves the scenario argument and opens the source; prints the error and returns an exit code
  * (or 0 with *src set). */
-static int open_input(const char *cmd, const char *arg, const char *corpus, const cli_run_opts *o,
+static int open_input(const char *cmd, const char *arg, const char *corpus, bool format_given, cli_run_opts *o,
                       harness__source **src, char path[CLI_PATH_CAP])
 {
     path[0] = 0;
     dg_error err;
     dg_error_clear(&err);
+    static harness__project proj; /* record and verify run one source: o keeps pointers into it */
+    bool have = false;
+    int pc = cli_project_load(cmd, o->project, &proj, &have);
+    if (pc)
+        return pc;
+    if (have && !o->states)
+        cli_project_apply(&proj, o, format_given);
+    if (o->run && o->inject)
+        return cli_usage_error(cmd, "--inject is sim_stub's switch; this project's engine is `%s`", o->run);
     if (!o->states) {
         if (!arg)
             return cli_usage_error(cmd, "expected a SCENARIO (a .scn file or a name in corpus/scenarios) or --states");
-        if (!cli_resolve_scenario(arg, corpus, path, CLI_PATH_CAP)) {
+        if (have && !corpus) {
+            if ((pc = cli_project_scenario(cmd, &proj, arg, path, CLI_PATH_CAP)) != 0)
+                return pc;
+        } else if (!cli_resolve_scenario(arg, corpus, path, CLI_PATH_CAP)) {
             fprintf(stderr, "detgate %s: no scenario '%s' (not a file, and not in %s)\n", cmd, arg,
                     corpus ? corpus : "corpus/scenarios");
             return CLI_USAGE;
@@ -200,7 +222,7 @@ static int open_input(const char *cmd, const char *arg, const char *corpus, cons
     dg_status st = cli_open_source(path, o, src, &err);
     if (st != DG_OK) {
         cli_print_error(cmd, &err);
-        return cli_bad_input(st) || st == DG_E_IO ? CLI_USAGE : CLI_UNTESTED;
+        return (cli_bad_input(st) || st == DG_E_IO) && !o->run ? CLI_USAGE : CLI_UNTESTED;
     }
     return 0;
 }
@@ -212,7 +234,7 @@ int cli_record(int argc, char **argv)
                                          {0, 0, 0, 0}};
     cli_run_opts o;
     cli_run_opts_init(&o);
-    const char *out = NULL, *format = "flrep", *corpus = NULL;
+    const char *out = NULL, *format = NULL, *corpus = NULL;
     dg_flrep_fsync fsync = DG_FLREP_FSYNC_CLOSE;
     int c;
     optind = 0;
@@ -243,7 +265,7 @@ int cli_record(int argc, char **argv)
         return cli_usage_error("record", "expected one SCENARIO");
     harness__source *src = NULL;
     char scn[CLI_PATH_CAP];
-    int rc = open_input("record", optind < argc ? argv[optind] : NULL, corpus, &o, &src, scn);
+    int rc = open_input("record", optind < argc ? argv[optind] : NULL, corpus, format != NULL, &o, &src, scn);
     if (rc)
         return rc;
     /* both outputs checked before the run, written under temp names, put in place together */
@@ -270,7 +292,7 @@ int cli_record(int argc, char **argv)
         cli_outs_discard(&outs);
         cli_print_error("record", &err);
         harness__stream_free(&rec);
-        return cli_bad_input(st) ? CLI_USAGE : writer_refused_itself(&err) ? CLI_DIVERGED : CLI_UNTESTED;
+        return CLI_BAD_INPUT(&o, st) ? CLI_USAGE : writer_refused_itself(&err) ? CLI_DIVERGED : CLI_UNTESTED;
     }
     if (!cli_outs_commit(&outs, "record")) {
         harness__stream_free(&rec);
@@ -284,11 +306,12 @@ int cli_record(int argc, char **argv)
 
 int cli_verify(int argc, char **argv)
 {
-    static const struct option opts[] = {RUN_LONG_OPTS, CLI_REPORT_OPTS, {"jobs", 1, 0, 'j'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {RUN_LONG_OPTS, CLI_REPORT_OPTS, {"jobs", 1, 0, 'j'},
+                                         {"repeat", 1, 0, OPT_REPEAT}, {0, 0, 0, 0}};
     cli_run_opts o;
     cli_run_opts_init(&o);
     cli_reports rp = {0};
-    const char *format = "flrep", *corpus = NULL;
+    const char *format = NULL, *corpus = NULL;
     int c;
     optind = 0;
     opterr = 0;
@@ -299,6 +322,13 @@ int cli_verify(int argc, char **argv)
             if (!cli_parse_jobs(optarg, &o.jobs))
                 return cli_usage_error("verify", "--jobs: expected 0 (one per CPU) or 1..%d, found '%s'", CLI_JOBS_MAX,
                                        optarg);
+            continue;
+        }
+        uint64_t n;
+        if (c == OPT_REPEAT && (!cli_parse_u64(optarg, &n) || n < 2 || n > 1000))
+            return cli_usage_error("verify", "--repeat: expected a run count 2..1000, found '%s'", optarg);
+        if (c == OPT_REPEAT) {
+            o.repeat = (unsigned)n;
             continue;
         }
         int rc = parse_run_opt("verify", c, &o, &format, &corpus);
@@ -312,8 +342,10 @@ int cli_verify(int argc, char **argv)
     if (o.rply && (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX || o.self_check_fault_tick != UINT64_MAX))
         return cli_usage_error("verify", "--replay-fault hooks the .flrep reader; it does nothing with --format rply");
     harness__source *src = NULL;
+    if (o.repeat && o.states)
+        return cli_usage_error("verify", "--repeat runs the engine again: a --states stream is the same every time");
     char scn[CLI_PATH_CAP];
-    int rc = open_input("verify", optind < argc ? argv[optind] : NULL, corpus, &o, &src, scn);
+    int rc = open_input("verify", optind < argc ? argv[optind] : NULL, corpus, format != NULL, &o, &src, scn);
     if (rc)
         return rc;
     /* --keep is one more output, checked with the reports and put in place with them */
@@ -344,13 +376,18 @@ int cli_verify(int argc, char **argv)
     double t0 = harness__now();
     harness__stream rec = {0};
     harness__cpu_init(o.jobs);
-    int failed = cli_record_and_verify(rep, src, path, &o, &rec, NULL, &err);
+    dg_report_scenario *sc = NULL;
+    int failed = cli_record_and_verify(rep, src, path, &o, &rec, &sc, &err);
+    harness__source_free(src); /* before another run of a process engine starts */
+    src = NULL;
+    if (failed >= 0 && o.repeat && sc)
+        cli_verify_repeat(sc, scn, &o, path, &rec);
     rep->duration_s = harness__now() - t0;
     harness__stream_free(&rec);
     harness__source_free(src);
     if (temp)
         remove(path);
-    bool usage = failed < 0 && cli_bad_input(err.code);
+    bool usage = failed < 0 && CLI_BAD_INPUT(&o, err.code);
     if (usage)
         cli_print_error("verify", &err);
     bool ok = usage || cli_write_reports(rep, &rp, "verify");

@@ -58,6 +58,10 @@ dg_status harness__source_scenario(harness__source **out, const char *path, cons
 /* A per-tick entity state stream (CSV or JSON Lines, docs/STATES-STREAM.md). */
 dg_status harness__source_states(harness__source **out, const char *path, uint32_t keyframe,
                                  dg_error *err);
+/* The same stream read once from f (a pipe, stdin; not closed by the source): no validation pass,
+ * no rewind; label names it in errors, name (NULL = the header's or "stdin") is the scenario name. */
+dg_status harness__source_states_stream(harness__source **out, FILE *f, const char *label, const char *name,
+                                        uint32_t keyframe, dg_error *err);
 void harness__source_free(harness__source *s);
 /* True when the build includes sim_stub. */
 bool harness__have_sim(void);

@@ -54,6 +54,8 @@ typedef struct st_source {
     size_t cap_evs;
     bool header_done;        /* the JSONL header line is read once (tables must not move after) */
     bool validated;          /* the first pass is over: entities passed the quantizer's checks */
+    bool once;               /* a stream read once (a pipe, stdin): tables fixed before the first tick */
+    bool unread;             /* the line in `line` is handed out again by the next read_line */
     /* tables (from the JSONL header line, completed with every index the stream uses) */
     bool type_used[65536], faction_used[65536];
     dg_flrep_type *types;
@@ -243,6 +245,10 @@ static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
             return st_err_at(p, err, DG_E_SYNTAX, r->line, "tick %llu: entity %u appears twice (first on line %llu)",
                              (unsigned long long)tick, r->e.id, (unsigned long long)r[-1].line);
         }
+        if (p->once && (!p->type_used[r->e.type_index] || !p->faction_used[r->e.faction_index]))
+            return st_err_at(p, err, DG_E_SYNTAX, r->line, "tick %llu, entity %u: type/faction %u/%u is above 255 "
+                             "and not declared in the header line (a stream read once declares its tables before "
+                             "its first tick)", (unsigned long long)tick, r->e.id, r->e.type_index, r->e.faction_index);
         p->ents[i] = r->e;
         p->type_used[r->e.type_index] = true;
         p->faction_used[r->e.faction_index] = true;
@@ -257,6 +263,8 @@ static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
 
 static int read_line(st_source *p, dg_error *err)
 {
+    if (p->unread)
+        return p->unread = false, 1;
     errno = 0;
     ssize_t n = getline(&p->line, &p->line_cap, p->f);
     if (n < 0) {
@@ -755,7 +763,7 @@ static dg_status json_table(st_source *p, json_t *arr, int which, dg_error *err)
 
 static dg_status json_header(st_source *p, json_t *o, harness__source *s, dg_error *err)
 {
-    uint64_t version, rate, kf;
+    uint64_t version = 1, rate = 60, kf = 0;
     const char *scenario;
     if (json_known_members(p, o, "header", k_header_members, err) ||
         json_uint(p, o, "header", "detgate_states", 1, 1, 1, &version, err) ||
@@ -891,12 +899,14 @@ static int st_next(harness__source *s, harness__frame *f, dg_error *err)
 
 static dg_status st_open_file(st_source *p, dg_error *err)
 {
-    if (p->f)
-        fclose(p->f);
-    p->f = fopen(p->path, "rb");
-    if (!p->f)
-        return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path, "cannot open: %s", strerror(errno));
-    p->lineno = 0;
+    if (!p->once) {
+        if (p->f)
+            fclose(p->f);
+        p->f = fopen(p->path, "rb");
+        if (!p->f)
+            return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path, "cannot open: %s", strerror(errno));
+        p->lineno = 0;
+    }
     p->pending = false;
     p->have_last_tick = false;
     clear_tick(p);
@@ -918,7 +928,10 @@ static dg_status st_open_file(st_source *p, dg_error *err)
 
 static dg_status st_rewind(harness__source *s, dg_error *err)
 {
-    return st_open_file(s->impl, err);
+    st_source *p = s->impl;
+    if (p->once)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, p->path, "a stream read once cannot be re-read");
+    return st_open_file(p, err);
 }
 
 static void st_destroy(harness__source *s)
@@ -927,7 +940,7 @@ static void st_destroy(harness__source *s)
     if (!p)
         return;
     clear_tick(p);
-    if (p->f)
+    if (p->f && !p->once)
         fclose(p->f);
     free(p->path);
     free(p->line);
@@ -1011,6 +1024,8 @@ static bool looks_jsonl(const char *path)
     return c == '{';
 }
 
+static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe);
+
 dg_status harness__source_states(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
 {
     *out = NULL;
@@ -1056,6 +1071,12 @@ dg_status harness__source_states(harness__source **out, const char *path, uint32
         harness__source_free(s);
         return st;
     }
+    *out = s;
+    return st_finish_open(s, p, ticks, keyframe);
+}
+
+static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe)
+{
     fix_strings(p);
     snprintf(s->name, sizeof s->name, "%s", p->scenario);
     s->expected_ticks = ticks;
@@ -1070,6 +1091,68 @@ dg_status harness__source_states(harness__source **out, const char *path, uint32
     s->hdr.faction_count = p->nfactions;
     s->hdr.participants = p->roster;
     s->hdr.participant_count = p->nroster;
+    return DG_OK;
+}
+
+/* The JSONL header line (if the first line is one) is read now: the tables must be known before the
+ * writer opens. Indices 0..255 not declared there are named type<N> / faction<N> up front. */
+static dg_status st_open_once(harness__source *s, st_source *p, dg_error *err)
+{
+    int c;
+    while ((c = getc(p->f)) == ' ' || c == '\t' || c == '\r' || c == '\n')
+        p->lineno += c == '\n';
+    p->jsonl = c == '{';
+    if (c != EOF)
+        ungetc(c, p->f);
+    dg_status st = st_open_file(p, err);
+    if (st == DG_OK && p->jsonl && read_line(p, err) == 1) {
+        json_t *o = json_loads(p->line, JSON_REJECT_DUPLICATES, NULL);
+        if (json_is_object(o) && json_object_get(o, "detgate_states") && p->lineno == 1) {
+            st = json_header(p, o, s, err);
+            p->header_done = true;
+        } else {
+            p->unread = true;
+        }
+        json_decref(o);
+    }
+    for (size_t i = 0; i < 256; i++)
+        p->type_used[i] = p->faction_used[i] = true;
+    if (st == DG_OK)
+        st = complete_tables(p, err);
+    for (size_t k = 0; k < p->ntypes; k++)
+        p->type_used[p->types[k].index] = true;
+    for (size_t k = 0; k < p->nfactions; k++)
+        p->faction_used[p->factions[k].index] = true;
+    return st;
+}
+
+dg_status harness__source_states_stream(harness__source **out, FILE *f, const char *label, const char *name,
+                                        uint32_t keyframe, dg_error *err)
+{
+    *out = NULL;
+    harness__source *s = calloc(1, sizeof *s);
+    st_source *p = calloc(1, sizeof *p);
+    char *pc = strdup(label);
+    if (!s || !p || !pc) {
+        free(s);
+        free(p);
+        free(pc);
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, label, "out of memory");
+    }
+    *p = (st_source){.path = pc, .f = f, .once = true};
+    *s = (harness__source){.impl = p, .next = st_next, .rewind = st_rewind, .destroy = st_destroy};
+    s->hdr.tick_rate_hz = 60;
+    s->hdr.planet_radius_m = 6371000.0;
+    snprintf(p->scenario, sizeof p->scenario, "%s", name ? name : "stdin");
+    dg_status st = st_open_once(s, p, err);
+    if (st == DG_OK && name)
+        harness__scenario_name(name, p->scenario, sizeof p->scenario);
+    if (st == DG_OK)
+        st = st_finish_open(s, p, 0, keyframe);
+    if (st != DG_OK) {
+        harness__source_free(s);
+        return st;
+    }
     *out = s;
     return DG_OK;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/install/test_install.sh BUILD_DIR SOURCE_DIR — installs the codec into a temporary prefix,
-# then builds a consumer with find_package(detgate) and another with pkg-config, and runs both.
+# then builds a consumer with find_package(detgate) and another with pkg-config, and runs both; the
+# same for an engine running the gate in-process (detgate::harness, pkg-config detgate-harness).
 set -euo pipefail
 build=$1 src=$2
 tmp=$(mktemp -d)
@@ -13,4 +14,8 @@ libdir=$(ls -d "$tmp"/prefix/lib*/pkgconfig | head -n 1)
 PKG_CONFIG_PATH="$libdir" cc -std=c11 "$src/tests/install/consumer/main.c" -o "$tmp/pc-consumer" \
   $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs --static detgate-codec)
 "$tmp/pc-consumer" "$tmp/b.flrep"
-echo "install: find_package and pkg-config consumers both round-trip"
+"$tmp/consumer/harness_consumer"
+PKG_CONFIG_PATH="$libdir" cc -std=c11 "$src/tests/install/harness_consumer.c" -o "$tmp/pc-harness-consumer" \
+  $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs --static detgate-harness)
+"$tmp/pc-harness-consumer"
+echo "install: find_package and pkg-config consumers both round-trip; both harness consumers verify"

@@ -1,0 +1,196 @@
+/* tests/engine/test_engine.c — a test engine for the process contract: `detgate_test_engine SCENARIO`
+ * writes a JSON Lines (or CSV) state stream (docs/STATES-STREAM.md) of N bouncing bodies on stdout.
+ * The scenario is a small text file of "key value" lines: bodies N, ticks T, format jsonl|csv,
+ * mode M, at K (format bin: the binary stream). Modes (DG_TEST_ENGINE_MODE / DG_TEST_ENGINE_AT override the file) misbehave at tick K:
+ * ok, exit3, segv, hang, garbage, cut (a tick line cut short, exit 0), flood (4 MiB of stderr first,
+ * then a good stream), invalid (a position out of the quantizer's range), nondet (a clock-seeded
+ * value: another run records another state). DG_TEST_ENGINE_PIDFILE: where hang writes its pid. */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct scenario {
+    int bodies;
+    long ticks, at;
+    char format[32], mode[32];
+} scenario;
+
+static int read_scenario(const char *path, scenario *s)
+{
+    *s = (scenario){.bodies = 4, .ticks = 120, .at = 30, .format = "jsonl", .mode = "ok"};
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "test engine: cannot open scenario %s\n", path);
+        return -1;
+    }
+    char key[32], val[24];
+    while (fscanf(f, "%31s %23s", key, val) == 2) {
+        if (strcmp(key, "bodies") == 0)
+            s->bodies = atoi(val);
+        else if (strcmp(key, "ticks") == 0)
+            s->ticks = atol(val);
+        else if (strcmp(key, "at") == 0)
+            s->at = atol(val);
+        else if (strcmp(key, "format") == 0)
+            snprintf(s->format, sizeof s->format, "%s", val);
+        else if (strcmp(key, "mode") == 0)
+            snprintf(s->mode, sizeof s->mode, "%s", val);
+    }
+    fclose(f);
+    const char *m = getenv("DG_TEST_ENGINE_MODE"), *at = getenv("DG_TEST_ENGINE_AT");
+    if (m && *m)
+        snprintf(s->mode, sizeof s->mode, "%s", m);
+    if (at && *at)
+        s->at = atol(at);
+    if (s->bodies < 1 || s->bodies > 100000 || s->ticks < 1) {
+        fprintf(stderr, "test engine: bad scenario %s\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct body {
+    double p[3], v[3];
+} body;
+
+static void step(body *b, int n)
+{
+    const double dt = 1.0 / 60.0;
+    for (int i = 0; i < n; i++) {
+        b[i].v[1] -= 9.81 * dt;
+        for (int k = 0; k < 3; k++)
+            b[i].p[k] += b[i].v[k] * dt;
+        if (b[i].p[1] < 0) {
+            b[i].p[1] = -b[i].p[1];
+            b[i].v[1] = -b[i].v[1] * 0.9;
+        }
+    }
+}
+
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_f64(unsigned char *p, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    put_le(p, u, 8);
+}
+
+/* docs/STATES-STREAM.md "Binary": kind 0x01, u64 tick, u32 count, count x 98-byte entities */
+static void emit_binary(const scenario *s, const body *b, long t, double jitter)
+{
+    unsigned char h[13], e[98];
+    h[0] = 0x01;
+    put_le(h + 1, (uint64_t)t, 8);
+    put_le(h + 9, (uint64_t)s->bodies, 4);
+    fwrite(h, 1, sizeof h, stdout);
+    for (int i = 0; i < s->bodies; i++) {
+        memset(e, 0, sizeof e);
+        put_le(e, (uint64_t)(i + 1), 4);
+        double v[11] = {b[i].p[0] + (i == 0 ? jitter : 0), b[i].p[1], b[i].p[2], b[i].v[0], b[i].v[1], b[i].v[2],
+                        1, 0, 0, 0, 1};
+        for (int k = 0; k < 11; k++)
+            put_f64(e + 10 + 8 * k, v[k]);
+        fwrite(e, 1, sizeof e, stdout);
+    }
+}
+
+static void emit(const scenario *s, const body *b, long t, double jitter)
+{
+    if (strcmp(s->format, "bin") == 0) {
+        emit_binary(s, b, t, jitter);
+        return;
+    }
+    int csv = strcmp(s->format, "csv") == 0;
+    if (!csv)
+        printf("{\"tick\":%ld,\"entities\":[", t);
+    for (int i = 0; i < s->bodies; i++) {
+        double x = b[i].p[0] + (i == 0 ? jitter : 0);
+        if (csv)
+            printf("%ld,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", t, i + 1, x, b[i].p[1], b[i].p[2], b[i].v[0],
+                   b[i].v[1], b[i].v[2]);
+        else
+            printf("%s{\"id\":%d,\"pos\":[%.17g,%.17g,%.17g],\"vel\":[%.17g,%.17g,%.17g]}", i ? "," : "", i + 1, x,
+                   b[i].p[1], b[i].p[2], b[i].v[0], b[i].v[1], b[i].v[2]);
+    }
+    if (!csv)
+        printf("]}\n");
+}
+
+int main(int argc, char **argv)
+{
+    scenario s;
+    if (argc != 2 || read_scenario(argv[1], &s) != 0)
+        return 2;
+    body *b = calloc((size_t)s.bodies, sizeof *b);
+    if (!b)
+        return 2;
+    for (int i = 0; i < s.bodies; i++)
+        b[i] = (body){{i * 3.0, 10.0 + i, 0}, {1.0, 0, 0.5 * i}};
+    if (strcmp(s.mode, "flood") == 0)
+        for (int k = 0; k < 65536; k++)
+            fprintf(stderr, "flood line %d: %s\n", k, "................................................");
+    if (strcmp(s.format, "bin") == 0) /* magic, version 1, flags 0, 60 Hz */
+        fwrite("\x89" "DGS\x01\x00\x00\x00\x3c\x00\x00\x00", 1, 12, stdout);
+    else if (strcmp(s.format, "csv") == 0)
+        printf("tick,id,px,py,pz,vx,vy,vz\n");
+    else
+        printf("{\"detgate_states\":1,\"tick_rate_hz\":60,\"types\":[{\"index\":0,\"id\":\"ball\",\"name\":\"Ball\","
+               "\"category\":4}]}\n");
+    for (long t = 0; t < s.ticks; t++) {
+        if (t == s.at) {
+            fflush(stdout);
+            if (strcmp(s.mode, "exit3") == 0) {
+                fprintf(stderr, "engine: loading\nengine: step failed at tick %ld\n\x1b[31mgiving up\x1b[0m\n", t);
+                return 3;
+            }
+            if (strcmp(s.mode, "segv") == 0) {
+                if (strcmp(s.format, "bin") == 0)
+                    fwrite("\x01\x1e\x00\x00", 1, 4, stdout); /* a tick record cut in its header */
+                else
+                    printf("{\"tick\":%ld,\"entities\":[{\"id\":1,", t);
+                fflush(stdout);
+                raise(SIGSEGV);
+            }
+            if (strcmp(s.mode, "hang") == 0) {
+                const char *pf = getenv("DG_TEST_ENGINE_PIDFILE"); /* so a test can see it was ended */
+                FILE *f = pf ? fopen(pf, "w") : NULL;
+                if (f)
+                    fprintf(f, "%ld\n", (long)getpid()), fclose(f);
+                for (;;)
+                    pause();
+            }
+            if (strcmp(s.mode, "garbage") == 0) {
+                printf("\x01\xff garbage {not json\n");
+                return 0;
+            }
+            if (strcmp(s.mode, "cut") == 0) {
+                printf("{\"tick\":%ld,\"entities\":[{\"id\":1,\"pos\":[1.5,", t);
+                return 0;
+            }
+        }
+        double jitter = 0;
+        if (t == s.at && strcmp(s.mode, "nondet") == 0) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            jitter = (double)(ts.tv_nsec % 1000 + getpid() % 1000 + 1) * 0.01;
+        }
+        if (t == s.at && strcmp(s.mode, "invalid") == 0)
+            jitter = 1e12; /* beyond the quantizer's +-33,554 km */
+        emit(&s, b, t, jitter);
+        step(b, s.bodies);
+    }
+    if (strcmp(s.format, "bin") == 0)
+        putchar(0x00); /* the end record: the stream is complete */
+    free(b);
+    return 0;
+}

@@ -2,7 +2,8 @@
 # tests/codec/kill_test.sh — a recorder killed with SIGKILL loses no complete chunk: N times (default
 # 50), `detgate record long-1h -o X` is killed at a random moment; the writer's debug line
 # (DETGATE_DEBUG_FLREP_CHUNKS, written after a chunk left the stdio buffer) says how many ticks
-# the temp file X.tmp-PID holds in complete chunks, and `detgate info` on that temp file must
+# the writer's temp file (WORK.tmp-PID, WORK being the name the CLI writes X under before its
+# rename) holds in complete chunks, and `detgate info` on that temp file must
 # recover at least that many. Prints the figure (kills, chunks lost).
 # Usage: kill_test.sh DETGATE [N]
 set -u
@@ -28,12 +29,12 @@ for i in $(seq 1 "$n"); do
     kills=$((kills + 1))
     want=$(sed -n 's/^flrep-debug: chunk .*(\([0-9]*\) ticks in the file)$/\1/p' "$tmp/err" | tail -n 1)
     want=${want:-0}
-    part=$out.tmp-$pid
+    part=$(find "$tmp" -maxdepth 1 -name "*.tmp-$pid" | head -n 1)
     if [ ! -f "$part" ]; then
         # killed before the writer created its file, or after the rename (a finished recording)
         if [ -f "$out" ]; then finished=$((finished + 1)); rm -f "$out"; continue; fi
         if [ "$want" != 0 ]; then
-            echo "kill $i: $want ticks reported complete, but no temp file $part"
+            echo "kill $i: $want ticks reported complete, but no temp file *.tmp-$pid"
             lost=$((lost + 1))
         fi
         continue
@@ -44,7 +45,8 @@ for i in $(seq 1 "$n"); do
         echo "kill $i: the writer had $want ticks in complete chunks, detgate info recovers $got"
         lost=$((lost + 1))
     fi
-    rm -f "$part" "$out"
+    # SIGKILL leaves the CLI's work files too (nothing can remove them): clear the folder
+    find "$tmp" -maxdepth 1 -type f ! -name err -delete
 done
 echo "kill_test: $kills SIGKILLs ($finished runs finished first), $lost with a complete chunk lost"
 [ "$lost" -eq 0 ] && [ "$kills" -gt 0 ]

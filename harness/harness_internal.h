@@ -251,5 +251,7 @@ dg_status harness__copy_prefix(const char *src, const char *dst, uint64_t len, d
 const char *harness__entity_name(const dg_flrep_header *h, uint32_t id, char *buf, size_t cap);
 /* Basename of path without the extension, sanitized to a hash-log token. */
 void harness__scenario_name(const char *path, char *out, size_t cap);
+/* Levenshtein distance of two short names (64 when either is 64 bytes or longer): "did you mean". */
+size_t harness__edit_distance(const char *a, const char *b);
 
 #endif

@@ -56,27 +56,6 @@ static char *ini_read_line(char *str, int num, void *stream)
     return r;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), row[64];
-    if (lb >= 64 || la >= 64)
-        return 64;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            best = up + 1 < best ? up + 1 : best;
-            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
-            diag = up;
-            row[j] = best;
-        }
-    }
-    return row[lb];
-}
-
 static int fail(ini_ctx *c, const char *fmt, const char *a, const char *b, const char *d)
 {
     char where[96];
@@ -95,7 +74,7 @@ static int unknown_key(ini_ctx *c, const char *section, const char *name)
     size_t best = SIZE_MAX, bk = 0;
     for (size_t k = 0; k < K_COUNT_; k++) {
         section_known |= strcmp(k_keys[k].section, section) == 0;
-        size_t d = edit_distance(name, k_keys[k].name) + 2 * (strcmp(k_keys[k].section, section) != 0);
+        size_t d = harness__edit_distance(name, k_keys[k].name) + 2 * (strcmp(k_keys[k].section, section) != 0);
         if (d < best)
             best = d, bk = k;
     }
@@ -105,8 +84,8 @@ static int unknown_key(ini_ctx *c, const char *section, const char *name)
         const char *sect[] = {"project", "engine", "build", "gate"};
         size_t bs = 0, bd = SIZE_MAX;
         for (size_t s = 0; s < 4; s++)
-            if (edit_distance(section, sect[s]) < bd)
-                bd = edit_distance(section, sect[s]), bs = s;
+            if (harness__edit_distance(section, sect[s]) < bd)
+                bd = harness__edit_distance(section, sect[s]), bs = s;
         return fail(c, "unknown section [%s]: expected [project], [engine], [build] or [gate] (nearest: [%s])%s",
                     section, sect[bs], "");
     }

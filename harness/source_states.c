@@ -437,27 +437,6 @@ static const char *const k_faction_members[] = {"index", "id", "name", NULL};
 static const char *const k_participant_members[] = {"participant_id", "entity_id", "callsign", NULL};
 
 /* Edit distance (Levenshtein) of two short names; names are cut at 63 bytes. */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), row[64];
-    la = la > 63 ? 63 : la;
-    lb = lb > 63 ? 63 : lb;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            best = up + 1 < best ? up + 1 : best;
-            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
-            diag = up;
-            row[j] = best;
-        }
-    }
-    return row[lb];
-}
-
 /* The accepted name a misspelt one most likely meant: within two edits, or one a prefix of the other
  * ("tick_rate" for "tick_rate_hz", "velocity" for "vel"); NULL when none is close. */
 static const char *nearest_name(const char *key, const char *const *names)
@@ -465,7 +444,7 @@ static const char *nearest_name(const char *key, const char *const *names)
     const char *best = NULL;
     size_t best_d = 3;
     for (size_t i = 0; names[i]; i++) {
-        size_t d = edit_distance(key, names[i]), lk = strlen(key), ln = strlen(names[i]);
+        size_t d = harness__edit_distance(key, names[i]), lk = strlen(key), ln = strlen(names[i]);
         size_t m = lk < ln ? lk : ln;
         if (m >= 3 && strncmp(key, names[i], m) == 0)
             d = d < 2 ? d : 2;

@@ -11,6 +11,11 @@
     "  --text FILE  --json FILE  --junit FILE  --markdown FILE  --html FILE\n"                             \
     "  -q, --quiet        no text summary on stdout\n"
 
+#define RAW_HELP                                                                                           \
+    "Raw-float drift (quantized state equal, raw float hashes differ: below one quantum):\n"             \
+    "  --raw warn|fail|ignore  WARN, exit 0 (default) | FAIL, exit 1 | PASS, noted in JSON only\n"       \
+    "  --strict-raw            the same as --raw fail\n"
+
 #define EXIT_HELP "Exit: 0 all equal, 1 divergence found, 2 bad input or usage, 125 could not test.\n"
 
 const cli_cmd cli_commands[] = {
@@ -68,27 +73,30 @@ const cli_cmd cli_commands[] = {
      "past the last tick is refused (exit 2).\n"
      "--format rply records through the RPLY\n"
      "writer and replays with the RPLY player (record-vs-replay and seek; RPLY has no trailer to lose).\n"
-     REPORT_FLAGS_HELP EXIT_HELP
+     "--raw is accepted for one command line everywhere; the replay side is rebuilt from quantized\n"
+     "state and carries no raw floats, so verify alone never sees a raw drift (gate's golden does).\n"
+     REPORT_FLAGS_HELP RAW_HELP EXIT_HELP
      "Example: detgate verify dogfight-40 --report-dir build/reports/verify\n"},
     {"diff", cli_diff, "compare two recordings (or two hash logs) tick by tick",
-     "usage: detgate diff A B [report flags]\n"
+     "usage: detgate diff A B [--raw POLICY | --strict-raw] [report flags]\n"
      "A is the reference. Two recordings of one format (.flrep or RPLY) are replayed in lockstep:\n"
      "hash first, and on every divergent\n"
      "tick the states are diffed (entities added, lost, changed; fields with both values in quanta\n"
      "and in metres / degrees / m/s). Hash logs are compared by hash (and raw hash: a sub-quantum\n"
      "drift is reported); a recording against a hash log (e.g. a .hashlog.zst golden) is replayed\n"
-     "and compared by hash.\n" REPORT_FLAGS_HELP EXIT_HELP
+     "and compared by hash. Raw floats are in hash logs only: diff of two .flrep (or RPLY) files\n"
+     "cannot see a raw drift; diff two hash logs (record --hash-log) for it.\n" REPORT_FLAGS_HELP RAW_HELP EXIT_HELP
      "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
     {"gate", cli_gate, "verify every scenario and compare it with its golden",
      "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N | --plan N] [--jobs N]\n"
-     "                    [--strict-raw] [--inject SPEC] [--format flrep|rply] [--replay-fault KIND:TICK]\n"
+     "                    [--raw POLICY | --strict-raw] [--inject SPEC] [--format flrep|rply] [--replay-fault KIND:TICK]\n"
      "                    [report flags]\n"
      "For every scenario in the corpus (default corpus/scenarios): verify (record vs replay, seek,\n"
      "recovery), then compare the recording with the golden in corpus/golden: NAME.flrep (state\n"
      "diff) and NAME.hashlog.zst (hashes, raw float hashes). Any divergence fails the run.\n"
      "--format rply records through the RPLY v3 writer instead and compares with NAME.rply and\n"
      "NAME.rply.hashlog.zst.\n"
-     "A raw-only (sub-quantum) drift is reported but passes unless --strict-raw. --inject records\n"
+     "A raw-only (sub-quantum) drift is WARN (exit 0) unless --raw fail / --strict-raw. --inject records\n"
      "every scenario with sim_stub's injection switch: what a broken build would record.\n"
      "--shard I/N (1 <= I <= N) runs shard I of a plan every machine computes alike: scenarios longest\n"
      "first (entity-ticks of the golden hash log), each to the least loaded shard. --plan N prints\n"
@@ -98,7 +106,7 @@ const cli_cmd cli_commands[] = {
      "A corpus without scenarios, or a --scenario the --shard excludes, is refused (exit 2); an empty\n"
      "shard of a non-empty corpus passes and its reports say so. --replay-fault: as for verify.\n"
      "Reports go to build/reports unless --report-dir (or another report flag) is given.\n" REPORT_FLAGS_HELP
-     EXIT_HELP "Example: detgate gate --shard 1/2 --junit build/gate-1.xml\n"},
+     RAW_HELP EXIT_HELP "Example: detgate gate --shard 1/2 --junit build/gate-1.xml\n"},
     {"merge", cli_merge, "one report from the JSON reports of every shard of a gate run",
      "usage: detgate merge REPORT.json... [report flags]\n"
      "Reads the JSON report of every shard of one `detgate gate --shard I/N` run and writes one report\n"
@@ -122,22 +130,25 @@ const cli_cmd cli_commands[] = {
      "Example: detgate bless dogfight-40 --reason \"new drag model (#123)\"\n"},
     {"bisect", cli_bisect, "find the commit that broke determinism of a scenario",
      "usage: detgate bisect --good REV --bad REV --scenario S [--repo DIR] [--work DIR] [--keep]\n"
-     "                      [--format flrep|rply] [report flags]\n"
+     "                      [--format flrep|rply] [--raw POLICY | --strict-raw] [report flags]\n"
      "Records S at the good revision once, then drives `git bisect run` in a separate worktree:\n"
      "each step builds that revision in its own build folder (cmake), records S with that build\n"
      "and compares it with the good recording: 0 same, 1 diverged, 125 cannot build/test.\n"
      "Ends by naming the first bad commit and its first divergent tick with the field diff.\n"
      "Your working tree is not touched. The scenario file is taken from the current tree.\n"
-     REPORT_FLAGS_HELP EXIT_HELP "Example: detgate bisect --good v0.3 --bad HEAD --scenario dogfight-40\n"},
+     "Under --raw fail a step whose raw floats differ from the good hash log is bad too: the bisection\n"
+     "finds the first commit whose raw floats changed and names the tick (.flrep only: RPLY records\n"
+     "keep no raw hashes). Under warn/ignore a raw-only bad end is \"nothing to bisect\" (WARN shown).\n"
+     REPORT_FLAGS_HELP RAW_HELP EXIT_HELP "Example: detgate bisect --good v0.3 --bad HEAD --scenario dogfight-40\n"},
     {"bisect-step", cli_bisect_step, NULL,
-     "usage: detgate bisect-step --work DIR --scenario FILE --good-rec FILE --repo DIR\n"
+     "usage: detgate bisect-step --work DIR --scenario FILE --good-rec FILE [--good-log LOG] [--raw POLICY] --repo DIR\n"
      "Internal: one `git bisect run` step (build HEAD of the worktree, record, compare).\n"},
     {"matrix", cli_matrix, "first divergent tick for every pair of toolchain configurations",
      "usage: detgate matrix --scenario S [--configs LIST] [--work DIR] [--keep] [report flags]\n"
      "Builds sim_stub in several configurations (default: gcc and clang x -O0 -O2 -O3 x\n"
      "-ffp-contract=off/fast, 12 builds), records S with each and prints, for every pair, the first\n"
      "divergent tick or \"identical\" (and sub-quantum raw drift). LIST is comma separated, each\n"
-     "CC:OPT:CONTRACT, e.g. gcc:-O2:off,clang:-O3:fast.\n" REPORT_FLAGS_HELP EXIT_HELP
+     "CC:OPT:CONTRACT, e.g. gcc:-O2:off,clang:-O3:fast.\n" REPORT_FLAGS_HELP RAW_HELP EXIT_HELP
      "Example: detgate matrix --scenario dogfight-40 --configs gcc:-O0:off,gcc:-O2:fast\n"},
     {NULL, NULL, NULL, NULL},
 };

@@ -255,10 +255,11 @@ int cli_record(int argc, char **argv)
 
 int cli_verify(int argc, char **argv)
 {
-    static const struct option opts[] = {RUN_LONG_OPTS, CLI_REPORT_OPTS, {0, 0, 0, 0}};
+    static const struct option opts[] = {RUN_LONG_OPTS, CLI_REPORT_OPTS, CLI_RAW_OPTS, {0, 0, 0, 0}};
     cli_run_opts o;
     cli_run_opts_init(&o);
     cli_reports rp = {0};
+    cli_raw_policy raw = cli_raw_policy_default();
     const char *format = "flrep", *corpus = NULL;
     int c;
     optind = 0;
@@ -266,7 +267,12 @@ int cli_verify(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         if (cli_report_opt(&rp, c, optarg))
             continue;
-        int rc = parse_run_opt("verify", c, &o, &format, &corpus);
+        int rc = cli_raw_opt("verify", c, optarg, &raw);
+        if (rc > 0)
+            return rc;
+        if (rc == 0)
+            continue;
+        rc = parse_run_opt("verify", c, &o, &format, &corpus);
         if (rc > 0)
             return rc;
         if (rc < 0)
@@ -307,6 +313,7 @@ int cli_verify(int argc, char **argv)
     bool usage = failed < 0 && cli_bad_input(err.code);
     if (usage)
         cli_print_error("verify", &err);
+    cli_raw_apply_report(rep, raw);
     bool ok = usage || cli_write_reports(rep, &rp, "verify");
     int code = usage ? CLI_USAGE : cli_exit_for(rep);
     dg_report_free(rep);
@@ -327,7 +334,7 @@ static dg_status load_side(const char *path, cli_kind kind, harness__stream *out
 
 /* Hash-level comparison (at least one side is a hash log: there is no state to diff on that side). */
 static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *a, cli_kind ka, const char *b,
-                        cli_kind kb, dg_error *err)
+                        cli_kind kb, cli_raw_policy raw, dg_error *err)
 {
     harness__stream sa = {0}, sb = {0};
     dg_status st = load_side(a, ka, &sa, err);
@@ -346,7 +353,9 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
         sc->entity_ticks = sb.entity_ticks;
         if (first_raw != DG_REPORT_TICK_NONE)
             dg_report_check_set_raw_divergence(c, first_raw);
-        c->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
+        c->status = cli_raw_status(raw, nd ? c->first_tick : DG_REPORT_TICK_NONE, first_raw);
+        if (nd && c->status != DG_REPORT_FAIL) /* a divergence past either end leaves first_tick unset */
+            c->status = DG_REPORT_FAIL;
         char len[160];
         cli_length_note(len, sizeof len, "A", cli_stream_span(&sa), "B", cli_stream_span(&sb));
         if (nd)
@@ -355,8 +364,9 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
                                         c->divergent_ticks == 1 ? "s" : "", (unsigned long long)first[0],
                                         first_raw < first[0] ? "; raw floats differed earlier" : "");
         else if (first_raw != DG_REPORT_TICK_NONE)
-            dg_report_check_set_message(c, "quantized state identical; raw floats differ from tick %llu (sub-quantum)",
-                                        (unsigned long long)first_raw);
+            dg_report_check_set_message(c, "quantized state identical; raw floats differ from tick %llu (sub-quantum): "
+                                           "%s",
+                                        (unsigned long long)first_raw, cli_raw_verdict_note(raw));
         else
             dg_report_check_set_message(c, "%zu tick%s, identical", sb.n, dg_report_plural_s(sb.n));
     }
@@ -366,14 +376,21 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
 
 int cli_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {CLI_REPORT_OPTS, {0, 0, 0, 0}};
+    static const struct option opts[] = {CLI_REPORT_OPTS, CLI_RAW_OPTS, {0, 0, 0, 0}};
     cli_reports rp = {0};
+    cli_raw_policy raw = cli_raw_policy_default();
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1)
-        if (!cli_report_opt(&rp, c, optarg))
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+        if (cli_report_opt(&rp, c, optarg))
+            continue;
+        int rc = cli_raw_opt("diff", c, optarg, &raw);
+        if (rc > 0)
+            return rc;
+        if (rc < 0)
             return cli_usage_error("diff", "unknown option or missing value '%s'", argv[optind - 1]);
+    }
     if (optind != argc - 2)
         return cli_usage_error("diff", "expected two files A B");
     const char *a = argv[optind], *b = argv[optind + 1];
@@ -425,7 +442,7 @@ int cli_diff(int argc, char **argv)
             dg_report_check_set_message(ck, "%llu tick%s, identical", (unsigned long long)sc->ticks,
                                         dg_report_plural_s(sc->ticks));
     } else {
-        diff_hashes(ck, sc, a, ka, b, kb, &err);
+        diff_hashes(ck, sc, a, ka, b, kb, raw, &err);
         if (ck->status == DG_REPORT_ERROR) {
             cli_print_error("diff", &err);
             dg_report_free(rep);

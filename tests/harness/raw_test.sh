@@ -107,5 +107,34 @@ expect 2 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --raw sometimes
 expect 0 "$DG" verify dogfight-40 --inject fma --raw fail --no-recovery --seek-samples 0 -q
 expect 2 "$DG" verify dogfight-40 --raw nope -q
 
+# ---- action.yml's raw-policy input reaches the gate as --raw -------------------------------------------
+# a golden recorded with fma: the quantized state equals today's build, the raw hashes do not
+mkdir -p "$W/act/scenarios" "$W/act/golden"
+cp corpus/scenarios/dogfight-40.scn "$W/act/scenarios/"
+expect 0 "$DG" record dogfight-40 -o "$W/act/golden/dogfight-40.flrep" --hash-log "$W/act/golden/dogfight-40.hashlog.zst" \
+  --inject fma
+python3 - "$SRC/action.yml" "$W/gate-step.sh" <<'PY' && ok || bad "action.yml has no gate step"
+import sys, yaml
+steps = {s.get("id", s.get("name")): s for s in yaml.safe_load(open(sys.argv[1]))["runs"]["steps"]}
+open(sys.argv[2], "w").write(steps["gate"]["run"])
+PY
+# action_gate RAW REPORTS: detgate's exit code as the step writes it to GITHUB_OUTPUT
+action_gate() {
+  : >"$W/gh-out"
+  env DG="$DG" DG_CORPUS="$W/act/scenarios" DG_GOLDEN="$W/act/golden" DG_PROJECT= DG_SHARD= DG_JOBS=1 DG_RAW="$1" \
+    DG_FORMAT=flrep DG_REPORTS="$2" GITHUB_OUTPUT="$W/gh-out" GITHUB_STEP_SUMMARY="$W/gh-summary" \
+    bash "$W/gate-step.sh" >"$W/out" 2>"$W/err"
+  sed -n 's/^exit-code=//p' "$W/gh-out"
+}
+for case in ":0:warn" "report:0:warn" "warn:0:warn" "fail:1:fail" "ignore:0:pass"; do
+  IFS=: read -r raw code status <<<"$case"
+  got=$(action_gate "$raw" "$W/act-$raw")
+  [ "$got" = "$code" ] && ok || bad "raw-policy '$raw': exit-code '$got', expected $code ($(head -c 300 "$W/err"))"
+  jq_is "$W/act-$raw/report.json" 'd["status"]' "$status"
+done
+got=$(action_gate amber "$W/act-amber")
+[ "$got" = 2 ] && ok || bad "raw-policy amber: exit-code '$got', expected 2"
+contains "$W/out" "raw-policy: expected warn, fail or ignore"
+
 echo "raw_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

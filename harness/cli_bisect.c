@@ -151,50 +151,94 @@ static bool record_with(const char *bin, const char *scn, const char *out, const
 
 static const char *rec_ext(bool rply) { return rply ? "rply" : "flrep"; }
 
-/* Compares two recordings into a new "diff" check of a scenario of rep. Returns the first
- * divergent tick (TICK_NONE when equal), or UINT64_MAX-1 on error. */
-static uint64_t compare_into(dg_report *rep, const char *name, const char *a, const char *b, bool rply,
-                             dg_error *err)
+/* What one revision's recording is against the good one. */
+typedef struct bisect_cmp {
+    bool ok;             /* compared (false: an error, in the check) */
+    uint64_t first;      /* first divergent tick of the quantized state, TICK_NONE when equal */
+    uint64_t first_raw;  /* first tick whose raw float hashes differ, TICK_NONE when equal or unknown */
+    dg_report_status st; /* by the raw policy: FAIL is a bad step */
+} bisect_cmp;
+
+/* The first tick whose raw float hashes differ between two hash logs (TICK_NONE when they agree, or
+ * when a log is missing or unreadable: RPLY records keep none, and then no raw drift is seen). */
+static uint64_t raw_drift(const char *good_log, const char *log)
 {
+    if (!good_log || !log || !cli_file_exists(good_log) || !cli_file_exists(log))
+        return DG_REPORT_TICK_NONE;
+    harness__stream g = {0}, s = {0};
+    dg_error err;
+    dg_error_clear(&err);
+    uint64_t first[1], first_raw = DG_REPORT_TICK_NONE;
+    size_t nf;
+    if (harness__load_log(good_log, &g, NULL, &err) == DG_OK && harness__load_log(log, &s, NULL, &err) == DG_OK)
+        harness__compare_streams(NULL, &g, &s, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+    harness__stream_free(&g);
+    harness__stream_free(&s);
+    return first_raw;
+}
+
+/* Compares a revision's recording b (and its hash log b_log, may be NULL) with the good one into a
+ * new "diff" check of a scenario of rep, judged by the raw policy. */
+static bisect_cmp compare_into(dg_report *rep, const char *name, const char *a, const char *b, const char *a_log,
+                               const char *b_log, bool rply, cli_raw_policy raw, dg_error *err)
+{
+    bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR};
     dg_report_scenario *sc = dg_report_add_scenario(rep, name, rec_ext(rply));
     dg_report_check *c = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
     if (!c)
-        return UINT64_MAX - 1;
+        return r;
     uint64_t nd = rply ? harness__rply_compare_files(c, sc, a, b, err) : harness__compare_files(c, sc, a, b, err);
     if (nd == UINT64_MAX) {
         char buf[600];
         dg_error_format(err, buf, sizeof buf);
         c->status = DG_REPORT_ERROR;
         dg_report_check_set_message(c, "%s", buf);
-        return UINT64_MAX - 1;
+        return r;
     }
-    c->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
+    r.ok = true;
+    r.first = nd ? c->first_tick : DG_REPORT_TICK_NONE;
+    r.first_raw = raw_drift(a_log, b_log);
+    if (r.first_raw != DG_REPORT_TICK_NONE)
+        dg_report_check_set_raw_divergence(c, r.first_raw);
+    r.st = nd ? DG_REPORT_FAIL : cli_raw_status(raw, DG_REPORT_TICK_NONE, r.first_raw);
+    c->status = r.st;
     if (nd)
         dg_report_check_set_message(c, "%llu tick%s differ%s from the good recording; first at tick %llu",
                                     (unsigned long long)nd, dg_report_plural_s(nd), nd == 1 ? "s" : "",
                                     (unsigned long long)c->first_tick);
+    else if (r.first_raw != DG_REPORT_TICK_NONE)
+        dg_report_check_set_message(c, "quantized state identical to the good recording; raw floats differ from "
+                                       "tick %llu (sub-quantum drift): %s",
+                                    (unsigned long long)r.first_raw, cli_raw_verdict_note(raw));
     else
         dg_report_check_set_message(c, "identical to the good recording");
-    return nd ? c->first_tick : DG_REPORT_TICK_NONE;
+    return r;
 }
 
 /* ---- bisect-step (what git bisect run calls) -------------------------------------------------------- */
 
-enum { S_WORK = 0x500, S_SCN, S_GOOD, S_REPO, S_TYPE, S_GOODREV, S_BADREV, S_KEEP, S_FORMAT };
+enum { S_WORK = 0x500, S_SCN, S_GOOD, S_REPO, S_TYPE, S_GOODREV, S_BADREV, S_KEEP, S_FORMAT, S_GOODLOG };
 
 int cli_bisect_step(int argc, char **argv)
 {
     static const struct option opts[] = {{"work", 1, 0, S_WORK}, {"scenario", 1, 0, S_SCN},
                                          {"good-rec", 1, 0, S_GOOD}, {"repo", 1, 0, S_REPO},
                                          {"build-type", 1, 0, S_TYPE}, {"format", 1, 0, S_FORMAT},
-                                         {0, 0, 0, 0}};
-    const char *work = NULL, *scn = NULL, *good = NULL, *repo = ".", *type = "Release";
+                                         {"good-log", 1, 0, S_GOODLOG}, CLI_RAW_OPTS, {0, 0, 0, 0}};
+    const char *work = NULL, *scn = NULL, *good = NULL, *good_log = NULL, *repo = ".", *type = "Release";
     bool rply = false;
+    cli_raw_policy raw = cli_raw_policy_default();
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int rc = cli_raw_opt("bisect-step", c, optarg, &raw);
+        if (rc > 0)
+            return CLI_UNTESTED; /* git bisect run: "cannot test" */
+        if (rc == 0)
+            continue;
         switch (c) {
+        case S_GOODLOG: good_log = optarg; break;
         case S_WORK: work = optarg; break;
         case S_SCN: scn = optarg; break;
         case S_GOOD: good = optarg; break;
@@ -218,20 +262,22 @@ int cli_bisect_step(int argc, char **argv)
     snprintf(steps, sizeof steps, "%s/steps.txt", work);
     built_binary(bdir, bin, sizeof bin);
     int verdict;
-    uint64_t first = DG_REPORT_TICK_NONE;
+    bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR};
     if (!build_tree(repo, bdir, type, NULL, NULL, log) || !record_with(bin, scn, rec, hl, rply, log)) {
         verdict = CLI_UNTESTED;
     } else {
         dg_error err;
         dg_error_clear(&err);
         dg_report *rep = cli_report_new("bisect", &err);
-        first = rep ? compare_into(rep, "step", good, rec, rply, &err) : UINT64_MAX - 1;
+        if (rep)
+            r = compare_into(rep, "step", good, rec, good_log, rply ? NULL : hl, rply, raw, &err);
         dg_report_free(rep);
-        verdict = first == UINT64_MAX - 1 ? CLI_UNTESTED : first == DG_REPORT_TICK_NONE ? CLI_EQUAL : CLI_DIVERGED;
+        /* under --raw fail a raw-only drift is bad: the bisection then finds where raw floats changed */
+        verdict = !r.ok ? CLI_UNTESTED : r.st == DG_REPORT_FAIL ? CLI_DIVERGED : CLI_EQUAL;
     }
     FILE *f = fopen(steps, "a");
-    if (f) {
-        fprintf(f, "%s %d %llu\n", sha, verdict, (unsigned long long)first);
+    if (f) { /* sha, verdict, first divergent tick, first raw-drifting tick (docs/CLI.md "bisect") */
+        fprintf(f, "%s %d %llu %llu\n", sha, verdict, (unsigned long long)r.first, (unsigned long long)r.first_raw);
         fclose(f);
     }
     return verdict;
@@ -262,10 +308,11 @@ typedef struct bisect_ctx {
     char good[64], bad[64];
     const char *type;
     bool rply;        /* record through the RPLY writer (--format rply) */
+    cli_raw_policy raw; /* --raw / --strict-raw: is a raw-only drift a bad step */
 } bisect_ctx;
 
 /* Builds and records one revision directly (the endpoints): checks it out in the worktree first. */
-static int test_revision(const bisect_ctx *b, const char *sha, const char *good_rec)
+static int test_revision(const bisect_ctx *b, const char *sha, const char *good_rec, const char *good_log)
 {
     char *co[] = {"git", "-C", (char *)b->wt, "checkout", "-q", "--detach", (char *)sha, NULL};
     char log[PATH_CAP];
@@ -274,7 +321,8 @@ static int test_revision(const bisect_ctx *b, const char *sha, const char *good_
         return CLI_UNTESTED;
     char *step[] = {(char *)b->self, "bisect-step", "--work", (char *)b->work, "--scenario", (char *)b->scn,
                     "--good-rec", (char *)good_rec, "--repo", (char *)b->wt, "--build-type", (char *)b->type,
-                    "--format", (char *)rec_ext(b->rply), NULL};
+                    "--format", (char *)rec_ext(b->rply), "--good-log", (char *)good_log,
+                    "--raw", (char *)cli_raw_policy_name(b->raw), NULL};
     return run(step, NULL, NULL);
 }
 
@@ -317,6 +365,27 @@ static bool find_first_bad(const char *log, char *sha, size_t cap)
     return found;
 }
 
+/* The bad end is not bad by the policy: say whether its raw floats drifted all the same (a WARN
+ * check in the report), and how to bisect that drift. */
+static void bad_end_equal(const bisect_ctx *b, dg_report *rep, const char *scenario_arg, const char *good_rec,
+                          const char *good_hl)
+{
+    char rec[PATH_CAP], hl[PATH_CAP];
+    snprintf(rec, sizeof rec, "%s/rec-%s.%s", b->work, b->bad, rec_ext(b->rply));
+    snprintf(hl, sizeof hl, "%s/rec-%s.hashlog", b->work, b->bad);
+    dg_error err;
+    dg_error_clear(&err);
+    bisect_cmp r = compare_into(rep, scenario_arg, good_rec, rec, good_hl, b->rply ? NULL : hl, b->rply, b->raw, &err);
+    if (r.first_raw != DG_REPORT_TICK_NONE)
+        fprintf(stderr, "detgate bisect: the bad revision %s records the same quantized state as the good one, but "
+                        "its raw floats differ from tick %llu (sub-quantum drift, %s): nothing to bisect under "
+                        "--raw %s; --raw fail bisects the drift\n",
+                b->bad, (unsigned long long)r.first_raw, cli_raw_verdict_note(b->raw), cli_raw_policy_name(b->raw));
+    else
+        fprintf(stderr, "detgate bisect: the bad revision %s (records the same as the good one: nothing to bisect)\n",
+                b->bad);
+}
+
 static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
 {
     char good_rec[PATH_CAP], good_hl[PATH_CAP], log[PATH_CAP];
@@ -340,19 +409,22 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     }
     /* 2. the bad end must really differ, or there is nothing to bisect */
     fprintf(stderr, "detgate bisect: testing the bad revision %.12s\n", b->bad);
-    int vb = test_revision(b, b->bad, good_rec);
+    int vb = test_revision(b, b->bad, good_rec, good_hl);
     if (vb != CLI_DIVERGED) {
         load_steps(rep, b->work, "");
         dg_report_set_bisect(rep, scenario_arg, NULL, NULL, b->good, b->bad, DG_REPORT_TICK_NONE);
-        fprintf(stderr, "detgate bisect: the bad revision %s (%s)\n", b->bad,
-                vb == CLI_EQUAL ? "records the same as the good one: nothing to bisect" : "cannot be built or tested");
+        if (vb == CLI_EQUAL)
+            bad_end_equal(b, rep, scenario_arg, good_rec, good_hl);
+        else
+            fprintf(stderr, "detgate bisect: the bad revision %s (cannot be built or tested)\n", b->bad);
         return vb == CLI_EQUAL ? CLI_EQUAL : CLI_UNTESTED;
     }
     /* 3. git bisect run, each step built in its own folder */
     char *start[] = {"git", "-C", b->wt, "bisect", "start", b->bad, b->good, NULL};
     char *runv[] = {"git", "-C", b->wt, "bisect", "run", b->self, "bisect-step", "--work", b->work, "--scenario",
                     b->scn, "--good-rec", good_rec, "--repo", b->wt, "--build-type", (char *)b->type,
-                    "--format", (char *)rec_ext(b->rply), NULL};
+                    "--format", (char *)rec_ext(b->rply), "--good-log", good_hl,
+                    "--raw", (char *)cli_raw_policy_name(b->raw), NULL};
     char *reset[] = {"git", "-C", b->wt, "bisect", "reset", "-q", NULL};
     fprintf(stderr, "detgate bisect: git bisect run over %.12s..%.12s (log: %s)\n", b->good, b->bad, log);
     bool ran = run(start, NULL, log) == 0 && run(runv, NULL, log) == 0;
@@ -368,16 +440,20 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     /* 4. the first bad commit, its first divergent tick and the field diff */
     char subject[300] = "";
     git_line(b->repo, subject, sizeof subject, "show", "-s", "--format=%s", first_bad);
-    char rec[PATH_CAP];
+    char rec[PATH_CAP], hl[PATH_CAP];
     snprintf(rec, sizeof rec, "%s/rec-%s.%s", b->work, first_bad, rec_ext(b->rply));
+    snprintf(hl, sizeof hl, "%s/rec-%s.hashlog", b->work, first_bad);
     dg_error err;
     dg_error_clear(&err);
-    uint64_t first = compare_into(rep, scenario_arg, good_rec, rec, b->rply, &err);
+    bisect_cmp r = compare_into(rep, scenario_arg, good_rec, rec, good_hl, b->rply ? NULL : hl, b->rply, b->raw, &err);
     load_steps(rep, b->work, first_bad);
-    dg_report_set_bisect(rep, scenario_arg, first_bad, subject, b->good, b->bad, first);
+    dg_report_set_bisect(rep, scenario_arg, first_bad, subject, b->good, b->bad, r.first);
     printf("first bad commit: %s %s\n", first_bad, subject);
-    if (first < UINT64_MAX - 1)
-        printf("first divergent tick: %llu\n", (unsigned long long)first);
+    if (r.first != DG_REPORT_TICK_NONE)
+        printf("first divergent tick: %llu\n", (unsigned long long)r.first);
+    if (r.first_raw != DG_REPORT_TICK_NONE)
+        printf("raw floats first differ at tick %llu%s\n", (unsigned long long)r.first_raw,
+               r.first == DG_REPORT_TICK_NONE ? " (quantized state identical: a sub-quantum drift)" : "");
     return CLI_DIVERGED;
 }
 
@@ -387,18 +463,24 @@ int cli_bisect(int argc, char **argv)
                                          {"scenario", 1, 0, S_SCN}, {"repo", 1, 0, S_REPO},
                                          {"work", 1, 0, S_WORK}, {"keep", 0, 0, S_KEEP},
                                          {"build-type", 1, 0, S_TYPE}, {"format", 1, 0, S_FORMAT},
-                                         CLI_REPORT_OPTS, {0, 0, 0, 0}};
+                                         CLI_REPORT_OPTS, CLI_RAW_OPTS, {0, 0, 0, 0}};
     const char *good = NULL, *bad = NULL, *scn = NULL, *repo = ".", *work = NULL;
     bool keep = false;
     cli_reports rp = {0};
     bisect_ctx b;
     memset(&b, 0, sizeof b);
     b.type = "Release";
+    b.raw = cli_raw_policy_default();
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         if (cli_report_opt(&rp, c, optarg))
+            continue;
+        int rc = cli_raw_opt("bisect", c, optarg, &b.raw);
+        if (rc > 0)
+            return rc;
+        if (rc == 0)
             continue;
         switch (c) {
         case S_GOODREV: good = optarg; break;
@@ -555,7 +637,7 @@ static void matrix_build_all(mconf *cf, size_t n, const char *src, const char *w
 
 /* One pair: state diff of the two recordings, raw drift from their hash logs. Returns the pair's
  * exit code contribution (0 identical, 1 diverged, 125 not built). */
-static int matrix_pair(dg_report *rep, const mconf *x, const mconf *y)
+static int matrix_pair(dg_report *rep, const mconf *x, const mconf *y, cli_raw_policy raw)
 {
     char name[160], a[40] = "identical", r[40] = "identical";
     snprintf(name, sizeof name, "%s~%s", x->label, y->label);
@@ -585,18 +667,19 @@ static int matrix_pair(dg_report *rep, const mconf *x, const mconf *y)
         else
             ck->first_raw_tick = first_raw;
     }
+    cli_raw_apply(ck, raw); /* a raw-only pair: WARN, FAIL or PASS by the policy */
     dg_report_check_set_message(ck, "first divergent tick %s; raw floats first differ %s", a, r);
     printf("%-18s %-18s %-24s %s\n", x->label, y->label, a, r);
-    return nd && nd != UINT64_MAX ? CLI_DIVERGED : CLI_EQUAL;
+    return ck->status == DG_REPORT_FAIL ? CLI_DIVERGED : CLI_EQUAL;
 }
 
-static int matrix_pairs(dg_report *rep, const mconf *cf, size_t n)
+static int matrix_pairs(dg_report *rep, const mconf *cf, size_t n, cli_raw_policy raw)
 {
     int code = CLI_EQUAL;
     printf("%-18s %-18s %-24s %s\n", "A", "B", "first divergent tick", "raw floats first differ");
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++) {
-            int c = matrix_pair(rep, &cf[i], &cf[j]);
+            int c = matrix_pair(rep, &cf[i], &cf[j], raw);
             if (c == CLI_DIVERGED || (c == CLI_UNTESTED && code == CLI_EQUAL))
                 code = c;
         }
@@ -607,15 +690,21 @@ int cli_matrix(int argc, char **argv)
 {
     static const struct option opts[] = {{"scenario", 1, 0, S_SCN}, {"configs", 1, 0, S_GOOD},
                                          {"work", 1, 0, S_WORK}, {"keep", 0, 0, S_KEEP},
-                                         {"source", 1, 0, S_REPO}, CLI_REPORT_OPTS, {0, 0, 0, 0}};
+                                         {"source", 1, 0, S_REPO}, CLI_REPORT_OPTS, CLI_RAW_OPTS, {0, 0, 0, 0}};
     const char *scn = NULL, *configs = NULL, *work = NULL, *source = NULL;
     bool keep = false;
     cli_reports rp = {0};
+    cli_raw_policy raw = cli_raw_policy_default();
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         if (cli_report_opt(&rp, c, optarg))
+            continue;
+        int rc = cli_raw_opt("matrix", c, optarg, &raw);
+        if (rc > 0)
+            return rc;
+        if (rc == 0)
             continue;
         switch (c) {
         case S_SCN: scn = optarg; break;
@@ -651,7 +740,7 @@ int cli_matrix(int argc, char **argv)
     dg_error err;
     dg_error_clear(&err);
     dg_report *rep = cli_report_new("matrix", &err);
-    int code = rep ? matrix_pairs(rep, cf, n) : CLI_UNTESTED;
+    int code = rep ? matrix_pairs(rep, cf, n, raw) : CLI_UNTESTED;
     fflush(stdout);
     for (size_t i = 0; i < n; i++)
         harness__stream_free(&cf[i].s);

@@ -78,14 +78,15 @@ const cli_cmd cli_commands[] = {
      REPORT_FLAGS_HELP RAW_HELP EXIT_HELP
      "Example: detgate verify dogfight-40 --report-dir build/reports/verify\n"},
     {"diff", cli_diff, "compare two recordings (or two hash logs) tick by tick",
-     "usage: detgate diff A B [--raw POLICY | --strict-raw] [report flags]\n"
+     "usage: detgate diff A B [--log-a LA --log-b LB] [--raw POLICY | --strict-raw] [report flags]\n"
      "A is the reference. Two recordings of one format (.flrep or RPLY) are replayed in lockstep:\n"
      "hash first, and on every divergent\n"
      "tick the states are diffed (entities added, lost, changed; fields with both values in quanta\n"
      "and in metres / degrees / m/s). Hash logs are compared by hash (and raw hash: a sub-quantum\n"
      "drift is reported); a recording against a hash log (e.g. a .hashlog.zst golden) is replayed\n"
      "and compared by hash. Raw floats are in hash logs only: diff of two .flrep (or RPLY) files\n"
-     "cannot see a raw drift; diff two hash logs (record --hash-log) for it.\n" REPORT_FLAGS_HELP RAW_HELP EXIT_HELP
+     "cannot see a raw drift: diff two hash logs (record --hash-log), or give the recordings' logs\n"
+     "with --log-a LA --log-b LB.\n" REPORT_FLAGS_HELP RAW_HELP EXIT_HELP
      "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
     {"gate", cli_gate, "verify every scenario and compare it with its golden",
      "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N | --plan N] [--jobs N]\n"

@@ -374,17 +374,59 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
     harness__stream_free(&sb);
 }
 
+/* diff A B --log-a LA --log-b LB: two recordings hold quantized state only; their hash logs
+ * (record --hash-log) add the raw hashes. The logs' quantized verdict must agree with the
+ * recordings' (else they are another run's: exit 2). Returns 0, or an exit code (printed). */
+static int diff_raw_from_logs(dg_report_check *ck, uint64_t nd, const char *la, const char *lb, cli_raw_policy raw)
+{
+    harness__stream sa = {0}, sb = {0};
+    dg_error err;
+    dg_error_clear(&err);
+    int code = 0;
+    if (harness__load_log(la, &sa, NULL, &err) != DG_OK || harness__load_log(lb, &sb, NULL, &err) != DG_OK) {
+        cli_print_error("diff", &err);
+        code = CLI_USAGE;
+    } else {
+        uint64_t first[1], first_raw;
+        size_t nf;
+        uint64_t nl = harness__compare_streams(NULL, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+        if ((nl > 0) != (nd > 0)) {
+            fprintf(stderr, "detgate diff: the hash logs %s and %s %s, the recordings %s: they are not these "
+                            "recordings' logs\n", la, lb, nl ? "differ" : "agree", nd ? "differ" : "agree");
+            code = CLI_USAGE;
+        } else if (first_raw != DG_REPORT_TICK_NONE) {
+            dg_report_check_set_raw_divergence(ck, first_raw);
+            if (!nd) {
+                ck->status = cli_raw_status(raw, DG_REPORT_TICK_NONE, first_raw);
+                dg_report_check_set_message(ck, "quantized state identical; raw floats differ from tick %llu "
+                                                "(sub-quantum, from the hash logs): %s",
+                                            (unsigned long long)first_raw, cli_raw_verdict_note(raw));
+            }
+        }
+    }
+    harness__stream_free(&sa);
+    harness__stream_free(&sb);
+    return code;
+}
+
 int cli_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {CLI_REPORT_OPTS, CLI_RAW_OPTS, {0, 0, 0, 0}};
+    enum { OPT_LOG_A = 0x290, OPT_LOG_B };
+    static const struct option opts[] = {CLI_REPORT_OPTS, CLI_RAW_OPTS, {"log-a", 1, 0, OPT_LOG_A},
+                                         {"log-b", 1, 0, OPT_LOG_B}, {0, 0, 0, 0}};
     cli_reports rp = {0};
     cli_raw_policy raw = cli_raw_policy_default();
+    const char *log_a = NULL, *log_b = NULL;
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         if (cli_report_opt(&rp, c, optarg))
             continue;
+        if (c == OPT_LOG_A || c == OPT_LOG_B) {
+            *(c == OPT_LOG_A ? &log_a : &log_b) = optarg;
+            continue;
+        }
         int rc = cli_raw_opt("diff", c, optarg, &raw);
         if (rc > 0)
             return rc;
@@ -393,6 +435,8 @@ int cli_diff(int argc, char **argv)
     }
     if (optind != argc - 2)
         return cli_usage_error("diff", "expected two files A B");
+    if (!log_a != !log_b)
+        return cli_usage_error("diff", "--log-a and --log-b go together (the hash logs of A and of B)");
     const char *a = argv[optind], *b = argv[optind + 1];
     dg_error err;
     dg_error_clear(&err);
@@ -441,7 +485,16 @@ int cli_diff(int argc, char **argv)
         else
             dg_report_check_set_message(ck, "%llu tick%s, identical", (unsigned long long)sc->ticks,
                                         dg_report_plural_s(sc->ticks));
+        int lc = log_a ? diff_raw_from_logs(ck, nd, log_a, log_b, raw) : 0;
+        if (lc) {
+            dg_report_free(rep);
+            return lc;
+        }
     } else {
+        if (log_a) {
+            dg_report_free(rep);
+            return cli_usage_error("diff", "--log-a/--log-b are for two recordings; a hash log is compared as it is");
+        }
         diff_hashes(ck, sc, a, ka, b, kb, raw, &err);
         if (ck->status == DG_REPORT_ERROR) {
             cli_print_error("diff", &err);

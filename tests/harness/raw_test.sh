@@ -100,6 +100,20 @@ jq_is "$W/dhi.json" 'd["status"], d["scenarios"][0]["checks"][0]["firstRawDiverg
 # two recordings hold quantized state only: equal, whatever the policy (docs/CLI.md says why)
 expect 0 "$DG" diff "$W/a.flrep" "$W/b.flrep" --raw fail --json "$W/df.json" -q
 jq_is "$W/df.json" 'd["status"], d["scenarios"][0]["checks"][0]["firstRawDivergentTick"]' "pass None"
+# ... unless their hash logs come along: the state diff, and the raw verdict from the logs
+expect 0 "$DG" diff "$W/a.flrep" "$W/b.flrep" --log-a "$W/a.hashlog" --log-b "$W/b.hashlog" --json "$W/dl.json" -q
+jq_is "$W/dl.json" 'd["status"], d["scenarios"][0]["checks"][0]["firstRawDivergentTick"]' "warn 1"
+contains "$W/dl.json" "raw floats differ from tick 1 (sub-quantum, from the hash logs)"
+expect 1 "$DG" diff "$W/a.flrep" "$W/b.flrep" --log-a "$W/a.hashlog" --log-b "$W/b.hashlog" --raw fail -q
+expect 0 "$DG" diff "$W/a.flrep" "$W/a.flrep" --log-a "$W/a.hashlog" --log-b "$W/a.hashlog" --raw fail -q
+# logs of another run (a bit flip the recordings do not have) are refused; one log alone is usage
+expect 0 "$DG" record dogfight-40 -o "$W/c.flrep" --hash-log "$W/c.hashlog" \
+  --inject "bitflip:tick=300,entity=7,field=pos.x,bit=45"
+expect 2 "$DG" diff "$W/a.flrep" "$W/b.flrep" --log-a "$W/a.hashlog" --log-b "$W/c.hashlog" -q
+contains "$W/err" "they are not these recordings' logs"
+expect 2 "$DG" diff "$W/a.flrep" "$W/b.flrep" --log-a "$W/a.hashlog" -q
+contains "$W/err" "--log-a and --log-b go together"
+expect 2 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --log-a "$W/a.hashlog" --log-b "$W/b.hashlog" -q
 expect 2 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --raw
 expect 2 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --raw sometimes
 

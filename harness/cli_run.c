@@ -332,6 +332,58 @@ static dg_status load_side(const char *path, cli_kind kind, harness__stream *out
     return harness__replay_hash(path, UINT64_MAX, NULL, false, out, err);
 }
 
+/* Reads a hash log up to `tick`; true with *t filled when the tick is there (its arrays stay valid
+ * until the reader is freed or read on). */
+static bool log_at_tick(dg_hash_log_reader *r, uint64_t tick, dg_hash_log_tick *t)
+{
+    bool eof = false;
+    dg_error err;
+    dg_error_clear(&err);
+    while (dg_hash_log_next(r, t, &eof, &err) == DG_OK && !eof)
+        if (t->tick >= tick)
+            return t->tick == tick;
+    return false;
+}
+
+/* Version 2 hash logs (record --hash-log --log-entities) carry each entity's raw hash: names the
+ * entities whose raw floats differ at the first drifting tick, as a detail line of the check, and
+ * returns the first of them (0 when the logs cannot say: no entity raw hashes, or an entity on one
+ * side only). */
+static uint32_t raw_first_entity(dg_report_check *c, const char *a, const char *b, uint64_t tick)
+{
+    dg_hash_log_reader *ra = NULL, *rb = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    uint32_t first = 0, n = 0, total = 0;
+    char ids[160] = "";
+    dg_hash_log_tick ta, tb;
+    if (dg_hash_log_open(&ra, a, &err) == DG_OK && dg_hash_log_open(&rb, b, &err) == DG_OK &&
+        log_at_tick(ra, tick, &ta) && log_at_tick(rb, tick, &tb) && ta.raw_hashes && tb.raw_hashes) {
+        total = ta.entity_count;
+        for (uint32_t i = 0, j = 0; i < ta.entity_count && j < tb.entity_count;) {
+            if (ta.ids[i] != tb.ids[j]) {
+                ta.ids[i] < tb.ids[j] ? i++ : j++;
+                continue;
+            }
+            if (ta.raw_hashes[i] != tb.raw_hashes[j]) {
+                if (!n++)
+                    first = ta.ids[i];
+                size_t len = strlen(ids);
+                if (n <= 8)
+                    snprintf(ids + len, sizeof ids - len, "%s%u", n > 1 ? ", " : "", (unsigned)ta.ids[i]);
+            }
+            i++, j++;
+        }
+    }
+    dg_hash_log_free(ra);
+    dg_hash_log_free(rb);
+    if (n)
+        dg_report_check_add_detail(c, "tick %llu: raw floats differ in %u of %u entit%s: %s%s",
+                                   (unsigned long long)tick, (unsigned)n, (unsigned)total, total == 1 ? "y" : "ies",
+                                   ids, n > 8 ? ", ..." : "");
+    return first;
+}
+
 /* Hash-level comparison (at least one side is a hash log: there is no state to diff on that side). */
 static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *a, cli_kind ka, const char *b,
                         cli_kind kb, cli_raw_policy raw, dg_error *err)
@@ -363,10 +415,15 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
                                         (unsigned long long)c->divergent_ticks, dg_report_plural_s(c->divergent_ticks),
                                         c->divergent_ticks == 1 ? "s" : "", (unsigned long long)first[0],
                                         first_raw < first[0] ? "; raw floats differed earlier" : "");
-        else if (first_raw != DG_REPORT_TICK_NONE)
-            dg_report_check_set_message(c, "quantized state identical; raw floats differ from tick %llu (sub-quantum): "
-                                           "%s",
-                                        (unsigned long long)first_raw, cli_raw_verdict_note(raw));
+        else if (first_raw != DG_REPORT_TICK_NONE) {
+            uint32_t who = ka == CLI_KIND_HASHLOG && kb == CLI_KIND_HASHLOG ? raw_first_entity(c, a, b, first_raw) : 0;
+            char ent[48] = "";
+            if (who)
+                snprintf(ent, sizeof ent, ", first in entity %u", (unsigned)who);
+            dg_report_check_set_message(c, "quantized state identical; raw floats differ from tick %llu%s "
+                                           "(sub-quantum): %s",
+                                        (unsigned long long)first_raw, ent, cli_raw_verdict_note(raw));
+        }
         else
             dg_report_check_set_message(c, "%zu tick%s, identical", sb.n, dg_report_plural_s(sb.n));
     }

@@ -117,6 +117,37 @@ expect 2 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --log-a "$W/a.hashlog" --log-b
 expect 2 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --raw
 expect 2 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --raw sometimes
 
+# ---- localised: with entity lines the hash log (version 2) carries each entity's raw hash --------------
+head -n 1 "$W/a.hashlog" | grep -q '^# detgate-hashlog 1 ' && ok || bad "a log without entity lines is not version 1"
+expect 0 "$DG" record dogfight-40 -o "$W/ea.flrep" --hash-log "$W/ea.hashlog" --log-entities
+expect 0 "$DG" record dogfight-40 -o "$W/eb.flrep" --hash-log "$W/eb.hashlog" --log-entities --inject fma
+head -n 1 "$W/ea.hashlog" | grep -q '^# detgate-hashlog 2 .* entities=1 raw=1$' && ok || bad "no version 2 header"
+# the first tick whose T line's raw hash differs, and there the e lines whose raw hash (4th column) does
+read -r WT WE WN <<<"$(python3 - "$W/ea.hashlog" "$W/eb.hashlog" <<'PY'
+import sys
+def ticks(p):
+    t, out = None, {}
+    for line in open(p):
+        f = line.split()
+        if f[0] == "#": continue
+        if f[1] == "T": t = int(f[0]); out[t] = [f[5], {}]
+        else: out[t][1][int(f[2])] = f[4]
+    return out
+a, b = ticks(sys.argv[1]), ticks(sys.argv[2])
+t = min(k for k in a if a[k][0] != b[k][0])
+ids = sorted(i for i in a[t][1] if a[t][1][i] != b[t][1][i])
+print(t, ids[0], len(ids))
+PY
+)"
+expect 0 "$DG" diff "$W/ea.hashlog" "$W/eb.hashlog" --json "$W/de.json" -q
+contains "$W/de.json" "raw floats differ from tick $WT, first in entity $WE (sub-quantum)"
+contains "$W/de.json" "tick $WT: raw floats differ in $WN of 40 entities: $WE"
+jq_is "$W/de.json" 'd["status"], d["scenarios"][0]["checks"][0]["firstRawDivergentTick"]' "warn $WT"
+# a version 1 log on one side: the tick only, no entity named
+expect 0 "$DG" diff "$W/a.hashlog" "$W/eb.hashlog" --json "$W/de1.json" -q
+contains "$W/de1.json" "raw floats differ from tick $WT (sub-quantum)"
+lacks "$W/de1.json" "first in entity"
+
 # ---- verify takes the option too (its replay side has no raw floats: nothing to judge) -----------------
 expect 0 "$DG" verify dogfight-40 --inject fma --raw fail --no-recovery --seek-samples 0 -q
 expect 2 "$DG" verify dogfight-40 --raw nope -q

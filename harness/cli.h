@@ -123,6 +123,35 @@ dg_report *cli_report_new(const char *cmd, dg_error *err);
 /* Exit code for a finished report: 0 pass, 1 any fail, 125 any error (and no fail). */
 int cli_exit_for(const dg_report *rep);
 
+/* ---- the raw-float drift policy (cli_raw.c, docs/CLI.md "Raw-float drift") ---------------------------- */
+/* How a raw-only (sub-quantum) drift is judged: quantized state equal, raw float hashes differ. */
+typedef enum cli_raw_policy {
+    CLI_RAW_WARN = 0,  /* WARN: exit 0, the report shows it (the default) */
+    CLI_RAW_FAIL = 1,  /* FAIL: exit 1 (--raw fail, --strict-raw) */
+    CLI_RAW_IGNORE = 2 /* PASS: not a status (JSON still carries firstRawDivergentTick, subQuantum) */
+} cli_raw_policy;
+/* "fail", "warn", "ignore" into *out; false (out untouched) for anything else. */
+bool cli_raw_policy_parse(const char *s, cli_raw_policy *out);
+const char *cli_raw_policy_name(cli_raw_policy p);
+/* The policy a command starts from before its own --raw / --strict-raw: warn until set (a project
+ * file's `raw` key sets it here, before the command parses its options). */
+void cli_raw_policy_set_default(cli_raw_policy p);
+cli_raw_policy cli_raw_policy_default(void);
+/* Long options of every comparing command: --raw POLICY, --strict-raw (= --raw fail). */
+enum { CLI_OPT_RAW = 0x110, CLI_OPT_STRICT_RAW = 0x111 };
+#define CLI_RAW_OPTS {"raw", 1, 0, CLI_OPT_RAW}, {"strict-raw", 0, 0, CLI_OPT_STRICT_RAW}
+/* -1: opt is not a raw option; 0: *p set; CLI_USAGE: a bad POLICY (message printed). */
+int cli_raw_opt(const char *cmd, int opt, const char *arg, cli_raw_policy *p);
+/* The status of a comparison: FAIL when the quantized state diverged (first_tick), else by the
+ * policy when raw floats drifted (first_raw_tick), else PASS. TICK_NONE = none. */
+dg_report_status cli_raw_status(cli_raw_policy p, uint64_t first_tick, uint64_t first_raw_tick);
+/* A PASS check flagged sub_quantum gets its status from the policy; any other check is left alone. */
+void cli_raw_apply(dg_report_check *c, cli_raw_policy p);
+/* cli_raw_apply on every check of every scenario of rep. */
+void cli_raw_apply_report(dg_report *rep, cli_raw_policy p);
+/* "a warning under --raw warn, the default" etc.: the policy's word in a check message. */
+const char *cli_raw_verdict_note(cli_raw_policy p);
+
 /* ---- progress (a single updating line on a TTY, nothing otherwise) ----------------------------- */
 typedef struct cli_progress {
     bool on;

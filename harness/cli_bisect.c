@@ -182,50 +182,94 @@ static bool record_with(const char *bin, const char *scn, const char *out, const
 
 static const char *rec_ext(bool rply) { return rply ? "rply" : "flrep"; }
 
-/* Compares two recordings into a new "diff" check of a scenario of rep. Returns the first
- * divergent tick (TICK_NONE when equal), or UINT64_MAX-1 on error. */
-static uint64_t compare_into(dg_report *rep, const char *name, const char *a, const char *b, bool rply,
-                             dg_error *err)
+/* What one revision's recording is against the good one. */
+typedef struct bisect_cmp {
+    bool ok;             /* compared (false: an error, in the check) */
+    uint64_t first;      /* first divergent tick of the quantized state, TICK_NONE when equal */
+    uint64_t first_raw;  /* first tick whose raw float hashes differ, TICK_NONE when equal or unknown */
+    dg_report_status st; /* by the raw policy: FAIL is a bad step */
+} bisect_cmp;
+
+/* The first tick whose raw float hashes differ between two hash logs (TICK_NONE when they agree, or
+ * when a log is missing or unreadable: RPLY records keep none, and then no raw drift is seen). */
+static uint64_t raw_drift(const char *good_log, const char *log)
 {
+    if (!good_log || !log || !cli_file_exists(good_log) || !cli_file_exists(log))
+        return DG_REPORT_TICK_NONE;
+    harness__stream g = {0}, s = {0};
+    dg_error err;
+    dg_error_clear(&err);
+    uint64_t first[1], first_raw = DG_REPORT_TICK_NONE;
+    size_t nf;
+    if (harness__load_log(good_log, &g, NULL, &err) == DG_OK && harness__load_log(log, &s, NULL, &err) == DG_OK)
+        harness__compare_streams(NULL, &g, &s, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+    harness__stream_free(&g);
+    harness__stream_free(&s);
+    return first_raw;
+}
+
+/* Compares a revision's recording b (and its hash log b_log, may be NULL) with the good one into a
+ * new "diff" check of a scenario of rep, judged by the raw policy. */
+static bisect_cmp compare_into(dg_report *rep, const char *name, const char *a, const char *b, const char *a_log,
+                               const char *b_log, bool rply, cli_raw_policy raw, dg_error *err)
+{
+    bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR};
     dg_report_scenario *sc = dg_report_add_scenario(rep, name, rec_ext(rply));
     dg_report_check *c = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
     if (!c)
-        return UINT64_MAX - 1;
+        return r;
     uint64_t nd = rply ? harness__rply_compare_files(c, sc, a, b, err) : harness__compare_files(c, sc, a, b, err);
     if (nd == UINT64_MAX) {
         char buf[600];
         dg_error_format(err, buf, sizeof buf);
         c->status = DG_REPORT_ERROR;
         dg_report_check_set_message(c, "%s", buf);
-        return UINT64_MAX - 1;
+        return r;
     }
-    c->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
+    r.ok = true;
+    r.first = nd ? c->first_tick : DG_REPORT_TICK_NONE;
+    r.first_raw = raw_drift(a_log, b_log);
+    if (r.first_raw != DG_REPORT_TICK_NONE)
+        dg_report_check_set_raw_divergence(c, r.first_raw);
+    r.st = nd ? DG_REPORT_FAIL : cli_raw_status(raw, DG_REPORT_TICK_NONE, r.first_raw);
+    c->status = r.st;
     if (nd)
         dg_report_check_set_message(c, "%llu tick%s differ%s from the good recording; first at tick %llu",
                                     (unsigned long long)nd, dg_report_plural_s(nd), nd == 1 ? "s" : "",
                                     (unsigned long long)c->first_tick);
+    else if (r.first_raw != DG_REPORT_TICK_NONE)
+        dg_report_check_set_message(c, "quantized state identical to the good recording; raw floats differ from "
+                                       "tick %llu (sub-quantum drift): %s",
+                                    (unsigned long long)r.first_raw, cli_raw_verdict_note(raw));
     else
         dg_report_check_set_message(c, "identical to the good recording");
-    return nd ? c->first_tick : DG_REPORT_TICK_NONE;
+    return r;
 }
 
 /* ---- bisect-step (what git bisect run calls) -------------------------------------------------------- */
 
-enum { S_WORK = 0x500, S_SCN, S_GOOD, S_REPO, S_TYPE, S_GOODREV, S_BADREV, S_KEEP, S_FORMAT };
+enum { S_WORK = 0x500, S_SCN, S_GOOD, S_REPO, S_TYPE, S_GOODREV, S_BADREV, S_KEEP, S_FORMAT, S_GOODLOG };
 
 int cli_bisect_step(int argc, char **argv)
 {
     static const struct option opts[] = {{"work", 1, 0, S_WORK}, {"scenario", 1, 0, S_SCN},
                                          {"good-rec", 1, 0, S_GOOD}, {"repo", 1, 0, S_REPO},
                                          {"build-type", 1, 0, S_TYPE}, {"format", 1, 0, S_FORMAT},
-                                         {0, 0, 0, 0}};
-    const char *work = NULL, *scn = NULL, *good = NULL, *repo = ".", *type = "Release";
+                                         {"good-log", 1, 0, S_GOODLOG}, CLI_RAW_OPTS, {0, 0, 0, 0}};
+    const char *work = NULL, *scn = NULL, *good = NULL, *good_log = NULL, *repo = ".", *type = "Release";
     bool rply = false;
+    cli_raw_policy raw = cli_raw_policy_default();
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int rc = cli_raw_opt("bisect-step", c, optarg, &raw);
+        if (rc > 0)
+            return CLI_UNTESTED; /* git bisect run: "cannot test" */
+        if (rc == 0)
+            continue;
         switch (c) {
+        case S_GOODLOG: good_log = optarg; break;
         case S_WORK: work = optarg; break;
         case S_SCN: scn = optarg; break;
         case S_GOOD: good = optarg; break;
@@ -249,20 +293,22 @@ int cli_bisect_step(int argc, char **argv)
     snprintf(steps, sizeof steps, "%s/steps.txt", work);
     built_binary(bdir, bin, sizeof bin);
     int verdict;
-    uint64_t first = DG_REPORT_TICK_NONE;
+    bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR};
     if (!build_tree(repo, bdir, type, NULL, NULL, log) || !record_with(bin, scn, rec, hl, rply, log)) {
         verdict = CLI_UNTESTED;
     } else {
         dg_error err;
         dg_error_clear(&err);
         dg_report *rep = cli_report_new("bisect", &err);
-        first = rep ? compare_into(rep, "step", good, rec, rply, &err) : UINT64_MAX - 1;
+        if (rep)
+            r = compare_into(rep, "step", good, rec, good_log, rply ? NULL : hl, rply, raw, &err);
         dg_report_free(rep);
-        verdict = first == UINT64_MAX - 1 ? CLI_UNTESTED : first == DG_REPORT_TICK_NONE ? CLI_EQUAL : CLI_DIVERGED;
+        /* under --raw fail a raw-only drift is bad: the bisection then finds where raw floats changed */
+        verdict = !r.ok ? CLI_UNTESTED : r.st == DG_REPORT_FAIL ? CLI_DIVERGED : CLI_EQUAL;
     }
     FILE *f = fopen(steps, "a");
-    if (f) {
-        fprintf(f, "%s %d %llu\n", sha, verdict, (unsigned long long)first);
+    if (f) { /* sha, verdict, first divergent tick, first raw-drifting tick (docs/CLI.md "bisect") */
+        fprintf(f, "%s %d %llu %llu\n", sha, verdict, (unsigned long long)r.first, (unsigned long long)r.first_raw);
         fclose(f);
     }
     return verdict;
@@ -394,10 +440,11 @@ typedef struct bisect_ctx {
     char good[64], bad[64];
     const char *type;
     bool rply;        /* record through the RPLY writer (--format rply) */
+    cli_raw_policy raw; /* --raw / --strict-raw: is a raw-only drift a bad step */
 } bisect_ctx;
 
 /* Builds and records one revision directly (the endpoints): checks it out in the worktree first. */
-static int test_revision(const bisect_ctx *b, const char *sha, const char *good_rec)
+static int test_revision(const bisect_ctx *b, const char *sha, const char *good_rec, const char *good_log)
 {
     char *co[] = {"git", "-C", (char *)b->wt, "checkout", "-q", "--detach", (char *)sha, NULL};
     char log[PATH_CAP];
@@ -406,7 +453,8 @@ static int test_revision(const bisect_ctx *b, const char *sha, const char *good_
         return CLI_UNTESTED;
     char *step[] = {(char *)b->self, "bisect-step", "--work", (char *)b->work, "--scenario", (char *)b->scn,
                     "--good-rec", (char *)good_rec, "--repo", (char *)b->wt, "--build-type", (char *)b->type,
-                    "--format", (char *)rec_ext(b->rply), NULL};
+                    "--format", (char *)rec_ext(b->rply), "--good-log", (char *)good_log,
+                    "--raw", (char *)cli_raw_policy_name(b->raw), NULL};
     return run(step, NULL, NULL);
 }
 
@@ -449,6 +497,27 @@ static bool find_first_bad(const char *log, char *sha, size_t cap)
     return found;
 }
 
+/* The bad end is not bad by the policy: say whether its raw floats drifted all the same (a WARN
+ * check in the report), and how to bisect that drift. */
+static void bad_end_equal(const bisect_ctx *b, dg_report *rep, const char *scenario_arg, const char *good_rec,
+                          const char *good_hl)
+{
+    char rec[PATH_CAP], hl[PATH_CAP];
+    snprintf(rec, sizeof rec, "%s/rec-%s.%s", b->work, b->bad, rec_ext(b->rply));
+    snprintf(hl, sizeof hl, "%s/rec-%s.hashlog", b->work, b->bad);
+    dg_error err;
+    dg_error_clear(&err);
+    bisect_cmp r = compare_into(rep, scenario_arg, good_rec, rec, good_hl, b->rply ? NULL : hl, b->rply, b->raw, &err);
+    if (r.first_raw != DG_REPORT_TICK_NONE)
+        fprintf(stderr, "detgate bisect: the bad revision %s records the same quantized state as the good one, but "
+                        "its raw floats differ from tick %llu (sub-quantum drift, %s): nothing to bisect under "
+                        "--raw %s; --raw fail bisects the drift\n",
+                b->bad, (unsigned long long)r.first_raw, cli_raw_verdict_note(b->raw), cli_raw_policy_name(b->raw));
+    else
+        fprintf(stderr, "detgate bisect: the bad revision %s (records the same as the good one: nothing to bisect)\n",
+                b->bad);
+}
+
 static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
 {
     char good_rec[PATH_CAP], good_hl[PATH_CAP], log[PATH_CAP];
@@ -474,21 +543,24 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     }
     /* 2. the bad end must really differ, or there is nothing to bisect */
     fprintf(stderr, "detgate bisect: testing the bad revision %.12s\n", b->bad);
-    int vb = test_revision(b, b->bad, good_rec);
+    int vb = test_revision(b, b->bad, good_rec, good_hl);
     if (bisect_sig)
         return CLI_UNTESTED;
     if (vb != CLI_DIVERGED) {
         load_steps(rep, b->work, "");
         dg_report_set_bisect(rep, scenario_arg, NULL, NULL, b->good, b->bad, DG_REPORT_TICK_NONE);
-        fprintf(stderr, "detgate bisect: the bad revision %s (%s)\n", b->bad,
-                vb == CLI_EQUAL ? "records the same as the good one: nothing to bisect" : "cannot be built or tested");
+        if (vb == CLI_EQUAL)
+            bad_end_equal(b, rep, scenario_arg, good_rec, good_hl);
+        else
+            fprintf(stderr, "detgate bisect: the bad revision %s (cannot be built or tested)\n", b->bad);
         return vb == CLI_EQUAL ? CLI_EQUAL : CLI_UNTESTED;
     }
     /* 3. git bisect run, each step built in its own folder */
     char *start[] = {"git", "-C", b->wt, "bisect", "start", b->bad, b->good, NULL};
     char *runv[] = {"git", "-C", b->wt, "bisect", "run", b->self, "bisect-step", "--work", b->work, "--scenario",
                     b->scn, "--good-rec", good_rec, "--repo", b->wt, "--build-type", (char *)b->type,
-                    "--format", (char *)rec_ext(b->rply), NULL};
+                    "--format", (char *)rec_ext(b->rply), "--good-log", good_hl,
+                    "--raw", (char *)cli_raw_policy_name(b->raw), NULL};
     char *reset[] = {"git", "-C", b->wt, "bisect", "reset", NULL}; /* takes no -q: it would read it as a commit */
     fprintf(stderr, "detgate bisect: git bisect run over %.12s..%.12s\n", b->good, b->bad);
     bool ran = run(start, NULL, log) == 0 && run(runv, NULL, log) == 0;
@@ -506,16 +578,20 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     /* 4. the first bad commit, its first divergent tick and the field diff */
     char subject[300] = "";
     git_line(b->repo, subject, sizeof subject, "show", "-s", "--format=%s", first_bad);
-    char rec[PATH_CAP];
+    char rec[PATH_CAP], hl[PATH_CAP];
     snprintf(rec, sizeof rec, "%s/rec-%s.%s", b->work, first_bad, rec_ext(b->rply));
+    snprintf(hl, sizeof hl, "%s/rec-%s.hashlog", b->work, first_bad);
     dg_error err;
     dg_error_clear(&err);
-    uint64_t first = compare_into(rep, scenario_arg, good_rec, rec, b->rply, &err);
+    bisect_cmp r = compare_into(rep, scenario_arg, good_rec, rec, good_hl, b->rply ? NULL : hl, b->rply, b->raw, &err);
     load_steps(rep, b->work, first_bad);
-    dg_report_set_bisect(rep, scenario_arg, first_bad, subject, b->good, b->bad, first);
+    dg_report_set_bisect(rep, scenario_arg, first_bad, subject, b->good, b->bad, r.first);
     printf("first bad commit: %s %s\n", first_bad, subject);
-    if (first < UINT64_MAX - 1)
-        printf("first divergent tick: %llu\n", (unsigned long long)first);
+    if (r.first != DG_REPORT_TICK_NONE)
+        printf("first divergent tick: %llu\n", (unsigned long long)r.first);
+    if (r.first_raw != DG_REPORT_TICK_NONE)
+        printf("raw floats first differ at tick %llu%s\n", (unsigned long long)r.first_raw,
+               r.first == DG_REPORT_TICK_NONE ? " (quantized state identical: a sub-quantum drift)" : "");
     return CLI_DIVERGED;
 }
 
@@ -525,18 +601,24 @@ int cli_bisect(int argc, char **argv)
                                          {"scenario", 1, 0, S_SCN}, {"repo", 1, 0, S_REPO},
                                          {"work", 1, 0, S_WORK}, {"keep", 0, 0, S_KEEP},
                                          {"build-type", 1, 0, S_TYPE}, {"format", 1, 0, S_FORMAT},
-                                         CLI_REPORT_OPTS, {0, 0, 0, 0}};
+                                         CLI_REPORT_OPTS, CLI_RAW_OPTS, {0, 0, 0, 0}};
     const char *good = NULL, *bad = NULL, *scn = NULL, *repo = ".", *work = NULL;
     bool keep = false;
     cli_reports rp = {0};
     bisect_ctx b;
     memset(&b, 0, sizeof b);
     b.type = "Release";
+    b.raw = cli_raw_policy_default();
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         if (cli_report_opt(&rp, c, optarg))
+            continue;
+        int rc = cli_raw_opt("bisect", c, optarg, &b.raw);
+        if (rc > 0)
+            return rc;
+        if (rc == 0)
             continue;
         switch (c) {
         case S_GOODREV: good = optarg; break;
@@ -965,9 +1047,9 @@ static void matrix_pair(dg_report_scenario *sc, const mconf *x, const mconf *y, 
 
 /* Raw-float drift inside each class (same quanta, different floats): the class's raw groups, and one
  * line and check per group other than the first, against the first (a note, or a failure with
- * --strict-raw). Returns the number of such groups. */
+ * the raw policy's WARN/FAIL/PASS). Returns the number of such groups. */
 static size_t matrix_raw_drift(dg_report_scenario *sc, const mplan *p, size_t nc, const size_t *reps,
-                               const size_t *rreps, bool strict)
+                               const size_t *rreps, cli_raw_policy raw)
 {
     size_t drifting = 0;
     for (size_t c = 0; c < nc; c++) {
@@ -981,7 +1063,7 @@ static size_t matrix_raw_drift(dg_report_scenario *sc, const mplan *p, size_t nc
             }
         if (ng > 1)
             printf("raw floats (same quanta, different floats%s): class %zu in %zu groups: %s\n",
-                   strict ? "; --strict-raw: a failure" : "", c + 1, ng, groups.s ? groups.s : "");
+                   raw == CLI_RAW_FAIL ? "; --raw fail: a failure" : "", c + 1, ng, groups.s ? groups.s : "");
         free(groups.s);
         for (size_t i = 0; i < p->n; i++) {
             const mconf *m = &p->v[i];
@@ -995,11 +1077,12 @@ static size_t matrix_raw_drift(dg_report_scenario *sc, const mplan *p, size_t nc
                    (unsigned long long)first_raw);
             char name[128];
             snprintf(name, sizeof name, "raw floats %.50s ~ %.50s", first->label, m->label);
-            dg_report_check *ck = dg_report_add_check(sc, name, strict ? DG_REPORT_FAIL : DG_REPORT_PASS);
+            dg_report_check *ck = dg_report_add_check(sc, name, DG_REPORT_PASS);
             dg_report_check_set_raw_divergence(ck, first_raw);
+            cli_raw_apply(ck, raw); /* a raw-only drift: WARN, FAIL or PASS by the policy */
             dg_report_check_set_message(ck, "%s vs %s: same quantized state, raw floats first differ at tick %llu%s",
                                         first->label, m->label, (unsigned long long)first_raw,
-                                        strict ? " (--strict-raw)" : "");
+                                        raw == CLI_RAW_FAIL ? " (--raw fail)" : "");
         }
     }
     return drifting;
@@ -1043,7 +1126,7 @@ static size_t matrix_unbuilt(dg_report_scenario *sc, const mplan *p)
 }
 
 /* The verdict: classes, one representative pair per pair of classes, raw drift, builds that failed. */
-static int matrix_report(dg_report *rep, mplan *p, const char *scn_name, bool strict, double t0)
+static int matrix_report(dg_report *rep, mplan *p, const char *scn_name, cli_raw_policy raw, double t0)
 {
     dg_report_scenario *sc = dg_report_add_scenario(rep, scn_name, "flrep");
     size_t *reps = calloc(p->n ? p->n : 1, sizeof *reps), *rreps = calloc(p->n ? p->n : 1, sizeof *rreps);
@@ -1067,29 +1150,29 @@ static int matrix_report(dg_report *rep, mplan *p, const char *scn_name, bool st
     for (size_t a = 0; a < nc; a++)
         for (size_t b = a + 1; b < nc; b++)
             matrix_pair(sc, &p->v[reps[a]], &p->v[reps[b]], width);
-    size_t drifting = matrix_raw_drift(sc, p, nc, reps, rreps, strict);
+    size_t drifting = matrix_raw_drift(sc, p, nc, reps, rreps, raw);
     size_t unbuilt = matrix_unbuilt(sc, p);
     free(reps);
     free(rreps);
     rep->duration_s = harness__now() - t0;
     printf("detgate matrix: scenario %s, %zu configuration%s, %zu class%s, %.1f s\n", scn_name, p->n,
            p->n == 1 ? "" : "s", nc, nc == 1 ? "" : "es", rep->duration_s);
-    if (nc > 1 || (strict && drifting))
+    if (nc > 1 || (raw == CLI_RAW_FAIL && drifting))
         return CLI_DIVERGED;
     return unbuilt ? CLI_UNTESTED : CLI_EQUAL;
 }
 
-enum { S_CONFIG = 0x540, S_STRICT_RAW, S_DRY_RUN };
+enum { S_CONFIG = 0x540, S_DRY_RUN };
 
 int cli_matrix(int argc, char **argv)
 {
     static const struct option opts[] = {{"scenario", 1, 0, S_SCN}, {"configs", 1, 0, S_GOOD},
-                                         {"config", 1, 0, S_CONFIG}, {"strict-raw", 0, 0, S_STRICT_RAW},
-                                         {"dry-run", 0, 0, S_DRY_RUN}, {"work", 1, 0, S_WORK},
-                                         {"keep", 0, 0, S_KEEP}, {"source", 1, 0, S_REPO}, CLI_REPORT_OPTS,
+                                         {"config", 1, 0, S_CONFIG}, {"dry-run", 0, 0, S_DRY_RUN}, {"work", 1, 0, S_WORK},
+                                         {"keep", 0, 0, S_KEEP}, {"source", 1, 0, S_REPO}, CLI_REPORT_OPTS, CLI_RAW_OPTS,
                                          {0, 0, 0, 0}};
     const char *scn = NULL, *work = NULL, *source = NULL;
-    bool keep = false, strict = false, dry = false, given = false;
+    bool keep = false, dry = false, given = false;
+    cli_raw_policy raw = cli_raw_policy_default();
     mplan plan = {0};
     char why[200] = "";
     cli_reports rp = {0};
@@ -1098,6 +1181,13 @@ int cli_matrix(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         if (cli_report_opt(&rp, c, optarg))
+            continue;
+        int rc = cli_raw_opt("matrix", c, optarg, &raw);
+        if (rc > 0) {
+            mplan_free(&plan);
+            return rc;
+        }
+        if (rc == 0)
             continue;
         bool parsed = true;
         switch (c) {
@@ -1110,7 +1200,6 @@ int cli_matrix(int argc, char **argv)
             parsed = matrix_add(&plan, optarg, strlen(optarg), why, sizeof why);
             given = true;
             break;
-        case S_STRICT_RAW: strict = true; break;
         case S_DRY_RUN: dry = true; break;
         case S_WORK: work = optarg; break;
         case S_KEEP: keep = true; break;
@@ -1163,7 +1252,7 @@ int cli_matrix(int argc, char **argv)
     dg_error err;
     dg_error_clear(&err);
     dg_report *rep = cli_report_new("matrix", &err);
-    int code = rep ? matrix_report(rep, &plan, scn_name, strict, t0) : CLI_UNTESTED;
+    int code = rep ? matrix_report(rep, &plan, scn_name, raw, t0) : CLI_UNTESTED;
     fflush(stdout);
     bool failed_build = false;   /* its log is in the work folder: keep what the message points to */
     for (size_t i = 0; i < plan.n; i++)

@@ -150,7 +150,7 @@ static void golden_error(dg_report_check *c, const dg_error *err, const char *go
 }
 
 static void check_golden(dg_report_scenario *sc, const char *golden_dir, const char *rec_path,
-                         const harness__stream *rec, bool strict_raw, bool rply)
+                         const harness__stream *rec, cli_raw_policy raw, bool rply)
 {
     double t0 = harness__now();
     char gf[4096], gl[4096];
@@ -216,10 +216,10 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
             have_f ? "" : "; the golden is a hash log (no states): for the entity and field diff, diff a recording "
                           "made at the golden's revision (`detgate bisect` does this)");
     } else if (first_raw != DG_REPORT_TICK_NONE) {
-        c->status = strict_raw ? DG_REPORT_FAIL : DG_REPORT_PASS;
+        c->status = cli_raw_status(raw, DG_REPORT_TICK_NONE, first_raw);
         dg_report_check_set_message(c, "quantized state identical to the golden; raw floats differ from tick %llu "
-                                       "(sub-quantum drift%s)",
-                                    (unsigned long long)first_raw, strict_raw ? ", --strict-raw" : "");
+                                       "(sub-quantum drift): %s",
+                                    (unsigned long long)first_raw, cli_raw_verdict_note(raw));
     } else {
         dg_report_check_set_message(c, "%zu tick%s identical to the golden (%s%s%s)", rec->n,
                                     dg_report_plural_s(rec->n), have_f ? "recording" : "",
@@ -232,7 +232,7 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
 
 /* ---- gate ---------------------------------------------------------------------------------------- */
 
-enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_STRICT, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT, G_JOBS,
+enum { G_CORPUS = 0x300, G_GOLDEN, G_SCENARIO, G_SHARD, G_SEEKS, G_EDGES, G_INJECT, G_FORMAT, G_JOBS,
        G_PLAN, G_FAULT };
 
 #define GATE_JOBS_MAX 32
@@ -243,9 +243,9 @@ typedef struct gate_opts {
     uint64_t shard_i, shard_n;
     uint64_t plan;   /* --plan N: print the plan for N shards and stop (0 = run) */
     bool sharded;    /* --shard given */
-    bool strict;
+    cli_raw_policy raw; /* --raw / --strict-raw, from the default */
     unsigned jobs; /* scenarios verified at once (--jobs; 0 given = one per online CPU) */
-    bool jobs_given, format_given;
+    bool jobs_given, format_given, raw_given;
     cli_reports rp;
     cli_run_opts ro;
     harness__project proj;       /* the project file, when there is one */
@@ -272,7 +272,7 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
 {
     static const struct option opts[] = {{"corpus", 1, 0, G_CORPUS}, {"golden", 1, 0, G_GOLDEN},
                                          {"scenario", 1, 0, G_SCENARIO}, {"shard", 1, 0, G_SHARD},
-                                         {"strict-raw", 0, 0, G_STRICT}, {"seek-samples", 1, 0, G_SEEKS},
+                                         CLI_RAW_OPTS, {"seek-samples", 1, 0, G_SEEKS},
                                          {"seek-edges", 1, 0, G_EDGES}, {"inject", 1, 0, G_INJECT},
                                          {"format", 1, 0, G_FORMAT}, {"jobs", 1, 0, G_JOBS},
                                          {"plan", 1, 0, G_PLAN}, {"replay-fault", 1, 0, G_FAULT},
@@ -284,6 +284,13 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
     while ((c = getopt_long(argc, argv, "qj:", opts, NULL)) != -1) {
         if (cli_report_opt(&g->rp, c, optarg))
             continue;
+        int rc = cli_raw_opt("gate", c, optarg, &g->raw);
+        if (rc > 0)
+            return rc;
+        if (rc == 0) {
+            g->raw_given = true;
+            continue;
+        }
         switch (c) {
         case CLI_OPT_PROJECT: g->ro.project = optarg; break;
         case 'j':
@@ -296,7 +303,6 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
         case G_CORPUS: g->corpus = optarg; break;
         case G_GOLDEN: g->golden = optarg; break;
         case G_SCENARIO: names_add(&g->only, optarg); break;
-        case G_STRICT: g->strict = true; break;
         case G_INJECT: g->ro.inject = optarg; break;
         case G_FAULT:
             if (cli_parse_replay_fault("gate", optarg, &g->ro))
@@ -518,7 +524,7 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
     dg_report_scenario *sc = NULL;
     int f = cli_record_and_verify(rep, src, rec_path, &g->ro, &rec, &sc, &err);
     if (f >= 0 && sc)
-        check_golden(sc, g->golden, rec_path, &rec, g->strict, g->ro.rply);
+        check_golden(sc, g->golden, rec_path, &rec, g->raw, g->ro.rply);
     bool usage = f < 0 && CLI_BAD_INPUT(&g->ro, err.code);
     if (usage) {
         char buf[600];
@@ -725,6 +731,8 @@ static int gate_project(gate_opts *g, name_list *all)
             g->golden = g->proj.golden;
         if (!g->jobs_given && g->proj.jobs)
             g->jobs = g->proj.jobs;
+        if (!g->raw_given)
+            cli_raw_policy_parse(g->proj.raw, &g->raw);
         if (g->ro.run && g->ro.inject)
             return cli_usage_error("gate", "--inject is sim_stub's switch; this project's engine is `%s`", g->ro.run);
     }
@@ -761,7 +769,7 @@ static int check_shard_holds(const gate_opts *g, const gate_plan *p)
 
 int cli_gate(int argc, char **argv)
 {
-    gate_opts g = {.shard_i = 1, .shard_n = 1, .jobs = 1};
+    gate_opts g = {.shard_i = 1, .shard_n = 1, .jobs = 1, .raw = cli_raw_policy_default()};
     cli_run_opts_init(&g.ro);
     name_list all = {0};
     int code = parse_gate_args(argc, argv, &g);

@@ -13,6 +13,11 @@
     "  --markdown-append FILE   append the Markdown report (e.g. \"$GITHUB_STEP_SUMMARY\")\n"             \
     "  -q, --quiet        no text summary on stdout\n"
 
+#define RAW_HELP                                                                                           \
+    "Raw-float drift (quantized state equal, raw float hashes differ: below one quantum):\n"             \
+    "  --raw warn|fail|ignore  WARN, exit 0 (default) | FAIL, exit 1 | PASS, noted in JSON only\n"       \
+    "  --strict-raw            the same as --raw fail\n"
+
 #define EXIT_HELP "Exit: 0 all equal, 1 divergence found, 2 bad input or usage, 125 could not test.\n"
 
 const cli_cmd cli_commands[] = {
@@ -78,28 +83,32 @@ const cli_cmd cli_commands[] = {
      "\"repeat\" check, diffed to entity and field). --states - reads the stream from standard input; a\n"
      "STREAM.zst is decompressed on the fly. With a project file (detgate.ini, docs/ENGINES.md) SCENARIO\n"
      "may name one of its scenarios and runs through its engine.\n"
-     REPORT_FLAGS_HELP EXIT_HELP
+     "--raw is accepted for one command line everywhere; the replay side is rebuilt from quantized\n"
+     "state and carries no raw floats, so verify alone never sees a raw drift (gate's golden does).\n"
+     REPORT_FLAGS_HELP RAW_HELP EXIT_HELP
      "Example: detgate verify dogfight-40 --report-dir build/reports/verify\n"},
     {"diff", cli_diff, "compare two recordings (or two hash logs) tick by tick",
-     "usage: detgate diff A B [--jobs N] [report flags]\n"
+     "usage: detgate diff A B [--log-a LA --log-b LB] [--raw POLICY | --strict-raw] [--jobs N] [report flags]\n"
      "A is the reference. Two recordings of one format (.flrep or RPLY) are replayed in lockstep:\n"
      "hash first, and on every divergent\n"
      "tick the states are diffed (entities added, lost, changed; fields with both values in quanta\n"
      "and in metres / degrees / m/s). Hash logs are compared by hash (and raw hash: a sub-quantum\n"
      "drift is reported); a recording against a hash log (e.g. a .hashlog.zst golden) is replayed\n"
      "and compared by hash (--jobs N: that replay on up to N threads; the report is the same).\n"
-     REPORT_FLAGS_HELP EXIT_HELP
+     "Raw floats are in hash logs only: diff of two .flrep (or RPLY) files cannot see a raw drift:\n"
+     "diff two hash logs (record --hash-log), or give the recordings' logs with --log-a LA --log-b LB.\n"
+     REPORT_FLAGS_HELP RAW_HELP EXIT_HELP
      "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
     {"gate", cli_gate, "verify every scenario and compare it with its golden",
      "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N | --plan N] [--jobs N]\n"
-     "                    [--strict-raw] [--inject SPEC] [--format flrep|rply] [--replay-fault KIND:TICK]\n"
+     "                    [--raw POLICY | --strict-raw] [--inject SPEC] [--format flrep|rply] [--replay-fault KIND:TICK]\n"
      "                    [report flags]\n"
      "For every scenario in the corpus (default corpus/scenarios): verify (record vs replay, seek,\n"
      "recovery), then compare the recording with the golden in corpus/golden: NAME.flrep (state\n"
      "diff) and NAME.hashlog.zst (hashes, raw float hashes). Any divergence fails the run.\n"
      "--format rply records through the RPLY v3 writer instead and compares with NAME.rply and\n"
      "NAME.rply.hashlog.zst.\n"
-     "A raw-only (sub-quantum) drift is reported but passes unless --strict-raw. --inject records\n"
+     "A raw-only (sub-quantum) drift is WARN (exit 0) unless --raw fail / --strict-raw. --inject records\n"
      "every scenario with sim_stub's injection switch: what a broken build would record.\n"
      "--shard I/N (1 <= I <= N) runs shard I of a plan every machine computes alike: scenarios longest\n"
      "first (entity-ticks of the golden hash log), each to the least loaded shard. --plan N prints\n"
@@ -110,7 +119,7 @@ const cli_cmd cli_commands[] = {
      "A corpus without scenarios, or a --scenario the --shard excludes, is refused (exit 2); an empty\n"
      "shard of a non-empty corpus passes and its reports say so. --replay-fault: as for verify.\n"
      "Reports go to build/reports unless --report-dir (or another report flag) is given.\n" REPORT_FLAGS_HELP
-     EXIT_HELP "Example: detgate gate --shard 1/2 --junit build/gate-1.xml\n"},
+     RAW_HELP EXIT_HELP "Example: detgate gate --shard 1/2 --junit build/gate-1.xml\n"},
     {"merge", cli_merge, "one report from the JSON reports of every shard of a gate run",
      "usage: detgate merge REPORT.json... [report flags]\n"
      "Reads the JSON report of every shard of one `detgate gate --shard I/N` run and writes one report\n"
@@ -134,15 +143,18 @@ const cli_cmd cli_commands[] = {
      "Example: detgate bless dogfight-40 --reason \"new drag model (#123)\"\n"},
     {"bisect", cli_bisect, "find the commit that broke determinism of a scenario",
      "usage: detgate bisect --good REV --bad REV --scenario S [--repo DIR] [--work DIR] [--keep]\n"
-     "                      [--format flrep|rply] [report flags]\n"
+     "                      [--format flrep|rply] [--raw POLICY | --strict-raw] [report flags]\n"
      "Records S at the good revision once, then drives `git bisect run` in a separate worktree:\n"
      "each step builds that revision in its own build folder (cmake), records S with that build\n"
      "and compares it with the good recording: 0 same, 1 diverged, 125 cannot build/test.\n"
      "Ends by naming the first bad commit and its first divergent tick with the field diff.\n"
      "Your working tree is not touched. The scenario file is taken from the current tree.\n"
-     REPORT_FLAGS_HELP EXIT_HELP "Example: detgate bisect --good v0.3 --bad HEAD --scenario dogfight-40\n"},
+     "Under --raw fail a step whose raw floats differ from the good hash log is bad too: the bisection\n"
+     "finds the first commit whose raw floats changed and names the tick (.flrep only: RPLY records\n"
+     "keep no raw hashes). Under warn/ignore a raw-only bad end is \"nothing to bisect\" (WARN shown).\n"
+     REPORT_FLAGS_HELP RAW_HELP EXIT_HELP "Example: detgate bisect --good v0.3 --bad HEAD --scenario dogfight-40\n"},
     {"bisect-step", cli_bisect_step, NULL,
-     "usage: detgate bisect-step --work DIR --scenario FILE --good-rec FILE --repo DIR\n"
+     "usage: detgate bisect-step --work DIR --scenario FILE --good-rec FILE [--good-log LOG] [--raw POLICY] --repo DIR\n"
      "Internal: one `git bisect run` step (build HEAD of the worktree, record, compare).\n"},
     {"matrix", cli_matrix, "which toolchain configurations record a scenario identically",
      "usage: detgate matrix --scenario S [--configs LIST] [--config SPEC]... [--strict-raw] [--dry-run]\n"
@@ -152,8 +164,9 @@ const cli_cmd cli_commands[] = {
      "identically into classes, and prints the first divergent tick for one pair per pair of classes.\n"
      "SPEC is CC:FLAGS:off|fast: FLAGS any compiler flags, space separated (quote them), may be empty;\n"
      "LIST is comma separated SPECs (--config takes one SPEC, commas and all; both may repeat).\n"
-     "Raw-float drift with the same quanta is a note (exit 0), a failure with --strict-raw (exit 1).\n"
-     "--dry-run prints the configurations as parsed and builds nothing.\n" REPORT_FLAGS_HELP EXIT_HELP
+     "Raw-float drift with the same quanta is judged by --raw: WARN (exit 0) by default, FAIL (exit 1)\n"
+     "under --raw fail / --strict-raw, PASS under --raw ignore.\n"
+     "--dry-run prints the configurations as parsed and builds nothing.\n" REPORT_FLAGS_HELP RAW_HELP EXIT_HELP
      "Example: detgate matrix --scenario dogfight-40 --configs 'gcc:-O2:off,gcc:-O3 -march=native:off'\n"},
     {"init", cli_init, "write a project file (detgate.ini) for your engine",
      "usage: detgate init [--run CMD] [--scenarios GLOB] [-o FILE]\n"

@@ -155,11 +155,11 @@ static json_t *mr_item(mr *m, json_t *arr, size_t i, const char *at)
 static dg_report_status mr_status(mr *m, json_t *obj, const char *at)
 {
     const char *s = mr_str(m, obj, at, "status", false);
-    for (int k = DG_REPORT_PASS; s && k <= DG_REPORT_ERROR; k++)
+    for (int k = DG_REPORT_PASS; s && k <= DG_REPORT_WARN; k++)
         if (strcmp(s, dg_report_status_name((dg_report_status)k)) == 0)
             return (dg_report_status)k;
     if (s)
-        mr_fail(m, at, "\"status\": expected \"pass\", \"fail\" or \"error\", found \"%s\"", s);
+        mr_fail(m, at, "\"status\": expected \"pass\", \"warn\", \"fail\" or \"error\", found \"%s\"", s);
     return DG_REPORT_ERROR;
 }
 

@@ -306,17 +306,23 @@ int cli_record(int argc, char **argv)
 
 int cli_verify(int argc, char **argv)
 {
-    static const struct option opts[] = {RUN_LONG_OPTS, CLI_REPORT_OPTS, {"jobs", 1, 0, 'j'},
+    static const struct option opts[] = {RUN_LONG_OPTS, CLI_REPORT_OPTS, CLI_RAW_OPTS, {"jobs", 1, 0, 'j'},
                                          {"repeat", 1, 0, OPT_REPEAT}, {0, 0, 0, 0}};
     cli_run_opts o;
     cli_run_opts_init(&o);
     cli_reports rp = {0};
+    cli_raw_policy raw = cli_raw_policy_default();
     const char *format = NULL, *corpus = NULL;
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "qj:", opts, NULL)) != -1) {
         if (cli_report_opt(&rp, c, optarg))
+            continue;
+        int rc = cli_raw_opt("verify", c, optarg, &raw);
+        if (rc > 0)
+            return rc;
+        if (rc == 0)
             continue;
         if (c == 'j') {
             if (!cli_parse_jobs(optarg, &o.jobs))
@@ -331,7 +337,7 @@ int cli_verify(int argc, char **argv)
             o.repeat = (unsigned)n;
             continue;
         }
-        int rc = parse_run_opt("verify", c, &o, &format, &corpus);
+        rc = parse_run_opt("verify", c, &o, &format, &corpus);
         if (rc > 0)
             return rc;
         if (rc < 0)
@@ -390,6 +396,7 @@ int cli_verify(int argc, char **argv)
     bool usage = failed < 0 && CLI_BAD_INPUT(&o, err.code);
     if (usage)
         cli_print_error("verify", &err);
+    cli_raw_apply_report(rep, raw);
     bool ok = usage || cli_write_reports(rep, &rp, "verify");
     int code = usage ? CLI_USAGE : cli_exit_for(rep);
     dg_report_free(rep);
@@ -409,9 +416,61 @@ static dg_status load_side(const char *path, cli_kind kind, unsigned jobs, harne
     return harness__replay_hash_jobs(path, &ro, out, err);
 }
 
+/* Reads a hash log up to `tick`; true with *t filled when the tick is there (its arrays stay valid
+ * until the reader is freed or read on). */
+static bool log_at_tick(dg_hash_log_reader *r, uint64_t tick, dg_hash_log_tick *t)
+{
+    bool eof = false;
+    dg_error err;
+    dg_error_clear(&err);
+    while (dg_hash_log_next(r, t, &eof, &err) == DG_OK && !eof)
+        if (t->tick >= tick)
+            return t->tick == tick;
+    return false;
+}
+
+/* Version 2 hash logs (record --hash-log --log-entities) carry each entity's raw hash: names the
+ * entities whose raw floats differ at the first drifting tick, as a detail line of the check, and
+ * returns the first of them (0 when the logs cannot say: no entity raw hashes, or an entity on one
+ * side only). */
+static uint32_t raw_first_entity(dg_report_check *c, const char *a, const char *b, uint64_t tick)
+{
+    dg_hash_log_reader *ra = NULL, *rb = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    uint32_t first = 0, n = 0, total = 0;
+    char ids[160] = "";
+    dg_hash_log_tick ta, tb;
+    if (dg_hash_log_open(&ra, a, &err) == DG_OK && dg_hash_log_open(&rb, b, &err) == DG_OK &&
+        log_at_tick(ra, tick, &ta) && log_at_tick(rb, tick, &tb) && ta.raw_hashes && tb.raw_hashes) {
+        total = ta.entity_count;
+        for (uint32_t i = 0, j = 0; i < ta.entity_count && j < tb.entity_count;) {
+            if (ta.ids[i] != tb.ids[j]) {
+                ta.ids[i] < tb.ids[j] ? i++ : j++;
+                continue;
+            }
+            if (ta.raw_hashes[i] != tb.raw_hashes[j]) {
+                if (!n++)
+                    first = ta.ids[i];
+                size_t len = strlen(ids);
+                if (n <= 8)
+                    snprintf(ids + len, sizeof ids - len, "%s%u", n > 1 ? ", " : "", (unsigned)ta.ids[i]);
+            }
+            i++, j++;
+        }
+    }
+    dg_hash_log_free(ra);
+    dg_hash_log_free(rb);
+    if (n)
+        dg_report_check_add_detail(c, "tick %llu: raw floats differ in %u of %u entit%s: %s%s",
+                                   (unsigned long long)tick, (unsigned)n, (unsigned)total, total == 1 ? "y" : "ies",
+                                   ids, n > 8 ? ", ..." : "");
+    return first;
+}
+
 /* Hash-level comparison (at least one side is a hash log: there is no state to diff on that side). */
 static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *a, cli_kind ka, const char *b,
-                        cli_kind kb, unsigned jobs, dg_error *err)
+                        cli_kind kb, unsigned jobs, cli_raw_policy raw, dg_error *err)
 {
     harness__stream sa = {0}, sb = {0};
     dg_status st = load_side(a, ka, jobs, &sa, err);
@@ -430,7 +489,9 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
         sc->entity_ticks = sb.entity_ticks;
         if (first_raw != DG_REPORT_TICK_NONE)
             dg_report_check_set_raw_divergence(c, first_raw);
-        c->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
+        c->status = cli_raw_status(raw, nd ? c->first_tick : DG_REPORT_TICK_NONE, first_raw);
+        if (nd && c->status != DG_REPORT_FAIL) /* a divergence past either end leaves first_tick unset */
+            c->status = DG_REPORT_FAIL;
         char len[160];
         cli_length_note(len, sizeof len, "A", cli_stream_span(&sa), "B", cli_stream_span(&sb));
         if (nd)
@@ -438,9 +499,15 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
                                         (unsigned long long)c->divergent_ticks, dg_report_plural_s(c->divergent_ticks),
                                         c->divergent_ticks == 1 ? "s" : "", (unsigned long long)first[0],
                                         first_raw < first[0] ? "; raw floats differed earlier" : "");
-        else if (first_raw != DG_REPORT_TICK_NONE)
-            dg_report_check_set_message(c, "quantized state identical; raw floats differ from tick %llu (sub-quantum)",
-                                        (unsigned long long)first_raw);
+        else if (first_raw != DG_REPORT_TICK_NONE) {
+            uint32_t who = ka == CLI_KIND_HASHLOG && kb == CLI_KIND_HASHLOG ? raw_first_entity(c, a, b, first_raw) : 0;
+            char ent[48] = "";
+            if (who)
+                snprintf(ent, sizeof ent, ", first in entity %u", (unsigned)who);
+            dg_report_check_set_message(c, "quantized state identical; raw floats differ from tick %llu%s "
+                                           "(sub-quantum): %s",
+                                        (unsigned long long)first_raw, ent, cli_raw_verdict_note(raw));
+        }
         else
             dg_report_check_set_message(c, "%zu tick%s, identical", sb.n, dg_report_plural_s(sb.n));
     }
@@ -448,23 +515,77 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
     harness__stream_free(&sb);
 }
 
+/* diff A B --log-a LA --log-b LB: two recordings hold quantized state only; their hash logs
+ * (record --hash-log) add the raw hashes. The logs' quantized verdict must agree with the
+ * recordings' (else they are another run's: exit 2). Returns 0, or an exit code (printed). */
+static int diff_raw_from_logs(dg_report_check *ck, uint64_t nd, const char *la, const char *lb, cli_raw_policy raw)
+{
+    harness__stream sa = {0}, sb = {0};
+    dg_error err;
+    dg_error_clear(&err);
+    int code = 0;
+    if (harness__load_log(la, &sa, NULL, &err) != DG_OK || harness__load_log(lb, &sb, NULL, &err) != DG_OK) {
+        cli_print_error("diff", &err);
+        code = CLI_USAGE;
+    } else {
+        uint64_t first[1], first_raw;
+        size_t nf;
+        uint64_t nl = harness__compare_streams(NULL, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+        if ((nl > 0) != (nd > 0)) {
+            fprintf(stderr, "detgate diff: the hash logs %s and %s %s, the recordings %s: they are not these "
+                            "recordings' logs\n", la, lb, nl ? "differ" : "agree", nd ? "differ" : "agree");
+            code = CLI_USAGE;
+        } else if (first_raw != DG_REPORT_TICK_NONE) {
+            dg_report_check_set_raw_divergence(ck, first_raw);
+            if (!nd) {
+                ck->status = cli_raw_status(raw, DG_REPORT_TICK_NONE, first_raw);
+                dg_report_check_set_message(ck, "quantized state identical; raw floats differ from tick %llu "
+                                                "(sub-quantum, from the hash logs): %s",
+                                            (unsigned long long)first_raw, cli_raw_verdict_note(raw));
+            }
+        }
+    }
+    harness__stream_free(&sa);
+    harness__stream_free(&sb);
+    return code;
+}
+
 int cli_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {CLI_REPORT_OPTS, {"jobs", 1, 0, 'j'}, {0, 0, 0, 0}};
+    enum { OPT_LOG_A = 0x290, OPT_LOG_B };
+    static const struct option opts[] = {CLI_REPORT_OPTS, CLI_RAW_OPTS, {"jobs", 1, 0, 'j'}, {"log-a", 1, 0, OPT_LOG_A},
+                                         {"log-b", 1, 0, OPT_LOG_B}, {0, 0, 0, 0}};
     cli_reports rp = {0};
+    cli_raw_policy raw = cli_raw_policy_default();
+    const char *log_a = NULL, *log_b = NULL;
     unsigned jobs = 1;
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "qj:", opts, NULL)) != -1) {
-        if (c == 'j' && !cli_parse_jobs(optarg, &jobs))
-            return cli_usage_error("diff", "--jobs: expected 0 (one per CPU) or 1..%d, found '%s'", CLI_JOBS_MAX, optarg);
-        if (c != 'j' && !cli_report_opt(&rp, c, optarg))
+        if (cli_report_opt(&rp, c, optarg))
+            continue;
+        if (c == 'j') {
+            if (!cli_parse_jobs(optarg, &jobs))
+                return cli_usage_error("diff", "--jobs: expected 0 (one per CPU) or 1..%d, found '%s'", CLI_JOBS_MAX,
+                                       optarg);
+            continue;
+        }
+        if (c == OPT_LOG_A || c == OPT_LOG_B) {
+            *(c == OPT_LOG_A ? &log_a : &log_b) = optarg;
+            continue;
+        }
+        int rc = cli_raw_opt("diff", c, optarg, &raw);
+        if (rc > 0)
+            return rc;
+        if (rc < 0)
             return cli_usage_error("diff", "unknown option or missing value '%s'", argv[optind - 1]);
     }
     harness__cpu_init(jobs);
     if (optind != argc - 2)
         return cli_usage_error("diff", "expected two files A B");
+    if (!log_a != !log_b)
+        return cli_usage_error("diff", "--log-a and --log-b go together (the hash logs of A and of B)");
     const char *a = argv[optind], *b = argv[optind + 1];
     const char *inputs[] = {a, b};
     int rc = cli_reports_prepare(&rp, "diff", inputs, 2);
@@ -517,8 +638,17 @@ int cli_diff(int argc, char **argv)
         else
             dg_report_check_set_message(ck, "%llu tick%s, identical", (unsigned long long)sc->ticks,
                                         dg_report_plural_s(sc->ticks));
+        int lc = log_a ? diff_raw_from_logs(ck, nd, log_a, log_b, raw) : 0;
+        if (lc) {
+            dg_report_free(rep);
+            return lc;
+        }
     } else {
-        diff_hashes(ck, sc, a, ka, b, kb, jobs, &err);
+        if (log_a) {
+            dg_report_free(rep);
+            return cli_usage_error("diff", "--log-a/--log-b are for two recordings; a hash log is compared as it is");
+        }
+        diff_hashes(ck, sc, a, ka, b, kb, jobs, raw, &err);
         if (ck->status == DG_REPORT_ERROR) {
             cli_print_error("diff", &err);
             dg_report_free(rep);

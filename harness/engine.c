@@ -65,6 +65,7 @@ typedef struct scratch {
     dg_qentity *q;
     uint64_t *eh;
     uint32_t *ids;
+    uint64_t *rh; /* per-entity raw hashes (record side, hash log version 2) */
     size_t cap;
 } scratch;
 
@@ -84,7 +85,10 @@ static dg_status scratch_fit(scratch *s, size_t n, dg_error *err)
     uint32_t *ids = realloc(s->ids, nc * sizeof *ids);
     if (ids)
         s->ids = ids;
-    if (!q || !eh || !ids)
+    uint64_t *rh = realloc(s->rh, nc * sizeof *rh);
+    if (rh)
+        s->rh = rh;
+    if (!q || !eh || !ids || !rh)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "harness", "out of memory (%zu entities)", n);
     s->cap = nc;
     return DG_OK;
@@ -95,7 +99,20 @@ static void scratch_free(scratch *s)
     free(s->q);
     free(s->eh);
     free(s->ids);
+    free(s->rh);
     memset(s, 0, sizeof *s);
+}
+
+/* One entity's raw hash (docs/STATE-HASH.md §6 over that entity alone): the floats the sources
+ * hash for the tick's raw hash, in the same order, so the tick's drift can be pinned to an entity. */
+static uint64_t entity_raw_hash(uint64_t tick, const dg_entity_in *e)
+{
+    double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
+                                      e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
+    dg_hash_stream hs;
+    dg_hash_raw_begin(&hs, tick);
+    dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+    return dg_hash_raw_end(&hs);
 }
 
 static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_hash *th,
@@ -115,6 +132,11 @@ static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_
             sc->ids[i] = q[i].id;
         lt.ids = sc->ids;
         lt.hashes = sc->eh;
+        if (f && f->has_raw && f->n == th->entity_count) { /* record side: the floats are at hand */
+            for (size_t i = 0; i < f->n; i++)
+                sc->rh[i] = entity_raw_hash(f->tick, &f->ents[i]);
+            lt.raw_hashes = sc->rh;
+        }
     }
     return dg_hash_log_write(log, &lt, err);
 }
@@ -388,6 +410,7 @@ dg_status harness__record(harness__source *src, const char *path, const harness_
         snprintf(lh.format, sizeof lh.format, "%s", o->format_name ? o->format_name : "flrep");
         lh.entities = o->log_entities;
         lh.raw = true;
+        lh.entity_raw = o->log_entities; /* version 2: the e lines carry each entity's raw hash */
         st = dg_hash_log_create(&rs.log, o->hash_log, &lh, err);
     }
     if (st == DG_OK)

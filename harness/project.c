@@ -26,7 +26,7 @@ static const struct {
     {"engine", "time_limit", "seconds > 0 (at most 86400)"},
     {"build", "command", "a command with {src} {build} {cc} {cflags}"},
     {"gate", "jobs", "0 (one per CPU) .. 32"},
-    {"gate", "raw", "report or fail"},
+    {"gate", "raw", "warn, fail or ignore"},
 };
 
 typedef struct ini_ctx {
@@ -194,7 +194,7 @@ static int set_value(ini_ctx *c, key_id k, const char *v)
         p->jobs = p->jobs > 32 ? 32 : p->jobs;
         return 1;
     case K_RAW:
-        if (strcmp(v, "report") != 0 && strcmp(v, "fail") != 0)
+        if (strcmp(v, "warn") != 0 && strcmp(v, "fail") != 0 && strcmp(v, "ignore") != 0)
             return fail(c, "%s: expected %s, found '%s'", k_keys[k].name, expected, v);
         snprintf(p->raw, sizeof p->raw, "%s", v);
         return 1;
@@ -238,7 +238,7 @@ static void project_defaults(harness__project *p, const char *path)
         snprintf(p->dir, sizeof p->dir, "/");
     else
         snprintf(p->dir, sizeof p->dir, "%.*s", (int)(slash - path), path);
-    snprintf(p->raw, sizeof p->raw, "report");
+    snprintf(p->raw, sizeof p->raw, "warn");
 }
 
 /* What the keys leave unsaid: the engine follows `run`, folders default by engine. */
@@ -429,8 +429,8 @@ dg_status harness__project_write_template(const char *path, const char *run, con
             "[gate]\n"
             "# scenarios verified at once (0 = one per CPU)\n"
             "jobs = 1\n"
-            "# sub-quantum (raw float) drift: report or fail\n"
-            "raw = report\n",
+            "# sub-quantum (raw float) drift: warn (report it, exit 0), fail (exit 1) or ignore\n"
+            "raw = warn\n",
             scenarios, run);
     bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
     ok = fclose(f) == 0 && ok;

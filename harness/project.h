@@ -30,7 +30,7 @@ typedef struct harness__project {
     uint32_t keyframe;                     /* 0 = the engine's / the format's default */
     double time_limit_s;                   /* per scenario; 0 = none */
     unsigned jobs;                         /* 0 = not set */
-    char raw[16];                          /* raw drift policy (report | fail): stored, not applied yet */
+    char raw[16];                          /* raw drift policy (warn | fail | ignore): gate's default */
 } harness__project;
 
 /* Reads and checks a project file. An unknown section or key, or a bad value, is DG_E_SYNTAX with

@@ -50,8 +50,8 @@ static dg_status log__write_header(dg_hash_log_writer *w, dg_error *err)
 {
     char line[LOG__LINE_MAX];
     int n = snprintf(line, sizeof line, "%s %d scenario=%s format=%s entities=%d raw=%d\n", LOG__MAGIC,
-                     DG_HASH_LOG_VERSION, w->h.scenario, w->h.format, w->h.entities ? 1 : 0,
-                     w->h.raw ? 1 : 0);
+                     w->h.entity_raw ? DG_HASH_LOG_VERSION_ENTITY_RAW : DG_HASH_LOG_VERSION, w->h.scenario,
+                     w->h.format, w->h.entities ? 1 : 0, w->h.raw ? 1 : 0);
     return log__emit(w, line, n, err);
 }
 
@@ -87,6 +87,9 @@ static dg_status log__check_header(const dg_hash_log_header *h, dg_error *err)
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "hash log writer",
                             "format \"%.64s\": expected 1..%d of [A-Za-z0-9._+/-]", h->format,
                             DG_HASH_LOG_NAME_MAX);
+    if (h->entity_raw && (!h->entities || !h->raw))
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "hash log writer",
+                            "entity_raw needs entities and raw (entities=%d raw=%d)", h->entities, h->raw);
     return DG_OK;
 }
 
@@ -131,6 +134,9 @@ static dg_status log__check_tick(const dg_hash_log_writer *w, const dg_hash_log_
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "hash log writer",
                             "tick %" PRIu64 ": header says raw=%d, tick has_raw=%d", t->tick,
                             w->h.raw, t->has_raw);
+    if (w->h.entity_raw && t->entity_count && !t->raw_hashes)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "hash log writer",
+                            "tick %" PRIu64 ": header says entity raw hashes but raw_hashes is NULL", t->tick);
     if (w->h.entities && t->entity_count && (!t->ids || !t->hashes))
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "hash log writer",
                             "tick %" PRIu64 ": header says entities=1 but ids/hashes are NULL", t->tick);
@@ -159,15 +165,20 @@ static dg_status log__write_entities(dg_hash_log_writer *w, const dg_hash_log_ti
     char line[LOG__LINE_MAX];
     int k = log__fmt_tick(line, sizeof line, t->tick); /* the "<tick> e " prefix is shared */
     memcpy(line + k, " e ", 3);
-    size_t pre = (size_t)k + 3;
-    size_t len = pre + LOG__TICK_WIDTH + 1 + 16 + 1;
+    size_t pre = (size_t)k + 3, hash_at = pre + LOG__TICK_WIDTH + 1;
+    size_t len = hash_at + 16 + (w->h.entity_raw ? 17 : 0) + 1; /* version 2: " <raw-entity-hash>" */
     line[pre + LOG__TICK_WIDTH] = ' ';
+    line[hash_at + 16] = ' ';
     line[len - 1] = '\n';
     for (uint32_t i = 0; i < t->entity_count; i++) {
         log__put_id10(line + pre, t->ids[i]);
         char hex[17];
         dg_hash_hex(t->hashes[i], hex);
-        memcpy(line + pre + LOG__TICK_WIDTH + 1, hex, 16);
+        memcpy(line + hash_at, hex, 16);
+        if (w->h.entity_raw) {
+            dg_hash_hex(t->raw_hashes[i], hex);
+            memcpy(line + hash_at + 17, hex, 16);
+        }
         dg_status st = hash__sink_write(w->sink, line, len, err);
         if (st != DG_OK)
             return st;
@@ -230,6 +241,7 @@ struct dg_hash_log_reader {
     bool have_pending;     /* `line` holds a line read ahead (the next tick's, or the trailer) */
     uint32_t *ids;
     uint64_t *hashes;
+    uint64_t *raw_hashes; /* version 2 only */
     size_t cap;
 };
 
@@ -442,16 +454,22 @@ static dg_status log__read_header(dg_hash_log_reader *r, dg_error *err)
     c.pos = sizeof magic - 1;
     size_t ver_col = c.pos;
     uint64_t ver = log__dec(&c, 0, UINT32_MAX, "the format version");
-    if (c.st == DG_OK && ver != DG_HASH_LOG_VERSION) {
+    if (c.st == DG_OK && ver != DG_HASH_LOG_VERSION && ver != DG_HASH_LOG_VERSION_ENTITY_RAW) {
         c.pos = ver_col;
-        return log__fail_at(&c, DG_E_VERSION, "format version 1");
+        return log__fail_at(&c, DG_E_VERSION, "format version 1 or 2");
     }
+    r->h.entity_raw = ver == DG_HASH_LOG_VERSION_ENTITY_RAW;
     log__name_field(&c, " scenario=", r->h.scenario, "\" scenario=\"");
     log__name_field(&c, " format=", r->h.format, "\" format=\"");
     log__lit(&c, " entities=", "\" entities=\"");
     r->h.entities = log__dec(&c, 0, 1, "0 or 1") == 1;
     log__lit(&c, " raw=", "\" raw=\"");
+    size_t raw_col = c.pos;
     r->h.raw = log__dec(&c, 0, 1, "0 or 1") == 1;
+    if (c.st == DG_OK && r->h.entity_raw && (!r->h.entities || !r->h.raw)) {
+        c.pos = raw_col;
+        return log__fail_at(&c, DG_E_SYNTAX, "entities=1 raw=1 (version 2 carries per-entity raw hashes)");
+    }
     log__expect_eol(&c);
     return c.st;
 }
@@ -511,6 +529,7 @@ void dg_hash_log_free(dg_hash_log_reader *r)
     free(r->chunk);
     free(r->ids);
     free(r->hashes);
+    free(r->raw_hashes);
     free(r);
 }
 
@@ -524,11 +543,14 @@ static dg_status log__grow(dg_hash_log_reader *r, size_t need, dg_error *err)
     if (ids)
         r->ids = ids;
     uint64_t *hs = ids ? realloc(r->hashes, cap * sizeof *hs) : NULL;
-    if (!hs) {
+    if (hs)
+        r->hashes = hs;
+    uint64_t *rh = hs ? realloc(r->raw_hashes, cap * sizeof *rh) : NULL;
+    if (!rh) {
         r->failed = true;
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, r->name, "entity hash array (%zu)", cap);
     }
-    r->hashes = hs;
+    r->raw_hashes = rh;
     r->cap = cap;
     return DG_OK;
 }
@@ -553,11 +575,17 @@ static dg_status log__entity_line(dg_hash_log_reader *r, uint64_t tick, uint32_t
     }
     log__lit(&c, " ", "' '");
     uint64_t h = log__hex16(&c, "16 lowercase hex digits (entity hash)");
+    uint64_t rh = 0;
+    if (r->h.entity_raw) {
+        log__lit(&c, " ", "' ' (version 2: the entity's raw hash follows)");
+        rh = log__hex16(&c, "16 lowercase hex digits (entity raw hash)");
+    }
     log__expect_eol(&c);
     if (c.st != DG_OK)
         return c.st;
     r->ids[i] = (uint32_t)id;
     r->hashes[i] = h;
+    r->raw_hashes[i] = rh;
     return DG_OK;
 }
 
@@ -630,6 +658,7 @@ static dg_status log__entities(dg_hash_log_reader *r, dg_hash_log_tick *t, dg_er
     }
     t->ids = r->ids;
     t->hashes = r->hashes;
+    t->raw_hashes = r->h.entity_raw ? r->raw_hashes : NULL;
     return DG_OK;
 }
 

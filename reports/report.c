@@ -312,7 +312,7 @@ dg_status dg_report_check_add_value(dg_report_check *c, const char *field, const
     if (!c || !field)
         return DG_E_USAGE;
     dg_report *r = c->report_;
-    if (c->status == DG_REPORT_PASS) /* a check that found a differing value cannot pass; ERROR stays */
+    if (c->status == DG_REPORT_PASS || c->status == DG_REPORT_WARN) /* a differing value fails; ERROR stays */
         c->status = DG_REPORT_FAIL;
     if (c->n_values >= r->limits.values_per_check) {
         c->values_cut++;
@@ -414,7 +414,7 @@ dg_status dg_report_check_add_divergent(dg_report_check *c, uint64_t tick, uint3
         c->first_tick = tick;
     c->divergent_ticks++;
     c->sub_quantum = false;
-    if (c->status == DG_REPORT_PASS) /* a check with a divergent tick cannot pass; ERROR stays */
+    if (c->status == DG_REPORT_PASS || c->status == DG_REPORT_WARN) /* a divergent tick fails; ERROR stays */
         c->status = DG_REPORT_FAIL;
     return DG_OK;
 }
@@ -979,13 +979,31 @@ dg_status dg_report_tick_restore_event_diff(dg_report_tick *t, const dg_report_e
 
 /* ---- reading the model ------------------------------------------------------------------------ */
 
-static dg_report_status report__worse(dg_report_status a, dg_report_status b)
+/* PASS < WARN < FAIL < ERROR. WARN sits above PASS so a sub-quantum drift shows in the worst-of,
+ * and below FAIL so a real divergence is never hidden behind it. */
+static int report__rank(dg_report_status s)
 {
-    if ((unsigned)b > DG_REPORT_ERROR) /* the struct is public: an unknown value counts as error */
-        b = DG_REPORT_ERROR;
+    switch (s) {
+    case DG_REPORT_PASS: return 0;
+    case DG_REPORT_WARN: return 1;
+    case DG_REPORT_FAIL: return 2;
+    case DG_REPORT_ERROR: return 3;
+    }
+    return 3; /* the struct is public: an unknown value counts as error */
+}
+
+dg_report_status dg_report_status_worse(dg_report_status a, dg_report_status b)
+{
     /* ERROR outranks FAIL: a check that could not run says less than one that failed, and hiding
      * it behind a FAIL would let a broken setup pass unnoticed once the failure is fixed. */
-    return b > a ? b : a;
+    int ra = report__rank(a), rb = report__rank(b);
+    dg_report_status w = rb > ra ? b : a;
+    return report__rank(w) == 3 ? DG_REPORT_ERROR : w;
+}
+
+static dg_report_status report__worse(dg_report_status a, dg_report_status b)
+{
+    return dg_report_status_worse(a, b);
 }
 
 dg_report_status dg_report_scenario_status(const dg_report_scenario *s)
@@ -1010,6 +1028,7 @@ const char *dg_report_status_name(dg_report_status s)
 {
     switch (s) {
     case DG_REPORT_PASS: return "pass";
+    case DG_REPORT_WARN: return "warn";
     case DG_REPORT_FAIL: return "fail";
     case DG_REPORT_ERROR: return "error";
     }

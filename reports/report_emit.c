@@ -596,9 +596,12 @@ void dg_rep__tally_line(dg_rsink *s, const dg_report *r)
     dg_rep__count(r, &t);
     char d[48];
     dg_rep__seconds(d, sizeof d, r->duration_s);
-    dg_rsink_printf(s, "%u scenario%s (%u passed, %u failed, %u could not be tested), %u check%s, %s",
-                    (unsigned)t.scenarios, t.scenarios == 1 ? "" : "s", (unsigned)t.sc_pass, (unsigned)t.sc_fail,
-                    (unsigned)t.sc_error, (unsigned)t.checks, t.checks == 1 ? "" : "s", d);
+    char warned[40] = ""; /* only when there is one: reports without a WARN read as before */
+    if (t.sc_warn)
+        snprintf(warned, sizeof warned, ", %u warned", (unsigned)t.sc_warn);
+    dg_rsink_printf(s, "%u scenario%s (%u passed%s, %u failed, %u could not be tested), %u check%s, %s",
+                    (unsigned)t.scenarios, t.scenarios == 1 ? "" : "s", (unsigned)t.sc_pass, warned,
+                    (unsigned)t.sc_fail, (unsigned)t.sc_error, (unsigned)t.checks, t.checks == 1 ? "" : "s", d);
 }
 
 void dg_rep__count(const dg_report *r, dg_rep__tally *t)
@@ -609,6 +612,7 @@ void dg_rep__count(const dg_report *r, dg_rep__tally *t)
         t->scenarios++;
         switch (dg_report_scenario_status(sc)) {
         case DG_REPORT_PASS: t->sc_pass++; break;
+        case DG_REPORT_WARN: t->sc_warn++; break;
         case DG_REPORT_FAIL: t->sc_fail++; break;
         case DG_REPORT_ERROR: t->sc_error++; break;
         }
@@ -616,6 +620,7 @@ void dg_rep__count(const dg_report *r, dg_rep__tally *t)
             t->checks++;
             switch (sc->checks[j].status) {
             case DG_REPORT_PASS: t->ck_pass++; break;
+            case DG_REPORT_WARN: t->ck_warn++; break;
             case DG_REPORT_FAIL: t->ck_fail++; break;
             case DG_REPORT_ERROR:
             default: t->ck_error++; break;

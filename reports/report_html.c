@@ -38,6 +38,7 @@ static const char ht__css[] =
     "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}"
     ".badge{display:inline-block;border-radius:4px;padding:0 7px;font-weight:600;font-size:12px;color:#fff}"
     ".pass{background:#2e7d32}.fail{background:#c62828}.error{background:#b26a00}"
+    ".warn{background:#ffb300;color:#1a1a1a}"
     ".note{color:#5a6270;font-size:12px}.headline{font-weight:600}"
     "section.check{background:#fff;border:1px solid #d0d4d9;border-radius:6px;padding:4px 16px 12px;"
     "margin:18px 0}"
@@ -82,10 +83,15 @@ static void ht__attr_num(dg_rsink *s, const char *name, double v)
     dg_rsink_puts(s, "\"");
 }
 
+static const char *ht__status_word(dg_report_status st)
+{
+    return st == DG_REPORT_PASS ? "PASS" : st == DG_REPORT_WARN ? "WARN" : st == DG_REPORT_FAIL ? "FAIL" : "ERROR";
+}
+
 static void ht__badge(dg_rsink *s, dg_report_status st)
 {
     dg_rsink_printf(s, "<span class=\"badge %s\">%s</span>", dg_report_status_name(st),
-                    st == DG_REPORT_PASS ? "PASS" : st == DG_REPORT_FAIL ? "FAIL" : "ERROR");
+                    ht__status_word(st));
 }
 
 static void ht__text_el(dg_rsink *s, double x, double y, const char *anchor, const char *extra, const char *text)
@@ -1150,7 +1156,7 @@ static void ht__head(dg_rsink *s, const dg_report *r)
     dg_rsink_puts(s, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>detgate ");
     ht__esc(s, dg_rep__str_or(r->command, "report"));
-    dg_rsink_printf(s, " — %s</title>\n<style>", st == DG_REPORT_PASS ? "PASS" : st == DG_REPORT_FAIL ? "FAIL" : "ERROR");
+    dg_rsink_printf(s, " — %s</title>\n<style>", ht__status_word(st));
     dg_rsink_puts(s, ht__css);
     dg_rsink_puts(s, "</style>\n");
     if (ht__has_picker(r))

@@ -73,13 +73,14 @@ void dg_rep__event_diff_line(dg_rsink *s, const dg_report_event_diff *d, const d
 void dg_rep__value_line(dg_rsink *s, const dg_report_value *v, void (*esc)(dg_rsink *, const char *));
 /* Counts over the report. */
 typedef struct dg_rep__tally {
-    uint32_t scenarios, sc_pass, sc_fail, sc_error;
-    uint32_t checks, ck_pass, ck_fail, ck_error;
+    uint32_t scenarios, sc_pass, sc_warn, sc_fail, sc_error;
+    uint32_t checks, ck_pass, ck_warn, ck_fail, ck_error;
 } dg_rep__tally;
 void dg_rep__count(const dg_report *r, dg_rep__tally *t);
 /* "2.50 s" ("n/a" for negative or non-finite) */
 void dg_rep__seconds(char *buf, size_t cap, double v);
-/* "3 scenarios (1 passed, 1 failed, 1 could not be tested), 7 checks, 12.5 s" — plain ASCII. */
+/* "3 scenarios (1 passed, 1 failed, 1 could not be tested), 7 checks, 12.5 s" — plain ASCII;
+ * "N warned" after "passed" only when a scenario warned. */
 void dg_rep__tally_line(dg_rsink *s, const dg_report *r);
 
 /* Renderers into a sink (the public writers wrap these). */

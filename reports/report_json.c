@@ -426,10 +426,12 @@ static void json__summary(jw *w, const dg_report *r)
     jw_open_flat(w, "summary", '{');
     jw_u64(w, "scenarios", t.scenarios);
     jw_u64(w, "scenariosPassed", t.sc_pass);
+    jw_u64(w, "scenariosWarned", t.sc_warn);
     jw_u64(w, "scenariosFailed", t.sc_fail);
     jw_u64(w, "scenariosErrored", t.sc_error);
     jw_u64(w, "checks", t.checks);
     jw_u64(w, "checksPassed", t.ck_pass);
+    jw_u64(w, "checksWarned", t.ck_warn);
     jw_u64(w, "checksFailed", t.ck_fail);
     jw_u64(w, "checksErrored", t.ck_error);
     jw_close(w, '}');

@@ -12,7 +12,7 @@
 
 static const char *md__badge(dg_report_status st)
 {
-    return st == DG_REPORT_PASS ? "✅ pass" : st == DG_REPORT_FAIL ? "❌ fail" : "⚠️ error";
+    return st == DG_REPORT_PASS ? "✅ pass" : st == DG_REPORT_WARN ? "⚠️ warn" : st == DG_REPORT_FAIL ? "❌ fail" : "⚠️ error";
 }
 
 static void md__header(dg_rsink *s, const dg_report *r)

@@ -25,9 +25,9 @@ static void txt__sgr(txt *t, const char *code)
 
 static void txt__status(txt *t, dg_report_status st)
 {
-    static const char *const word[3] = {"PASS", "FAIL", "ERROR"};
-    static const char *const colour[3] = {"32", "1;31", "1;33"};
-    if ((unsigned)st > DG_REPORT_ERROR)
+    static const char *const word[4] = {"PASS", "FAIL", "ERROR", "WARN"}; /* by enum value */
+    static const char *const colour[4] = {"32", "1;31", "1;33", "33"};
+    if ((unsigned)st > DG_REPORT_WARN)
         st = DG_REPORT_ERROR;
     txt__sgr(t, colour[st]);
     dg_rsink_puts(t->s, word[st]);

@@ -141,7 +141,8 @@ dg_status dg_hash_diff_entities(const uint32_t *ids_a, const uint64_t *hashes_a,
                                 dg_error *err);
 
 /* ---- the hash log (text, docs/STATE-HASH.md §7) --------------------------------------------------- */
-#define DG_HASH_LOG_VERSION 1
+#define DG_HASH_LOG_VERSION 1 /* a log without per-entity raw hashes (byte for byte as before) */
+#define DG_HASH_LOG_VERSION_ENTITY_RAW 2 /* e lines also carry each entity's raw hash (§7) */
 #define DG_HASH_LOG_NAME_MAX 64 /* scenario / format tokens: [A-Za-z0-9._+/-]{1,64} */
 
 typedef struct dg_hash_log_header {
@@ -149,6 +150,8 @@ typedef struct dg_hash_log_header {
     char format[DG_HASH_LOG_NAME_MAX + 1];
     bool entities; /* the log carries per-entity hash lines */
     bool raw;      /* the log carries raw hashes (else "-" on every tick line) */
+    bool entity_raw; /* version 2: each e line also carries the entity's raw hash (needs entities
+                        and raw); false writes version 1 exactly as before */
 } dg_hash_log_header;
 
 /* One tick as written to / read from a log. */
@@ -160,6 +163,7 @@ typedef struct dg_hash_log_tick {
     bool has_raw;
     const uint32_t *ids;    /* entity_count ids (NULL when the log has no entity lines) */
     const uint64_t *hashes; /* their entity hashes */
+    const uint64_t *raw_hashes; /* their raw hashes (§6 over that one entity): only with entity_raw */
 } dg_hash_log_tick;
 
 typedef struct dg_hash_log_writer dg_hash_log_writer;
@@ -173,7 +177,8 @@ dg_status dg_hash_log_create(dg_hash_log_writer **out, const char *path, const d
 dg_status dg_hash_log_create_fp(dg_hash_log_writer **out, FILE *fp, bool zstd,
                                 const dg_hash_log_header *h, dg_error *err);
 /* Appends one tick. Ticks must strictly increase; entity ids (when the header says entities) must
- * be given, strictly increasing, t->entity_count of them; has_raw must match the header. */
+ * be given, strictly increasing, t->entity_count of them; has_raw must match the header, and with
+ * entity_raw so must raw_hashes. */
 dg_status dg_hash_log_write(dg_hash_log_writer *w, const dg_hash_log_tick *t, dg_error *err);
 /* Writes the trailer, flushes and frees w (also on error). w may be NULL. */
 dg_status dg_hash_log_close(dg_hash_log_writer *w, dg_error *err);

@@ -41,6 +41,8 @@ typedef enum dg_report_status {
     DG_REPORT_PASS = 0,  /* checked, equal */
     DG_REPORT_FAIL = 1,  /* checked, diverged */
     DG_REPORT_ERROR = 2, /* could not be checked (unreadable file, missing golden, ...) */
+    DG_REPORT_WARN = 3,  /* checked, quantized state equal, raw floats drifted (sub-quantum, under the
+                            raw policy "warn"); ranks between PASS and FAIL: PASS < WARN < FAIL < ERROR */
 } dg_report_status;
 
 typedef enum dg_report_entity_kind {
@@ -455,11 +457,13 @@ dg_status dg_report_tick_restore_event_diff(dg_report_tick *t, const dg_report_e
 
 /* ---- reading the model ------------------------------------------------------------------------ */
 
-/* Worst status of a scenario's checks (ERROR > FAIL > PASS; a scenario with no check passes). */
+/* Worst status of a scenario's checks (ERROR > FAIL > WARN > PASS; a scenario with no check passes). */
 dg_report_status dg_report_scenario_status(const dg_report_scenario *s);
 /* Worst status over the whole report; a bisect that named a first bad commit counts as FAIL. */
 dg_report_status dg_report_overall_status(const dg_report *r);
-/* "pass", "fail", "error"; "added", "lost", "changed"; "text", "json", ... (never NULL). */
+/* The worse of two statuses by PASS < WARN < FAIL < ERROR (a value outside the enum counts as ERROR). */
+dg_report_status dg_report_status_worse(dg_report_status a, dg_report_status b);
+/* "pass", "warn", "fail", "error"; "added", "lost", "changed"; "text", "json", ... (never NULL). */
 const char *dg_report_status_name(dg_report_status s);
 const char *dg_report_entity_kind_name(dg_report_entity_kind k);
 const char *dg_report_kind_name(dg_report_kind k);

@@ -223,7 +223,7 @@ RC=1 bash exit-step.sh; [ $? -eq 1 ] && ok || bad "the exit step does not end wi
 RC= bash exit-step.sh; [ $? -eq 125 ] && ok || bad "the exit step without a gate result is not 125"
 gate_step "" lenient "" golden act-x
 contains gh-out "^exit-code=2$"
-contains "$W/out" "raw-policy: expected report or fail"
+contains "$W/out" "raw-policy: expected warn, fail or ignore"
 gate_step "" report detgate.toml golden act-p
 contains gh-out "^exit-code=2$"
 contains "$W/out" "no --project option yet"

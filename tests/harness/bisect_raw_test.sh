@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# tests/harness/bisect_raw_test.sh — a raw-only break (issue 14): a throwaway history in which one
+# commit compiles the fma injection into the harness (sub-quantum in mars: the quantized state stays
+# equal, the raw floats differ from an early tick on, as a reordered float sum in the flight model does).
+# Under the default policy bisect says there is nothing to bisect but shows the drift (WARN, exit 0);
+# under --raw fail it finds that commit and names the tick.
+# usage: bisect_raw_test.sh DETGATE SOURCE_DIR REPORT_CHECK
+set -u
+DG=$1
+SRC=$2
+CHECK=$3
+W=$(mktemp -d "${TMPDIR:-/tmp}/dg-bisect-raw-test.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; cat "$1"; fi; }
+
+R=$W/repo
+mkdir -p "$R"
+(cd "$SRC" && git ls-files -z --cached --others --exclude-standard -- CMakeLists.txt CMakePresets.json cmake codec \
+  hash sim_stub reports harness include corpus/scenarios) |
+  (cd "$SRC" && tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -C "$R" -xf -
+commit() {
+  git -C "$R" add -A && git -C "$R" -c user.name=t -c user.email=t@example.com commit -q -m "$1" &&
+    git -C "$R" rev-parse HEAD
+}
+git -C "$R" init -q
+c1=$(commit "base")
+echo "notes" >"$R/NOTES.txt"
+c2=$(commit "docs: notes")
+sed -i 's|#define DG_HARNESS_BUILTIN_INJECT ""|#define DG_HARNESS_BUILTIN_INJECT "fma"|' "$R/harness/builtin_inject.h"
+grep -q '"fma"' "$R/harness/builtin_inject.h" && ok || bad "could not plant the break"
+c3=$(commit "sim: side force before lift")
+echo "more notes" >>"$R/NOTES.txt"
+c4=$(commit "docs: more notes")
+# the tick the drift starts at, as this build's gate sees fma in mars against the committed golden
+(cd "$SRC" && "$DG" gate --scenario mars --inject fma -q --json "$W/gate.json") || bad "gate --inject fma failed"
+T=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([c for c in d["scenarios"][0]["checks"] if c["name"]=="golden"][0]["firstRawDivergentTick"])' "$W/gate.json")
+case "$T" in '' | *[!0-9]*) bad "no raw tick from the gate: '$T'" ;; *) ok ;; esac
+
+# default policy (warn): the bad end records the same quantized state: nothing to bisect, drift shown
+(cd "$R" && "$DG" bisect --good "$c1" --bad "$c4" --scenario corpus/scenarios/mars.scn --build-type Debug \
+  --report-dir "$W/warn" -q >"$W/out-w" 2>"$W/err-w")
+rc=$?
+[ "$rc" -eq 0 ] && ok || { bad "bisect (warn) exit $rc, expected 0"; cat "$W/err-w"; }
+contains "$W/err-w" "raw floats differ from tick $T (sub-quantum drift, a warning under --raw warn, the default)"
+contains "$W/err-w" "nothing to bisect under --raw warn; --raw fail bisects the drift"
+contains "$W/warn/report.json" '"status": "warn"'
+contains "$W/warn/report.json" '"firstRawDivergentTick": '"$T"
+"$CHECK" "$SRC/docs/report-schema.json" "$W/warn" && ok || bad "bisect (warn) reports do not validate"
+
+# --raw fail: a raw-only drift is a bad step; the bisection names the commit and the tick
+(cd "$R" && "$DG" bisect --good "$c1" --bad "$c4" --scenario corpus/scenarios/mars.scn --build-type Debug \
+  --raw fail --report-dir "$W/fail" -q >"$W/out-f" 2>"$W/err-f")
+rc=$?
+[ "$rc" -eq 1 ] && ok || { bad "bisect --raw fail exit $rc, expected 1"; cat "$W/err-f"; }
+contains "$W/out-f" "first bad commit: $c3 sim: side force before lift"
+contains "$W/out-f" "raw floats first differ at tick $T (quantized state identical: a sub-quantum drift)"
+contains "$W/fail/report.json" "\"firstBadCommit\": \"$c3\""
+contains "$W/fail/report.txt" "^FAIL mars .*raw floats differ from tick $T (sub-quantum drift): a failure under --raw fail"
+contains "$W/fail/report.json" '"firstRawDivergentTick": '"$T"
+"$CHECK" "$SRC/docs/report-schema.json" "$W/fail" && ok || bad "bisect --raw fail reports do not validate"
+[ "$(git -C "$R" worktree list | wc -l)" -eq 1 ] && ok || bad "a worktree was left behind"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

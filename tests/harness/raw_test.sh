@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# tests/harness/raw_test.sh — the raw-float drift policy (issue 14, docs/CLI.md "Raw-float drift"):
+# a sub-quantum drift (quantized state equal, raw float hashes differ) is WARN and exit 0 by default,
+# FAIL and exit 1 under --raw fail / --strict-raw, PASS under --raw ignore (still in the JSON), the
+# same in gate, diff and verify; every report format shows WARN; merge reads WARN back unchanged.
+# usage: raw_test.sh DETGATE SOURCE_DIR REPORT_FILES_CHECK
+set -u
+DG=$1
+SRC=$2
+CHECK=$3
+SCHEMA=$SRC/docs/report-schema.json
+W=$(mktemp -d "${TMPDIR:-/tmp}/dg-raw-test.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+cd "$SRC" || exit 1
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# expect CODE CMD... — runs CMD (stdout to $W/out, stderr to $W/err) and checks its exit code
+expect() {
+  local want=$1
+  shift
+  "$@" >"$W/out" 2>"$W/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
+}
+contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2': $(head -c 400 "$1")"; fi; }
+lacks() { if grep -q -- "$2" "$1"; then bad "$1 has '$2': $(grep -m1 -- "$2" "$1")"; else ok; fi; }
+# jq_is FILE PYEXPR WANT — a value of a JSON report, by a Python expression over d
+jq_is() {
+  local got
+  got=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>&1)
+  if [ "$got" = "$3" ]; then ok; else bad "$1: $2 is '$got', expected '$3'"; fi
+}
+GOLDEN_CHECK='[c for c in d["scenarios"][0]["checks"] if c["name"]=="golden"][0]'
+
+# ---- gate: fma in dogfight-40 never crosses a quantum; the raw float hashes differ from tick 1 --------
+expect 0 "$DG" gate --scenario dogfight-40 --inject fma --report-dir "$W/warn" -q
+expect 0 "$CHECK" "$SCHEMA" "$W/warn"
+contains "$W/warn/report.txt" "detgate gate .*: WARN — 1 scenario (0 passed, 1 warned, 0 failed"
+contains "$W/warn/report.txt" "^WARN dogfight-40 "
+contains "$W/warn/report.txt" "raw floats differ from tick 1 (sub-quantum drift): a warning under --raw warn"
+jq_is "$W/warn/report.json" 'd["status"]' warn
+jq_is "$W/warn/report.json" 'd["summary"]["scenariosWarned"], d["summary"]["checksWarned"]' "1 1"
+jq_is "$W/warn/report.json" "$GOLDEN_CHECK[\"status\"], $GOLDEN_CHECK[\"firstRawDivergentTick\"]" "warn 1"
+contains "$W/warn/report.xml" '<property name="detgate.warn" value="raw floats differ from tick 1"/>'
+contains "$W/warn/report.xml" 'WARN: sub-quantum drift: quantized state equal, raw floats differ from tick 1'
+contains "$W/warn/report.xml" 'failures="0" errors="0"'
+contains "$W/warn/report.md" '| dogfight-40 | golden | ⚠️ warn | — (sub-quantum from 1) |'
+contains "$W/warn/report.html" '<span class="badge warn">WARN</span>'
+
+# --raw fail and its alias --strict-raw: the same drift fails
+expect 1 "$DG" gate --scenario dogfight-40 --inject fma --raw fail --json "$W/fail.json" -q
+jq_is "$W/fail.json" "d[\"status\"], $GOLDEN_CHECK[\"status\"], $GOLDEN_CHECK[\"firstRawDivergentTick\"]" "fail fail 1"
+contains "$W/fail.json" "a failure under --raw fail"
+expect 1 "$DG" gate --scenario dogfight-40 --inject fma --strict-raw -q
+# the last policy given wins (a project default overridden on the command line)
+expect 0 "$DG" gate --scenario dogfight-40 --inject fma --strict-raw --raw warn -q
+# --raw ignore: not a status, but the JSON still carries the drift
+expect 0 "$DG" gate --scenario dogfight-40 --inject fma --raw ignore --report-dir "$W/ign" -q
+jq_is "$W/ign/report.json" "d[\"status\"], $GOLDEN_CHECK[\"status\"], $GOLDEN_CHECK[\"firstRawDivergentTick\"], $GOLDEN_CHECK[\"subQuantum\"]" "pass pass 1 True"
+lacks "$W/ign/report.txt" "WARN"
+lacks "$W/ign/report.xml" "detgate.warn"
+# a real divergence stays FAIL whatever the policy
+expect 1 "$DG" gate --scenario dogfight-40 --inject "bitflip:tick=300,entity=7,field=pos.x,bit=45" --raw ignore -q
+# a bad policy is a usage error, named
+expect 2 "$DG" gate --scenario dogfight-40 --raw amber
+contains "$W/err" "--raw: expected fail, warn or ignore, found 'amber'"
+# no drift at all: PASS under every policy
+expect 0 "$DG" gate --scenario walkers-20 --raw fail --json "$W/clean.json" -q
+jq_is "$W/clean.json" 'd["status"]' pass
+
+# ---- each injection that stays below the quantum: WARN by default, FAIL under --raw fail -----------------
+# (docs/SCENARIOS.md: fma and libm-trig cross a quantum only in long-1h; fma leaves walkers-20 unchanged)
+for pair in churn:fma churn:libm-trig dogfight-40:libm-trig events:fma events:libm-trig mars:fma mars:libm-trig \
+  static-500:fma static-500:libm-trig stress-1000:fma stress-1000:libm-trig walkers-20:libm-trig; do
+  s=${pair%%:*} inj=${pair#*:}
+  expect 0 "$DG" gate --scenario "$s" --inject "$inj" -q --json "$W/inj.json"
+  jq_is "$W/inj.json" 'd["status"]' warn
+  expect 1 "$DG" gate --scenario "$s" --inject "$inj" --raw fail -q --text "$W/inj.txt"
+  contains "$W/inj.txt" "^FAIL $s "
+done
+
+# ---- merge reads a WARN report back: every rendering byte for byte the same ----------------------------
+expect 0 "$DG" merge "$W/warn/report.json" --report-dir "$W/warn-again" -q
+for f in report.txt report.json report.xml report.md report.html; do
+  cmp -s "$W/warn/$f" "$W/warn-again/$f" && ok || bad "$f of a WARN report read back differs from the original"
+done
+
+# ---- diff: hash logs carry the raw hashes, recordings do not -------------------------------------------
+expect 0 "$DG" record dogfight-40 -o "$W/a.flrep" --hash-log "$W/a.hashlog"
+expect 0 "$DG" record dogfight-40 -o "$W/b.flrep" --hash-log "$W/b.hashlog" --inject fma
+expect 0 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --json "$W/dh.json" -q
+jq_is "$W/dh.json" 'd["status"], d["scenarios"][0]["checks"][0]["firstRawDivergentTick"]' "warn 1"
+expect 1 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --raw fail -q
+expect 1 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --strict-raw -q
+expect 0 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --raw ignore --json "$W/dhi.json" -q
+jq_is "$W/dhi.json" 'd["status"], d["scenarios"][0]["checks"][0]["firstRawDivergentTick"]' "pass 1"
+# two recordings hold quantized state only: equal, whatever the policy (docs/CLI.md says why)
+expect 0 "$DG" diff "$W/a.flrep" "$W/b.flrep" --raw fail --json "$W/df.json" -q
+jq_is "$W/df.json" 'd["status"], d["scenarios"][0]["checks"][0]["firstRawDivergentTick"]' "pass None"
+# ... unless their hash logs come along: the state diff, and the raw verdict from the logs
+expect 0 "$DG" diff "$W/a.flrep" "$W/b.flrep" --log-a "$W/a.hashlog" --log-b "$W/b.hashlog" --json "$W/dl.json" -q
+jq_is "$W/dl.json" 'd["status"], d["scenarios"][0]["checks"][0]["firstRawDivergentTick"]' "warn 1"
+contains "$W/dl.json" "raw floats differ from tick 1 (sub-quantum, from the hash logs)"
+expect 1 "$DG" diff "$W/a.flrep" "$W/b.flrep" --log-a "$W/a.hashlog" --log-b "$W/b.hashlog" --raw fail -q
+expect 0 "$DG" diff "$W/a.flrep" "$W/a.flrep" --log-a "$W/a.hashlog" --log-b "$W/a.hashlog" --raw fail -q
+# logs of another run (a bit flip the recordings do not have) are refused; one log alone is usage
+expect 0 "$DG" record dogfight-40 -o "$W/c.flrep" --hash-log "$W/c.hashlog" \
+  --inject "bitflip:tick=300,entity=7,field=pos.x,bit=45"
+expect 2 "$DG" diff "$W/a.flrep" "$W/b.flrep" --log-a "$W/a.hashlog" --log-b "$W/c.hashlog" -q
+contains "$W/err" "they are not these recordings' logs"
+expect 2 "$DG" diff "$W/a.flrep" "$W/b.flrep" --log-a "$W/a.hashlog" -q
+contains "$W/err" "--log-a and --log-b go together"
+expect 2 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --log-a "$W/a.hashlog" --log-b "$W/b.hashlog" -q
+expect 2 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --raw
+expect 2 "$DG" diff "$W/a.hashlog" "$W/b.hashlog" --raw sometimes
+
+# ---- localised: with entity lines the hash log (version 2) carries each entity's raw hash --------------
+head -n 1 "$W/a.hashlog" | grep -q '^# detgate-hashlog 1 ' && ok || bad "a log without entity lines is not version 1"
+expect 0 "$DG" record dogfight-40 -o "$W/ea.flrep" --hash-log "$W/ea.hashlog" --log-entities
+expect 0 "$DG" record dogfight-40 -o "$W/eb.flrep" --hash-log "$W/eb.hashlog" --log-entities --inject fma
+head -n 1 "$W/ea.hashlog" | grep -q '^# detgate-hashlog 2 .* entities=1 raw=1$' && ok || bad "no version 2 header"
+# the first tick whose T line's raw hash differs, and there the e lines whose raw hash (4th column) does
+read -r WT WE WN <<<"$(python3 - "$W/ea.hashlog" "$W/eb.hashlog" <<'PY'
+import sys
+def ticks(p):
+    t, out = None, {}
+    for line in open(p):
+        f = line.split()
+        if f[0] == "#": continue
+        if f[1] == "T": t = int(f[0]); out[t] = [f[5], {}]
+        else: out[t][1][int(f[2])] = f[4]
+    return out
+a, b = ticks(sys.argv[1]), ticks(sys.argv[2])
+t = min(k for k in a if a[k][0] != b[k][0])
+ids = sorted(i for i in a[t][1] if a[t][1][i] != b[t][1][i])
+print(t, ids[0], len(ids))
+PY
+)"
+expect 0 "$DG" diff "$W/ea.hashlog" "$W/eb.hashlog" --json "$W/de.json" -q
+contains "$W/de.json" "raw floats differ from tick $WT, first in entity $WE (sub-quantum)"
+contains "$W/de.json" "tick $WT: raw floats differ in $WN of 40 entities: $WE"
+jq_is "$W/de.json" 'd["status"], d["scenarios"][0]["checks"][0]["firstRawDivergentTick"]' "warn $WT"
+# a version 1 log on one side: the tick only, no entity named
+expect 0 "$DG" diff "$W/a.hashlog" "$W/eb.hashlog" --json "$W/de1.json" -q
+contains "$W/de1.json" "raw floats differ from tick $WT (sub-quantum)"
+lacks "$W/de1.json" "first in entity"
+
+# ---- verify takes the option too (its replay side has no raw floats: nothing to judge) -----------------
+expect 0 "$DG" verify dogfight-40 --inject fma --raw fail --no-recovery --seek-samples 0 -q
+expect 2 "$DG" verify dogfight-40 --raw nope -q
+
+# ---- action.yml's raw-policy input reaches the gate as --raw -------------------------------------------
+# a golden recorded with fma: the quantized state equals today's build, the raw hashes do not
+mkdir -p "$W/act/scenarios" "$W/act/golden"
+cp corpus/scenarios/dogfight-40.scn "$W/act/scenarios/"
+expect 0 "$DG" record dogfight-40 -o "$W/act/golden/dogfight-40.flrep" --hash-log "$W/act/golden/dogfight-40.hashlog.zst" \
+  --inject fma
+python3 - "$SRC/action.yml" "$W/gate-step.sh" <<'PY' && ok || bad "action.yml has no gate step"
+import sys, yaml
+steps = {s.get("id", s.get("name")): s for s in yaml.safe_load(open(sys.argv[1]))["runs"]["steps"]}
+open(sys.argv[2], "w").write(steps["gate"]["run"])
+PY
+# action_gate RAW REPORTS: detgate's exit code as the step writes it to GITHUB_OUTPUT
+action_gate() {
+  : >"$W/gh-out"
+  env DG="$DG" DG_CORPUS="$W/act/scenarios" DG_GOLDEN="$W/act/golden" DG_PROJECT= DG_SHARD= DG_JOBS=1 DG_RAW="$1" \
+    DG_FORMAT=flrep DG_REPORTS="$2" GITHUB_OUTPUT="$W/gh-out" GITHUB_STEP_SUMMARY="$W/gh-summary" \
+    bash "$W/gate-step.sh" >"$W/out" 2>"$W/err"
+  sed -n 's/^exit-code=//p' "$W/gh-out"
+}
+for case in ":0:warn" "report:0:warn" "warn:0:warn" "fail:1:fail" "ignore:0:pass"; do
+  IFS=: read -r raw code status <<<"$case"
+  got=$(action_gate "$raw" "$W/act-$raw")
+  [ "$got" = "$code" ] && ok || bad "raw-policy '$raw': exit-code '$got', expected $code ($(head -c 300 "$W/err"))"
+  jq_is "$W/act-$raw/report.json" 'd["status"]' "$status"
+done
+got=$(action_gate amber "$W/act-amber")
+[ "$got" = 2 ] && ok || bad "raw-policy amber: exit-code '$got', expected 2"
+contains "$W/out" "raw-policy: expected warn, fail or ignore"
+
+# ---- the project file's [gate] raw is gate's default; --raw / --strict-raw win over it -----------------
+P=$W/proj
+mkdir -p "$P/c" "$P/g"
+cp "$SRC/corpus/scenarios/walkers-20.scn" "$P/c/"
+cp "$SRC/corpus/golden/walkers-20.flrep" "$SRC/corpus/golden/walkers-20.hashlog.zst" "$P/g/"
+for pol in fail warn ignore; do
+  printf '[project]\nscenarios = c/*.scn\ngolden = g\n[engine]\nkind = sim_stub\n[gate]\nraw = %s\n' "$pol" \
+    >"$P/detgate.ini"
+  want=0; [ "$pol" = fail ] && want=1
+  cd "$P" && expect $want "$DG" gate --inject libm-trig -q --json "$W/p-$pol.json"; cd "$SRC" || exit 1
+done
+contains "$W/p-warn.json" '"status": "warn"'
+printf '[project]\nscenarios = c/*.scn\ngolden = g\n[engine]\nkind = sim_stub\n[gate]\nraw = fail\n' >"$P/detgate.ini"
+cd "$P" && expect 0 "$DG" gate --inject libm-trig -q --raw warn; cd "$SRC" || exit 1
+sed -i 's/^raw = fail$/raw = report/' "$P/detgate.ini"
+cd "$P" && expect 2 "$DG" gate -q; cd "$SRC" || exit 1
+contains "$W/err" "detgate.ini:7: syntax error: raw: expected warn, fail or ignore, found 'report'"
+
+echo "raw_test: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -39,9 +39,16 @@ for scn in "$src"/scenarios/*."$ext"; do
 done
 
 # ---- bad input: a clear error and exit 2 ---------------------------------------------------------------
-printf 'hz 60\nbox 1 0 0\n' >"$out/bad.$ext"
-expect_rc 2 "$out/bad.log" "$adapter" "$out/bad.$ext" -o "$out/bad.jsonl" &&
-  { grep -q "bad.$ext:2: box: expected" "$out/bad.log" || fail "bad scenario: no file:line error: $(cat "$out/bad.log")"; }
+# bad_scenario TEXT EXPECTED: the adapter refuses TEXT with exit 2 and a message containing EXPECTED
+bad_scenario() {
+  printf '%b' "$1" >"$out/bad.$ext"
+  expect_rc 2 "$out/bad.log" "$adapter" "$out/bad.$ext" -o "$out/bad.jsonl" &&
+    { grep -qF "$2" "$out/bad.log" || fail "bad scenario: expected '$2', got: $(cat "$out/bad.log")"; }
+}
+bad_scenario 'hz 60\nbox 1 0 0\n' "bad.$ext:2: box: expected 6 numbers, found 3"
+bad_scenario 'box 1 0 0 1 1 1\n# again\nbox 1 0 0 1 1 1\n' "bad.$ext:3: body id 1 declared twice (first on line 1)"
+bad_scenario 'box 1 0 0 1 1 1\nremove 1 x\n' "bad.$ext:2: remove: expected 2 numbers, found \"x\""
+bad_scenario 'hz 0\n' "expected hz in 1..100000"
 
 # diff_pair A B LOG WANT: records both streams and diffs them, expecting exit WANT
 diff_pair() {

@@ -24,6 +24,7 @@ typedef struct {
     long remove_tick;  /* -1: never removed */
     unsigned joint_to; /* chain: ball joint to this id (0 none, ~0u the world) */
     double anchor[3];
+    int line; /* where it was declared, for errors */
 } oa_body_spec;
 
 typedef struct {
@@ -65,6 +66,7 @@ static oa_body_spec *oa_add(oa_scenario *sc, const char *file, int line) {
     }
     oa_body_spec *b = &sc->b[sc->n++];
     memset(b, 0, sizeof *b);
+    b->line = line;
     b->spawn_tick = -1;
     b->remove_tick = -1;
     return b;
@@ -168,7 +170,8 @@ static int oa_parse_line(oa_scenario *sc, const char *file, int ln, char *line) 
     }
     if (sval || nv != want) {
         char msg[128];
-        snprintf(msg, sizeof msg, "%s: expected %d numbers, found %s", kw, want, sval ? sval : "fewer/more");
+        if (sval) snprintf(msg, sizeof msg, "%s: expected %d numbers, found \"%.40s\"", kw, want, sval);
+        else snprintf(msg, sizeof msg, "%s: expected %d numbers, found %d", kw, want, nv);
         return oa_fail(file, ln, msg);
     }
     if (!strcmp(kw, "hz")) sc->hz = v[0];
@@ -197,17 +200,34 @@ static int oa_parse_line(oa_scenario *sc, const char *file, int ln, char *line) 
     return 0;
 }
 
+/* ids >= 1 and distinct; a removed body is never a joint partner (its joint would outlive it) */
 static int oa_check_ids(const oa_scenario *sc, const char *file) {
+    char msg[128];
     for (size_t i = 0; i < sc->n; i++) {
-        if (sc->b[i].id == 0) return oa_fail(file, 0, "body id 0 (ids are >= 1)");
-        for (size_t j = 0; j < i; j++)
-            if (sc->b[j].id == sc->b[i].id) {
-                char msg[96];
-                snprintf(msg, sizeof msg, "body id %u declared twice", sc->b[i].id);
-                return oa_fail(file, 0, msg);
+        const oa_body_spec *b = &sc->b[i];
+        if (b->id == 0) return oa_fail(file, b->line, "body id 0 (ids are >= 1)");
+        for (size_t j = 0; j < i; j++) {
+            if (sc->b[j].id == b->id) {
+                snprintf(msg, sizeof msg, "body id %u declared twice (first on line %d)", b->id, sc->b[j].line);
+                return oa_fail(file, b->line, msg);
             }
+        }
+        for (size_t j = 0; b->remove_tick >= 0 && j < sc->n; j++)
+            if (sc->b[j].joint_to == b->id) {
+                snprintf(msg, sizeof msg, "remove: body %u is a joint partner of body %u", b->id, sc->b[j].id);
+                return oa_fail(file, b->line, msg);
+            }
+        if (b->remove_tick >= 0 && b->remove_tick < b->spawn_tick) {
+            snprintf(msg, sizeof msg, "remove: body %u removed at tick %ld, before it spawns at %ld", b->id,
+                     b->remove_tick, b->spawn_tick);
+            return oa_fail(file, b->line, msg);
+        }
     }
-    if (sc->hz <= 0 || sc->hz > 100000 || sc->ticks <= 0) return oa_fail(file, 0, "hz in 1..100000 and ticks > 0 required");
+    if (sc->hz < 1 || sc->hz > 100000 || sc->ticks <= 0) {
+        fprintf(stderr, "ode_adapter: %s: expected hz in 1..100000 and ticks > 0, found hz %g, ticks %ld\n", file, sc->hz,
+                sc->ticks);
+        return -1;
+    }
     return 0;
 }
 

@@ -16,12 +16,14 @@ expect_rc 0 "$out/p.log" "$adapter" "$p" --index hash -o "$out/hash.jsonl"
 if diff_pair "$out/bbtree.jsonl" "$out/hash.jsonl" "$out/index.diff" 1; then
   grep -q 'first divergent tick 1:' "$out/index.diff" || fail "index pitfall not caught at tick 1"
   grep -Eq '^ +2 +changed vel\.x ' "$out/index.diff" || fail "index pitfall diff does not name entity 2, field vel.x"
+  report_first_tick "$out/index.diff" 1
 fi
 # pitfall 2: the same bodies added to the space in another order (an unordered container)
 expect_rc 0 "$out/p.log" "$adapter" "$p" --reverse-insert -o "$out/reverse.jsonl"
 if diff_pair "$out/bbtree.jsonl" "$out/reverse.jsonl" "$out/order.diff" 1; then
   grep -q 'first divergent tick 1:' "$out/order.diff" || fail "insertion-order pitfall not caught at tick 1"
   grep -Eq '^ +2 +changed vel\.x ' "$out/order.diff" || fail "insertion-order diff does not name entity 2, field vel.x"
+  report_first_tick "$out/order.diff" 1
 fi
 # the fix: one index and one insertion order (by id) in every build; two such runs match
 expect_rc 0 "$out/p.log" "$adapter" "$p" --index bbtree -o "$out/bbtree2.jsonl"

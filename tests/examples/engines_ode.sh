@@ -6,6 +6,7 @@ expect_rc 0 "$out/p.log" "$adapter" "$p" --runs 2 -o "$out/run1.jsonl" -o "$out/
 if diff_pair "$out/run1.jsonl" "$out/run2.jsonl" "$out/pitfall.diff" 1; then
   grep -q 'first divergent tick 1:' "$out/pitfall.diff" || fail "pitfall not caught at tick 1: $(head -3 "$out/pitfall.diff")"
   grep -Eq '^ +1 +changed rot ' "$out/pitfall.diff" || fail "pitfall diff does not name entity 1, field rot"
+  report_first_tick "$out/pitfall.diff" 1
 fi
 # a fresh process starts from dRand's seed 0: its first run equals the first run above (why a repeat in
 # separate processes would not show it)

@@ -58,6 +58,12 @@ diff_pair() {
   expect_rc "$want" "$log" "$detgate" diff "${a%.*}.flrep" "${b%.*}.flrep" --report-dir "$log.report"
 }
 
+# report_first_tick DIFFLOG T: the diff's report.json says the first divergent tick is T
+report_first_tick() {
+  grep -Eq "\"firstDivergentTick\": *$2([^0-9]|\$)" "$1.report/report.json" ||
+    fail "$1.report/report.json: firstDivergentTick is not $2"
+}
+
 # shellcheck source=/dev/null
 . "$(dirname "$0")/engines_${engine}.sh"
 [ "$fails" -eq 0 ] && echo "PASS: $engine example" || echo "$fails failure(s)" >&2

@@ -48,7 +48,9 @@ bad_scenario() {
 bad_scenario 'hz 60\nbox 1 0 0\n' "bad.$ext:2: box: expected 6 numbers, found 3"
 bad_scenario 'box 1 0 0 1 1 1\n# again\nbox 1 0 0 1 1 1\n' "bad.$ext:3: body id 1 declared twice (first on line 1)"
 bad_scenario 'box 1 0 0 1 1 1\nremove 1 x\n' "bad.$ext:2: remove: expected 2 numbers, found \"x\""
-bad_scenario 'hz 0\n' "expected hz in 1..100000"
+bad_scenario 'hz 0\n' "expected an integer hz in 1..100000"
+bad_scenario 'hz 59.94\n' "expected an integer hz in 1..100000"
+bad_scenario 'name a"b\n' "bad.$ext:1: name: expected one word"
 
 # diff_pair A B LOG WANT: records both streams and diffs them, expecting exit WANT
 diff_pair() {

@@ -185,8 +185,10 @@ static int ca_parse_line(ca_scenario *sc, const char *file, int ln, char *line) 
                                            "iterations, name, box, circle, projectile, pyramid, chain, "
                                            "scatter, remove, at)");
     if (!strcmp(kw, "name")) {
-        if (!sval && nv) return ca_fail(file, ln, "name: expected a word");
-        snprintf(sc->name, sizeof sc->name, "%s", sval ? sval : "chipmunk");
+        static const char word[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+-";
+        if (!sval || nv || strspn(sval, word) != strlen(sval))
+            return ca_fail(file, ln, "name: expected one word of A-Z a-z 0-9 _ + - (it names the report)");
+        snprintf(sc->name, sizeof sc->name, "%s", sval);
         return 0;
     }
     if (sval || nv != want) {
@@ -221,8 +223,9 @@ static int ca_check(const ca_scenario *sc, const char *file) {
             return ca_fail(file, b->line, msg);
         }
     }
-    if (sc->hz < 1 || sc->hz > 100000 || sc->ticks <= 0) {
-        fprintf(stderr, "chipmunk_adapter: %s: expected hz in 1..100000 and ticks > 0, found hz %g, ticks %ld\n", file, sc->hz,
+    if (sc->hz < 1 || sc->hz > 100000 || sc->hz != floor(sc->hz) || sc->ticks <= 0) {
+        fprintf(stderr, "chipmunk_adapter: %s: expected an integer hz in 1..100000 (the stream's tick rate) "
+                        "and ticks > 0, found hz %g, ticks %ld\n", file, sc->hz,
                 sc->ticks);
         return -1;
     }

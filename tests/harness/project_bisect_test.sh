@@ -64,7 +64,7 @@ expect_rc $? 1 "bisect"
 contains "$W/out" "first bad commit: $c5 engine: faster integrator"
 contains "$W/out" "first divergent tick: 30"
 contains "$W/rep/report.txt" "first divergent tick 30: 1 entity changed"
-contains "$W/rep/report.txt" "changed pos.x"
+contains "$W/rep/report.txt" "^ *2 *changed pos.x 3.5 4  +0.5 m"
 contains "$W/rep/report.json" "$c5"
 "$CHECK" "$SRC/docs/report-schema.json" "$W/rep" && ok || bad "bisect reports do not validate"
 # the commit that does not build was tested and skipped (125), never called good or bad

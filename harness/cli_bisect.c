@@ -653,6 +653,30 @@ static bool find_first_bad(const char *log, char *sha, size_t cap)
     return found;
 }
 
+/* When skipped commits sit next to the first bad one, git names every candidate ("could be any
+ * of:", one sha a line): printed, so the user sees which commits to fix the build of. */
+static void print_candidates(const char *log)
+{
+    FILE *f = fopen(log, "r");
+    char line[1024];
+    bool in = false, any = false;
+    while (f && fgets(line, sizeof line, f)) {
+        size_t n = strspn(line, "0123456789abcdef");
+        if (strstr(line, "The first bad commit could be any of:")) {
+            in = true;
+        } else if (in && n == 40 && (line[40] == '\n' || line[40] == 0)) {
+            fprintf(stderr, "%s  %.40s", any ? "" : "detgate bisect: the first bad commit is one of (the others could "
+                                                   "not be built or tested):\n", line);
+            fputc('\n', stderr);
+            any = true;
+        } else {
+            in = false;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
 /* The bad end is not bad by the policy: say whether its raw floats drifted all the same (a WARN
  * check in the report), and how to bisect that drift. */
 static void bad_end_equal(const bisect_ctx *b, dg_report *rep, const char *scenario_arg, const char *good_rec,
@@ -735,6 +759,7 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
         load_steps(rep, b->work, "");
         dg_report_set_bisect(rep, scenario_arg, NULL, NULL, b->good, b->bad, DG_REPORT_TICK_NONE);
         fprintf(stderr, "detgate bisect: git bisect did not name a first bad commit (see %s)\n", b->shown_log);
+        print_candidates(log);
         return CLI_UNTESTED;
     }
     /* 4. the first bad commit, its first divergent tick and the field diff */

@@ -92,6 +92,17 @@ expect_rc $? 2 "bisect without a build command"
 contains "$W/err" "\[build\] command is required to bisect a process engine"
 rm "$R/nobuild.ini"
 
+# a commit that does not build right before the bad one: git cannot choose, detgate names both (125)
+git -C "$R" checkout -q -b amb "$c3"
+sed -i '$d' "$R/engine.c"
+sed -i 's|^        double x = b\[i\].p\[0\] + (i == 0 ? jitter : 0);$|        double x = b[i].p[0] + (i == 0 ? jitter : 0) + (i == 1 \&\& t >= 30 ? 0.5 : 0);|' "$R/engine.c"
+c3b=$(commit "engine: refactor finished, and faster")
+(cd "$R" && "$DG" bisect --good "$c2" --bad "$c3b" --scenario bounce --report-dir "$W/repamb" -q >"$W/out" 2>"$W/err")
+expect_rc $? 125 "bisect with a skipped commit next to the bad one"
+contains "$W/err" "the first bad commit is one of"
+contains "$W/err" "^  $c3$"
+contains "$W/err" "^  $c3b$"
+
 # ---- matrix: the build command with {cc} and {cflags} ---------------------------------------------
 git -C "$R" checkout -q "$c6"
 (cd "$R" && "$DG" matrix --scenario bounce --configs 'cc:-O1:off,cc:-O1 -DPERTURB:off' --report-dir "$W/mrep" -q \

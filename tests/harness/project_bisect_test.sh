@@ -103,6 +103,18 @@ contains "$W/err" "the first bad commit is one of"
 contains "$W/err" "^  $c3$"
 contains "$W/err" "^  $c3b$"
 
+# the raw policy: a sub-quantum change is nothing to bisect under warn (exit 0, said), bad under fail
+git -C "$R" checkout -q -b raw "$c4"
+sed -i 's|^        double x = b\[i\].p\[0\] + (i == 0 ? jitter : 0);$|        double x = b[i].p[0] + (i == 0 ? jitter : 0) + (i == 1 \&\& t >= 30 ? 1e-9 : 0);|' "$R/engine.c"
+c5r=$(commit "engine: a sub-quantum change")
+(cd "$R" && "$DG" bisect --good "$c1" --bad "$c5r" --scenario bounce -q >"$W/out" 2>"$W/err")
+expect_rc $? 0 "bisect of a raw-only drift under --raw warn"
+contains "$W/err" "its raw floats differ from tick 30"
+(cd "$R" && "$DG" bisect --good "$c1" --bad "$c5r" --scenario bounce --raw fail -q >"$W/out" 2>"$W/err")
+expect_rc $? 1 "bisect of a raw-only drift under --raw fail"
+contains "$W/out" "first bad commit: $c5r engine: a sub-quantum change"
+contains "$W/out" "raw floats first differ at tick 30 (quantized state identical"
+
 # ---- matrix: the build command with {cc} and {cflags} ---------------------------------------------
 git -C "$R" checkout -q "$c6"
 (cd "$R" && "$DG" matrix --scenario bounce --configs 'cc:-O1:off,cc:-O1 -DPERTURB:off' --report-dir "$W/mrep" -q \

@@ -265,7 +265,7 @@ static bool project_build(const proj_engine *e, const char *src, const char *bdi
         return false;
     FILE *f = fopen(log, "a");
     if (f) {
-        fprintf(f, "detgate: in %s: %s\n", src, cmd);
+        fprintf(f, "detgate: in %s (CC=%s CFLAGS=%s DETGATE_BUILD=%s): %s\n", src, cc, cflags, bdir, cmd);
         fclose(f);
     }
     char *argv[] = {"sh", "-c", cmd, NULL};
@@ -305,6 +305,19 @@ static bool project_record(const proj_engine *e, const char *src, const char *bd
     if (hash_log)
         remove(hash_log);
     return false;
+}
+
+/* bisect's {cc} and {cflags}: the user's $CC and $CFLAGS, else cc and none (the build's own flags). */
+static const char *bisect_cc(void)
+{
+    const char *cc = getenv("CC");
+    return cc && *cc ? cc : "cc";
+}
+
+static const char *bisect_cflags(void)
+{
+    const char *f = getenv("CFLAGS");
+    return f ? f : "";
 }
 
 /* Loads the project file for bisect / matrix into p and e: e->build stays NULL for sim_stub (or no
@@ -444,7 +457,7 @@ int cli_bisect_step(int argc, char **argv)
     built_binary(bdir, bin, sizeof bin);
     int verdict;
     bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR};
-    bool recorded = eng.build ? project_build(&eng, src, bdir, "cc", "", log) &&
+    bool recorded = eng.build ? project_build(&eng, src, bdir, bisect_cc(), bisect_cflags(), log) &&
                                     project_record(&eng, src, bdir, scn, rec, rply ? NULL : hl, rply, log)
                               : build_tree(repo, bdir, type, NULL, NULL, log) && record_with(bin, scn, rec, hl, rply, log);
     if (!recorded) {
@@ -715,7 +728,7 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     snprintf(bdir, sizeof bdir, "%s/build-good", b->work);
     built_binary(bdir, bin, sizeof bin);
     fprintf(stderr, "detgate bisect: building the good revision %.12s\n", b->good);
-    bool recorded = b->eng.build ? project_build(&b->eng, b->src, bdir, "cc", "", log) &&
+    bool recorded = b->eng.build ? project_build(&b->eng, b->src, bdir, bisect_cc(), bisect_cflags(), log) &&
                                        project_record(&b->eng, b->src, bdir, b->scn, good_rec, b->rply ? NULL : good_hl,
                                                       b->rply, log)
                                  : build_tree(b->wt, bdir, b->type, NULL, NULL, log) &&

@@ -81,6 +81,13 @@ git -C "$R" bisect log >/dev/null 2>&1 && bad "the repository is left mid-bisect
 (cd "$R" && "$DG" bisect --good "$c1" --bad "$c3" --scenario bounce --report-dir "$W/rep125" -q >"$W/out" 2>"$W/err")
 expect_rc $? 125 "bisect to an unbuildable bad end"
 contains "$W/err" "cannot be built or tested"
+# {cc} and {cflags} of bisect are $CC and $CFLAGS when set: a compiler that does not exist builds nothing
+(cd "$R" && CC=no-such-cc-dg CFLAGS=-DMARK_dg "$DG" bisect --good "$c1" --bad "$c6" --scenario bounce \
+  --report-dir "$W/repcc" -q >"$W/out" 2>"$W/err")
+expect_rc $? 125 "bisect with CC=no-such-cc-dg"
+contains "$W/err" "the good revision .* cannot be built"
+contains "$W/repcc/bisect.log" "(CC=no-such-cc-dg CFLAGS=-DMARK_dg DETGATE_BUILD=.*/build-good): 'no-such-cc-dg' -O2 \$CFLAGS"
+contains "$W/repcc/bisect.log" "no-such-cc-dg: .*not found"
 # good and bad the same: nothing to bisect
 (cd "$R" && "$DG" bisect --good "$c1" --bad "$c2" --scenario bounce -q >"$W/out" 2>"$W/err")
 expect_rc $? 0 "bisect of two equal revisions"

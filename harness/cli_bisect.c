@@ -212,7 +212,8 @@ static bool shell_word(char *out, size_t cap, size_t *o, const char *v)
     return true;
 }
 
-/* The build command with each placeholder as one shell word (docs/ENGINES.md, "bisect and matrix"). */
+/* The build command with each placeholder as one shell word (docs/ENGINES.md, "Bisect and matrix of
+ * your engine"). */
 static char *expand_build(const char *tmpl, const char *src, const char *bdir, const char *cc, const char *cflags)
 {
     static const char *const ph[] = {"{src}", "{build}", "{cc}", "{cflags}"};

@@ -182,6 +182,162 @@ static bool record_with(const char *bin, const char *scn, const char *out, const
 
 static const char *rec_ext(bool rply) { return rply ? "rply" : "flrep"; }
 
+/* ---- a project's own engine (kind = process): its [build] command and its [engine] run command ---- */
+
+/* What bisect and matrix need of a process project; build == NULL means sim_stub (cmake, as before). */
+typedef struct proj_engine {
+    const char *build;  /* [build] command, {src} {build} {cc} {cflags} */
+    const char *run;    /* [engine] run, {scenario} */
+    double time_limit;
+    uint32_t keyframe;
+} proj_engine;
+
+/* Appends v to out as one shell word ('...' with every ' as '\''); false when it does not fit. */
+static bool shell_word(char *out, size_t cap, size_t *o, const char *v)
+{
+    if (*o + 1 >= cap)
+        return false;
+    out[(*o)++] = '\'';
+    for (const char *c = v; *c; c++) {
+        if (*o + 6 >= cap)
+            return false;
+        if (*c == '\'') {
+            memcpy(out + *o, "'\\''", 4);
+            *o += 4;
+        } else {
+            out[(*o)++] = *c;
+        }
+    }
+    out[(*o)++] = '\'';
+    return true;
+}
+
+/* The build command with each placeholder as one shell word (docs/ENGINES.md, "Bisect and matrix of
+ * your engine"). */
+static char *expand_build(const char *tmpl, const char *src, const char *bdir, const char *cc, const char *cflags)
+{
+    static const char *const ph[] = {"{src}", "{build}", "{cc}", "{cflags}"};
+    const char *val[] = {src, bdir, cc, cflags};
+    size_t cap = strlen(tmpl) + 1;
+    for (const char *s = tmpl; *s; s++) /* each value may grow fourfold when quoted */
+        for (int k = 0; k < 4; k++)
+            if (strncmp(s, ph[k], strlen(ph[k])) == 0)
+                cap += 4 * strlen(val[k]) + 2;
+    char *out = malloc(cap);
+    size_t o = 0;
+    for (const char *s = tmpl; out && *s;) {
+        int k = 0;
+        while (k < 4 && strncmp(s, ph[k], strlen(ph[k])) != 0)
+            k++;
+        if (k < 4) {
+            if (!shell_word(out, cap, &o, val[k])) {
+                free(out);
+                return NULL;
+            }
+            s += strlen(ph[k]);
+        } else {
+            out[o++] = *s++;
+        }
+    }
+    if (out)
+        out[o] = 0;
+    return out;
+}
+
+/* The values of the placeholders as environment variables too (a script splits $CFLAGS into words),
+ * for the build command and for the run command after it. */
+static void export_build_env(const char *src, const char *bdir, const char *cc, const char *cflags)
+{
+    setenv("DETGATE_SRC", src, 1);
+    setenv("DETGATE_BUILD", bdir, 1);
+    setenv("CC", cc, 1);
+    setenv("CFLAGS", cflags, 1);
+}
+
+/* Runs the project's build command (sh -c in src, output appended to log) into bdir. */
+static bool project_build(const proj_engine *e, const char *src, const char *bdir, const char *cc, const char *cflags,
+                          const char *log)
+{
+    if (!cli_mkdirs(bdir))
+        return false;
+    export_build_env(src, bdir, cc, cflags);
+    char *cmd = expand_build(e->build, src, bdir, cc, cflags);
+    if (!cmd)
+        return false;
+    FILE *f = fopen(log, "a");
+    if (f) {
+        fprintf(f, "detgate: in %s (CC=%s CFLAGS=%s DETGATE_BUILD=%s): %s\n", src, cc, cflags, bdir, cmd);
+        fclose(f);
+    }
+    char *argv[] = {"sh", "-c", cmd, NULL};
+    int rc = run(argv, src, log);
+    free(cmd);
+    return rc == 0;
+}
+
+/* Records scn through the project's run command started in src (this detgate: the engine is the
+ * project's, the tool is the one running); a failure goes to log and leaves no recording. */
+static bool project_record(const proj_engine *e, const char *src, const char *bdir, const char *scn,
+                           const char *out, const char *hash_log, bool rply, const char *log)
+{
+    if (bisect_sig)
+        return false;
+    setenv("DETGATE_BUILD", bdir, 1);
+    dg_error err;
+    dg_error_clear(&err);
+    harness__source *s = NULL;
+    harness__stream rec = {0};
+    harness__record_opts ro = {hash_log, false, "flrep", NULL, NULL, false, UINT64_MAX, DG_FLREP_FSYNC_CLOSE, 1};
+    dg_status st = harness__source_process(&s, e->run, src, scn, e->time_limit, e->keyframe, &err);
+    if (st == DG_OK)
+        st = rply ? harness__rply_record(s, out, e->keyframe, &rec, &err) : harness__record(s, out, &ro, &rec, &err);
+    harness__source_free(s);
+    harness__stream_free(&rec);
+    if (st == DG_OK)
+        return true;
+    char buf[900];
+    dg_error_format(&err, buf, sizeof buf);
+    FILE *f = fopen(log, "a");
+    if (f) {
+        fprintf(f, "detgate: recording %s through `%s` in %s failed: %s\n", scn, e->run, src, buf);
+        fclose(f);
+    }
+    remove(out);
+    if (hash_log)
+        remove(hash_log);
+    return false;
+}
+
+/* bisect's {cc} and {cflags}: the user's $CC and $CFLAGS, else cc and none (the build's own flags). */
+static const char *bisect_cc(void)
+{
+    const char *cc = getenv("CC");
+    return cc && *cc ? cc : "cc";
+}
+
+static const char *bisect_cflags(void)
+{
+    const char *f = getenv("CFLAGS");
+    return f ? f : "";
+}
+
+/* Loads the project file for bisect / matrix into p and e: e->build stays NULL for sim_stub (or no
+ * project). 0, or the exit code of a bad project or a process project without [build] command. */
+static int load_proj_engine(const char *cmd, const char *given, harness__project *p, proj_engine *e)
+{
+    bool have = false;
+    memset(e, 0, sizeof *e);
+    int rc = cli_project_load(cmd, given, p, &have);
+    if (rc || !have || p->engine != HARNESS_ENGINE_PROCESS)
+        return rc;
+    if (!p->build[0])
+        return cli_usage_error(cmd, "%s: [build] command is required to %s a process engine (it builds the engine "
+                                    "at each %s: docs/ENGINES.md)",
+                               p->path, cmd, strcmp(cmd, "bisect") == 0 ? "revision" : "configuration");
+    *e = (proj_engine){p->build, p->run, p->time_limit_s, p->keyframe};
+    return 0;
+}
+
 /* What one revision's recording is against the good one. */
 typedef struct bisect_cmp {
     bool ok;             /* compared (false: an error, in the check) */
@@ -248,15 +404,17 @@ static bisect_cmp compare_into(dg_report *rep, const char *name, const char *a, 
 
 /* ---- bisect-step (what git bisect run calls) -------------------------------------------------------- */
 
-enum { S_WORK = 0x500, S_SCN, S_GOOD, S_REPO, S_TYPE, S_GOODREV, S_BADREV, S_KEEP, S_FORMAT, S_GOODLOG };
+enum { S_WORK = 0x500, S_SCN, S_GOOD, S_REPO, S_TYPE, S_GOODREV, S_BADREV, S_KEEP, S_FORMAT, S_GOODLOG, S_SRC };
 
 int cli_bisect_step(int argc, char **argv)
 {
     static const struct option opts[] = {{"work", 1, 0, S_WORK}, {"scenario", 1, 0, S_SCN},
                                          {"good-rec", 1, 0, S_GOOD}, {"repo", 1, 0, S_REPO},
                                          {"build-type", 1, 0, S_TYPE}, {"format", 1, 0, S_FORMAT},
-                                         {"good-log", 1, 0, S_GOODLOG}, CLI_RAW_OPTS, {0, 0, 0, 0}};
+                                         {"good-log", 1, 0, S_GOODLOG}, {"src", 1, 0, S_SRC}, CLI_PROJECT_OPT,
+                                         CLI_RAW_OPTS, {0, 0, 0, 0}};
     const char *work = NULL, *scn = NULL, *good = NULL, *good_log = NULL, *repo = ".", *type = "Release";
+    const char *project = NULL, *src = NULL; /* a process project: its file, the revision's project folder */
     bool rply = false;
     cli_raw_policy raw = cli_raw_policy_default();
     int c;
@@ -270,6 +428,8 @@ int cli_bisect_step(int argc, char **argv)
             continue;
         switch (c) {
         case S_GOODLOG: good_log = optarg; break;
+        case S_SRC: src = optarg; break;
+        case CLI_OPT_PROJECT: project = optarg; break;
         case S_WORK: work = optarg; break;
         case S_SCN: scn = optarg; break;
         case S_GOOD: good = optarg; break;
@@ -281,7 +441,11 @@ int cli_bisect_step(int argc, char **argv)
             return CLI_UNTESTED;
         }
     }
-    if (!work || !scn || !good)
+    if (!work || !scn || !good || (project && !src))
+        return CLI_UNTESTED;
+    static harness__project proj;
+    proj_engine eng = {0};
+    if (project && load_proj_engine("bisect-step", project, &proj, &eng) != 0)
         return CLI_UNTESTED;
     char sha[64], bdir[WORK_CAP * 2], bin[PATH_CAP], rec[PATH_CAP], hl[PATH_CAP], log[PATH_CAP], steps[PATH_CAP];
     if (!git_line(repo, sha, sizeof sha, "rev-parse", "HEAD", NULL, NULL))
@@ -294,7 +458,10 @@ int cli_bisect_step(int argc, char **argv)
     built_binary(bdir, bin, sizeof bin);
     int verdict;
     bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR};
-    if (!build_tree(repo, bdir, type, NULL, NULL, log) || !record_with(bin, scn, rec, hl, rply, log)) {
+    bool recorded = eng.build ? project_build(&eng, src, bdir, bisect_cc(), bisect_cflags(), log) &&
+                                    project_record(&eng, src, bdir, scn, rec, rply ? NULL : hl, rply, log)
+                              : build_tree(repo, bdir, type, NULL, NULL, log) && record_with(bin, scn, rec, hl, rply, log);
+    if (!recorded) {
         verdict = CLI_UNTESTED;
     } else {
         dg_error err;
@@ -441,6 +608,8 @@ typedef struct bisect_ctx {
     const char *type;
     bool rply;        /* record through the RPLY writer (--format rply) */
     cli_raw_policy raw; /* --raw / --strict-raw: is a raw-only drift a bad step */
+    proj_engine eng;    /* a process project's engine (eng.build NULL: sim_stub) */
+    char proj[WORK_CAP], src[WORK_CAP * 2]; /* its project file; the worktree's copy of its folder */
 } bisect_ctx;
 
 /* Builds and records one revision directly (the endpoints): checks it out in the worktree first. */
@@ -454,7 +623,8 @@ static int test_revision(const bisect_ctx *b, const char *sha, const char *good_
     char *step[] = {(char *)b->self, "bisect-step", "--work", (char *)b->work, "--scenario", (char *)b->scn,
                     "--good-rec", (char *)good_rec, "--repo", (char *)b->wt, "--build-type", (char *)b->type,
                     "--format", (char *)rec_ext(b->rply), "--good-log", (char *)good_log,
-                    "--raw", (char *)cli_raw_policy_name(b->raw), NULL};
+                    "--raw", (char *)cli_raw_policy_name(b->raw), b->eng.build ? "--project" : NULL,
+                    (char *)b->proj, "--src", (char *)b->src, NULL};
     return run(step, NULL, NULL);
 }
 
@@ -497,6 +667,30 @@ static bool find_first_bad(const char *log, char *sha, size_t cap)
     return found;
 }
 
+/* When skipped commits sit next to the first bad one, git names every candidate ("could be any
+ * of:", one sha a line): printed, so the user sees which commits to fix the build of. */
+static void print_candidates(const char *log)
+{
+    FILE *f = fopen(log, "r");
+    char line[1024];
+    bool in = false, any = false;
+    while (f && fgets(line, sizeof line, f)) {
+        size_t n = strspn(line, "0123456789abcdef");
+        if (strstr(line, "The first bad commit could be any of:")) {
+            in = true;
+        } else if (in && n == 40 && (line[40] == '\n' || line[40] == 0)) {
+            fprintf(stderr, "%s  %.40s", any ? "" : "detgate bisect: the first bad commit is one of (the others could "
+                                                   "not be built or tested):\n", line);
+            fputc('\n', stderr);
+            any = true;
+        } else {
+            in = false;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
 /* The bad end is not bad by the policy: say whether its raw floats drifted all the same (a WARN
  * check in the report), and how to bisect that drift. */
 static void bad_end_equal(const bisect_ctx *b, dg_report *rep, const char *scenario_arg, const char *good_rec,
@@ -535,7 +729,12 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     snprintf(bdir, sizeof bdir, "%s/build-good", b->work);
     built_binary(bdir, bin, sizeof bin);
     fprintf(stderr, "detgate bisect: building the good revision %.12s\n", b->good);
-    if (!build_tree(b->wt, bdir, b->type, NULL, NULL, log) || !record_with(bin, b->scn, good_rec, good_hl, b->rply, log)) {
+    bool recorded = b->eng.build ? project_build(&b->eng, b->src, bdir, bisect_cc(), bisect_cflags(), log) &&
+                                       project_record(&b->eng, b->src, bdir, b->scn, good_rec, b->rply ? NULL : good_hl,
+                                                      b->rply, log)
+                                 : build_tree(b->wt, bdir, b->type, NULL, NULL, log) &&
+                                       record_with(bin, b->scn, good_rec, good_hl, b->rply, log);
+    if (!recorded) {
         if (!bisect_sig)
             fprintf(stderr, "detgate bisect: the good revision %.12s cannot be built or cannot record %s (see %s)\n",
                     b->good, scenario_arg, b->shown_log);
@@ -560,7 +759,8 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     char *runv[] = {"git", "-C", b->wt, "bisect", "run", b->self, "bisect-step", "--work", b->work, "--scenario",
                     b->scn, "--good-rec", good_rec, "--repo", b->wt, "--build-type", (char *)b->type,
                     "--format", (char *)rec_ext(b->rply), "--good-log", good_hl,
-                    "--raw", (char *)cli_raw_policy_name(b->raw), NULL};
+                    "--raw", (char *)cli_raw_policy_name(b->raw), b->eng.build ? "--project" : NULL, b->proj,
+                    "--src", b->src, NULL};
     char *reset[] = {"git", "-C", b->wt, "bisect", "reset", NULL}; /* takes no -q: it would read it as a commit */
     fprintf(stderr, "detgate bisect: git bisect run over %.12s..%.12s\n", b->good, b->bad);
     bool ran = run(start, NULL, log) == 0 && run(runv, NULL, log) == 0;
@@ -573,6 +773,7 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
         load_steps(rep, b->work, "");
         dg_report_set_bisect(rep, scenario_arg, NULL, NULL, b->good, b->bad, DG_REPORT_TICK_NONE);
         fprintf(stderr, "detgate bisect: git bisect did not name a first bad commit (see %s)\n", b->shown_log);
+        print_candidates(log);
         return CLI_UNTESTED;
     }
     /* 4. the first bad commit, its first divergent tick and the field diff */
@@ -595,14 +796,39 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     return CLI_DIVERGED;
 }
 
+/* A process project: its file as an absolute path (bisect-step loads it again), and its folder
+ * relative to the repository's top into b->src (the worktree is joined in front later). */
+static int bisect_project_paths(bisect_ctx *b, const harness__project *p)
+{
+    char dir[WORK_CAP];
+    if (!absolute(p->path, b->proj, sizeof b->proj) || !absolute(p->dir[0] ? p->dir : ".", dir, sizeof dir))
+        return cli_usage_error("bisect", "cannot resolve the project file %s", p->path);
+    size_t n = strlen(b->repo);
+    if (strncmp(dir, b->repo, n) != 0 || (dir[n] != 0 && dir[n] != '/'))
+        return cli_usage_error("bisect", "the project folder %s is not inside the repository %s: bisect runs the "
+                                         "build and run commands in each revision's copy of it", dir, b->repo);
+    snprintf(b->src, sizeof b->src, "%s", dir[n] ? dir + n + 1 : "");
+    return 0;
+}
+
+/* work/scn/NAME: the scenario copied under its own file name (false when that path is too long). */
+static bool scenario_copy_path(bisect_ctx *b, const char *scn_path)
+{
+    const char *base = strrchr(scn_path, '/');
+    char dir[sizeof b->work + 8];
+    snprintf(dir, sizeof dir, "%s/scn", b->work);
+    int n = snprintf(b->scn, sizeof b->scn, "%s/%s", dir, base ? base + 1 : scn_path);
+    return n > 0 && (size_t)n < sizeof b->scn && cli_mkdirs(dir);
+}
+
 int cli_bisect(int argc, char **argv)
 {
     static const struct option opts[] = {{"good", 1, 0, S_GOODREV}, {"bad", 1, 0, S_BADREV},
                                          {"scenario", 1, 0, S_SCN}, {"repo", 1, 0, S_REPO},
                                          {"work", 1, 0, S_WORK}, {"keep", 0, 0, S_KEEP},
                                          {"build-type", 1, 0, S_TYPE}, {"format", 1, 0, S_FORMAT},
-                                         CLI_REPORT_OPTS, CLI_RAW_OPTS, {0, 0, 0, 0}};
-    const char *good = NULL, *bad = NULL, *scn = NULL, *repo = ".", *work = NULL;
+                                         CLI_PROJECT_OPT, CLI_REPORT_OPTS, CLI_RAW_OPTS, {0, 0, 0, 0}};
+    const char *good = NULL, *bad = NULL, *scn = NULL, *repo = ".", *work = NULL, *project = NULL;
     bool keep = false;
     cli_reports rp = {0};
     bisect_ctx b;
@@ -628,6 +854,7 @@ int cli_bisect(int argc, char **argv)
         case S_WORK: work = optarg; break;
         case S_KEEP: keep = true; break;
         case S_TYPE: b.type = optarg; break;
+        case CLI_OPT_PROJECT: project = optarg; break;
         case S_FORMAT:
             if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
                 return cli_usage_error("bisect", "--format: expected flrep or rply, found '%s'", optarg);
@@ -648,9 +875,18 @@ int cli_bisect(int argc, char **argv)
     snprintf(spec, sizeof spec, "%s^{commit}", bad);
     if (!git_line(b.repo, b.bad, sizeof b.bad, "rev-parse", "--verify", spec, NULL))
         return cli_usage_error("bisect", "--bad: no commit '%s'", bad);
+    static harness__project proj;
+    int lrc = load_proj_engine("bisect", project, &proj, &b.eng);
+    if (lrc)
+        return lrc;
     char scn_path[PATH_CAP];
-    if (!cli_resolve_scenario(scn, NULL, scn_path, sizeof scn_path))
+    if (b.eng.build) {
+        if ((lrc = bisect_project_paths(&b, &proj)) != 0 ||
+            (lrc = cli_project_scenario("bisect", &proj, scn, scn_path, sizeof scn_path)) != 0)
+            return lrc;
+    } else if (!cli_resolve_scenario(scn, NULL, scn_path, sizeof scn_path)) {
         return cli_usage_error("bisect", "no scenario '%s'", scn);
+    }
     const char *inputs[] = {scn_path};
     int prc = cli_reports_prepare(&rp, "bisect", inputs, 1);
     if (prc)
@@ -675,17 +911,32 @@ int cli_bisect(int argc, char **argv)
         snprintf(b.shown_log, sizeof b.shown_log, "%s/bisect.log", rp.dir);
     else
         snprintf(b.shown_log, sizeof b.shown_log, "detgate-bisect.log");
-    /* every revision records the same scenario text: the one in the current tree */
-    snprintf(b.scn, sizeof b.scn, "%s/scenario.scn", b.work);
+    /* every revision records the same scenario text: the one in the current tree (a process engine's
+     * under its own file name: the engine may read the extension) */
+    if (!b.eng.build)
+        snprintf(b.scn, sizeof b.scn, "%s/scenario.scn", b.work);
     dg_error err;
     dg_error_clear(&err);
     struct stat sst;
+    if (b.eng.build && !scenario_copy_path(&b, scn_path)) {
+        fprintf(stderr, "detgate bisect: cannot copy %s into the work folder %s\n", scn_path, b.work);
+        return CLI_UNTESTED;
+    }
     if (stat(scn_path, &sst) != 0 ||
         harness__copy_prefix(scn_path, b.scn, (uint64_t)sst.st_size, &err) != DG_OK) {
         cli_print_error("bisect", &err);
         return CLI_UNTESTED;
     }
     snprintf(b.wt, sizeof b.wt, "%s/worktree", b.work);
+    if (b.eng.build) { /* b.src held the project folder relative to the repository's top */
+        char rel[sizeof b.src];
+        snprintf(rel, sizeof rel, "%s", b.src);
+        int n = snprintf(b.src, sizeof b.src, "%s%s%s", b.wt, rel[0] ? "/" : "", rel);
+        if (n < 0 || (size_t)n >= sizeof b.src) {
+            fprintf(stderr, "detgate bisect: the project folder's path is too long\n");
+            return CLI_UNTESTED;
+        }
+    }
     dg_report *rep = cli_report_new("bisect", &err);
     if (!rep)
         return CLI_UNTESTED;
@@ -917,20 +1168,29 @@ static char *matrix_cmake_flags(const mconf *m, bool fma)
     return out;
 }
 
-static void matrix_print_plan(const mplan *p, const char *scn)
+/* The same flags as one string of words for a project's build command ({cflags}, $CFLAGS). */
+static char *matrix_cflags(const mconf *m, bool fma)
+{
+    char *f = matrix_cmake_flags(m, fma);
+    for (char *q = f; q && *q; q++)
+        *q = *q == ';' ? ' ' : *q;
+    return f;
+}
+
+static void matrix_print_plan(const mplan *p, const char *scn, bool project)
 {
     bool fma = cpu_has_fma();
     printf("detgate matrix: scenario %s, %zu configurations (dry run: nothing is built)\n", scn, p->n);
     for (size_t i = 0; i < p->n; i++) {
-        char *f = matrix_cmake_flags(&p->v[i], fma);
-        printf("%2zu  %-28s  build-%-28s  CC=%s  DETGATE_SIM_FLAGS=%s\n", i + 1, p->v[i].label, p->v[i].file,
-               p->v[i].cc, f ? f : "?");
+        char *f = project ? matrix_cflags(&p->v[i], fma) : matrix_cmake_flags(&p->v[i], fma);
+        printf("%2zu  %-28s  build-%-28s  CC=%s  %s=%s\n", i + 1, p->v[i].label, p->v[i].file, p->v[i].cc,
+               project ? "CFLAGS" : "DETGATE_SIM_FLAGS", f ? f : "?");
         free(f);
     }
 }
 
 /* Builds and records every configuration; a failure leaves that configuration marked !ok. */
-static void matrix_build_all(mplan *p, const char *src, const char *wdir, const char *scn)
+static void matrix_build_all(mplan *p, const char *src, const char *wdir, const char *scn, const proj_engine *e)
 {
     bool fma = cpu_has_fma();
     for (size_t i = 0; i < p->n; i++) {
@@ -940,14 +1200,17 @@ static void matrix_build_all(mplan *p, const char *src, const char *wdir, const 
         snprintf(m->log, sizeof m->log, "%s/build-%s.log", wdir, m->file);
         snprintf(m->rec, sizeof m->rec, "%s/%s.flrep", wdir, m->file);
         snprintf(hl, sizeof hl, "%s/%s.hashlog", wdir, m->file);
-        char *flags = matrix_cmake_flags(m, fma);
+        char *flags = e->build ? matrix_cflags(m, fma) : matrix_cmake_flags(m, fma);
         built_binary(bdir, bin, sizeof bin);
-        fprintf(stderr, "detgate matrix: [%zu/%zu] %s (sim_stub flags %s)\n", i + 1, p->n, m->label,
-                flags ? flags : "?");
+        fprintf(stderr, "detgate matrix: [%zu/%zu] %s (%s flags %s)\n", i + 1, p->n, m->label,
+                e->build ? "the build command's" : "sim_stub", flags ? flags : "?");
         dg_error err;
         dg_error_clear(&err);
-        m->ok = flags && build_tree(src, bdir, "Release", m->cc, flags, m->log) &&
-                record_with(bin, scn, m->rec, hl, false, m->log) && harness__load_log(hl, &m->s, NULL, &err) == DG_OK;
+        bool recorded = flags && (e->build ? project_build(e, src, bdir, m->cc, flags, m->log) &&
+                                                 project_record(e, src, bdir, scn, m->rec, hl, false, m->log)
+                                           : build_tree(src, bdir, "Release", m->cc, flags, m->log) &&
+                                                 record_with(bin, scn, m->rec, hl, false, m->log));
+        m->ok = recorded && harness__load_log(hl, &m->s, NULL, &err) == DG_OK;
         free(flags);
         if (!m->ok)
             fprintf(stderr, "detgate matrix: %s could not be built or run (see %s)\n", m->label, m->log);
@@ -1168,9 +1431,9 @@ int cli_matrix(int argc, char **argv)
 {
     static const struct option opts[] = {{"scenario", 1, 0, S_SCN}, {"configs", 1, 0, S_GOOD},
                                          {"config", 1, 0, S_CONFIG}, {"dry-run", 0, 0, S_DRY_RUN}, {"work", 1, 0, S_WORK},
-                                         {"keep", 0, 0, S_KEEP}, {"source", 1, 0, S_REPO}, CLI_REPORT_OPTS, CLI_RAW_OPTS,
-                                         {0, 0, 0, 0}};
-    const char *scn = NULL, *work = NULL, *source = NULL;
+                                         {"keep", 0, 0, S_KEEP}, {"source", 1, 0, S_REPO}, CLI_PROJECT_OPT, CLI_REPORT_OPTS,
+                                         CLI_RAW_OPTS, {0, 0, 0, 0}};
+    const char *scn = NULL, *work = NULL, *source = NULL, *project = NULL;
     bool keep = false, dry = false, given = false;
     cli_raw_policy raw = cli_raw_policy_default();
     mplan plan = {0};
@@ -1204,6 +1467,7 @@ int cli_matrix(int argc, char **argv)
         case S_WORK: work = optarg; break;
         case S_KEEP: keep = true; break;
         case S_REPO: source = optarg; break;
+        case CLI_OPT_PROJECT: project = optarg; break;
         default:
             mplan_free(&plan);
             return cli_usage_error("matrix", "unknown option or missing value '%s'", argv[optind - 1]);
@@ -1225,15 +1489,24 @@ int cli_matrix(int argc, char **argv)
         mplan_free(&plan);
         return CLI_USAGE;
     }
+    static harness__project proj;
+    proj_engine eng;
+    int lrc = load_proj_engine("matrix", project, &proj, &eng);
     char scn_path[PATH_CAP], scn_abs[WORK_CAP], src[WORK_CAP], wdir[WORK_CAP];
-    if (!cli_resolve_scenario(scn, NULL, scn_path, sizeof scn_path) || !absolute(scn_path, scn_abs, sizeof scn_abs)) {
+    if (!lrc && eng.build)
+        lrc = cli_project_scenario("matrix", &proj, scn, scn_path, sizeof scn_path);
+    else if (!lrc && !cli_resolve_scenario(scn, NULL, scn_path, sizeof scn_path))
+        lrc = cli_usage_error("matrix", "no scenario '%s'", scn);
+    if (!lrc && !absolute(scn_path, scn_abs, sizeof scn_abs))
+        lrc = cli_usage_error("matrix", "no scenario '%s'", scn);
+    if (lrc) {
         mplan_free(&plan);
-        return cli_usage_error("matrix", "no scenario '%s'", scn);
+        return lrc;
     }
     char scn_name[DG_HASH_LOG_NAME_MAX + 1];
     harness__scenario_name(scn_path, scn_name, sizeof scn_name);
     if (dry) {
-        matrix_print_plan(&plan, scn_name);
+        matrix_print_plan(&plan, scn_name, eng.build != NULL);
         mplan_free(&plan);
         return CLI_EQUAL;
     }
@@ -1242,13 +1515,15 @@ int cli_matrix(int argc, char **argv)
 #else
     const char *default_src = ".";
 #endif
+    if (eng.build) /* a process project builds and runs in its own folder */
+        default_src = proj.dir[0] ? proj.dir : ".";
     if (!absolute(source ? source : default_src, src, sizeof src) || !make_work_dir(work, wdir, sizeof wdir)) {
         mplan_free(&plan);
         fprintf(stderr, "detgate matrix: cannot find the source tree or create a work folder\n");
         return CLI_UNTESTED;
     }
     double t0 = harness__now();
-    matrix_build_all(&plan, src, wdir, scn_abs);
+    matrix_build_all(&plan, src, wdir, scn_abs, &eng);
     dg_error err;
     dg_error_clear(&err);
     dg_report *rep = cli_report_new("matrix", &err);

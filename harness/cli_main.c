@@ -142,7 +142,7 @@ const cli_cmd cli_commands[] = {
      "Exit: 0 blessed, 1 a scenario failed verify (nothing blessed for it), 2 usage.\n"
      "Example: detgate bless dogfight-40 --reason \"new drag model (#123)\"\n"},
     {"bisect", cli_bisect, "find the commit that broke determinism of a scenario",
-     "usage: detgate bisect --good REV --bad REV --scenario S [--repo DIR] [--work DIR] [--keep]\n"
+     "usage: detgate bisect --good REV --bad REV --scenario S [--repo DIR] [--work DIR] [--keep] [--project FILE]\n"
      "                      [--format flrep|rply] [--raw POLICY | --strict-raw] [report flags]\n"
      "Records S at the good revision once, then drives `git bisect run` in a separate worktree:\n"
      "each step builds that revision in its own build folder (cmake), records S with that build\n"
@@ -152,13 +152,16 @@ const cli_cmd cli_commands[] = {
      "Under --raw fail a step whose raw floats differ from the good hash log is bad too: the bisection\n"
      "finds the first commit whose raw floats changed and names the tick (.flrep only: RPLY records\n"
      "keep no raw hashes). Under warn/ignore a raw-only bad end is \"nothing to bisect\" (WARN shown).\n"
+     "A process project (detgate.ini, --project FILE) is built with its [build] command and recorded\n"
+     "through its [engine] run command, in each revision's copy of the project folder (docs/ENGINES.md).\n"
      REPORT_FLAGS_HELP RAW_HELP EXIT_HELP "Example: detgate bisect --good v0.3 --bad HEAD --scenario dogfight-40\n"},
     {"bisect-step", cli_bisect_step, NULL,
      "usage: detgate bisect-step --work DIR --scenario FILE --good-rec FILE [--good-log LOG] [--raw POLICY] --repo DIR\n"
+     "                           [--project FILE --src DIR]\n"
      "Internal: one `git bisect run` step (build HEAD of the worktree, record, compare).\n"},
     {"matrix", cli_matrix, "which toolchain configurations record a scenario identically",
      "usage: detgate matrix --scenario S [--configs LIST] [--config SPEC]... [--strict-raw] [--dry-run]\n"
-     "                      [--source DIR] [--work DIR] [--keep] [report flags]\n"
+     "                      [--source DIR] [--work DIR] [--keep] [--project FILE] [report flags]\n"
      "Builds sim_stub in several configurations (default: gcc and clang x -O0 -O2 -O3 x\n"
      "-ffp-contract=off/fast, 12 builds), records S with each, groups the configurations that record\n"
      "identically into classes, and prints the first divergent tick for one pair per pair of classes.\n"
@@ -166,7 +169,9 @@ const cli_cmd cli_commands[] = {
      "LIST is comma separated SPECs (--config takes one SPEC, commas and all; both may repeat).\n"
      "Raw-float drift with the same quanta is judged by --raw: WARN (exit 0) by default, FAIL (exit 1)\n"
      "under --raw fail / --strict-raw, PASS under --raw ignore.\n"
-     "--dry-run prints the configurations as parsed and builds nothing.\n" REPORT_FLAGS_HELP RAW_HELP EXIT_HELP
+     "--dry-run prints the configurations as parsed and builds nothing.\n"
+     "A process project (detgate.ini, --project FILE) builds its own engine with its [build] command\n"
+     "({cc} and {cflags} from SPEC) in --source DIR (default its folder) instead of sim_stub.\n" REPORT_FLAGS_HELP RAW_HELP EXIT_HELP
      "Example: detgate matrix --scenario dogfight-40 --configs 'gcc:-O2:off,gcc:-O3 -march=native:off'\n"},
     {"init", cli_init, "write a project file (detgate.ini) for your engine",
      "usage: detgate init [--run CMD] [--scenarios GLOB] [-o FILE]\n"

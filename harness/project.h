@@ -25,7 +25,7 @@ typedef struct harness__project {
     char scenarios[HARNESS_PROJECT_PATH_MAX]; /* a folder or a glob */
     char golden[HARNESS_PROJECT_PATH_MAX];
     char run[HARNESS_PROJECT_PATH_MAX];   /* command template with {scenario}; process engines */
-    char build[HARNESS_PROJECT_PATH_MAX]; /* command template with {src} {build} {cc} {cflags}; stored only */
+    char build[HARNESS_PROJECT_PATH_MAX]; /* command template with {src} {build} {cc} {cflags}: bisect, matrix */
     bool rply;                             /* format = rply */
     uint32_t keyframe;                     /* 0 = the engine's / the format's default */
     double time_limit_s;                   /* per scenario; 0 = none */

@@ -14,7 +14,8 @@ pass=0
 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-status_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["scenarios"][0]["checks"][0]; print(d["status"], c["firstDivergentTick"], c["firstRawDivergentTick"])' "$1"; }
+# the pair's check: the first after `classes` (a `matrix A ~ B` or `raw floats A ~ B` check), else `classes`
+status_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); cs=d["scenarios"][0]["checks"]; c=([x for x in cs if x["name"] != "classes"] or cs)[0]; print(d["status"], c["firstDivergentTick"], c["firstRawDivergentTick"])' "$1"; }
 # run POLICY_ARGS... : exit code of one matrix run into $rc, its reports in $W/rep
 run() {
   "$DG" matrix --scenario "$SRC/corpus/scenarios/dogfight-40.scn" --source "$SRC" --work "$W/work" \

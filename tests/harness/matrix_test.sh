@@ -79,7 +79,7 @@ if [ "$drift" -eq 1 ]; then
   run_matrix --configs "$three" --strict-raw
   rc=$?
   [ "$rc" -eq 1 ] && ok || bad "--strict-raw with raw drift: exit $rc"
-  grep -q -- '--strict-raw: a failure' "$W/out" && ok || bad "--strict-raw output does not say the drift fails"
+  grep -q -- '--raw fail: a failure' "$W/out" && ok || bad "--strict-raw output does not say the drift fails"
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -74,6 +74,14 @@ expect_rc 0 "$out/diff-fresh.log" "$detgate" diff "$out/one.flrep" "$out/fresh.f
 expect_rc 1 "$out/gate-reuse.log" "$detgate" --project "$(project '--runs 2 --reuse-world')" gate --scenario stack \
   --report-dir "$out/gate-reuse" && expect_in "$out/gate-reuse.log" "golden: first divergent tick $want"
 expect_rc 0 "$out/gate-fresh.log" "$detgate" --project "$(project '--runs 2')" gate --report-dir "$out/gate-fresh"
+# reusing it takes both: each half of the reset alone still diverges (pairs only: the raw floats
+# from tick 0, a whole quantum from a later tick — the report says both)
+expect_rc 1 "$out/gate-rp.log" "$detgate" --project "$(project '--runs 2 --reuse-world --reset-pairs')" gate --scenario stack \
+  --report-dir "$out/gate-rp" && expect_in "$out/gate-rp.log" "raw floats already differed earlier"
+expect_rc 1 "$out/gate-ri.log" "$detgate" --project "$(project '--runs 2 --reuse-world --reset-inertia')" gate --scenario stack \
+  --report-dir "$out/gate-ri" && expect_in "$out/gate-ri.log" "golden: first divergent tick 0"
+expect_rc 0 "$out/gate-rpi.log" "$detgate" --project "$(project '--runs 2 --reuse-world --reset-pairs --reset-inertia')" gate \
+  --report-dir "$out/gate-rpi"
 
 # ---- 3. solver settings changed between builds: blessed with the scenario's, gated with another --
 for setting in "--iterations 20" "--warm-starting off" "--split-impulse off"; do

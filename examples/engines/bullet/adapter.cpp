@@ -71,6 +71,8 @@ struct Options {
     bool binary = false;
     int runs = 1;
     bool reuse_world = false;
+    bool reset_pairs = false;
+    bool reset_inertia = false;
     int mt_threads = 0;  // 0: btDiscreteDynamicsWorld
     int iterations = -1, warm = -1, split = -1;  // -1: the scenario's
 };
@@ -298,9 +300,12 @@ class World {
             b.rb->setInterpolationLinearVelocity(b.spec.vel);
             b.rb->setInterpolationAngularVelocity(btVector3(0, 0, 0));
             b.rb->clearForces();
+            // setWorldTransform leaves the world-frame inverse inertia of the old orientation
+            if (opt_.reset_inertia) b.rb->updateInertiaTensor();
             if (b.spec.mass > 0) b.rb->activate(true);
         }
         for (uint32_t id : spawned) bodies_.erase(id);  // spawned ones are made anew
+        if (opt_.reset_pairs) reset_pairs();
         add_joints();
     }
 
@@ -316,6 +321,17 @@ class World {
     }
 
   private:
+    // --reset-pairs: what a team tries before re-creating the world: every body out and back in id
+    // order (dropping its pairs and contact manifolds), the broadphase pool and the solver reset
+    void reset_pairs() {
+        for (auto &kv : bodies_)
+            if (kv.second.in_world) world_->removeRigidBody(kv.second.rb.get());
+        broadphase_->resetPool(dispatcher_.get());
+        if (solver_) solver_->reset();
+        for (auto &kv : bodies_)
+            if (kv.second.in_world) world_->addRigidBody(kv.second.rb.get());
+    }
+
     const Scenario &sc_;
     const Options &opt_;
     std::unique_ptr<btDefaultCollisionConfiguration> config_;
@@ -514,7 +530,7 @@ class World {
 
 [[noreturn]] void usage(const std::string &why) {
     die(2, why +
-               "\nusage: bullet_adapter SCENARIO [--format csv|bin] [--runs N [--reuse-world]] [--mt THREADS]\n"
+               "\nusage: bullet_adapter SCENARIO [--format csv|bin] [--runs N [--reuse-world [--reset-pairs] [--reset-inertia]]] [--mt THREADS]\n"
                "       [--iterations N] [--warm-starting on|off] [--split-impulse on|off]");
 }
 
@@ -546,6 +562,8 @@ Options parse_args(int argc, char **argv) {
             o.binary = f == "bin";
         } else if (a == "--runs") o.runs = int_arg(argc, argv, i, 1, 100);
         else if (a == "--reuse-world") o.reuse_world = true;
+        else if (a == "--reset-pairs") o.reset_pairs = true;
+        else if (a == "--reset-inertia") o.reset_inertia = true;
         else if (a == "--mt") o.mt_threads = int_arg(argc, argv, i, 1, 64);
         else if (a == "--iterations") o.iterations = int_arg(argc, argv, i, 1, 1000);
         else if (a == "--warm-starting") o.warm = on_off_arg(argc, argv, i);
@@ -556,6 +574,7 @@ Options parse_args(int argc, char **argv) {
     }
     if (!o.scenario) usage("expected a scenario file");
     if (o.reuse_world && o.runs < 2) usage("--reuse-world: needs --runs 2 or more");
+    if ((o.reset_pairs || o.reset_inertia) && !o.reuse_world) usage("--reset-pairs, --reset-inertia: need --reuse-world");
     return o;
 }
 

@@ -104,6 +104,12 @@ expect_rc 125 "$out/gate-mt.log" "$detgate" --project "$(project '--mt 2')" gate
 # ---- 5. bad scenario input: exit 2 with file:line --------------------------------------------------
 printf 'ticks 10\nground\nbox 0 1 0 0.5 0.5 0.5\n' >"$out/bad.bt"
 expect_rc 2 "$out/bad.log" "$adapter" "$out/bad.bt" && expect_in "$out/bad.log" "bad.bt:3: expected mass"
+# a remove of a body already removed is refused while reading, before the stream starts
+printf 'ground\nbox 0 1 0 0.5 0.5 0.5 1\nat 5 remove 2\nat 9 remove 2\n' >"$out/bad2.bt"
+"$adapter" "$out/bad2.bt" >"$out/bad2.out" 2>"$out/bad2.log"; rc=$?
+[ "$rc" -eq 2 ] || fail "double remove: exit $rc, expected 2"
+expect_in "$out/bad2.log" "bad2.bt:4: remove: body 2 is already removed"
+[ -s "$out/bad2.out" ] && fail "double remove: the adapter printed a stream before refusing it"
 
 [ "$fails" -eq 0 ] && echo "bullet example: all checks passed"
 exit $((fails > 0))

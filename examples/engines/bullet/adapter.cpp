@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -64,6 +65,7 @@ struct Scenario {
     std::vector<JointSpec> joints;
     std::vector<Event> events;
     uint32_t next_id = 1;
+    std::set<uint32_t> removed;  // while reading: so a bad remove fails before anything is printed
 };
 
 struct Options {
@@ -227,6 +229,8 @@ void parse_line(LineReader &r, Scenario &s) {
         } else if (what == "remove") {
             e.remove_id = uint32_t(r.integer("id", 1, 4294967295L));
             if (e.remove_id >= s.next_id) r.fail("remove: no body has id " + std::to_string(e.remove_id) + " yet");
+            if (!s.removed.insert(e.remove_id).second)
+                r.fail("remove: body " + std::to_string(e.remove_id) + " is already removed");
         } else {
             r.fail("at: expected spawn or remove, found '" + what + "'");
         }

@@ -101,7 +101,25 @@ expect_rc 0 "$out/gate-same.log" "$detgate" --project "$(project '--iterations 1
 expect_rc 125 "$out/gate-mt.log" "$detgate" --project "$(project '--mt 2')" gate --scenario stack --report-dir "$out/gate-mt" &&
   expect_in "$out/gate-mt.log" "built without BT_THREADSAFE"
 
-# ---- 5. bad scenario input: exit 2 with file:line --------------------------------------------------
+# ---- 5. the adapter rebuilt with FMA contraction (-mfma -ffp-contract=fast): Bullet's library is
+# prebuilt, but its inline headers (btVector3, btTransform, btQuaternion) compile into the adapter —
+# chain-p2p's link placement alone moves the raw state from tick 0 and a quantum by tick 18
+if grep -qw fma /proc/cpuinfo; then
+  if cmake -S "$src" -B "$build/fma" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS="-mfma -ffp-contract=fast" \
+       >"$out/fma-configure.log" 2>&1 && cmake --build "$build/fma" >"$out/fma-build.log" 2>&1; then
+    "$build/fma/bullet_adapter" "$src/scenarios/chain-p2p.bt" >"$out/fma.csv"
+    "$adapter" "$src/scenarios/chain-p2p.bt" >"$out/nofma.csv"
+    [ "$(first_raw_tick "$out/nofma.csv" "$out/fma.csv")" = 0 ] || fail "fma: chain-p2p's raw state should differ from tick 0"
+    BULLET_ADAPTER=$build/fma/bullet_adapter expect_rc 1 "$out/gate-fma.log" "$detgate" --project "$src/detgate.ini" gate \
+      --scenario chain-p2p --report-dir "$out/gate-fma" && expect_in "$out/gate-fma.log" "raw floats already differed earlier"
+  else
+    cat "$out/fma-build.log" >&2; fail "the FMA build of the adapter"
+  fi
+else
+  echo "note: this CPU has no FMA; the -ffp-contract=fast check did not run"
+fi
+
+# ---- 6. bad scenario input: exit 2 with file:line --------------------------------------------------
 printf 'ticks 10\nground\nbox 0 1 0 0.5 0.5 0.5\n' >"$out/bad.bt"
 expect_rc 2 "$out/bad.log" "$adapter" "$out/bad.bt" && expect_in "$out/bad.log" "bad.bt:3: expected mass"
 # a remove of a body already removed is refused while reading, before the stream starts

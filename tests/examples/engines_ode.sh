@@ -23,3 +23,20 @@ if diff_pair "$out/long1.csv" "$out/long2.csv" "$out/long.diff" 0; then
   grep -q 'PASS .*2400 ticks' "$out/long.diff" || fail "long: expected 2400 ticks: $(head -2 "$out/long.diff")"
 fi
 rm -f "$out"/long*.csv
+
+# ---- the example's project file: `cd examples/engines/ode && detgate gate` against its goldens --------
+cd "$src" || exit 1
+ODE_ADAPTER=$adapter expect_rc 0 "$out/gate.log" "$detgate" gate --report-dir "$out/gate" &&
+  { grep -q 'PASS — 4 scenarios' "$out/gate.log" || fail "gate: expected 4 scenarios passed: $(head -1 "$out/gate.log")"; }
+cd "$out" || exit 1
+# the pitfall through the gate: a build that runs a second simulation in its process without
+# dRandSetSeed (--runs 2, the first run to /dev/null, the second on stdout) fails at the tick the diff
+# above found, naming entity 1's rot; the same with --reset-seed passes
+want=$(diff_first_tick "$out/pitfall.diff")
+expect_rc 1 "$out/gate-noseed.log" "$detgate" --project "$(project '--runs 2 -o /dev/null -o /dev/fd/1')" gate \
+  --scenario pyramid --report-dir "$out/gate-noseed" && {
+  grep -q "golden: first divergent tick ${want:-?}:" "$out/gate-noseed.log" ||
+    fail "gate without dRandSetSeed: not at tick ${want:-?}: $(sed -n 2p "$out/gate-noseed.log")"
+  grep -Eq '^ +1 +changed rot ' "$out/gate-noseed.log" || fail "gate without dRandSetSeed names no entity 1 rot"; }
+expect_rc 0 "$out/gate-seed.log" "$detgate" --project "$(project '--runs 2 --reset-seed -o /dev/null -o /dev/fd/1')" gate \
+  --scenario pyramid --report-dir "$out/gate-seed"

@@ -66,6 +66,22 @@ report_first_tick() {
     fail "$1.report/report.json: firstDivergentTick is not $2"
 }
 
+# diff_first_tick DIFFLOG: the first divergent tick the diff's report.json gives (the tick a gate of
+# the same two states must name)
+diff_first_tick() {
+  grep -Eo '"firstDivergentTick": *[0-9]+' "$1.report/report.json" | head -1 | grep -Eo '[0-9]+$'
+}
+
+# project EXTRA: a project file beside $out running the adapter with EXTRA flags (CSV), with the
+# example's scenarios and goldens: what a team's build with another setting gates against them
+nproj=0
+project() {
+  local ini=$out/p$((++nproj)).ini
+  printf '[project]\nscenarios = %s/scenarios/*.%s\ngolden = %s/golden\n[engine]\nkind = process\nrun = %s {scenario} --csv %s\n' \
+    "$src" "$ext" "$src" "$adapter" "$1" >"$ini"
+  echo "$ini"
+}
+
 # shellcheck source=/dev/null
 . "$(dirname "$0")/engines_${engine}.sh"
 [ "$fails" -eq 0 ] && echo "PASS: $engine example" || echo "$fails failure(s)" >&2

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #define PROC_RING 4096     /* bytes of stderr kept (the last ones) */
+#define PROC_OUT_BUF (1 << 20) /* the pipe and its FILE buffer: a few read(2)s a megabyte */
 #define PROC_TAIL_LINES 3  /* lines of it quoted in a message */
 #define PROC_TERM_GRACE 1.0 /* seconds between SIGTERM and SIGKILL */
 #define PROC_SLOTS 64
@@ -51,6 +52,7 @@ void harness__process_kill_all(void)
 typedef struct proc_impl {
     harness__source *inner; /* the state stream parser over `out` */
     FILE *out;
+    char *out_buf; /* out's buffer: one read takes what the pipe holds (up to PROC_OUT_BUF) */
     int fd_out, fd_err;
     pid_t pid;
     bool reaped, timed_out, stopped; /* stopped: detgate sent the signal */
@@ -296,6 +298,7 @@ static void proc_destroy(harness__source *s)
     harness__source_free(p->inner);
     if (p->out)
         fclose(p->out);
+    free(p->out_buf);
     if (p->fd_out >= 0)
         close(p->fd_out);
     if (p->fd_err >= 0)
@@ -385,6 +388,11 @@ static dg_status spawn(proc_impl *p, char *cmd, const char *dir, dg_error *err)
         return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->name, "cannot start the engine: %s", strerror(errno));
     }
     p->pid = pid;
+#ifdef F_SETPIPE_SZ
+    /* A 1 MiB pipe (Linux's default ceiling for any user): the engine and detgate trade the CPU
+     * 16 times less often than through the 64 KiB default; refused, the default pipe still works. */
+    (void)fcntl(po[0], F_SETPIPE_SZ, PROC_OUT_BUF);
+#endif
     p->fd_out = po[0];
     p->fd_err = pe[0];
     return DG_OK;
@@ -416,7 +424,8 @@ dg_status harness__source_process(harness__source **out, const char *run, const 
         p->limit_s = time_limit_s;
         p->deadline = time_limit_s > 0 ? harness__now() + time_limit_s : 0;
         p->out = fopencookie(p, "r", (cookie_io_functions_t){.read = pipe_read});
-        if (!p->out)
+        p->out_buf = malloc(PROC_OUT_BUF);
+        if (!p->out || !p->out_buf || setvbuf(p->out, p->out_buf, _IOFBF, PROC_OUT_BUF) != 0)
             st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, scenario, "out of memory");
     }
     char label[DG_HASH_LOG_NAME_MAX + 16];

@@ -298,15 +298,11 @@ static void read_event(mr *m, dg_report_event *e, json_t *o, const char *at)
 /* One side of an event position: an event object, or null when that side has none there. */
 static bool read_event_side(mr *m, json_t *o, const char *at, const char *key, dg_report_event *e)
 {
-    json_t *v = mr_get(m, o, at, key);
-    if (!v || json_is_null(v))
+    json_t *v = mr_typed(m, o, at, key, JSON_OBJECT, true);
+    if (!v)
         return false;
     char at2[256];
     at_child(at2, sizeof at2, at, key, SIZE_MAX);
-    if (!json_is_object(v)) {
-        mr_fail(m, at2, "expected an object or null, found %s", json_kind(v));
-        return false;
-    }
     read_event(m, e, v, at2);
     return true;
 }
@@ -506,13 +502,6 @@ static void read_spread(mr *m, dg_report_check *c, json_t *o, const char *at)
         c->spread_cut = mr_u32(m, sp, at1, "stepsCut");
 }
 
-/* A value or detail line as written; json null (that side has no such row) stays NULL. */
-static const char *mr_str_or_null(mr *m, json_t *o, const char *at, const char *key)
-{
-    json_t *v = mr_get(m, o, at, key);
-    return v && !json_is_null(v) ? mr_str(m, o, at, key, false) : NULL;
-}
-
 static void read_values(mr *m, dg_report_check *c, json_t *o, const char *at)
 {
     json_t *arr = mr_array(m, o, at, "values");
@@ -521,7 +510,8 @@ static void read_values(mr *m, dg_report_check *c, json_t *o, const char *at)
         at_child(at2, sizeof at2, at, "values", i);
         json_t *v = mr_item(m, arr, i, at2);
         const char *field = v ? mr_str(m, v, at2, "field", false) : NULL;
-        const char *a = v ? mr_str_or_null(m, v, at2, "a") : NULL, *b = v ? mr_str_or_null(m, v, at2, "b") : NULL;
+        /* null: that side has no such row */
+        const char *a = v ? mr_str(m, v, at2, "a", true) : NULL, *b = v ? mr_str(m, v, at2, "b", true) : NULL;
         if (mr_ok(m) && dg_report_check_add_value(c, field, a, b) != DG_OK)
             mr_nomem(m);
     }

@@ -287,7 +287,8 @@ static bool project_record(const proj_engine *e, const char *src, const char *bd
     dg_error_clear(&err);
     harness__source *s = NULL;
     harness__stream rec = {0};
-    harness__record_opts ro = {hash_log, false, "flrep", NULL, NULL, false, UINT64_MAX, DG_FLREP_FSYNC_CLOSE, 1};
+    harness__record_opts ro = {.hash_log = hash_log, .format_name = "flrep", .fault_self_check_tick = UINT64_MAX,
+                               .fsync = DG_FLREP_FSYNC_CLOSE, .jobs = 1};
     dg_status st = harness__source_process(&s, e->run, src, scn, e->time_limit, e->keyframe, &err);
     if (st == DG_OK)
         st = rply ? harness__rply_record(s, out, e->keyframe, &rec, &err) : harness__record(s, out, &ro, &rec, &err);

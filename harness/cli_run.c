@@ -88,9 +88,11 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     snprintf(label, sizeof label, "%s: record", src->name);
     cli_progress_init(&pr, label);
     pr.on = pr.on && !o->no_progress;
-    harness__record_opts ro = {o->hash_log, o->log_entities, "flrep", cli_progress_cb, &pr,
-                               o->self_check_fault_tick != UINT64_MAX, o->self_check_fault_tick,
-                               DG_FLREP_FSYNC_CLOSE, o->jobs};
+    harness__record_opts ro = {.hash_log = o->hash_log, .log_entities = o->log_entities, .format_name = "flrep",
+                               .progress = cli_progress_cb, .progress_user = &pr,
+                               .fault_self_check = o->self_check_fault_tick != UINT64_MAX,
+                               .fault_self_check_tick = o->self_check_fault_tick, .fsync = DG_FLREP_FSYNC_CLOSE,
+                               .jobs = o->jobs};
     double t0 = harness__now();
     dg_status st = o->rply ? harness__rply_record(src, path, o->keyframe, rec, err)
                            : harness__record(src, path, &ro, rec, err);
@@ -282,8 +284,10 @@ int cli_record(int argc, char **argv)
     dg_error_clear(&err);
     cli_progress pr;
     cli_progress_init(&pr, "record");
-    harness__record_opts ro = {log_out ? log_out->work : NULL, o.log_entities, "flrep", cli_progress_cb, &pr,
-                               o.self_check_fault_tick != UINT64_MAX, o.self_check_fault_tick, fsync, 1};
+    harness__record_opts ro = {.hash_log = log_out ? log_out->work : NULL, .log_entities = o.log_entities,
+                               .format_name = "flrep", .progress = cli_progress_cb, .progress_user = &pr,
+                               .fault_self_check = o.self_check_fault_tick != UINT64_MAX,
+                               .fault_self_check_tick = o.self_check_fault_tick, .fsync = fsync, .jobs = 1};
     dg_status st = o.rply ? harness__rply_record(src, rec_out->work, o.keyframe, &rec, &err)
                           : harness__record(src, rec_out->work, &ro, &rec, &err);
     cli_progress_done(&pr);

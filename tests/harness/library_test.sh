@@ -4,7 +4,7 @@
 # --repeat / record / diff through the test library (tests/engine/test_lib_engine.c) run in
 # `detgate engine-host`, every way it misbehaves (exit code, message, no file left behind, no child
 # left running), a library that is not there, one with a wrong ABI version, one without the symbol, and
-# matrix building the library with the project's [build] command.
+# matrix and bisect building the library with the project's [build] command.
 # usage: library_test.sh DETGATE SOURCE_DIR LIB_OK LIB_ABI LIB_NO_SYMBOL
 set -u
 DG=$1
@@ -182,6 +182,34 @@ contains "$W/out" "cc -O1 -DTEST_LIB_PERTURB off  50"
 (cd "$R" && "$DG" matrix --scenario bounce --configs 'cc:-O1:off,cc:-O2:off' >"$W/out" 2>"$W/err")
 rc=$?
 [ $rc -eq 0 ] && ok || bad "matrix of two equal builds: exit $rc, expected 0 ($(head -c 600 "$W/err"))"
+
+# ---- bisect: the library's own history, built at each revision, loaded from that revision's {build} ---------
+commit() {
+  git -C "$R" add -A && git -C "$R" -c user.name=t -c user.email=t@example.com commit -q -m "$1" &&
+    git -C "$R" rev-parse HEAD
+}
+git -C "$R" init -q
+c1=$(commit "engine: bouncing bodies")
+sed -i '1i // a comment: nothing changes' "$R/engine.c"
+c2=$(commit "engine: a comment")
+echo 'this is not C;' >>"$R/engine.c"
+c3=$(commit "engine: half-done refactor (does not build)")
+sed -i '$d' "$R/engine.c"
+c4=$(commit "engine: refactor finished")
+sed -i '1i #define TEST_LIB_PERTURB 1' "$R/engine.c" # body 1 moves from tick 50 on
+c5=$(commit "engine: faster integrator")
+echo notes >"$R/NOTES.txt"
+c6=$(commit "docs: notes")
+(cd "$R" && "$DG" bisect --good "$c1" --bad "$c6" --scenario bounce --report-dir "$W/brep" -q --work "$W/bw" \
+  >"$W/out" 2>"$W/err")
+rc=$?
+[ $rc -eq 1 ] && ok || bad "bisect of a library engine: exit $rc, expected 1 ($(head -c 600 "$W/err"))"
+contains "$W/out" "first bad commit: $c5 engine: faster integrator"
+contains "$W/out" "first divergent tick: 50"
+contains "$W/brep/report.txt" "changed pos.x"
+contains "$W/bw/steps.txt" "^$c3 125 "
+[ -f "$W/bw/build-$c5/libengine.so" ] && ok || bad "no library built in build-$c5"
+[ -z "$(git -C "$R" status --porcelain)" ] && ok || bad "bisect touched the working tree"
 
 echo "library_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

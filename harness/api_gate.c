@@ -139,12 +139,12 @@ void harness__api_first_entity(dg_harness_result *out, const dg_report_scenario 
 {
     out->first_divergent_entity = 0;
     out->first_divergent_field[0] = 0;
-    out->first_divergent_check = NULL;
+    out->first_divergent_check[0] = 0;
     for (uint32_t i = 0; i < sc->n_checks && out->first_divergent_tick != DG_REPORT_TICK_NONE; i++) {
         const dg_report_check *c = &sc->checks[i];
-        if (c->first_tick != out->first_divergent_tick || out->first_divergent_check)
+        if (c->first_tick != out->first_divergent_tick || out->first_divergent_check[0])
             continue;
-        out->first_divergent_check = c->name;
+        snprintf(out->first_divergent_check, sizeof out->first_divergent_check, "%s", c->name);
         for (uint32_t t = 0; t < c->n_ticks; t++) {
             const dg_report_tick *k = &c->ticks[t];
             if (k->tick != c->first_tick || k->n_entities == 0)

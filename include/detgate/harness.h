@@ -72,7 +72,7 @@ typedef struct dg_harness_result {
      * "added" / "lost" for an entity on one side only; "" when not known). */
     uint32_t first_divergent_entity;
     char first_divergent_field[DG_REPORT_FIELD_NAME_CAP];
-    const char *first_divergent_check; /* that check's name ("golden", "repeat", ...); NULL when none */
+    char first_divergent_check[DG_REPORT_NAME_CAP]; /* that check's name ("golden", "repeat", ...); "" when none */
 } dg_harness_result;
 
 /* The defaults: name "engine", temporary recording, keep_inputs true, 32 random seek samples. */

@@ -95,9 +95,14 @@ static const dg_engine_api *load_api(const char *lib)
                 (unsigned)api->abi_version, (unsigned)DG_ENGINE_ABI_VERSION);
         return NULL;
     }
-    if (api->struct_size < sizeof *api || !api->open || !api->step || !api->close) {
-        fprintf(stderr, "library engine: %s: %s is incomplete (struct_size %u, expected %zu, and open, step, "
-                        "close set)\n", base_name(lib), DG_ENGINE_SYMBOL, (unsigned)api->struct_size, sizeof *api);
+    if (api->struct_size < sizeof *api) {
+        fprintf(stderr, "library engine: %s: struct_size %u, expected %zu or more\n", base_name(lib),
+                (unsigned)api->struct_size, sizeof *api);
+        return NULL;
+    }
+    const char *null_fn = !api->open ? "open" : !api->step ? "step" : !api->close ? "close" : NULL;
+    if (null_fn) {
+        fprintf(stderr, "library engine: %s: %s.%s is NULL\n", base_name(lib), DG_ENGINE_SYMBOL, null_fn);
         return NULL;
     }
     if (api->tick_rate_hz > 100000) {

@@ -5,8 +5,8 @@
  * hang, nondet (a clock-seeded value: another run records another state), stdout (prints on standard
  * output at every tick: detgate must keep it out of the stream), invalid (a position the quantizer
  * refuses), backwards (a tick number that does not increase). DG_TEST_ENGINE_PIDFILE: where hang
- * writes its pid. Built three times: as is, with TEST_LIB_ABI=99 (a wrong ABI version) and with
- * TEST_LIB_NO_SYMBOL (the API object under another name); TEST_LIB_PERTURB moves body 1 from tick 50. */
+ * writes its pid. Built four times: as is, with TEST_LIB_ABI=99 (a wrong ABI version) and with
+ * TEST_LIB_NO_SYMBOL (the API object under another name), TEST_LIB_NO_STEP (step NULL); TEST_LIB_PERTURB moves body 1 from tick 50. */
 #define _POSIX_C_SOURCE 200809L
 #include "detgate/engine.h"
 
@@ -116,6 +116,9 @@ static int misbehave(lib_engine *e, char *err, size_t cap)
     return 0;
 }
 
+#if defined(TEST_LIB_NO_STEP) && defined(__GNUC__)
+__attribute__((unused)) /* the build without it */
+#endif
 static int lib_step(void *engine, dg_engine_tick *out, char *err, size_t cap)
 {
     lib_engine *e = engine;
@@ -152,5 +155,11 @@ static void lib_close(void *engine)
 #define TEST_LIB_NAME detgate_engine
 #endif
 
+#ifdef TEST_LIB_NO_STEP /* an API object without its step function */
+#define TEST_LIB_STEP NULL
+#else
+#define TEST_LIB_STEP lib_step
+#endif
+
 DG_ENGINE_EXPORT const dg_engine_api TEST_LIB_NAME = {TEST_LIB_ABI, sizeof(dg_engine_api), "test-lib-engine 1",
-                                                      60, lib_open, lib_step, lib_close};
+                                                      60, lib_open, TEST_LIB_STEP, lib_close};

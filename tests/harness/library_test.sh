@@ -3,9 +3,9 @@
 # [engine] kind = library (issue 13): the project file's library errors, then bless / gate / verify
 # --repeat / record / diff through the test library (tests/engine/test_lib_engine.c) run in
 # `detgate engine-host`, every way it misbehaves (exit code, message, no file left behind, no child
-# left running), a library that is not there, one with a wrong ABI version, one without the symbol, and
+# left running), a library that is not there, one with a wrong ABI version, one without the symbol, one without a step, and
 # matrix and bisect building the library with the project's [build] command.
-# usage: library_test.sh DETGATE SOURCE_DIR LIB_OK LIB_ABI LIB_NO_SYMBOL
+# usage: library_test.sh DETGATE SOURCE_DIR LIB_OK LIB_ABI LIB_NO_SYMBOL LIB_NO_STEP
 set -u
 DG=$1
 SRC=$2
@@ -18,6 +18,7 @@ mkdir -p "$T/scenarios" "$T/lib"
 cp "$3" "$T/lib/libengine.so"
 cp "$4" "$T/lib/libabi.so"
 cp "$5" "$T/lib/libnosym.so"
+cp "$6" "$T/lib/libnostep.so"
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); }
@@ -132,6 +133,9 @@ contains "$W/err" "library engine: libabi.so has ABI version 99; this detgate ta
 lib_project lib/libnosym.so
 expect 125 "$DG" gate -q --report-dir "$W/r-nosym"
 contains "$W/r-nosym/report.txt" "library engine: libnosym.so exports no detgate_engine"
+lib_project lib/libnostep.so
+expect 125 "$DG" record bounce -o "$W/never.flrep"
+contains "$W/err" "its stderr ended: library engine: libnostep.so: detgate_engine.step is NULL"
 lib_project lib/missing.so
 expect 125 "$DG" verify bounce -q
 contains "$W/err" "the engine exited with status 4 after 0 ticks; its stderr ended: cannot load missing.so: cannot open shared object file"

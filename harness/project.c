@@ -266,14 +266,15 @@ static dg_status library_complete(harness__project *p, ini_ctx *c, dg_error *err
 {
     if (p->run[0])
         return c->line = c->seen[K_RUN],
-               fail(c, "[engine] run is for kind = process; a library engine is its [engine] library%s%s%s", "", "",
-                    ""),
+               fail(c, "[engine] run is for kind = process; a library engine names its shared object with "
+                       "[engine] library%s%s%s", "", "", ""),
                err->code;
     if (!p->library[0])
         return fail(c, "[engine] kind = library needs library = PATH (a shared object)%s%s%s", "", "", ""), err->code;
     if (!library_command(p))
         return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path,
-                            "cannot name this detgate's own executable (/proc/self/exe) to host the library");
+                            "cannot name this detgate's own executable to host the library (/proc/self/exe "
+                            "unreadable, or its path holds a ')");
     return DG_OK;
 }
 

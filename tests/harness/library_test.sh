@@ -46,7 +46,7 @@ bad_project() { # CONTENT EXPECTED-MESSAGE...
 }
 bad_project '[project]\nscenarios = s\n[engine]\nkind = library\n' "detgate.ini:4" "kind = library needs library = PATH"
 bad_project '[project]\nscenarios = s\n[engine]\nkind = library\nlibrary = x.so\nrun = ./sim {scenario}\n' \
-  "detgate.ini:6" "run is for kind = process; a library engine is its \[engine\] library"
+  "detgate.ini:6" "run is for kind = process; a library engine names its shared object with \[engine\] library"
 bad_project '[project]\nscenarios = s\n[engine]\nlibrary = x.so\n' "detgate.ini:4" "library is for kind = library"
 bad_project '[project]\nscenarios = s\n[engine]\nkind = library\nlibrary = a"b.so\n' "detgate.ini:5" \
   "library: expected a shared object's path"

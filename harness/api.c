@@ -1,8 +1,7 @@
 /* harness/api.c — the engine-facing C API (include/detgate/harness.h): a session records what the
  * engine hands over through the same record side as `detgate verify`, keeps the inputs in a private
  * spill file so the record side can be re-derived for a diff, then runs the verify checks. */
-#include "detgate/harness.h"
-#include "harness_internal.h"
+#include "api_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -253,9 +252,22 @@ static void fill_result(dg_harness_result *out, const dg_report_scenario *sc, co
         if (c->first_tick < out->first_divergent_tick)
             out->first_divergent_tick = c->first_tick;
     }
+    if (sc)
+        harness__api_first_entity(out, sc);
+}
+
+void harness__api_result(dg_harness_result *out, const dg_report_scenario *sc)
+{
+    fill_result(out, sc, NULL);
 }
 
 dg_status dg_harness_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out, dg_error *err)
+{
+    return harness__session_finish(s, report, out, NULL, err);
+}
+
+dg_status harness__session_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out,
+                                  harness__stream *keep_rec, dg_error *err)
 {
     if (!s)
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_harness_finish", "session is NULL");
@@ -287,11 +299,37 @@ dg_status dg_harness_finish(dg_harness_session *s, dg_report *report, dg_harness
                                .seek_random = s->opts.seek_random ? s->opts.seek_random : 32,
                                .skip_recovery = s->opts.skip_recovery};
     harness__verify_file(sc, &s->src, s->rec_path, &s->rec, &vo);
+    st = harness__api_golden_and_log(sc, s->name, s->rec_path, &s->rec, &s->opts, err);
     if (out)
         fill_result(out, sc, &s->rec);
+    if (keep_rec) {
+        *keep_rec = s->rec;
+        s->rec = (harness__stream){0};
+    }
     dg_report_free(own);
     session_free(s);
-    return DG_OK;
+    return st;
+}
+
+dg_status harness__session_end(dg_harness_session *s, harness__stream *rec, char *path, size_t cap, dg_error *err)
+{
+    if (s->failed) {
+        session_free(s);
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "dg_harness_repeat", "a tick failed earlier");
+    }
+    dg_flrep_writer *w = s->w;
+    s->w = NULL;
+    dg_status st = dg_flrep_writer_close(w, err);
+    if (st == DG_OK && s->rec.n == 0)
+        st = dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "dg_harness_repeat", "the run recorded no tick");
+    if (st == DG_OK) {
+        snprintf(path, cap, "%s", s->rec_path);
+        *rec = s->rec;
+        s->rec = (harness__stream){0};
+        s->temp_rec = false; /* the caller's now */
+    }
+    session_free(s);
+    return st;
 }
 
 dg_status dg_harness_diff_files(const char *a, const char *b, const char *name, dg_report *report,

@@ -42,6 +42,8 @@ int cli_bisect_step(int argc, char **argv);
 int cli_matrix(int argc, char **argv);
 int cli_merge(int argc, char **argv);
 int cli_init(int argc, char **argv);
+/* The hidden child a library engine runs in (cli_engine_host.c). */
+int cli_engine_host(int argc, char **argv);
 
 /* Prints the help of a subcommand to f. */
 void cli_print_help(FILE *f, const char *cmd);

@@ -329,7 +329,7 @@ static int load_proj_engine(const char *cmd, const char *given, harness__project
     bool have = false;
     memset(e, 0, sizeof *e);
     int rc = cli_project_load(cmd, given, p, &have);
-    if (rc || !have || p->engine != HARNESS_ENGINE_PROCESS)
+    if (rc || !have || p->engine == HARNESS_ENGINE_SIM_STUB)
         return rc;
     if (!p->build[0])
         return cli_usage_error(cmd, "%s: [build] command is required to %s a process engine (it builds the engine "

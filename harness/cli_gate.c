@@ -782,7 +782,7 @@ int cli_gate(int argc, char **argv)
     }
     if (code == 0 && all.n == 0) {
         fprintf(stderr, "detgate gate: no scenario (%s) in %s: nothing to test\n",
-                g.refs && g.proj.engine == HARNESS_ENGINE_PROCESS ? "no file" : "*.scn", g.corpus);
+                g.refs && g.proj.engine != HARNESS_ENGINE_SIM_STUB ? "no file" : "*.scn", g.corpus);
         code = CLI_USAGE;
     }
     for (size_t i = 0; code == 0 && i < g.only.n; i++)

@@ -159,6 +159,11 @@ const cli_cmd cli_commands[] = {
      "usage: detgate bisect-step --work DIR --scenario FILE --good-rec FILE [--good-log LOG] [--raw POLICY] --repo DIR\n"
      "                           [--project FILE --src DIR]\n"
      "Internal: one `git bisect run` step (build HEAD of the worktree, record, compare).\n"},
+    {"engine-host", cli_engine_host, NULL,
+     "usage: detgate engine-host LIBRARY SCENARIO\n"
+     "Internal: runs a library engine (include/detgate/engine.h) on SCENARIO in this process and writes\n"
+     "its binary state stream on stdout, for a project with [engine] kind = library (docs/ENGINES.md).\n"
+     "Exit: 0 done, 2 usage, 3 the engine's open or step failed, 4 the library could not be loaded.\n"},
     {"matrix", cli_matrix, "which toolchain configurations record a scenario identically",
      "usage: detgate matrix --scenario S [--configs LIST] [--config SPEC]... [--strict-raw] [--dry-run]\n"
      "                      [--source DIR] [--work DIR] [--keep] [--project FILE] [report flags]\n"

@@ -212,6 +212,16 @@ dg_status harness__load_log(const char *log, harness__stream *out, dg_hash_log_h
 /* Ticks diffed in detail when the record side must be re-derived from its source. */
 size_t harness__detail_max(void);
 
+/* ---- repeat runs (harness/repeat.c) ------------------------------------------------------------ */
+
+/* Run k (its recording path, its record-side stream rec) against run 1 (first_path, first) into the
+ * "repeat" check c: 0 the same (a raw-only drift is noted on c), 1 differs (c FAIL, diffed to entity
+ * and field), -1 could not compare (c ERROR). */
+int harness__repeat_compare(dg_report_check *c, const char *first_path, const harness__stream *first,
+                            const char *path, const harness__stream *rec, unsigned k, bool rply);
+/* The "repeat" check's message once every run compared equal (result 0); else leaves it. */
+void harness__repeat_conclude(dg_report_check *c, unsigned runs, const harness__stream *first, int result);
+
 /* ---- the verify checks ---------------------------------------------------------------------- */
 
 typedef struct harness__verify_opts {

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 typedef enum { K_SCENARIOS, K_GOLDEN, K_FORMAT, K_KEYFRAME, K_KIND, K_RUN, K_TIME_LIMIT, K_BUILD, K_JOBS, K_RAW,
-               K_COUNT_ } key_id;
+               K_LIBRARY, K_COUNT_ } key_id;
 
 static const struct {
     const char *section, *name, *expected;
@@ -21,12 +21,13 @@ static const struct {
     {"project", "golden", "a folder"},
     {"project", "format", "flrep or rply"},
     {"project", "keyframe_interval", "15..3600 ticks"},
-    {"engine", "kind", "sim_stub or process"},
+    {"engine", "kind", "sim_stub, process or library"},
     {"engine", "run", "a command with {scenario}"},
     {"engine", "time_limit", "seconds > 0 (at most 86400)"},
     {"build", "command", "a command with {src} {build} {cc} {cflags}"},
     {"gate", "jobs", "0 (one per CPU) .. 32"},
     {"gate", "raw", "warn, fail or ignore"},
+    {"engine", "library", "a shared object's path (no \", \\ or `)"},
 };
 
 typedef struct ini_ctx {
@@ -164,10 +165,17 @@ static int set_value(ini_ctx *c, key_id k, const char *v)
         p->keyframe = (uint32_t)d;
         return 1;
     case K_KIND:
-        if (strcmp(v, "sim_stub") != 0 && strcmp(v, "process") != 0)
+        if (strcmp(v, "sim_stub") != 0 && strcmp(v, "process") != 0 && strcmp(v, "library") != 0)
             return fail(c, "%s: expected %s, found '%s'", k_keys[k].name, expected, v);
-        p->engine = strcmp(v, "process") == 0 ? HARNESS_ENGINE_PROCESS : HARNESS_ENGINE_SIM_STUB;
+        p->engine = strcmp(v, "process") == 0   ? HARNESS_ENGINE_PROCESS
+                    : strcmp(v, "library") == 0 ? HARNESS_ENGINE_LIBRARY
+                                                : HARNESS_ENGINE_SIM_STUB;
         c->has_kind = true;
+        return 1;
+    case K_LIBRARY: /* a double-quoted shell word in the host command: $VAR expands, nothing else */
+        if (!*v || strlen(v) >= sizeof p->library || strpbrk(v, "\"\\`"))
+            return fail(c, "%s: expected %s, found '%s'", k_keys[k].name, expected, v);
+        snprintf(p->library, sizeof p->library, "%s", v);
         return 1;
     case K_RUN:
     case K_BUILD: {
@@ -241,24 +249,59 @@ static void project_defaults(harness__project *p, const char *path)
     snprintf(p->raw, sizeof p->raw, "warn");
 }
 
+/* A library engine runs as a process: this detgate's engine-host loads it in a child and writes the
+ * binary state stream (harness/cli_engine_host.c), so the process contract's guarantees hold for it. */
+static bool library_command(harness__project *p)
+{
+    char exe[HARNESS_PROJECT_PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || memchr(exe, '\'', (size_t)n))
+        return false;
+    exe[n] = 0;
+    int w = snprintf(p->run, sizeof p->run, "exec '%s' engine-host \"%s\" {scenario}", exe, p->library);
+    return w > 0 && (size_t)w < sizeof p->run;
+}
+
+static dg_status library_complete(harness__project *p, ini_ctx *c, dg_error *err)
+{
+    if (p->run[0])
+        return c->line = c->seen[K_RUN],
+               fail(c, "[engine] run is for kind = process; a library engine names its shared object with "
+                       "[engine] library%s%s%s", "", "", ""),
+               err->code;
+    if (!p->library[0])
+        return fail(c, "[engine] kind = library needs library = PATH (a shared object)%s%s%s", "", "", ""), err->code;
+    if (!library_command(p))
+        return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path,
+                            "cannot name this detgate's own executable to host the library (/proc/self/exe "
+                            "unreadable, or its path holds a ')");
+    return DG_OK;
+}
+
 /* What the keys leave unsaid: the engine follows `run`, folders default by engine. */
 static dg_status project_complete(harness__project *p, ini_ctx *c, dg_error *err)
 {
     if (!c->has_kind && p->run[0])
         p->engine = HARNESS_ENGINE_PROCESS;
     c->line = c->seen[K_KIND] ? c->seen[K_KIND] : 1;
+    if (p->library[0] && p->engine != HARNESS_ENGINE_LIBRARY)
+        return c->line = c->seen[K_LIBRARY],
+               fail(c, "[engine] library is for kind = library%s%s%s", "", "", ""), err->code;
+    if (p->engine == HARNESS_ENGINE_LIBRARY && library_complete(p, c, err) != DG_OK)
+        return err->code;
     if (p->engine == HARNESS_ENGINE_PROCESS && !p->run[0])
         return fail(c, "[engine] kind = process needs run = COMMAND (with {scenario})%s%s%s", "", "", ""), err->code;
     if (p->engine == HARNESS_ENGINE_SIM_STUB && p->run[0])
         return c->line = c->seen[K_RUN],
                fail(c, "[engine] run is for kind = process; this project's engine is sim_stub%s%s%s", "", "", ""),
                err->code;
-    if (p->engine == HARNESS_ENGINE_PROCESS && !p->scenarios[0])
-        return fail(c, "a process engine needs [project] scenarios = FOLDER or GLOB%s%s%s", "", "", ""), err->code;
+    if (p->engine != HARNESS_ENGINE_SIM_STUB && !p->scenarios[0])
+        return fail(c, "a %s engine needs [project] scenarios = FOLDER or GLOB%s%s",
+                    p->engine == HARNESS_ENGINE_LIBRARY ? "library" : "process", "", ""), err->code;
     if (!p->scenarios[0])
         join_dir(p, "corpus/scenarios", p->scenarios, sizeof p->scenarios);
     if (!p->golden[0])
-        join_dir(p, p->engine == HARNESS_ENGINE_PROCESS ? "golden" : "corpus/golden", p->golden, sizeof p->golden);
+        join_dir(p, p->engine != HARNESS_ENGINE_SIM_STUB ? "golden" : "corpus/golden", p->golden, sizeof p->golden);
     return DG_OK;
 }
 
@@ -340,7 +383,7 @@ static bool wanted(const harness__project *p, const char *path)
     if (base[0] == '.' || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
         return false;
     size_t n = strlen(base);
-    return p->engine == HARNESS_ENGINE_PROCESS || (n > 4 && strcmp(base + n - 4, ".scn") == 0);
+    return p->engine != HARNESS_ENGINE_SIM_STUB || (n > 4 && strcmp(base + n - 4, ".scn") == 0);
 }
 
 dg_status harness__project_scenarios(const harness__project *p, harness__scenario_ref **out, size_t *n,

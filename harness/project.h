@@ -14,7 +14,9 @@
 #define HARNESS_PROJECT_FILE "detgate.ini"
 #define HARNESS_PROJECT_PATH_MAX 4096
 
-typedef enum harness__engine_kind { HARNESS_ENGINE_SIM_STUB, HARNESS_ENGINE_PROCESS } harness__engine_kind;
+/* LIBRARY: a shared object (include/detgate/engine.h) run as a process through `detgate engine-host`:
+ * run holds that command, so everything that runs a process engine runs it. */
+typedef enum harness__engine_kind { HARNESS_ENGINE_SIM_STUB, HARNESS_ENGINE_PROCESS, HARNESS_ENGINE_LIBRARY } harness__engine_kind;
 
 /* Every path value is already joined to the project file's folder (left as written when that folder
  * is the current one), so it can be used from the current folder as is. */
@@ -26,6 +28,7 @@ typedef struct harness__project {
     char golden[HARNESS_PROJECT_PATH_MAX];
     char run[HARNESS_PROJECT_PATH_MAX];   /* command template with {scenario}; process engines */
     char build[HARNESS_PROJECT_PATH_MAX]; /* command template with {src} {build} {cc} {cflags}: bisect, matrix */
+    char library[HARNESS_PROJECT_PATH_MAX]; /* [engine] library, as written (the command runs in dir) */
     bool rply;                             /* format = rply */
     uint32_t keyframe;                     /* 0 = the engine's / the format's default */
     double time_limit_s;                   /* per scenario; 0 = none */

@@ -17,6 +17,11 @@
  *     dg_harness_finish(s, rep, &res, &err);          // res.failed_checks == 0: deterministic codec path
  *     dg_report_write_file(rep, DG_REPORT_JUNIT, "verify.xml", NULL, &err);
  *
+ * The gate in-process: set opts.golden_path to a golden .flrep or hash log (res then names the first
+ * divergent tick, entity and field), opts.hash_log_path to bless a hash log, and dg_harness_repeat to
+ * require N runs to record the same. A session lives from dg_harness_open to dg_harness_finish (or
+ * dg_harness_abort); every call reports failure as a dg_status with err filled.
+ *
  * Memory: the session keeps a few dozen bytes of hashes per tick. To diff the record side after a
  * mismatch it keeps the ticks' inputs in a temporary spill file (about 100 bytes per entity-tick,
  * removed by finish/abort); set keep_inputs = false to skip it (a mismatch is then reported by tick
@@ -45,6 +50,15 @@ typedef struct dg_harness_options {
     bool keep_inputs;           /* spill inputs for record-side diffs (dg_harness_default_options: true) */
     uint32_t seek_random;       /* random seek samples besides chunk edges/first/last (default 32) */
     bool skip_recovery;         /* skip the crash-recovery check */
+    /* Also write the record side's hash log here (a name ending in ".zst" compresses it), as
+     * `detgate record --hash-log` and `detgate bless` write it: per tick the state, event and raw
+     * float hashes. Written under a temp name in its folder and renamed by finish when complete;
+     * NULL = none. */
+    const char *hash_log_path;
+    /* Compare the run with this golden, as `detgate gate` does: a .flrep recording (state diff down to
+     * tick, entity and field, plus a "header" check) or a hash log (tick level). Adds a "golden" check;
+     * a raw-float-only drift is WARN. NULL = none. */
+    const char *golden_path;
 } dg_harness_options;
 
 typedef struct dg_harness_result {
@@ -53,6 +67,12 @@ typedef struct dg_harness_result {
     int failed_checks;      /* checks that found a divergence (0 = all equal) */
     int error_checks;       /* checks that could not run */
     uint64_t first_divergent_tick; /* DG_REPORT_TICK_NONE when none */
+    /* Where, at that tick, in the check that found it first (when that check diffed states): the
+     * first divergent entity (0 when not known) and its first differing field ("pos.x", "rot", ...;
+     * "added" / "lost" for an entity on one side only; "" when not known). */
+    uint32_t first_divergent_entity;
+    char first_divergent_field[DG_REPORT_FIELD_NAME_CAP];
+    char first_divergent_check[DG_REPORT_NAME_CAP]; /* that check's name ("golden", "repeat", ...); "" when none */
 } dg_harness_result;
 
 /* The defaults: name "engine", temporary recording, keep_inputs true, 32 random seek samples. */
@@ -76,6 +96,22 @@ dg_status dg_harness_finish(dg_harness_session *s, dg_report *report, dg_harness
 
 /* Abandons the session: removes the temporary files, frees s. s may be NULL. */
 void dg_harness_abort(dg_harness_session *s);
+
+/* One run of the engine for dg_harness_repeat: hand every tick of the scenario to s with
+ * dg_harness_tick (run is 1..runs). DG_OK when the run completed; an error ends the repeat. Never
+ * finish or abort s: the harness does. */
+typedef dg_status (*dg_harness_run_fn)(void *user, dg_harness_session *s, unsigned run, dg_error *err);
+
+/* `detgate verify --repeat N` in-process: runs the scenario `runs` times (2..1000) through fn, each in
+ * a session of its own opened with hdr and opts. Run 1 is checked as dg_harness_finish checks it
+ * (the verify checks, opts->golden_path, opts->hash_log_path); every later run must record what run 1
+ * recorded (threads, uninitialised memory, clocks, hash-map order), else a failed "repeat" check
+ * names the first run that differs, its first divergent tick, entity and field. Adds one scenario to
+ * report (may be NULL) and fills *out (may be NULL). DG_OK when every run completed, whatever the
+ * checks found; the run's error (from fn or dg_harness_tick) when one did not. */
+dg_status dg_harness_repeat(const dg_flrep_header *hdr, const dg_harness_options *opts, unsigned runs,
+                            dg_harness_run_fn fn, void *user, dg_report *report, dg_harness_result *out,
+                            dg_error *err);
 
 /* Compares two .flrep recordings tick by tick (A is the reference): hash first, state diff on every
  * divergent tick. Adds a scenario named `name` with one "diff" check to report (may be NULL). */

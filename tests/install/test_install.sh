@@ -18,4 +18,16 @@ PKG_CONFIG_PATH="$libdir" cc -std=c11 "$src/tests/install/consumer/main.c" -o "$
 PKG_CONFIG_PATH="$libdir" cc -std=c11 "$src/tests/install/harness_consumer.c" -o "$tmp/pc-harness-consumer" \
   $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs --static detgate-harness)
 "$tmp/pc-harness-consumer"
-echo "install: find_package and pkg-config consumers both round-trip; both harness consumers verify"
+# the gate in-process through the new calls (golden compare, hash log, repeat), both ways
+mkdir -p "$tmp/g1" "$tmp/g2"
+"$tmp/consumer/harness_gate_consumer" "$tmp/g1"
+PKG_CONFIG_PATH="$libdir" cc -std=c11 "$src/tests/install/harness_gate_consumer.c" -o "$tmp/pc-harness-gate" \
+  $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs --static detgate-harness)
+"$tmp/pc-harness-gate" "$tmp/g2"
+# a library engine built against the installed engine.h alone, blessed and gated by the installed detgate
+mkdir -p "$tmp/team/scenarios"
+cc -std=c11 -shared -fPIC -I"$tmp/prefix/include" "$src/tests/install/lib_engine_consumer.c" -o "$tmp/team/libball.so"
+echo fall >"$tmp/team/scenarios/fall.txt"
+printf '[project]\nscenarios = scenarios\n[engine]\nkind = library\nlibrary = libball.so\n' >"$tmp/team/detgate.ini"
+(cd "$tmp/team" && "$tmp/prefix/bin/detgate" bless --all --reason first >/dev/null && "$tmp/prefix/bin/detgate" gate -q)
+echo "install: find_package and pkg-config consumers both round-trip; the harness consumers verify, gate and repeat; an installed-header library engine gates"

@@ -90,19 +90,20 @@ static void h2_preamble(hf_bytes *o, const h2_schema *s)
     hf_u32(o, 0);
 }
 
-/* A FULL record (§12.3) of the schema above. */
+/* A FULL record (§12.3) of the schema above: flags, position and velocity as SEG, then each extra
+ * field as form + value — spin raw s(55), seed raw u(64), awake SEG, kind SEG (both forms). */
 static void h2_full(bits *w, uint64_t gap, uint16_t flags, int32_t px, int32_t vx, int64_t spin, uint64_t seed,
                     unsigned awake, unsigned kind)
 {
     beg(w, gap);
     bput(w, 1, 2);
     bput(w, flags, 16);
-    bput(w, (uint32_t)px, 32); bput(w, (uint32_t)-200, 32); bput(w, 0, 32);
-    bput(w, (uint32_t)vx, 32); bput(w, 0, 32); bput(w, 0, 32);
-    bput(w, (uint64_t)spin & ((UINT64_C(1) << 55) - 1), 55);
-    bput(w, seed, 64);
-    bput(w, awake, 1);
-    bput(w, kind, 2);
+    bseg(w, px); bseg(w, -200); bseg(w, 0);
+    bseg(w, vx); bseg(w, 0); bseg(w, 0);
+    bput(w, 1, 1); bput(w, (uint64_t)spin & ((UINT64_C(1) << 55) - 1), 55);
+    bput(w, 1, 1); bput(w, seed, 64);
+    bput(w, 0, 1); bseg(w, awake);
+    bput(w, 0, 1); bseg(w, kind);
 }
 
 /* The file of the worked example: tick 0 FULL entity 5; tick 1 DELTA with pres 1, flags and two
@@ -117,10 +118,10 @@ static void h2_file(hf_bytes *f, const h2_schema *s, const bits *spoil)
     memset(&w, 0, sizeof w);
     beg(&w, 4);
     bput(&w, 0, 2);                          /* DELTA */
-    bput(&w, 1 | 4, 3);                      /* motion, no rotFull, attrs */
+    bput(&w, 1 | 4 | 8, 4);                  /* motion, no rotFull, attrs, extras */
     bseg(&w, 0); bseg(&w, 0); bseg(&w, 0);   /* vres */
     bseg(&w, 1); bseg(&w, 0); bseg(&w, 0);   /* pres */
-    bput(&w, 8 | 16, 5);                     /* mask: flags, extras */
+    bput(&w, 8, 4);                          /* attrs mask: flags */
     bput(&w, 7, 16);
     bput(&w, 1 | 4, 4);                      /* changed: spin, awake */
     bput(&w, 0, 1); bseg(&w, 5);             /* spin: form 0, d = +5 */
@@ -129,7 +130,7 @@ static void h2_file(hf_bytes *f, const h2_schema *s, const bits *spoil)
     memset(&w, 0, sizeof w);
     beg(&w, 4);
     bput(&w, 0, 2);
-    bput(&w, 0, 3);                          /* no residual: the prediction alone */
+    bput(&w, 0, 4);                          /* no residual: the prediction alone */
     h2_full(&w, 3, 0, 0, 0, 0, 42, 0, 0);    /* entity 9 */
     hf_tick(&content, 2, 0, 2, 0, &w);
     h2_preamble(f, s);
@@ -262,13 +263,13 @@ static void expect_tick1_refused(const bits *spoil, const char *needle)
     hf_free(&f);
 }
 
-/* A DELTA head of entity 5 with attrs, no motion; the caller appends the attrs part. */
-static void delta_attrs_head(bits *w)
+/* A DELTA head of entity 5 without motion and with the given flags (4 attrs, 8 extras). */
+static void delta_head(bits *w, unsigned flags)
 {
     memset(w, 0, sizeof *w);
     beg(w, 4);
     bput(w, 0, 2);
-    bput(w, 4, 3);
+    bput(w, flags, 4);
 }
 
 static void test_records_whose_extras_break_bounds(void **state)
@@ -283,39 +284,45 @@ static void test_records_whose_extras_break_bounds(void **state)
     memset(&w, 0, sizeof w);
     h2_full(&w, 4, 0, 0, 0, (INT64_C(1) << 53) + 1, 0, 0, 0);
     expect_tick1_refused(&w, "field \"spin\": expected a float's quanta within +-2^53");
-    /* awake 1 + SEG delta 1 = 2: not a bool */
-    delta_attrs_head(&w);
-    bput(&w, 16, 5);
+    /* a FULL record whose position leaves i32 */
+    memset(&w, 0, sizeof w);
+    beg(&w, 4);
+    bput(&w, 1, 2);
+    bput(&w, 0, 16);
+    bseg(&w, INT64_C(1) << 31);
+    for (int i = 0; i < 5; i++)
+        bseg(&w, 0);
+    for (int f = 0; f < 4; f++) {
+        bput(&w, 0, 1);
+        bseg(&w, 0);
+    }
+    expect_tick1_refused(&w, "a FULL record's positions and velocities within the i32 range");
+    /* awake 1 + SEG change 1 = 2: not a bool */
+    delta_head(&w, 8);
     bput(&w, 4, 4);
     bput(&w, 0, 1);
     bseg(&w, 1);
     expect_tick1_refused(&w, "record 0 of 1 (entity 5): expected field \"awake\" to hold a value of its type");
-    /* kind 2 + SEG delta -3 = -1 */
-    delta_attrs_head(&w);
-    bput(&w, 16, 5);
+    /* kind 2 + SEG change -3 = -1 */
+    delta_head(&w, 8);
     bput(&w, 8, 4);
     bput(&w, 0, 1);
     bseg(&w, -3);
     expect_tick1_refused(&w, "expected field \"kind\"");
     /* the health bit of the attrs mask: the schema has no health */
-    delta_attrs_head(&w);
-    bput(&w, 4, 5);
+    delta_head(&w, 4);
+    bput(&w, 4, 4);
     bput(&w, 100, 16);
     expect_tick1_refused(&w, "an attrs mask with bits only for fields the schema has");
-    /* the extras bit with an empty changed mask */
-    delta_attrs_head(&w);
-    bput(&w, 16, 5);
+    /* extras = 1 with an empty changed mask */
+    delta_head(&w, 8);
     bput(&w, 0, 4);
-    expect_tick1_refused(&w, "a non-zero changed mask after attrs bit 4, found 0");
+    expect_tick1_refused(&w, "a non-zero changed mask after extras = 1, found 0");
     /* rotFull without rotation in the schema */
-    memset(&w, 0, sizeof w);
-    beg(&w, 4);
-    bput(&w, 0, 2);
-    bput(&w, 1 | 2, 3);
+    delta_head(&w, 1 | 2);
     expect_tick1_refused(&w, "rotFull = 0 (rotFull needs motion = 1 and rotation in the schema)");
     /* the block ends inside the raw value of seed */
-    delta_attrs_head(&w);
-    bput(&w, 16, 5);
+    delta_head(&w, 8);
     bput(&w, 2, 4);
     bput(&w, 1, 1);
     bput(&w, 0xffff, 16);

@@ -263,7 +263,7 @@ static dg_status block_write(rec_state *rs, rec_block *b)
         b->evs[i].text = b->evs[i].text_len ? b->text + b->text_off[i] : NULL;
     for (size_t i = 0; i < b->nf; i++) {
         const rec_fhdr *h = &b->f[i];
-        harness__frame f = {h->tick, b->ents + h->ent_off, h->n, b->evs + h->ev_off, h->nev, h->has_raw, h->raw};
+        harness__frame f = {h->tick, b->ents + h->ent_off, h->n, b->evs + h->ev_off, h->nev, h->has_raw, h->raw, NULL};
         dg_status st = rec_tick(rs, &f);
         if (st != DG_OK)
             return st;
@@ -393,6 +393,9 @@ dg_status harness__record(harness__source *src, const char *path, const harness_
                           harness__stream *out, dg_error *err)
 {
     rec_state rs = {.out = out, .err = err, .log_entities = o && o->log_entities};
+    if (src->decl.declared && !harness__decl_is_legacy(&src->decl)) /* until the 2.0 writer is wired in */
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, src->decl.where, "a declared schema other than the "
+                            "legacy one cannot be recorded by this build yet");
     dg_status st = harness__stream_reserve(out, out->n + src->expected_ticks, err);
     if (st == DG_OK)
     {

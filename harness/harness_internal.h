@@ -15,6 +15,7 @@
 #include "detgate/hash.h"
 #include "detgate/quant.h"
 #include "detgate/report.h"
+#include "schema_decl.h"
 
 #define HARNESS_VERSION_NUMBER "0.1.0" /* a report's tool.version: the tool's name is said beside it */
 #define HARNESS_VERSION "detgate " HARNESS_VERSION_NUMBER
@@ -32,6 +33,9 @@ typedef struct harness__frame {
     size_t nev;
     bool has_raw;
     uint64_t raw; /* raw float hash (docs/STATE-HASH.md §6) of the floats handed to the quantizer */
+    /* The declared extra fields' slots, extras[i * field_count + f] for ents[i] (field_count = the
+     * source's decl.field_count); NULL when it is 0. */
+    const int64_t *extras;
 } harness__frame;
 
 typedef struct harness__source harness__source;
@@ -50,6 +54,10 @@ struct harness__source {
     dg_status (*rewind)(harness__source *s, dg_error *err);
     void (*destroy)(harness__source *s);
     void *impl;
+    /* The entity schema the source declares (docs/STATES-STREAM.md, "Declared fields"); legacy and
+     * declared false when it says nothing. hdr.schema points at schema_view when it is not legacy. */
+    harness__decl decl;
+    harness__schema_view schema_view;
 };
 
 /* Scenario file through sim_stub; inject may be NULL or "" for none. keyframe 0 = the scenario's. */

@@ -207,7 +207,7 @@ unsigned dg_schema_value_bits(const dg_field_def *f)
     case DG_FIELD_UINT:
         return f->bits;
     case DG_FIELD_FLOAT:
-        return 54;
+        return 55;
     case DG_FIELD_BOOL:
         return 1;
     case DG_FIELD_ENUM: {

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         dg_fuzz_check_error(st, &err, size);
         return 0;
     }
-    FUZZ_ASSERT(h.major == DG_FLREP_MAJOR && used == 10u + h.engine_version.len && used <= size,
+    FUZZ_ASSERT((h.major == DG_FLREP_MAJOR || h.major == DG_FLREP_MAJOR_SCHEMA) && used == 10u + h.engine_version.len && used <= size,
                 "prefix accepted with major %u, %zu bytes used", h.major, used);
     FUZZ_ASSERT(dg_utf8_valid((const uint8_t *)h.engine_version.s, h.engine_version.len), "%s",
                 "engineVersion is not UTF-8");
@@ -32,7 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     FUZZ_ASSERT(h.tick_rate_hz >= 1 && h.tick_rate_hz <= FLREP_TICK_RATE_MAX, "tickRateHz %u", h.tick_rate_hz);
-    FUZZ_ASSERT(isfinite(h.planet_radius_m) && h.planet_radius_m > 0, "%s", "planetRadiusM accepted out of range");
+    FUZZ_ASSERT(isfinite(h.planet_radius_m) &&
+                    (h.planet_radius_m > 0 || (h.major == DG_FLREP_MAJOR_SCHEMA && h.planet_radius_m == 0)),
+                "%s", "planetRadiusM accepted out of range");
     FUZZ_ASSERT(h.keyframe_interval_ticks >= DG_FLREP_KEYFRAME_MIN &&
                     h.keyframe_interval_ticks <= DG_FLREP_KEYFRAME_MAX,
                 "keyframe interval %u", h.keyframe_interval_ticks);

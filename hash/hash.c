@@ -414,6 +414,83 @@ dg_status dg_hash_tick_checked(uint64_t tick, const dg_qentity *ents, size_t n, 
     return DG_OK;
 }
 
+/* ---- extra fields (docs/STATE-HASH.md §2.1) -------------------------------------------------------- */
+#define HASH__EXTRAS_MAX 32 /* DG_SCHEMA_MAX_FIELDS; more are hashed through the stream */
+
+uint64_t dg_hash_entity_x(const dg_qentity *e, const int64_t *extras, size_t field_count)
+{
+    if (field_count == 0)
+        return dg_hash_entity(e);
+    if (field_count > HASH__EXTRAS_MAX) {
+        XXH3_state_t st;
+        uint8_t rec[DG_HASH_ENTITY_BYTES];
+        hash__entity_record(e, rec);
+        XXH3_INITSTATE(&st);
+        XXH3_64bits_reset_withSeed(&st, DG_HASH_SEED_ENTITY);
+        XXH3_64bits_update(&st, rec, sizeof rec);
+        for (size_t f = 0; f < field_count; f++) {
+            uint8_t b[8];
+            hash__put64(b, (uint64_t)extras[f]);
+            XXH3_64bits_update(&st, b, sizeof b);
+        }
+        return XXH3_64bits_digest(&st);
+    }
+    uint8_t rec[DG_HASH_ENTITY_BYTES + 8 * HASH__EXTRAS_MAX];
+    hash__entity_record(e, rec);
+    for (size_t f = 0; f < field_count; f++)
+        hash__put64(rec + DG_HASH_ENTITY_BYTES + 8 * f, (uint64_t)extras[f]);
+    return XXH3_64bits_withSeed(rec, DG_HASH_ENTITY_BYTES + 8 * field_count, DG_HASH_SEED_ENTITY);
+}
+
+uint64_t dg_hash_tick_add_x(dg_hash_stream *s, const dg_qentity *e, const int64_t *extras, size_t field_count)
+{
+    if (field_count == 0)
+        return dg_hash_tick_add(s, e);
+    assert(s->magic_ == HASH__STREAM_MAGIC);
+    if ((uint64_t)e->id < s->last_id_ || e->id == 0)
+        s->order_errors_++;
+    s->last_id_ = (uint64_t)e->id + 1;
+    uint64_t h = dg_hash_entity_x(e, extras, field_count);
+    hash__feed64(s, h);
+    s->count_++;
+    return h;
+}
+
+dg_tick_hash dg_hash_tick_x(uint64_t tick, const dg_qentity *ents, const int64_t *extras, size_t field_count,
+                            size_t n, const dg_event *ev, size_t nev, uint64_t *entity_hashes_out)
+{
+    if (field_count == 0)
+        return dg_hash_tick(tick, ents, n, ev, nev, entity_hashes_out);
+    dg_hash_stream s;
+    dg_hash_tick_begin(&s, tick);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = dg_hash_tick_add_x(&s, &ents[i], extras + i * field_count, field_count);
+        if (entity_hashes_out)
+            entity_hashes_out[i] = h;
+    }
+    return dg_hash_tick_end(&s, dg_hash_events(ev, nev));
+}
+
+dg_status dg_hash_tick_checked_x(uint64_t tick, const dg_qentity *ents, const int64_t *extras, size_t field_count,
+                                 size_t n, const dg_event *ev, size_t nev, uint64_t *entity_hashes_out,
+                                 dg_tick_hash *out, dg_error *err)
+{
+    if (field_count == 0)
+        return dg_hash_tick_checked(tick, ents, n, ev, nev, entity_hashes_out, out, err);
+    if (n && !extras)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_hash_tick",
+                            "extras: expected %zu x %zu values, found NULL", n, field_count);
+    dg_status st = hash__check_entities(ents, n, err);
+    if (st == DG_OK)
+        st = hash__check_events(tick, ev, nev, err);
+    if (st != DG_OK)
+        return st;
+    dg_tick_hash t = dg_hash_tick_x(tick, ents, extras, field_count, n, ev, nev, entity_hashes_out);
+    if (out)
+        *out = t;
+    return DG_OK;
+}
+
 /* ---- raw floats ------------------------------------------------------------------------------------ */
 void dg_hash_raw_begin(dg_hash_stream *s, uint64_t tick)
 {

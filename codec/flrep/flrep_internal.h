@@ -23,7 +23,32 @@ enum flrep_section_id {
     FLREP_SEC_FACTIONS = 0x0002,
     FLREP_SEC_ROSTER = 0x0003,
     FLREP_SEC_CAMERA = 0x0004,
+    FLREP_SEC_SCHEMA = 0x0005,   /* format 2.0 only (FORMAT-flrep.md §12.2) */
 };
+
+/* ---- the entity schema of a 2.0 file (flrep_schema.c) -------------------------------------- */
+
+/* A schema the codec owns (deep copy: every string in one blob), with what the record codec
+ * derives from it. */
+typedef struct flrep_schema2 {
+    dg_schema s;                              /* s.fields points at fields */
+    dg_field_def fields[DG_SCHEMA_MAX_FIELDS];
+    uint8_t width[DG_SCHEMA_MAX_FIELDS];      /* W(f), §12.2 */
+    bool is_signed[DG_SCHEMA_MAX_FIELDS];     /* raw(f) is s(W): int, float */
+    uint32_t pred_num, pred_den;              /* §12.4 */
+    char *blob;                               /* names, units, enum names and their pointer arrays */
+} flrep_schema2;
+
+#define FLREP_PRED_MAX (1u << 20)
+
+/* Copies src (checked with dg_schema_check first) into *dst, with pred_num/pred_den as the writer
+ * chooses them (§12.4). */
+dg_status flrep_schema2_from(flrep_schema2 *dst, const dg_schema *src, dg_error *err);
+void flrep_schema2_free(flrep_schema2 *s);
+/* The section 0x0005 payload. */
+void flrep_schema2_encode(dg_buf *b, const flrep_schema2 *s);
+/* Parses section 0x0005 (base: absolute offset of buf[0]); on success *out is owned by the caller. */
+dg_status flrep_parse_schema(const uint8_t *buf, size_t len, uint64_t base, flrep_schema2 *out, dg_error *err);
 
 enum flrep_rec_kind { FLREP_REC_DELTA = 0, FLREP_REC_FULL = 1, FLREP_REC_REMOVE = 2 };
 
@@ -51,6 +76,8 @@ static inline void flrep_set_add(flrep_index_set *s, uint16_t i) { s->bits[i >> 
 
 /* Serializes header + all sections + end marker (what every rotated file starts with). */
 dg_status flrep_encode_preamble(dg_buf *out, const dg_flrep_header *hdr, dg_error *err);
+/* The same for format 2.0 (§12.1): major 2, the schema section, tables only where required or given. */
+dg_status flrep_encode_preamble2(dg_buf *out, const dg_flrep_header *hdr, const flrep_schema2 *schema, dg_error *err);
 
 /* Validates the writer's tables (unique indices, string lengths) and fills the index sets. */
 dg_status flrep_check_tables(const dg_flrep_header *hdr, flrep_index_set *types, flrep_index_set *factions,
@@ -66,6 +93,7 @@ typedef struct flrep_tables {
     uint8_t *keep[8];     /* owned byte buffers the strings point into */
     size_t keep_count;
     flrep_index_set type_set, faction_set;
+    flrep_schema2 *schema2;   /* format 2.x: the parsed schema section; NULL for 1.x */
 } flrep_tables;
 
 void flrep_tables_free(flrep_tables *t);
@@ -90,11 +118,14 @@ typedef struct flrep_pred {
     int32_t drot[4];   /* rotation components are within +-32767: 17 bits; [3] is 0 (four lanes) */
 } flrep_pred;
 
-/* The rebuilt world: entities sorted by id with their prediction contexts. */
+/* The rebuilt world: entities sorted by id with their prediction contexts, and (format 2.0) each
+ * entity's nx extra field values, extras[i * nx + f]. nx is set by the owner before first use. */
 typedef struct flrep_world {
     dg_qentity *ents;
     flrep_pred *pred;
     size_t n, cap;
+    int64_t *extras;
+    size_t nx;
 } flrep_world;
 
 void flrep_world_free(flrep_world *w);
@@ -114,7 +145,12 @@ typedef struct flrep_tick_ctx {
     bool fault_double_delta;            /* a flag of its own: every u64, UINT64_MAX too, is a tick */
     bool general_only;                  /* test hook: every record through the general path */
     bool fast_avx2;                     /* decoder fast path and encoder loop: the AVX2 build (flrep_tick_avx2.c); tests clear it */
+    const flrep_schema2 *v2;            /* format 2.0: records per §12.3 (flrep_tick2.c); NULL: 1.0 */
+    int64_t pred_b;                     /* 2.0: predDen x tickRateHz */
 } flrep_tick_ctx;
+
+/* Makes ctx decode and encode format 2.0 records of schema v2 (v2 must outlive ctx). */
+void flrep_tick_ctx_set_schema(flrep_tick_ctx *ctx, const flrep_schema2 *v2);
 
 __extension__ typedef unsigned __int128 flrep_u128;
 
@@ -154,6 +190,23 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
 dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *ctx,
                             flrep_world *world, flrep_world *next, const dg_qentity *cur, size_t n,
                             const dg_event *ev, size_t nev, dg_buf *scratch_bits, dg_error *err);
+
+/* ---- the 2.0 record block (flrep_tick2.c) ------------------------------------------------- */
+
+/* Decodes a 2.0 record block (§12.3) and builds the world after the tick in s->next, as
+ * decode_and_merge does for 1.0; *world is only read. */
+dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32_t nrec, uint64_t block_offset,
+                                bool keyframe, uint64_t tick, const flrep_tick_ctx *ctx, const flrep_world *world,
+                                flrep_tick_scratch *s, const char *where, dg_error *err);
+
+/* Encodes one 2.0 tick (header, records, events) as flrep_encode_tick does; xcur: n x nx extras. */
+dg_status flrep_encode_tick2(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *ctx,
+                             flrep_world *world, flrep_world *next, const dg_qentity *cur, const int64_t *xcur,
+                             size_t n, const dg_event *ev, size_t nev, dg_buf *scratch_bits, dg_error *err);
+
+/* Shared by both record formats (flrep_tick.c). */
+dg_status flrep_check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_error *err);
+void flrep_write_events(dg_buf *out, uint64_t tick, const dg_event *ev, size_t nev);
 
 /* ---- chunks and trailer (flrep_chunk.c) --------------------------------------------------- */
 typedef struct flrep_chunk_hdr {

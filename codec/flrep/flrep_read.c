@@ -140,10 +140,25 @@ static dg_status add_section_info(dg_flrep_reader *r, uint16_t id, uint32_t len,
     return DG_OK;
 }
 
+static dg_status parse_schema_section(dg_flrep_reader *r, const uint8_t *p, uint32_t len, uint64_t off, dg_error *err)
+{
+    flrep_schema2 *s = calloc(1, sizeof *s);
+    if (!s)
+        return dg_error_set(err, DG_E_NOMEM, off, "section 0x0005 (entity schema)", "out of memory");
+    dg_status st = flrep_parse_schema(p, len, off, s, err);
+    if (st != DG_OK) {
+        free(s);
+        return st;
+    }
+    r->tables.schema2 = s;
+    return DG_OK;
+}
+
 static dg_status parse_known_section(dg_flrep_reader *r, uint16_t id, const uint8_t *p, uint32_t len, uint64_t off,
                                      dg_error *err)
 {
     switch (id) {
+    case FLREP_SEC_SCHEMA: return parse_schema_section(r, p, len, off, err);
     case FLREP_SEC_TYPES: return flrep_parse_types(p, len, off, &r->tables, err);
     case FLREP_SEC_FACTIONS: return flrep_parse_factions(p, len, off, &r->tables, err);
     default: return flrep_parse_roster(p, len, off, &r->tables, err);
@@ -158,9 +173,32 @@ static const char *section_where(char *buf, size_t cap, uint16_t id)
     return buf;
 }
 
+/* Format 2.0's required sections (§12.1): the schema always, the type and faction tables when the
+ * schema has those fields. */
+static dg_status check_sections2(dg_flrep_reader *r, const bool seen[6], dg_error *err)
+{
+    const flrep_schema2 *s = r->tables.schema2;
+    uint16_t missing = 0;
+    if (!seen[FLREP_SEC_SCHEMA] || !s)
+        missing = FLREP_SEC_SCHEMA;
+    else if ((s->s.std_mask & DG_STD_TYPE) && !seen[FLREP_SEC_TYPES])
+        missing = FLREP_SEC_TYPES;
+    else if ((s->s.std_mask & DG_STD_FACTION) && !seen[FLREP_SEC_FACTIONS])
+        missing = FLREP_SEC_FACTIONS;
+    if (missing)
+        return dg_error_set(err, DG_E_MALFORMED, r->info.data_start - 6, "sections",
+                            "expected required section 0x%04X (%s) of a format 2.0 file%s, found none", missing,
+                            flrep_section_name(missing),
+                            missing == FLREP_SEC_SCHEMA ? "" : " whose schema has that field");
+    r->tables.hdr.schema = &s->s;
+    return DG_OK;
+}
+
 static dg_status read_sections(dg_flrep_reader *r, uint64_t pos, dg_error *err)
 {
-    bool seen[5] = {false};
+    bool seen[6] = {false};
+    bool v2 = r->tables.hdr.major == DG_FLREP_MAJOR_SCHEMA;   /* §12.1: 0x0005 is known in 2.x only */
+    uint16_t last_known = v2 ? FLREP_SEC_SCHEMA : FLREP_SEC_CAMERA;
     char where[64];
     for (;;) {
         uint8_t sh[6];
@@ -179,12 +217,12 @@ static dg_status read_sections(dg_flrep_reader *r, uint64_t pos, dg_error *err)
             return dg_error_set(err, DG_E_TRUNCATED, pos + 2, section_where(where, sizeof where, id),
                                 "expected byteLength <= %llu (the bytes left), found %u",
                                 (unsigned long long)(r->size - pos - 6), len);
-        if (id <= FLREP_SEC_CAMERA && seen[id])
+        if (id <= last_known && seen[id])
             return dg_error_set(err, DG_E_MALFORMED, pos, section_where(where, sizeof where, id),
                                 "expected at most one such section, found a second");
         if (add_section_info(r, id, len, pos + 6, err))
             return err->code;
-        if (id >= FLREP_SEC_TYPES && id <= FLREP_SEC_ROSTER) {
+        if ((id >= FLREP_SEC_TYPES && id <= FLREP_SEC_ROSTER) || (v2 && id == FLREP_SEC_SCHEMA)) {
             /* a memory source cannot fail here (the length was checked against the bytes present);
              * a file source names the section in a failed read */
             const char *what = r->mem ? "section" : section_where(where, sizeof where, id);
@@ -192,14 +230,17 @@ static dg_status read_sections(dg_flrep_reader *r, uint64_t pos, dg_error *err)
             if (!p || parse_known_section(r, id, p, len, pos + 6, err))
                 return err->code;
         }
-        if (id <= FLREP_SEC_CAMERA)
+        if (id <= last_known)
             seen[id] = true;
         pos += 6 + (uint64_t)len;
     }
+    if (v2)
+        return check_sections2(r, seen, err);
     for (uint16_t id = FLREP_SEC_TYPES; id <= FLREP_SEC_ROSTER; id++)
         if (!seen[id])
             return dg_error_set(err, DG_E_MALFORMED, r->info.data_start - 6, "sections",
                                 "expected required section 0x%04X (%s), found none", id, flrep_section_name(id));
+    r->tables.hdr.schema = dg_schema_legacy();
     return DG_OK;
 }
 
@@ -615,6 +656,7 @@ int dg_flrep_reader_next(dg_flrep_reader *r, dg_flrep_tick *out, dg_error *err)
     out->keyframe = kf;
     out->ents = r->world.ents;
     out->ent_count = r->world.n;
+    out->extras = r->world.nx ? r->world.extras : NULL;
     out->events = ev;
     out->event_count = nev;
     return 1;
@@ -648,6 +690,8 @@ static bool fault_copy_world(dg_flrep_reader *r)
     if (w->n) {
         memcpy(r->fault_world.ents, w->ents, w->n * sizeof *w->ents);
         memcpy(r->fault_world.pred, w->pred, w->n * sizeof *w->pred);
+        if (w->nx)
+            memcpy(r->fault_world.extras, w->extras, w->n * w->nx * sizeof *w->extras);
     }
     r->fault_world.n = w->n;
     return true;
@@ -750,6 +794,11 @@ static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opt
     if (st != DG_OK)
         return st;
     flrep_tick_ctx_init(&r->ctx, r->tables.hdr.tick_rate_hz, &r->tables.type_set, &r->tables.faction_set);
+    if (r->tables.schema2) {
+        flrep_tick_ctx_set_schema(&r->ctx, r->tables.schema2);
+        size_t nx = r->tables.schema2->s.field_count;
+        r->world.nx = r->seek_world.nx = r->fault_world.nx = r->scratch.next.nx = nx;
+    }
     dg_error why;
     dg_error_clear(&why);
     uint8_t *t = NULL;

@@ -15,6 +15,7 @@ const char *flrep_section_name(uint16_t id)
     case FLREP_SEC_FACTIONS: return "faction table";
     case FLREP_SEC_ROSTER: return "roster";
     case FLREP_SEC_CAMERA: return "camera track";
+    case FLREP_SEC_SCHEMA: return "entity schema";
     default: return "unknown section";
     }
 }
@@ -76,10 +77,10 @@ static void encode_section(dg_buf *b, uint16_t id, const dg_flrep_header *h,
         dg_put_le32(b->p + len_at, (uint32_t)(b->len - start));
 }
 
-dg_status flrep_encode_preamble(dg_buf *out, const dg_flrep_header *h, dg_error *err)
+static void encode_header(dg_buf *out, const dg_flrep_header *h, uint16_t major)
 {
     dg_buf_put(out, "FLRP", 4);
-    dg_buf_u16(out, DG_FLREP_MAJOR);
+    dg_buf_u16(out, major);
     dg_buf_u16(out, DG_FLREP_MINOR);
     put_str(out, h->engine_version);
     size_t len_at = out->len;
@@ -93,9 +94,38 @@ dg_status flrep_encode_preamble(dg_buf *out, const dg_flrep_header *h, dg_error 
     dg_buf_u32(out, h->keyframe_interval_ticks);
     if (out->ok)
         dg_put_le32(out->p + len_at, (uint32_t)(out->len - start));
+}
+
+dg_status flrep_encode_preamble(dg_buf *out, const dg_flrep_header *h, dg_error *err)
+{
+    encode_header(out, h, DG_FLREP_MAJOR);
     encode_section(out, FLREP_SEC_TYPES, h, encode_types);
     encode_section(out, FLREP_SEC_FACTIONS, h, encode_factions);
     encode_section(out, FLREP_SEC_ROSTER, h, encode_roster);
+    dg_buf_u16(out, FLREP_SEC_END);
+    dg_buf_u32(out, 0);
+    if (!out->ok)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "header", "out of memory encoding the header");
+    return DG_OK;
+}
+
+dg_status flrep_encode_preamble2(dg_buf *out, const dg_flrep_header *h, const flrep_schema2 *schema, dg_error *err)
+{
+    encode_header(out, h, DG_FLREP_MAJOR_SCHEMA);
+    dg_buf_u16(out, FLREP_SEC_SCHEMA);
+    size_t len_at = out->len;
+    dg_buf_u32(out, 0);
+    size_t start = out->len;
+    flrep_schema2_encode(out, schema);
+    if (out->ok)
+        dg_put_le32(out->p + len_at, (uint32_t)(out->len - start));
+    /* §12.1: a table is written where the schema has its field or the caller gave entries */
+    if ((schema->s.std_mask & DG_STD_TYPE) || h->type_count)
+        encode_section(out, FLREP_SEC_TYPES, h, encode_types);
+    if ((schema->s.std_mask & DG_STD_FACTION) || h->faction_count)
+        encode_section(out, FLREP_SEC_FACTIONS, h, encode_factions);
+    if (h->participant_count || h->mission_object_count)
+        encode_section(out, FLREP_SEC_ROSTER, h, encode_roster);
     dg_buf_u16(out, FLREP_SEC_END);
     dg_buf_u32(out, 0);
     if (!out->ok)
@@ -147,9 +177,11 @@ dg_status flrep_check_tables(const dg_flrep_header *h, flrep_index_set *types, f
     if (h->tick_rate_hz < 1 || h->tick_rate_hz > FLREP_TICK_RATE_MAX)
         return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "header", "expected tickRateHz in 1..%u, found %u",
                             FLREP_TICK_RATE_MAX, h->tick_rate_hz);
-    if (!isfinite(h->planet_radius_m) || !(h->planet_radius_m > 0))
-        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "header",
-                            "expected a finite planetRadiusM > 0, found %g", h->planet_radius_m);
+    bool v2 = !dg_schema_is_legacy(h->schema);
+    if (v2 ? !(h->planet_radius_m == 0 || (isfinite(h->planet_radius_m) && h->planet_radius_m > 0))
+           : (!isfinite(h->planet_radius_m) || !(h->planet_radius_m > 0)))
+        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "header", "expected a finite planetRadiusM > 0%s, found %g",
+                            v2 ? " or 0 (none)" : "", h->planet_radius_m);
     if (h->keyframe_interval_ticks < DG_FLREP_KEYFRAME_MIN || h->keyframe_interval_ticks > DG_FLREP_KEYFRAME_MAX)
         return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "header",
                             "expected keyframeIntervalTicks in %u..%u, found %u", DG_FLREP_KEYFRAME_MIN,
@@ -182,6 +214,10 @@ dg_status flrep_check_tables(const dg_flrep_header *h, flrep_index_set *types, f
 
 void flrep_tables_free(flrep_tables *t)
 {
+    if (t->schema2) {
+        flrep_schema2_free(t->schema2);
+        free(t->schema2);
+    }
     free(t->types);
     free(t->factions);
     free(t->participants);
@@ -207,9 +243,9 @@ dg_status flrep_parse_prefix(const uint8_t *buf, size_t len, uint64_t base, dg_f
     hdr->engine_version = to_str(dg_cur_str16(&c, "string engineVersion"));
     if (!c.ok)
         return err ? err->code : DG_E_MALFORMED;
-    if (hdr->major != DG_FLREP_MAJOR) {
-        const char *tail = hdr->major == 0 ? "; format 0.x is not supported, this build reads format 1.x"
-                                           : "; this build reads format 1.x";
+    if (hdr->major < DG_FLREP_MAJOR || hdr->major > DG_FLREP_MAJOR_MAX) {
+        const char *tail = hdr->major == 0 ? "; format 0.x is not supported, this build reads format 1.x and 2.x"
+                                           : "; this build reads format 1.x and 2.x";
         return dg_error_set(err, DG_E_VERSION, base + 4, "header",
                             "this replay was recorded by %.*s (format %u.%u)%s", (int)hdr->engine_version.len,
                             hdr->engine_version.s ? hdr->engine_version.s : "", hdr->major, hdr->minor, tail);
@@ -235,9 +271,10 @@ dg_status flrep_parse_header_body(const uint8_t *buf, size_t len, uint64_t base,
     if (hdr->tick_rate_hz < 1 || hdr->tick_rate_hz > FLREP_TICK_RATE_MAX)
         return dg_error_set(err, DG_E_RANGE, base, "header body", "expected tickRateHz in 1..%u, found %u",
                             FLREP_TICK_RATE_MAX, hdr->tick_rate_hz);
-    if (!isfinite(hdr->planet_radius_m) || !(hdr->planet_radius_m > 0))
-        return dg_error_set(err, DG_E_RANGE, base + 4, "header body",
-                            "expected a finite planetRadiusM > 0, found %g", hdr->planet_radius_m);
+    bool v2 = hdr->major == DG_FLREP_MAJOR_SCHEMA;   /* §12.1: 0 = no planet */
+    if (!(isfinite(hdr->planet_radius_m) && (hdr->planet_radius_m > 0 || (v2 && hdr->planet_radius_m == 0))))
+        return dg_error_set(err, DG_E_RANGE, base + 4, "header body", "expected a finite planetRadiusM > 0%s, found %g",
+                            v2 ? " or 0 (none, format 2.0)" : "", hdr->planet_radius_m);
     if (hdr->keyframe_interval_ticks < DG_FLREP_KEYFRAME_MIN || hdr->keyframe_interval_ticks > DG_FLREP_KEYFRAME_MAX)
         return dg_error_set(err, DG_E_RANGE, kf_at, "header body",
                             "expected keyframeIntervalTicks in %u..%u, found %u", DG_FLREP_KEYFRAME_MIN,

@@ -18,7 +18,10 @@ void flrep_world_free(flrep_world *w)
 {
     free(w->ents);
     free(w->pred);
+    free(w->extras);
+    size_t nx = w->nx;
     memset(w, 0, sizeof *w);
+    w->nx = nx;   /* what the owner set stays: the world may be used again */
 }
 
 bool flrep_world_reserve(flrep_world *w, size_t n)
@@ -36,6 +39,12 @@ bool flrep_world_reserve(flrep_world *w, size_t n)
     if (!p)
         return false;
     w->pred = p;
+    if (w->nx) {
+        int64_t *x = realloc(w->extras, cap * w->nx * sizeof *x);
+        if (!x)
+            return false;
+        w->extras = x;
+    }
     w->cap = cap;
     return true;
 }
@@ -87,6 +96,14 @@ void flrep_tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep
     ctx->fault_double_delta = false;
     ctx->general_only = false;
     ctx->fast_avx2 = flrep_cpu_has_avx2();
+    ctx->v2 = NULL;
+    ctx->pred_b = 0;
+}
+
+void flrep_tick_ctx_set_schema(flrep_tick_ctx *ctx, const flrep_schema2 *v2)
+{
+    ctx->v2 = v2;
+    ctx->pred_b = v2 ? (int64_t)v2->pred_den * ctx->tick_rate_hz : 0;
 }
 
 /* ---- decoding ---------------------------------------------------------------------------- */
@@ -565,7 +582,9 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
     if (!reserve_events(s, th.nev))
         return dg_error_set(err, DG_E_NOMEM, start, c->where, "out of memory for tick %llu",
                             (unsigned long long)th.tick);
-    dg_status st = decode_and_merge(block, world, &th, keyframe, ctx, s, c->where, err);
+    dg_status st = ctx->v2 ? flrep_decode_records2(block, th.rec_bytes, th.nrec, th.block_offset, keyframe, th.tick,
+                                                   ctx, world, s, c->where, err)
+                           : decode_and_merge(block, world, &th, keyframe, ctx, s, c->where, err);
     size_t nev = 0;
     if (st == DG_OK)
         st = decode_events(c, &th, s, &nev);
@@ -584,7 +603,7 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
 
 /* ---- encoding (the per-record part is flrep_encode.h) --------------------------------- */
 
-static void write_events(dg_buf *out, uint64_t tick, const dg_event *ev, size_t nev)
+void flrep_write_events(dg_buf *out, uint64_t tick, const dg_event *ev, size_t nev)
 {
     for (size_t i = 0; i < nev; i++) {
         const dg_event *e = &ev[i];
@@ -621,7 +640,7 @@ static bool event_fields_stored(const dg_event *e)
     }
 }
 
-static dg_status check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_error *err)
+dg_status flrep_check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_error *err)
 {
     if (nev > UINT16_MAX)
         return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu: expected at most 65535 events, found %zu",
@@ -659,7 +678,7 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
                             flrep_world *world, flrep_world *next, const dg_qentity *cur, size_t n, const dg_event *ev,
                             size_t nev, dg_buf *bits, dg_error *err)
 {
-    if (check_events(tick, ev, nev, err))
+    if (flrep_check_events(tick, ev, nev, err))
         return err ? err->code : DG_E_RANGE;
     if (!flrep_world_reserve(next, n))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory for %zu entities", n);
@@ -696,7 +715,7 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
     dg_buf_u16(out, (uint16_t)nev);
     dg_buf_u32(out, (uint32_t)bits->len);
     dg_buf_put(out, bits->p, bits->len);
-    write_events(out, tick, ev, nev);
+    flrep_write_events(out, tick, ev, nev);
     if (!out->ok || !bits->ok)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
                             (unsigned long long)tick);

@@ -35,6 +35,11 @@ struct dg_flrep_writer {
     size_t nchunks, chunk_cap;
     dg_qentity *qbuf;
     size_t qcap;
+    bool v2;                    /* format 2.0: the schema is not the legacy one (§12) */
+    flrep_schema2 schema2;      /* its copy (v2 only) */
+    int64_t *xbuf;              /* dg_flrep_writer_tick_x: extras sorted with qbuf */
+    size_t xcap;
+    struct flrep_perm *perm;    /* ... through this permutation (id, index in the caller's array) */
     char **series;              /* finished files of the series, oldest first */
     size_t nseries, files_total;
     bool failed;
@@ -240,8 +245,12 @@ dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg
     dg_buf_init(&w->bits);
     dg_buf_init(&w->comp);
     dg_status st = flrep_check_tables(&h, &w->types, &w->factions, err);
+    w->v2 = !dg_schema_is_legacy(h.schema);
+    if (st == DG_OK && w->v2)
+        st = flrep_schema2_from(&w->schema2, h.schema, err);
     if (st == DG_OK)
-        st = flrep_encode_preamble(&w->preamble, &h, err);
+        st = w->v2 ? flrep_encode_preamble2(&w->preamble, &h, &w->schema2, err)
+                   : flrep_encode_preamble(&w->preamble, &h, err);
     w->path = dup_str(path);
     w->cctx = ZSTD_createCCtx();
     if (st == DG_OK && (!w->path || !w->cctx))
@@ -254,6 +263,10 @@ dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg
         w->rate = h.tick_rate_hz;
         w->kf_interval = h.keyframe_interval_ticks;
         flrep_tick_ctx_init(&w->ctx, w->rate, &w->types, &w->factions);
+        if (w->v2) {
+            flrep_tick_ctx_set_schema(&w->ctx, &w->schema2);
+            w->world.nx = w->scratch.next.nx = w->schema2.s.field_count;
+        }
         w->data_start = w->preamble.len;
         st = open_next_file(w, err);
     }
@@ -320,14 +333,97 @@ static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_q
     return bad ? input_error(w, tick, e, n, err) : DG_OK;
 }
 
+__attribute__((cold)) static dg_status extras_missing(const dg_flrep_writer *w, dg_error *err)
+{
+    return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "writer",
+                        "expected the values of the schema's %zu extra fields (dg_flrep_writer_tick_qx or _x), found none",
+                        w->schema2.s.field_count);
+}
+
+__attribute__((cold)) static dg_status absent_set(uint64_t tick, uint32_t id, const char *field, dg_error *err)
+{
+    return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer",
+                        "tick %llu entity %u: expected %s = 0 (the schema has no such field), found another value",
+                        (unsigned long long)tick, id, field);
+}
+
+/* The standard fields of one entity under a 2.0 schema (§12.2): present ones by 1.0's rules,
+ * absent ones 0 (rotation: identity). */
+static dg_status check_std2(const dg_flrep_writer *w, uint64_t tick, const dg_qentity *q, dg_error *err)
+{
+    uint32_t m = w->schema2.s.std_mask;
+    if ((m & DG_STD_TYPE) ? !flrep_set_has(&w->types, q->type_index) : q->type_index != 0)
+        return (m & DG_STD_TYPE) ? dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer",
+                                                "tick %llu entity %u: expected a type from the manifest, found %u",
+                                                (unsigned long long)tick, q->id, q->type_index)
+                                 : absent_set(tick, q->id, "type_index", err);
+    if ((m & DG_STD_FACTION) ? !flrep_set_has(&w->factions, q->faction_index) : q->faction_index != 0)
+        return (m & DG_STD_FACTION) ? dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer",
+                                                   "tick %llu entity %u: expected a faction from the table, found %u",
+                                                   (unsigned long long)tick, q->id, q->faction_index)
+                                    : absent_set(tick, q->id, "faction_index", err);
+    if (!(m & DG_STD_HEALTH) && q->health != 0)
+        return absent_set(tick, q->id, "health", err);
+    if (!(m & DG_STD_FLAGS) && q->flags != 0)
+        return absent_set(tick, q->id, "flags", err);
+    for (int i = 0; i < 3; i++) {
+        if (!(m & DG_STD_POS) && q->pos[i] != 0)
+            return absent_set(tick, q->id, "pos", err);
+        if (!(m & DG_STD_VEL) && q->vel[i] != 0)
+            return absent_set(tick, q->id, "vel", err);
+        if (!(m & DG_STD_ROT) && q->rot[i] != 0)
+            return absent_set(tick, q->id, "rot", err);
+    }
+    if (!(m & DG_STD_ROT) && q->rot_largest != 0)
+        return absent_set(tick, q->id, "rot_largest", err);
+    if (q->health > DG_QHEALTH_FULL || !dg_quant_rot_valid(q->rot, q->rot_largest) || q->pad_ != 0)
+        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer",
+                            "tick %llu entity %u: expected a valid quantized state (health <= 10000, unit rotation)",
+                            (unsigned long long)tick, q->id);
+    return DG_OK;
+}
+
+/* check_input for a 2.0 writer: the same tick and id rules, the schema's field rules, every extra
+ * value a value of its field (the error names tick, entity and field). */
+static dg_status check_input2(const dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, const int64_t *x, size_t n,
+                              dg_error *err)
+{
+    if (w->have_tick && tick <= w->last_tick)
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer", "expected a tick after %llu, found %llu",
+                            (unsigned long long)w->last_tick, (unsigned long long)tick);
+    if (n > DG_FLREP_MAX_LIVE)
+        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu: expected at most 65535 entities, found %zu",
+                            (unsigned long long)tick, n);
+    size_t nf = w->schema2.s.field_count;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].id == 0 || (i && e[i].id <= e[i - 1].id))
+            return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "writer",
+                                "tick %llu: expected distinct ids >= 1 sorted ascending, found %u after %u",
+                                (unsigned long long)tick, e[i].id, i ? e[i - 1].id : 0);
+        dg_status st = check_std2(w, tick, &e[i], err);
+        if (st != DG_OK)
+            return st;
+        for (size_t f = 0; f < nf; f++) {
+            dg_error fe;
+            dg_error_clear(&fe);
+            if (dg_schema_check_value(&w->schema2.fields[f], x[i * nf + f], &fe) != DG_OK)
+                return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu entity %u field \"%s\": %s",
+                                    (unsigned long long)tick, e[i].id, w->schema2.fields[f].name, fe.msg);
+        }
+    }
+    return DG_OK;
+}
+
 /* Encodes the tick into the chunk; the encoder tracks the world a reader will rebuild. */
-static dg_status append_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n, const dg_event *ev,
-                             size_t nev, dg_error *err)
+static dg_status append_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, const int64_t *x, size_t n,
+                             const dg_event *ev, size_t nev, dg_error *err)
 {
     size_t mark = w->content.len;
     bool keyframe = w->seq == 0;
-    dg_status st = flrep_encode_tick(&w->content, tick, keyframe, &w->ctx, &w->world, &w->scratch.next, e, n,
-                                     ev, nev, &w->bits, err);
+    dg_status st = w->v2 ? flrep_encode_tick2(&w->content, tick, keyframe, &w->ctx, &w->world, &w->scratch.next, e, x,
+                                              n, ev, nev, &w->bits, err)
+                         : flrep_encode_tick(&w->content, tick, keyframe, &w->ctx, &w->world, &w->scratch.next, e, n,
+                                             ev, nev, &w->bits, err);
     if (st != DG_OK) {
         w->content.len = mark;
         w->failed = true;
@@ -343,12 +439,12 @@ static dg_status append_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity
 }
 
 /* dg_flrep_writer_tick_q; `quantized` as check_input's. */
-static dg_status write_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n, const dg_event *ev,
-                            size_t nev, bool quantized, dg_error *err)
+static dg_status write_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, const int64_t *x, size_t n,
+                            const dg_event *ev, size_t nev, bool quantized, dg_error *err)
 {
     if (w->failed)
         return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer", "the writer failed earlier; close or abort it");
-    dg_status st = check_input(w, tick, e, n, quantized, err);
+    dg_status st = w->v2 ? check_input2(w, tick, e, x, n, err) : check_input(w, tick, e, n, quantized, err);
     if (st != DG_OK)
         return st;
     if (w->seq > 0 && tick - w->chunk_first >= w->kf_interval) {
@@ -361,14 +457,28 @@ static dg_status write_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity 
         if (st != DG_OK)
             return st;
     }
-    return append_tick(w, tick, e, n, ev, nev, err);
+    return append_tick(w, tick, e, x, n, ev, nev, err);
 }
 
 dg_status dg_flrep_writer_tick_q(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n,
                                  const dg_event *ev, size_t nev, dg_error *err)
 {
     dg_error local;
-    return write_tick(w, tick, e, n, ev, nev, false, flrep_err(err, &local));
+    err = flrep_err(err, &local);
+    if (w->v2 && w->schema2.s.field_count)
+        return extras_missing(w, err);
+    return write_tick(w, tick, e, NULL, n, ev, nev, false, err);
+}
+
+dg_status dg_flrep_writer_tick_qx(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, const int64_t *extras,
+                                  size_t n, const dg_event *ev, size_t nev, dg_error *err)
+{
+    dg_error local;
+    err = flrep_err(err, &local);
+    size_t nf = w->v2 ? w->schema2.s.field_count : 0;
+    if (nf && n && !extras)
+        return extras_missing(w, err);
+    return write_tick(w, tick, e, nf ? extras : NULL, n, ev, nev, false, err);
 }
 
 static int cmp_qentity_id(const void *a, const void *b)
@@ -389,6 +499,8 @@ dg_status dg_flrep_writer_tick(dg_flrep_writer *w, uint64_t tick, const dg_entit
         w->qbuf = q;
         w->qcap = n;
     }
+    if (w->v2)
+        return dg_flrep_writer_tick_x(w, tick, ents, NULL, n, events, nev, qout, NULL, err);
     dg_status qst = dg_quant_entities(ents, w->qbuf, n, NULL, err);
     if (qst != DG_OK)
         return qst;
@@ -397,9 +509,79 @@ dg_status dg_flrep_writer_tick(dg_flrep_writer *w, uint64_t tick, const dg_entit
         sorted &= w->qbuf[i].id > w->qbuf[i - 1].id;
     if (!sorted)
         qsort(w->qbuf, n, sizeof *w->qbuf, cmp_qentity_id);
-    dg_status st = write_tick(w, tick, w->qbuf, n, events, nev, true, err);
+    dg_status st = write_tick(w, tick, w->qbuf, NULL, n, events, nev, true, err);
     if (st == DG_OK && qout && n)
         memcpy(qout, w->qbuf, n * sizeof *qout);
+    return st;
+}
+
+struct flrep_perm {
+    uint32_t id;
+    size_t k;
+};
+
+static int cmp_perm_id(const void *a, const void *b)
+{
+    uint32_t x = ((const struct flrep_perm *)a)->id, y = ((const struct flrep_perm *)b)->id;
+    return (x > y) - (x < y);
+}
+
+static bool reserve_x(dg_flrep_writer *w, size_t n, size_t nf)
+{
+    if (n > w->qcap) {
+        dg_qentity *q = realloc(w->qbuf, n * sizeof *q);
+        if (!q)
+            return false;
+        w->qbuf = q;
+        w->qcap = n;
+    }
+    if (n * (nf ? nf : 1) > w->xcap || !w->perm) {
+        size_t cap = n * (nf ? nf : 1) + 1;
+        int64_t *x = realloc(w->xbuf, cap * sizeof *x);
+        if (!x)
+            return false;
+        w->xbuf = x;
+        struct flrep_perm *p = realloc(w->perm, (n + 1) * sizeof *p);
+        if (!p)
+            return false;
+        w->perm = p;
+        w->xcap = cap;
+    }
+    return true;
+}
+
+dg_status dg_flrep_writer_tick_x(dg_flrep_writer *w, uint64_t tick, const dg_entity_in *ents, const int64_t *extras,
+                                 size_t n, const dg_event *events, size_t nev, dg_qentity *qout, int64_t *xout,
+                                 dg_error *err)
+{
+    dg_error local;
+    err = flrep_err(err, &local);
+    size_t nf = w->v2 ? w->schema2.s.field_count : 0;
+    if (nf && n && !extras)
+        return extras_missing(w, err);
+    if (!reserve_x(w, n, nf))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory");
+    const dg_schema *sc = w->v2 ? &w->schema2.s : NULL;
+    bool sorted = true;
+    for (size_t i = 0; i < n; i++) {
+        w->perm[i] = (struct flrep_perm){ents[i].id, i};
+        sorted &= i == 0 || ents[i].id > ents[i - 1].id;
+    }
+    if (!sorted)
+        qsort(w->perm, n, sizeof *w->perm, cmp_perm_id);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = w->perm[i].k;
+        dg_status qst = dg_quant_entity_schema(sc, &ents[k], &w->qbuf[i], err);
+        if (qst != DG_OK)
+            return qst;
+        if (nf)
+            memcpy(w->xbuf + i * nf, extras + k * nf, nf * sizeof *extras);
+    }
+    dg_status st = write_tick(w, tick, w->qbuf, nf ? w->xbuf : NULL, n, events, nev, true, err);
+    if (st == DG_OK && qout && n)
+        memcpy(qout, w->qbuf, n * sizeof *qout);
+    if (st == DG_OK && xout && n && nf)
+        memcpy(xout, w->xbuf, n * nf * sizeof *xout);
     return st;
 }
 
@@ -424,6 +606,9 @@ static void free_writer(dg_flrep_writer *w)
     flrep_tick_scratch_free(&w->scratch);
     free(w->chunks);
     free(w->qbuf);
+    free(w->xbuf);
+    free(w->perm);
+    flrep_schema2_free(&w->schema2);
     free(w);
 }
 

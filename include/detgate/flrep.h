@@ -13,6 +13,7 @@
 
 #include "detgate/error.h"
 #include "detgate/quant.h"
+#include "detgate/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,6 +21,10 @@ extern "C" {
 
 #define DG_FLREP_MAJOR 1
 #define DG_FLREP_MINOR 0
+/* A recording whose schema is not the legacy one is written as format 2.0 (FORMAT-flrep.md §12);
+ * this build reads majors 1 and 2. */
+#define DG_FLREP_MAJOR_SCHEMA 2
+#define DG_FLREP_MAJOR_MAX 2
 #define DG_FLREP_KEYFRAME_DEFAULT 120
 #define DG_FLREP_KEYFRAME_MIN 15
 #define DG_FLREP_KEYFRAME_MAX 3600
@@ -77,6 +82,11 @@ typedef struct dg_flrep_header {
     const dg_flrep_faction *factions; size_t faction_count;
     const dg_flrep_participant *participants; size_t participant_count;
     const dg_flrep_mission_object *mission_objects; size_t mission_object_count;
+    /* The entity schema. Writer: NULL or legacy = format 1.0 byte for byte, anything else = format
+     * 2.0 (checked with dg_schema_check; planet_radius_m may then be 0 = none, and the type and
+     * faction tables are written only when the schema has those fields). Reader: always set (the
+     * legacy schema for a 1.x file), owned by the reader. */
+    const dg_schema *schema;
 } dg_flrep_header;
 
 /* Convenience for writers holding NUL-terminated strings. */
@@ -130,6 +140,22 @@ dg_status dg_flrep_writer_tick(dg_flrep_writer *w, uint64_t tick, const dg_entit
 dg_status dg_flrep_writer_tick_q(dg_flrep_writer *w, uint64_t tick, const dg_qentity *ents, size_t n,
                                  const dg_event *events, size_t nev, dg_error *err);
 
+/* The same with the schema's extra fields: extras[i * field_count + f] is field f of ents[i]
+ * (field_count = hdr->schema->field_count; extras may be NULL when it is 0). Each value must pass
+ * dg_schema_check_value, and the standard fields the schema lacks must be 0 (rotation: identity);
+ * otherwise DG_E_RANGE naming tick, entity and field. The writer's self-check rebuilds the extras
+ * too. dg_flrep_writer_tick_q is this with extras NULL (it refuses a schema with extra fields). */
+dg_status dg_flrep_writer_tick_qx(dg_flrep_writer *w, uint64_t tick, const dg_qentity *ents, const int64_t *extras,
+                                  size_t n, const dg_event *events, size_t nev, dg_error *err);
+
+/* Float-domain form: quantizes ents with dg_quant_entity_schema (the writer's schema), sorts by id
+ * carrying each entity's extras along (already slots: dg_schema_quant_float for a float field), and
+ * writes. qout (capacity n) and xout (capacity n * field_count) get what was written, sorted by id,
+ * when non-NULL. */
+dg_status dg_flrep_writer_tick_x(dg_flrep_writer *w, uint64_t tick, const dg_entity_in *ents, const int64_t *extras,
+                                 size_t n, const dg_event *events, size_t nev, dg_qentity *qout, int64_t *xout,
+                                 dg_error *err);
+
 /* Flushes the last chunk, writes the trailer, renames into place, frees w (always, even on error). */
 dg_status dg_flrep_writer_close(dg_flrep_writer *w, dg_error *err);
 
@@ -180,6 +206,9 @@ typedef struct dg_flrep_tick {
     bool keyframe;
     const dg_qentity *ents; size_t ent_count;   /* the whole world, sorted by id */
     const dg_event *events; size_t event_count;
+    /* extras[i * field_count + f]: extra field f of ents[i] (field_count from the header's schema);
+     * NULL when the schema has no extra field. */
+    const int64_t *extras;
 } dg_flrep_tick;
 
 /* Opens a file (read fully into memory; mmap-free so it works on pipes too) or a caller buffer (not

@@ -49,6 +49,11 @@ void dg_hash_entity_bytes(const dg_qentity *e, uint8_t out[DG_HASH_ENTITY_BYTES]
 /* XXH3-64 of the entity record with DG_HASH_SEED_ENTITY. Precondition: e non-NULL. */
 uint64_t dg_hash_entity(const dg_qentity *e);
 
+/* The entity hash with the schema's extra fields (docs/STATE-HASH.md §2.1): XXH3-64 with
+ * DG_HASH_SEED_ENTITY over the 48-byte record followed by the field_count slots as little-endian
+ * i64. With field_count 0 it is dg_hash_entity(e) exactly. extras may be NULL when field_count 0. */
+uint64_t dg_hash_entity_x(const dg_qentity *e, const int64_t *extras, size_t field_count);
+
 /* XXH3-64 of the tick's events in the order given (count first). ev may be NULL when n == 0.
  * Precondition: every event with text_len > 0 has non-NULL text (dg_hash_events_checked tests it). */
 uint64_t dg_hash_events(const dg_event *ev, size_t n);
@@ -80,6 +85,16 @@ dg_status dg_hash_tick_checked(uint64_t tick, const dg_qentity *ents, size_t n, 
                                size_t nev, uint64_t *entity_hashes_out, dg_tick_hash *out,
                                dg_error *err);
 
+/* dg_hash_tick with extra fields: extras[i * field_count + j] belongs to ents[i]; each entity hash
+ * is dg_hash_entity_x. With field_count 0 the result is dg_hash_tick's exactly. */
+dg_tick_hash dg_hash_tick_x(uint64_t tick, const dg_qentity *ents, const int64_t *extras, size_t field_count,
+                            size_t n, const dg_event *ev, size_t nev, uint64_t *entity_hashes_out);
+
+/* dg_hash_tick_checked with extra fields (the same checks). */
+dg_status dg_hash_tick_checked_x(uint64_t tick, const dg_qentity *ents, const int64_t *extras, size_t field_count,
+                                 size_t n, const dg_event *ev, size_t nev, uint64_t *entity_hashes_out,
+                                 dg_tick_hash *out, dg_error *err);
+
 /* ---- streaming forms (for a caller that rebuilds the state entity by entity) -------------------- */
 
 /* Opaque streaming state; lives on the caller's stack, no allocation. Do not touch its fields.
@@ -105,6 +120,8 @@ typedef struct dg_hash_stream {
 void dg_hash_tick_begin(dg_hash_stream *s, uint64_t tick);
 uint64_t dg_hash_tick_add(dg_hash_stream *s, const dg_qentity *e);
 dg_tick_hash dg_hash_tick_end(dg_hash_stream *s, uint64_t events_hash);
+/* dg_hash_tick_add with the entity's extra fields (dg_hash_entity_x). */
+uint64_t dg_hash_tick_add_x(dg_hash_stream *s, const dg_qentity *e, const int64_t *extras, size_t field_count);
 /* Number of entities that were added with id 0 or out of id order (0 when the input was valid).
  * Read it before the next begin. */
 uint32_t dg_hash_stream_order_errors(const dg_hash_stream *s);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "detgate/error.h"
+#include "detgate/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,6 +76,16 @@ typedef struct dg_event {
 /* Quantizes one entity. Fails (DG_E_RANGE) on NaN/inf, a position or velocity outside the int32
  * range, a zero-length quaternion, or id 0; the error names the entity and field. */
 dg_status dg_quant_entity(const dg_entity_in *in, dg_qentity *out, dg_error *err);
+
+/* Quantizes one entity under a schema: position and velocity at the schema's quanta (round(v /
+ * quantum), half away from zero, within the i32 range), and every standard field the schema lacks
+ * set to 0 without being looked at (rotation: the identity, rot_largest 0, rot 0,0,0). With a NULL
+ * or legacy schema the result equals dg_quant_entity's. Errors as dg_quant_entity's. */
+dg_status dg_quant_entity_schema(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, dg_error *err);
+
+/* Back to metres and metres/second at a schema's quanta (NULL = legacy). */
+void dg_quant_pos_m_schema(const dg_schema *s, const dg_qentity *q, double out_m[3]);
+void dg_quant_vel_mps_schema(const dg_schema *s, const dg_qentity *q, double out_mps[3]);
 
 /* Quantizes in[0..n) into out[0..n), with the same result as dg_quant_entity on each in order
  * (entities side by side in SIMD lanes, so their sqrt and division chains overlap: four at a time

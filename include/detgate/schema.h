@@ -89,7 +89,7 @@ dg_status dg_schema_quant_float(const dg_field_def *f, double v, int64_t *out, d
 dg_status dg_schema_check_value(const dg_field_def *f, int64_t slot, dg_error *err);
 
 /* Bits of the value's fixed-width form in a .flrep 2.0 record (FORMAT-flrep.md §12.3): int/uint
- * `bits`, float 54, bool 1, enum the bits of enum_count - 1 (at least 1), bytes 8 × length. */
+ * `bits`, float 55, bool 1, enum the bits of enum_count - 1 (at least 1), bytes 8 × length. */
 unsigned dg_schema_value_bits(const dg_field_def *f);
 
 /* The value as a double, for display (float: slot × quantum; uint and bytes: unsigned). */

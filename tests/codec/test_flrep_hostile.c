@@ -140,14 +140,21 @@ static void test_newer_major_refused_with_versions_and_engine(void **state)
     fixture *f = *state;
     uint8_t *copy = malloc(f->len);
     memcpy(copy, f->buf, f->len);
-    copy[4] = 2; /* formatMajor = 2 */
+    copy[4] = 3; /* formatMajor = 3 */
     copy[6] = 5; /* formatMinor = 5 */
     dg_flrep_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
     assert_int_equal(dg_flrep_reader_open_mem(&r, copy, f->len, NULL, &err), DG_E_VERSION);
     assert_null(r);
-    assert_string_equal(err.msg, "this replay was recorded by detgate-test 1.0 (format 2.5); this build reads format 1.x");
+    assert_string_equal(err.msg,
+                        "this replay was recorded by detgate-test 1.0 (format 3.5); this build reads format 1.x and 2.x");
+    /* major 2 is read, by FORMAT-flrep.md §12: a 1.0 body under it lacks the entity schema */
+    copy[4] = 2;
+    dg_error_clear(&err);
+    assert_int_equal(dg_flrep_reader_open_mem(&r, copy, f->len, NULL, &err), DG_E_MALFORMED);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "expected required section 0x0005 (entity schema) of a format 2.0 file"));
     copy[4] = 0;
     dg_error_clear(&err);
     assert_int_equal(dg_flrep_reader_open_mem(&r, copy, f->len, NULL, &err), DG_E_VERSION);

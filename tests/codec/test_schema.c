@@ -189,7 +189,7 @@ static void test_value_bounds(void **state)
     assert_int_equal(dg_schema_check_value(&sample_fields[0], (INT64_C(1) << 53) + 1, NULL), DG_E_RANGE);
     assert_int_equal(dg_schema_value_bits(&sample_fields[3]), 2);
     assert_int_equal(dg_schema_value_bits(&sample_fields[4]), 16);
-    assert_int_equal(dg_schema_value_bits(&sample_fields[0]), 54);
+    assert_int_equal(dg_schema_value_bits(&sample_fields[0]), 55);
 }
 
 static void test_format_and_find(void **state)

@@ -1,0 +1,678 @@
+/* codec/flrep/flrep_tick2.c — the record block of format 2.0 (docs/FORMAT-flrep.md §12.3–12.4): the
+ * standard fields the schema has, its extra fields, and the prediction with the file's quanta. One
+ * general path each way; the 1.0 decoder's fast paths (flrep_fast.h) are not involved. The decoder
+ * builds the whole tick in scratch before the caller's world changes, and the encoder rebuilds
+ * every DELTA record with the decoder's own apply_delta2 (the writer's self-check, extras too). */
+#include "flrep_bits.h"
+#include "flrep_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct flrep_rec2 {
+    uint32_t id;
+    uint8_t kind, motion, rot_full, attr_mask;   /* attr_mask: 5 bits, §12.3 */
+    dg_qentity full;                             /* FULL: the state; DELTA with rotFull: the rotation */
+    int64_t vres[3], pres[3], rres[3];
+    uint16_t attrs[4];                           /* type, faction, health, flags */
+    uint32_t changed;                            /* extras changed (bit f) */
+    uint8_t form[DG_SCHEMA_MAX_FIELDS];          /* 0: SEG delta, 1: raw value */
+    int64_t xval[DG_SCHEMA_MAX_FIELDS];          /* FULL: values; DELTA: delta or value per form */
+} flrep_rec2;
+
+enum { ATTR_EXTRAS = 1u << 4 };
+
+static inline bool has(const flrep_schema2 *s, uint32_t bit) { return (s->s.std_mask & bit) != 0; }
+static inline bool fits_i32_2(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+/* rdiv of §6.4 for any b > 0 (|a| < 2^62 here). */
+static inline int64_t rdiv2(int64_t a, int64_t b)
+{
+    return a >= 0 ? (a + b / 2) / b : -((-a + b / 2) / b);
+}
+
+/* The standard attribute bits (mask bits 0..3) the schema has. */
+static unsigned std_attr_bits(const flrep_schema2 *s)
+{
+    return (has(s, DG_STD_TYPE) ? 1u : 0u) | (has(s, DG_STD_FACTION) ? 2u : 0u) | (has(s, DG_STD_HEALTH) ? 4u : 0u) |
+           (has(s, DG_STD_FLAGS) ? 8u : 0u);
+}
+
+/* ---- values of extra fields ------------------------------------------------------------------ */
+
+static int64_t sign_extend(uint64_t v, unsigned w)
+{
+    if (w >= 64)
+        return (int64_t)v;
+    uint64_t m = UINT64_C(1) << (w - 1);
+    v &= (UINT64_C(1) << w) - 1;
+    return (int64_t)((v ^ m) - m);
+}
+
+static int64_t read_raw(dg_bitr *b, const flrep_schema2 *s, size_t f)
+{
+    unsigned w = s->width[f];
+    uint64_t v = dg_bitr_get(b, w > 32 ? 32 : w);
+    if (w > 32)
+        v |= dg_bitr_get(b, w - 32) << 32;
+    return s->is_signed[f] ? sign_extend(v, w) : (int64_t)v;
+}
+
+static void write_raw(dg_bitw *b, const flrep_schema2 *s, size_t f, int64_t value)
+{
+    unsigned w = s->width[f];
+    uint64_t v = (uint64_t)value;
+    dg_bitw_put(b, v & 0xFFFFFFFFu, w > 32 ? 32 : w);
+    if (w > 32)
+        dg_bitw_put(b, (v >> 32) & ((UINT64_C(1) << (w - 32)) - 1), w - 32);
+}
+
+/* True when v is a value of field f (§12.2), without formatting anything. */
+static bool value_ok(const dg_field_def *f, int64_t v)
+{
+    return dg_schema_check_value(f, v, NULL) == DG_OK;
+}
+
+/* ---- decoding ---------------------------------------------------------------------------------- */
+
+static void read_rot2(dg_bitr *b, dg_qentity *q)
+{
+    q->rot_largest = (uint8_t)dg_bitr_get(b, 2);
+    for (int i = 0; i < 3; i++)
+        q->rot[i] = (int16_t)(uint16_t)dg_bitr_get(b, 16);
+}
+
+static void read_full2(dg_bitr *b, const flrep_schema2 *s, flrep_rec2 *r)
+{
+    dg_qentity *q = &r->full;
+    memset(q, 0, sizeof *q);
+    q->id = r->id;
+    if (has(s, DG_STD_TYPE))
+        q->type_index = (uint16_t)dg_bitr_get(b, 16);
+    if (has(s, DG_STD_FACTION))
+        q->faction_index = (uint16_t)dg_bitr_get(b, 16);
+    if (has(s, DG_STD_HEALTH))
+        q->health = (uint16_t)dg_bitr_get(b, 16);
+    if (has(s, DG_STD_FLAGS))
+        q->flags = (uint16_t)dg_bitr_get(b, 16);
+    for (int i = 0; i < 3 && has(s, DG_STD_POS); i++)
+        q->pos[i] = (int32_t)(uint32_t)dg_bitr_get(b, 32);
+    for (int i = 0; i < 3 && has(s, DG_STD_VEL); i++)
+        q->vel[i] = (int32_t)(uint32_t)dg_bitr_get(b, 32);
+    if (has(s, DG_STD_ROT))
+        read_rot2(b, q);
+    for (size_t f = 0; f < s->s.field_count; f++)
+        r->xval[f] = read_raw(b, s, f);
+}
+
+/* *bad names the rule a DELTA breaks; *bad_field the extra field it is about (or -1). */
+static void read_delta2(dg_bitr *b, const flrep_schema2 *s, flrep_rec2 *r, const char **bad)
+{
+    uint32_t flags = (uint32_t)dg_bitr_get(b, 3);
+    r->motion = flags & 1;
+    r->rot_full = (flags >> 1) & 1;
+    if (!b->ok)
+        return;
+    bool any_motion = has(s, DG_STD_POS) || has(s, DG_STD_VEL) || has(s, DG_STD_ROT);
+    if (r->motion && !any_motion) {
+        *bad = "motion = 0 (the schema has no position, velocity or rotation), found motion = 1";
+        return;
+    }
+    if (r->rot_full && (!r->motion || !has(s, DG_STD_ROT))) {
+        *bad = "rotFull = 0 (rotFull needs motion = 1 and rotation in the schema), found rotFull = 1";
+        return;
+    }
+    memset(r->vres, 0, sizeof r->vres);
+    memset(r->pres, 0, sizeof r->pres);
+    memset(r->rres, 0, sizeof r->rres);
+    if (r->motion) {
+        for (int i = 0; i < 3 && has(s, DG_STD_VEL); i++)
+            r->vres[i] = dg_bitr_seg(b);
+        for (int i = 0; i < 3 && has(s, DG_STD_POS); i++)
+            r->pres[i] = dg_bitr_seg(b);
+        if (r->rot_full)
+            read_rot2(b, &r->full);
+        else
+            for (int i = 0; i < 3 && has(s, DG_STD_ROT); i++)
+                r->rres[i] = dg_bitr_seg(b);
+    }
+    r->attr_mask = 0;
+    r->changed = 0;
+    if (!(flags & 4))
+        return;
+    r->attr_mask = (uint8_t)dg_bitr_get(b, 5);
+    if (!b->ok)
+        return;
+    unsigned allowed = std_attr_bits(s) | (s->s.field_count ? ATTR_EXTRAS : 0u);
+    if (r->attr_mask == 0) {
+        *bad = "a non-zero attrs mask after attrs = 1, found mask 0";
+        return;
+    }
+    if (r->attr_mask & ~allowed) {
+        *bad = "an attrs mask with bits only for fields the schema has (FORMAT-flrep.md 12.3), found another bit";
+        return;
+    }
+    for (int i = 0; i < 4; i++)
+        if (r->attr_mask & (1u << i))
+            r->attrs[i] = (uint16_t)dg_bitr_get(b, 16);
+    if (!(r->attr_mask & ATTR_EXTRAS))
+        return;
+    size_t nf = s->s.field_count;
+    r->changed = (uint32_t)dg_bitr_get(b, (unsigned)nf);
+    if (b->ok && r->changed == 0) {
+        *bad = "a non-zero changed mask after attrs bit 4, found 0";
+        return;
+    }
+    for (size_t f = 0; f < nf && b->ok; f++) {
+        if (!(r->changed >> f & 1))
+            continue;
+        r->form[f] = (uint8_t)dg_bitr_get(b, 1);
+        r->xval[f] = r->form[f] ? read_raw(b, s, f) : dg_bitr_seg(b);
+    }
+}
+
+/* Applies a DELTA record (§12.4) to prev (and its extras px) into out / out_pred / ox. Returns false
+ * with *why (and *field for an extra field, else -1) when the result leaves the field's values. */
+static bool apply_delta2(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px, const flrep_rec2 *r,
+                         const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred, int64_t *ox,
+                         const char **why, int *field)
+{
+    const flrep_schema2 *s = tc->v2;
+    *field = -1;
+    *out = *prev;
+    memset(out_pred, 0, sizeof *out_pred);
+    bool vel = has(s, DG_STD_VEL), pos = has(s, DG_STD_POS);
+    for (int i = 0; i < 3; i++) {
+        int64_t v = vel ? (int64_t)prev->vel[i] + pred->dv[i] + r->vres[i] : 0;
+        int64_t p = pos ? (int64_t)prev->pos[i] + rdiv2((int64_t)s->pred_num * v, tc->pred_b) + r->pres[i] : 0;
+        if (!fits_i32_2(v) || !fits_i32_2(p)) {
+            *why = "position or velocity leaves the i32 range";
+            return false;
+        }
+        out->vel[i] = (int32_t)v;
+        out->pos[i] = (int32_t)p;
+        out_pred->dv[i] = v - prev->vel[i];
+    }
+    if (has(s, DG_STD_ROT)) {
+        if (r->rot_full) {
+            out->rot_largest = r->full.rot_largest;
+            for (int i = 0; i < 3; i++) {
+                if (r->full.rot[i] == INT16_MIN) {
+                    *why = "rotation component leaves -32767..32767";
+                    return false;
+                }
+                out->rot[i] = r->full.rot[i];
+            }
+        } else {
+            for (int i = 0; i < 3; i++) {
+                int64_t v = (int64_t)prev->rot[i] + pred->drot[i] + r->rres[i];
+                if (v < -DG_QROT_SCALE || v > DG_QROT_SCALE) {
+                    *why = "rotation component leaves -32767..32767";
+                    return false;
+                }
+                out->rot[i] = (int16_t)v;
+                out_pred->drot[i] = (int32_t)(v - prev->rot[i]);
+            }
+        }
+        if (!dg_quant_rot_valid(out->rot, out->rot_largest)) {
+            *why = "rotation is not a unit quaternion";
+            return false;
+        }
+    }
+    if (r->attr_mask & 1)
+        out->type_index = r->attrs[0];
+    if (r->attr_mask & 2)
+        out->faction_index = r->attrs[1];
+    if (r->attr_mask & 4)
+        out->health = r->attrs[2];
+    if (r->attr_mask & 8)
+        out->flags = r->attrs[3];
+    size_t nf = s->s.field_count;
+    if (nf)
+        memcpy(ox, px, nf * sizeof *ox);
+    for (size_t f = 0; f < nf && (r->attr_mask & ATTR_EXTRAS); f++) {
+        if (!(r->changed >> f & 1))
+            continue;
+        int64_t v = r->form[f] ? r->xval[f] : (int64_t)((uint64_t)px[f] + (uint64_t)r->xval[f]);
+        if (!value_ok(&s->fields[f], v)) {
+            *why = "a value of its type and width (FORMAT-flrep.md 12.2)";
+            *field = (int)f;
+            return false;
+        }
+        ox[f] = v;
+    }
+    return true;
+}
+
+typedef struct blk2 {
+    const uint8_t *block;
+    uint64_t block_offset, tick;
+    uint32_t nrec;
+    const char *where;
+} blk2;
+
+__attribute__((cold)) static dg_status rec_fail(dg_error *err, dg_status code, const blk2 *k, uint64_t rec_at,
+                                                const dg_bitr *b, uint32_t i, uint32_t id, const char *rule)
+{
+    return dg_error_set(err, code, rec_at, k->where, "record %u of %u (entity %u, bit %llu of the record block): expected %s",
+                        i, k->nrec, id, (unsigned long long)dg_bitr_tell(b, k->block), rule);
+}
+
+__attribute__((cold)) static dg_status field_fail(dg_error *err, const blk2 *k, uint64_t rec_at, const dg_bitr *b,
+                                                  uint32_t i, uint32_t id, const dg_field_def *f, int64_t v)
+{
+    dg_error e;
+    dg_error_clear(&e);
+    dg_schema_check_value(f, v, &e);
+    return dg_error_set(err, DG_E_RANGE, rec_at, k->where,
+                        "record %u of %u (entity %u, bit %llu of the record block): field \"%s\": %.200s", i, k->nrec,
+                        id, (unsigned long long)dg_bitr_tell(b, k->block), f->name, e.msg);
+}
+
+/* 1.0's state rules for the standard fields the schema has (§6.1, §12.3). */
+static dg_status check_state2(const dg_qentity *q, const flrep_tick_ctx *ctx, const blk2 *k, dg_error *err)
+{
+    const flrep_schema2 *s = ctx->v2;
+    if (has(s, DG_STD_TYPE) && !flrep_set_has(ctx->types, q->type_index))
+        return dg_error_set(err, DG_E_MALFORMED, k->block_offset, k->where,
+                            "entity %u: expected a typeIndex from the manifest, found %u", q->id, q->type_index);
+    if (has(s, DG_STD_FACTION) && !flrep_set_has(ctx->factions, q->faction_index))
+        return dg_error_set(err, DG_E_MALFORMED, k->block_offset, k->where,
+                            "entity %u: expected a factionIndex from the faction table, found %u", q->id,
+                            q->faction_index);
+    if (q->health > DG_QHEALTH_FULL)
+        return dg_error_set(err, DG_E_RANGE, k->block_offset, k->where, "entity %u: expected health <= 10000, found %u",
+                            q->id, q->health);
+    if (!dg_quant_rot_valid(q->rot, q->rot_largest))
+        return dg_error_set(err, DG_E_RANGE, k->block_offset, k->where,
+                            "entity %u: expected a unit quaternion, found components %d %d %d", q->id, q->rot[0],
+                            q->rot[1], q->rot[2]);
+    return DG_OK;
+}
+
+/* One record at b: id, kind and fields, checked for shape (not yet against the world). */
+static dg_status decode_record2(dg_bitr *b, const blk2 *k, uint32_t i, bool keyframe, uint64_t *prev,
+                                const flrep_schema2 *s, flrep_rec2 *r, uint64_t *rec_at, dg_error *err)
+{
+    *rec_at = k->block_offset + dg_bitr_tell(b, k->block) / 8;
+    uint64_t id = *prev + dg_bitr_eg(b) + 1;
+    r->kind = (uint8_t)dg_bitr_get(b, 2);
+    if (!b->ok)
+        return dg_error_set(err, DG_E_MALFORMED, *rec_at, k->where,
+                            "record %u of %u: expected an id gap and kind, found the block exhausted or a bad code", i,
+                            k->nrec);
+    if (id > UINT32_MAX)
+        return dg_error_set(err, DG_E_RANGE, *rec_at, k->where,
+                            "record %u: expected an entity id <= 4294967295, found %llu", i, (unsigned long long)id);
+    r->id = (uint32_t)id;
+    *prev = id;
+    if (r->kind == 3 || (keyframe && r->kind != FLREP_REC_FULL))
+        return dg_error_set(err, DG_E_MALFORMED, *rec_at, k->where, "record %u (entity %u): expected kind %s, found %u",
+                            i, r->id, keyframe ? "FULL (1) in a keyframe tick" : "0, 1 or 2", r->kind);
+    const char *bad = NULL;
+    if (r->kind == FLREP_REC_FULL) {
+        read_full2(b, s, r);
+        for (int c = 0; c < 3 && b->ok && !bad && has(s, DG_STD_ROT); c++)
+            if (r->full.rot[c] == INT16_MIN)
+                bad = "a rotation component in -32767..32767, found -32768";
+        for (size_t f = 0; f < s->s.field_count && b->ok && !bad; f++)
+            if (!value_ok(&s->fields[f], r->xval[f]))
+                return field_fail(err, k, *rec_at, b, i, r->id, &s->fields[f], r->xval[f]);
+    } else if (r->kind == FLREP_REC_DELTA) {
+        read_delta2(b, s, r, &bad);
+    }
+    if (bad)
+        return rec_fail(err, DG_E_MALFORMED, k, *rec_at, b, i, r->id, bad);
+    if (!b->ok)
+        return rec_fail(err, DG_E_MALFORMED, k, *rec_at, b, i, r->id,
+                        r->kind == FLREP_REC_FULL ? "a complete FULL record, found the record block exhausted"
+                                                  : "a complete DELTA record, found the record block exhausted or an "
+                                                    "Exp-Golomb code of more than 40 zero bits");
+    return DG_OK;
+}
+
+/* Entities wi0..wi of the world without a record: into nx unchanged, context cleared. */
+static void copy_unchanged(const flrep_world *w, size_t from, size_t to, flrep_world *nx, size_t *out)
+{
+    if (to <= from)
+        return;
+    size_t n = to - from, x = w->nx;
+    memcpy(nx->ents + *out, w->ents + from, n * sizeof *nx->ents);
+    memset(nx->pred + *out, 0, n * sizeof *nx->pred);
+    if (x)
+        memcpy(nx->extras + *out * x, w->extras + from * x, n * x * sizeof *nx->extras);
+    *out += n;
+}
+
+dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32_t nrec, uint64_t block_offset,
+                                bool keyframe, uint64_t tick, const flrep_tick_ctx *ctx, const flrep_world *world,
+                                flrep_tick_scratch *s, const char *where, dg_error *err)
+{
+    (void)tick;
+    const flrep_schema2 *sc = ctx->v2;
+    flrep_world *nx = &s->next;
+    nx->nx = sc->s.field_count;
+    size_t wn = keyframe ? 0 : world->n;
+    if (!flrep_world_reserve(nx, wn + nrec))
+        return dg_error_set(err, DG_E_NOMEM, block_offset, where, "out of memory for %zu entities", wn + nrec);
+    blk2 k = {block, block_offset, tick, nrec, where};
+    dg_bitr b;
+    dg_bitr_init(&b, block, rec_bytes);
+    size_t wi = 0, out = 0, x = sc->s.field_count;
+    uint64_t prev = 0;
+    bool twice = ctx->fault_double_delta && tick == ctx->fault_double_delta_tick;
+    flrep_rec2 r;
+    for (uint32_t i = 0; i < nrec; i++) {
+        uint64_t rec_at;
+        if (decode_record2(&b, &k, i, keyframe, &prev, sc, &r, &rec_at, err) != DG_OK)
+            return err ? err->code : DG_E_MALFORMED;
+        size_t run = wi;
+        while (wi < wn && world->ents[wi].id < r.id)
+            wi++;
+        copy_unchanged(world, run, wi, nx, &out);
+        bool present = wi < wn && world->ents[wi].id == r.id;
+        if (r.kind == FLREP_REC_FULL) {
+            if (check_state2(&r.full, ctx, &k, err) != DG_OK)
+                return err ? err->code : DG_E_MALFORMED;
+            nx->ents[out] = r.full;
+            memset(&nx->pred[out], 0, sizeof nx->pred[out]);
+            if (x)
+                memcpy(nx->extras + out * x, r.xval, x * sizeof *r.xval);
+            out++;
+            wi += present;
+            continue;
+        }
+        if (!present)
+            return dg_error_set(err, DG_E_STATE, block_offset, where,
+                                "record %u: expected entity %u to be live for a %s record, found it absent", i, r.id,
+                                r.kind == FLREP_REC_REMOVE ? "REMOVE" : "DELTA");
+        if (r.kind == FLREP_REC_REMOVE) {
+            wi++;
+            continue;
+        }
+        const char *why = NULL;
+        int field = -1;
+        int64_t *ox = x ? nx->extras + out * x : NULL;
+        bool ok = apply_delta2(&world->ents[wi], &world->pred[wi], x ? world->extras + wi * x : NULL, &r, ctx,
+                               &nx->ents[out], &nx->pred[out], ox, &why, &field);
+        if (ok && twice) {   /* test hook: the delta applied twice */
+            dg_qentity q2 = nx->ents[out];
+            flrep_pred p2 = nx->pred[out];
+            int64_t x2[DG_SCHEMA_MAX_FIELDS];
+            if (x)
+                memcpy(x2, ox, x * sizeof *x2);
+            ok = apply_delta2(&q2, &p2, x2, &r, ctx, &nx->ents[out], &nx->pred[out], ox, &why, &field);
+        }
+        if (!ok && field >= 0)
+            return dg_error_set(err, DG_E_RANGE, rec_at, where, "record %u of %u (entity %u): expected field \"%s\" to "
+                                "hold %s, found a delta or value outside it", i, nrec, r.id, sc->fields[field].name,
+                                why);
+        if (!ok)
+            return dg_error_set(err, DG_E_RANGE, block_offset, where, "record %u (entity %u): %s", i, r.id, why);
+        if ((r.attr_mask & 0xF) && check_state2(&nx->ents[out], ctx, &k, err) != DG_OK)
+            return err ? err->code : DG_E_MALFORMED;
+        out++;
+        wi++;
+    }
+    copy_unchanged(world, wi, wn, nx, &out);
+    if (out > DG_FLREP_MAX_LIVE)
+        return dg_error_set(err, DG_E_LIMIT, block_offset, where,
+                            "expected at most %u live entities after the tick (the writer's limit), found %zu",
+                            DG_FLREP_MAX_LIVE, out);
+    nx->n = out;
+    if (!dg_bitr_at_clean_end(&b))
+        return dg_error_set(err, DG_E_MALFORMED, block_offset + rec_bytes, where,
+                            "expected the record block (%u bytes) to end after %u records with zero padding, found "
+                            "unused bytes or non-zero padding bits", rec_bytes, nrec);
+    return DG_OK;
+}
+
+/* ---- encoding ---------------------------------------------------------------------------------- */
+
+static void write_rot2(dg_bitw *b, const dg_qentity *q)
+{
+    dg_bitw_put(b, q->rot_largest, 2);
+    for (int i = 0; i < 3; i++)
+        dg_bitw_put(b, (uint16_t)q->rot[i], 16);
+}
+
+static void write_full2(dg_bitw *b, const flrep_schema2 *s, const dg_qentity *q, const int64_t *xv)
+{
+    dg_bitw_put(b, FLREP_REC_FULL, 2);
+    if (has(s, DG_STD_TYPE))
+        dg_bitw_put(b, q->type_index, 16);
+    if (has(s, DG_STD_FACTION))
+        dg_bitw_put(b, q->faction_index, 16);
+    if (has(s, DG_STD_HEALTH))
+        dg_bitw_put(b, q->health, 16);
+    if (has(s, DG_STD_FLAGS))
+        dg_bitw_put(b, q->flags, 16);
+    for (int i = 0; i < 3 && has(s, DG_STD_POS); i++)
+        dg_bitw_put(b, (uint32_t)q->pos[i], 32);
+    for (int i = 0; i < 3 && has(s, DG_STD_VEL); i++)
+        dg_bitw_put(b, (uint32_t)q->vel[i], 32);
+    if (has(s, DG_STD_ROT))
+        write_rot2(b, q);
+    for (size_t f = 0; f < s->s.field_count; f++)
+        write_raw(b, s, f, xv[f]);
+}
+
+static unsigned eg_len(uint64_t z) { return 2 * dg_bit_floor_log2(z + 1) + 1; }
+
+#define SEG_ZIGZAG_MAX (UINT64_C(1) << 39)
+
+/* The DELTA record that makes apply_delta2(prev) produce cur; false when some residual is too large
+ * for a SEG code (the caller writes a FULL record instead). */
+static bool make_delta2(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px, const dg_qentity *cur,
+                        const int64_t *cx, const flrep_tick_ctx *tc, flrep_rec2 *r)
+{
+    const flrep_schema2 *s = tc->v2;
+    r->id = cur->id;
+    r->kind = FLREP_REC_DELTA;
+    uint64_t big = 0;
+    int64_t any = 0;
+    for (int i = 0; i < 3; i++) {
+        r->vres[i] = has(s, DG_STD_VEL) ? (int64_t)cur->vel[i] - ((int64_t)prev->vel[i] + pred->dv[i]) : 0;
+        int64_t v = has(s, DG_STD_VEL) ? cur->vel[i] : 0;
+        r->pres[i] = has(s, DG_STD_POS)
+                         ? (int64_t)cur->pos[i] - ((int64_t)prev->pos[i] + rdiv2((int64_t)s->pred_num * v, tc->pred_b))
+                         : 0;
+        big |= dg_zigzag(r->vres[i]) | dg_zigzag(r->pres[i]);
+        any |= r->vres[i] | r->pres[i];
+    }
+    r->rot_full = has(s, DG_STD_ROT) && cur->rot_largest != prev->rot_largest;
+    r->full.rot_largest = cur->rot_largest;
+    for (int i = 0; i < 3; i++) {
+        r->full.rot[i] = cur->rot[i];
+        r->rres[i] = has(s, DG_STD_ROT) && !r->rot_full ? (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]) : 0;
+        any |= r->rres[i];
+    }
+    if (big >= SEG_ZIGZAG_MAX)
+        return false;
+    r->motion = r->rot_full || any != 0;
+    uint16_t now[4] = {cur->type_index, cur->faction_index, cur->health, cur->flags};
+    uint16_t was[4] = {prev->type_index, prev->faction_index, prev->health, prev->flags};
+    unsigned mask = 0;
+    for (int i = 0; i < 4; i++) {
+        mask |= (unsigned)(now[i] != was[i]) << i;
+        r->attrs[i] = now[i];
+    }
+    r->changed = 0;
+    for (size_t f = 0; f < s->s.field_count; f++) {
+        if (cx[f] == px[f])
+            continue;
+        r->changed |= 1u << f;
+        int64_t d = (int64_t)((uint64_t)cx[f] - (uint64_t)px[f]);
+        uint64_t z = dg_zigzag(d);
+        bool seg = z < SEG_ZIGZAG_MAX && eg_len(z) < s->width[f];
+        r->form[f] = seg ? 0 : 1;
+        r->xval[f] = seg ? d : cx[f];
+    }
+    if (r->changed)
+        mask |= ATTR_EXTRAS;
+    r->attr_mask = (uint8_t)mask;
+    return true;
+}
+
+static void write_delta2(dg_bitw *b, const flrep_schema2 *s, const flrep_rec2 *r)
+{
+    dg_bitw_put(b, FLREP_REC_DELTA, 2);
+    dg_bitw_put(b, (uint64_t)r->motion | (uint64_t)r->rot_full << 1 | (uint64_t)(r->attr_mask != 0) << 2, 3);
+    if (r->motion) {
+        for (int i = 0; i < 3 && has(s, DG_STD_VEL); i++)
+            dg_bitw_seg(b, r->vres[i]);
+        for (int i = 0; i < 3 && has(s, DG_STD_POS); i++)
+            dg_bitw_seg(b, r->pres[i]);
+        if (r->rot_full)
+            write_rot2(b, &r->full);
+        else
+            for (int i = 0; i < 3 && has(s, DG_STD_ROT); i++)
+                dg_bitw_seg(b, r->rres[i]);
+    }
+    if (!r->attr_mask)
+        return;
+    dg_bitw_put(b, r->attr_mask, 5);
+    for (int i = 0; i < 4; i++)
+        if (r->attr_mask & (1u << i))
+            dg_bitw_put(b, r->attrs[i], 16);
+    if (!(r->attr_mask & ATTR_EXTRAS))
+        return;
+    size_t nf = s->s.field_count;
+    dg_bitw_put(b, r->changed, (unsigned)nf);
+    for (size_t f = 0; f < nf; f++) {
+        if (!(r->changed >> f & 1))
+            continue;
+        dg_bitw_put(b, r->form[f], 1);
+        if (r->form[f])
+            write_raw(b, s, f, r->xval[f]);
+        else
+            dg_bitw_seg(b, r->xval[f]);
+    }
+}
+
+static bool same_extras(const int64_t *a, const int64_t *b, size_t n)
+{
+    for (size_t f = 0; f < n; f++)
+        if (a[f] != b[f])
+            return false;
+    return true;
+}
+
+static bool same_q(const dg_qentity *a, const dg_qentity *b)
+{
+    return dg_qentity_equal(a, b) && a->pad_ == b->pad_;
+}
+
+static void track2(flrep_world *next, size_t at, const dg_qentity *q, const int64_t *xv, size_t x)
+{
+    next->ents[at] = *q;
+    memset(&next->pred[at], 0, sizeof next->pred[at]);
+    if (x)
+        memcpy(next->extras + at * x, xv, x * sizeof *xv);
+}
+
+static void write_id_gap(dg_bitw *b, uint32_t id, uint32_t *prev_id, size_t *nrec)
+{
+    dg_bitw_eg(b, (uint64_t)id - *prev_id - 1);
+    *prev_id = id;
+    ++*nrec;
+}
+
+/* One tick's records; returns false when a DELTA record's rebuild differs from cur (a codec bug). */
+static bool encode_records2(dg_bitw *b, const flrep_tick_ctx *tc, const flrep_world *world, size_t wn,
+                            flrep_world *next, const dg_qentity *cur, const int64_t *xcur, size_t n,
+                            size_t *nrec_out)
+{
+    const flrep_schema2 *s = tc->v2;
+    size_t x = s->s.field_count, wi = 0, nrec = 0;
+    uint32_t prev_id = 0;
+    bool tracked = true;
+    static const int64_t none[1] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const int64_t *cx = x ? xcur + i * x : none;
+        while (wi < wn && world->ents[wi].id < cur[i].id) {
+            write_id_gap(b, world->ents[wi++].id, &prev_id, &nrec);
+            dg_bitw_put(b, FLREP_REC_REMOVE, 2);
+        }
+        bool present = wi < wn && world->ents[wi].id == cur[i].id;
+        const int64_t *px = present && x ? world->extras + wi * x : none;
+        if (present && same_q(&world->ents[wi], &cur[i]) && same_extras(px, cx, x)) {
+            track2(next, i, &cur[i], cx, x);
+            wi++;
+            continue;
+        }
+        flrep_rec2 r;
+        if (!present || !make_delta2(&world->ents[wi], &world->pred[wi], px, &cur[i], cx, tc, &r)) {
+            write_id_gap(b, cur[i].id, &prev_id, &nrec);
+            write_full2(b, s, &cur[i], cx);
+            track2(next, i, &cur[i], cx, x);
+            wi += present;
+            continue;
+        }
+        write_id_gap(b, cur[i].id, &prev_id, &nrec);
+        write_delta2(b, s, &r);
+        /* the self-check: the decoder's arithmetic on the record just written, extras included */
+        int64_t rebuilt_x[DG_SCHEMA_MAX_FIELDS];
+        dg_qentity rebuilt;
+        const char *why;
+        int field;
+        bool ok = apply_delta2(&world->ents[wi], &world->pred[wi], px, &r, tc, &rebuilt, &next->pred[i], rebuilt_x,
+                               &why, &field);
+        tracked &= ok && same_q(&rebuilt, &cur[i]) && same_extras(rebuilt_x, cx, x);
+        next->ents[i] = cur[i];
+        if (x)
+            memcpy(next->extras + i * x, cx, x * sizeof *cx);
+        wi++;
+    }
+    while (wi < wn) {
+        write_id_gap(b, world->ents[wi++].id, &prev_id, &nrec);
+        dg_bitw_put(b, FLREP_REC_REMOVE, 2);
+    }
+    *nrec_out = nrec;
+    return tracked;
+}
+
+dg_status flrep_encode_tick2(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *tc,
+                             flrep_world *world, flrep_world *next, const dg_qentity *cur, const int64_t *xcur,
+                             size_t n, const dg_event *ev, size_t nev, dg_buf *bits, dg_error *err)
+{
+    if (flrep_check_events(tick, ev, nev, err))
+        return err ? err->code : DG_E_RANGE;
+    size_t x = tc->v2->s.field_count;
+    next->nx = x;
+    if (!flrep_world_reserve(next, n))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory for %zu entities", n);
+    next->n = 0;
+    dg_buf_reset(bits);
+    dg_bitw b;
+    /* a record is at most 65 (gap) + 5 + 9 x 79 (residuals) + 50 + 5 + 64 + 32 x (1 + 64) bits */
+    size_t per = 128 + 9 * x;
+    if (!dg_bitw_begin(&b, bits, (n + (keyframe ? 0 : world->n)) * per))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
+                            (unsigned long long)tick);
+    size_t nrec = 0, wn = keyframe ? 0 : world->n;
+    bool tracked = encode_records2(&b, tc, world, wn, next, cur, xcur, n, &nrec);
+    /* test hook: from the hooked tick on, the writer's self-check fails (the reader's double delta) */
+    tracked &= keyframe || !tc->fault_double_delta || tick < tc->fault_double_delta_tick;
+    next->n = n;
+    dg_bitw_flush(&b);
+    if (!tracked)
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
+                            "tick %llu: a DELTA record does not reproduce the state it encodes (codec bug)",
+                            (unsigned long long)tick);
+    if (nrec > UINT16_MAX)
+        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer",
+                            "tick %llu: expected at most 65535 entity records, found %zu", (unsigned long long)tick, nrec);
+    dg_buf_u64(out, tick);
+    dg_buf_u16(out, keyframe ? 1 : 0);
+    dg_buf_u16(out, (uint16_t)nrec);
+    dg_buf_u16(out, (uint16_t)nev);
+    dg_buf_u32(out, (uint32_t)bits->len);
+    dg_buf_put(out, bits->p, bits->len);
+    flrep_write_events(out, tick, ev, nev);
+    if (!out->ok || !bits->ok)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
+                            (unsigned long long)tick);
+    flrep_world_swap(world, next);
+    return DG_OK;
+}

@@ -146,6 +146,9 @@ static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_
 /* What one tick of the record side does after the source produced it: write (quantize, encode),
  * hash exactly what was written, keep the hash, log it. */
 typedef struct rec_state {
+    size_t nx;     /* declared extra fields */
+    int64_t *xq;   /* what the writer wrote of them, sorted like sc.q */
+    size_t xq_cap;
     dg_flrep_writer *w;
     dg_hash_log_writer *log;
     bool log_entities;
@@ -154,8 +157,33 @@ typedef struct rec_state {
     dg_error *err;
 } rec_state;
 
+/* rec_tick with declared extra fields: the writer's float-domain form with extras, the hash over them. */
+static dg_status rec_tick_x(rec_state *rs, const harness__frame *f)
+{
+    dg_status st = scratch_fit(&rs->sc, f->n, rs->err);
+    if (st == DG_OK && f->n * rs->nx > rs->xq_cap) {
+        int64_t *x = realloc(rs->xq, f->n * rs->nx * sizeof *x);
+        if (!x)
+            return dg_error_set(rs->err, DG_E_NOMEM, DG_OFFSET_NONE, "harness", "out of memory");
+        rs->xq = x;
+        rs->xq_cap = f->n * rs->nx;
+    }
+    if (st == DG_OK)
+        st = dg_flrep_writer_tick_x(rs->w, f->tick, f->ents, f->extras, f->n, f->events, f->nev, rs->sc.q, rs->xq,
+                                    rs->err);
+    if (st != DG_OK)
+        return st;
+    dg_tick_hash th = dg_hash_tick_x(f->tick, rs->sc.q, rs->xq, rs->nx, f->n, f->events, f->nev, rs->sc.eh);
+    harness__tickrec r = {f->tick, th.state, th.events, th.combined, f->raw, th.entity_count, f->has_raw};
+    if ((st = harness__stream_push(rs->out, &r, rs->err)) != DG_OK)
+        return st;
+    return log_tick(rs->log, rs->log_entities, &th, f, rs->sc.q, &rs->sc, rs->err);
+}
+
 static dg_status rec_tick(rec_state *rs, const harness__frame *f)
 {
+    if (rs->nx)
+        return rec_tick_x(rs, f);
     dg_status st = scratch_fit(&rs->sc, f->n, rs->err);
     if (st == DG_OK)
         st = dg_flrep_writer_tick(rs->w, f->tick, f->ents, f->n, f->events, f->nev, rs->sc.q, rs->err);
@@ -182,6 +210,7 @@ typedef struct rec_fhdr {
     uint64_t tick, raw;
     size_t n, ent_off, nev, ev_off;
     bool has_raw;
+    size_t x_off; /* its declared fields' slots in the block's x */
 } rec_fhdr;
 
 typedef struct rec_block {
@@ -194,6 +223,8 @@ typedef struct rec_block {
     size_t evs_n, evs_cap;
     char *text;
     size_t text_n, text_cap;
+    int64_t *x; /* declared fields' slots */
+    size_t x_n, x_cap, nx;
 } rec_block;
 
 typedef struct rec_pipe {
@@ -234,8 +265,13 @@ static bool block_add(rec_block *b, const harness__frame *f)
         !grow((void **)&b->text_off, &ecap, b->evs_n + f->nev, sizeof *b->text_off) ||
         !grow((void **)&b->text, &b->text_cap, b->text_n + text, 1))
         return false;
+    if (b->nx && !grow((void **)&b->x, &b->x_cap, b->x_n + f->n * b->nx, sizeof *b->x))
+        return false;
     rec_fhdr *h = &b->f[b->nf++];
-    *h = (rec_fhdr){f->tick, f->raw, f->n, b->ents_n, f->nev, b->evs_n, f->has_raw};
+    *h = (rec_fhdr){f->tick, f->raw, f->n, b->ents_n, f->nev, b->evs_n, f->has_raw, b->x_n};
+    if (b->nx && f->n)
+        memcpy(b->x + b->x_n, f->extras, f->n * b->nx * sizeof *b->x);
+    b->x_n += f->n * b->nx;
     if (f->n)
         memcpy(b->ents + b->ents_n, f->ents, f->n * sizeof *f->ents);
     b->ents_n += f->n;
@@ -255,6 +291,7 @@ static void block_free(rec_block *b)
     free(b->evs);
     free(b->text_off);
     free(b->text);
+    free(b->x);
 }
 
 static dg_status block_write(rec_state *rs, rec_block *b)
@@ -263,7 +300,8 @@ static dg_status block_write(rec_state *rs, rec_block *b)
         b->evs[i].text = b->evs[i].text_len ? b->text + b->text_off[i] : NULL;
     for (size_t i = 0; i < b->nf; i++) {
         const rec_fhdr *h = &b->f[i];
-        harness__frame f = {h->tick, b->ents + h->ent_off, h->n, b->evs + h->ev_off, h->nev, h->has_raw, h->raw, NULL};
+        harness__frame f = {h->tick, b->ents + h->ent_off, h->n, b->evs + h->ev_off, h->nev, h->has_raw, h->raw,
+                             b->nx ? b->x + h->x_off : NULL};
         dg_status st = rec_tick(rs, &f);
         if (st != DG_OK)
             return st;
@@ -310,7 +348,7 @@ static bool pipe_hand_over(rec_pipe *p, bool eof)
     bool ok = !p->failed;
     rec_block *next = &p->blk[p->filled % REC_BLOCKS]; /* consumed, or never used: free to refill */
     if (!eof)
-        next->nf = next->ents_n = next->evs_n = next->text_n = 0;
+        next->nf = next->ents_n = next->evs_n = next->text_n = next->x_n = 0;
     pthread_mutex_unlock(&p->mu);
     return ok;
 }
@@ -320,6 +358,8 @@ static bool pipe_start(rec_pipe *p, rec_state *rs, pthread_t *tid)
 {
     memset(p, 0, sizeof *p);
     p->rs = rs;
+    for (int k = 0; k < REC_BLOCKS; k++)
+        p->blk[k].nx = rs->nx;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     if (pthread_create(tid, NULL, rec_consumer, p) == 0)
@@ -392,10 +432,7 @@ static dg_status record_loop(harness__source *src, const harness__record_opts *o
 dg_status harness__record(harness__source *src, const char *path, const harness__record_opts *o,
                           harness__stream *out, dg_error *err)
 {
-    rec_state rs = {.out = out, .err = err, .log_entities = o && o->log_entities};
-    if (src->decl.declared && !harness__decl_is_legacy(&src->decl)) /* until the 2.0 writer is wired in */
-        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, src->decl.where, "a declared schema other than the "
-                            "legacy one cannot be recorded by this build yet");
+    rec_state rs = {.out = out, .err = err, .log_entities = o && o->log_entities, .nx = harness__source_fields(src)};
     dg_status st = harness__stream_reserve(out, out->n + src->expected_ticks, err);
     if (st == DG_OK)
     {
@@ -421,6 +458,7 @@ dg_status harness__record(harness__source *src, const char *path, const harness_
     if (st == DG_OK && out->n == 0)
         st = dg_error_set(err, DG_E_MALFORMED, DG_OFFSET_NONE, src->name, "the source produced no tick");
     scratch_free(&rs.sc);
+    free(rs.xq);
     if (st != DG_OK) {
         dg_flrep_writer_abort(rs.w);
         if (rs.log) {
@@ -445,6 +483,7 @@ dg_status harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log
     dg_status st = DG_OK;
     dg_flrep_tick t;
     int rc = 1;
+    size_t nx = harness__reader_fields(r);
     for (size_t i = 0; i < skip; i++) {
         if ((rc = dg_flrep_reader_next(r, &t, err)) != 1) {
             for (size_t k = i; k < skip && out->n > 0; k++)
@@ -459,7 +498,7 @@ dg_status harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log
                 break;
             eh = sc.eh;
         }
-        dg_tick_hash th = dg_hash_tick(t.tick, t.ents, t.ent_count, t.events, t.event_count, eh);
+        dg_tick_hash th = harness__hash_read_tick(&t, nx, eh);
         harness__tickrec rec = {t.tick, th.state, th.events, th.combined, 0, th.entity_count, false};
         if ((st = harness__stream_push(out, &rec, err)) != DG_OK)
             break;
@@ -486,6 +525,46 @@ dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_lo
         st = harness__replay_hash_from(r, 0, log, log_entities, out, err);
     dg_flrep_reader_close(r);
     return st;
+}
+
+/* ---- declared fields ------------------------------------------------------------------------ */
+
+size_t harness__reader_fields(const dg_flrep_reader *r)
+{
+    const dg_flrep_header *h = r ? dg_flrep_reader_header(r) : NULL;
+    return h && h->schema ? h->schema->field_count : 0;
+}
+
+dg_tick_hash harness__hash_read_tick(const dg_flrep_tick *t, size_t nx, uint64_t *entity_hashes)
+{
+    return dg_hash_tick_x(t->tick, t->ents, t->extras, t->extras ? nx : 0, t->ent_count, t->events, t->event_count,
+                          entity_hashes);
+}
+
+size_t harness__source_fields(const harness__source *s)
+{
+    return s->decl.declared ? s->decl.field_count : 0;
+}
+
+static const harness__decl *g_preset;
+
+void harness__decl_preset(const harness__decl *d) { g_preset = d && d->declared ? d : NULL; }
+const harness__decl *harness__decl_preset_get(void) { return g_preset; }
+
+dg_status harness__source_schema_ready(harness__source *s, dg_error *err)
+{
+    const harness__decl *pre = g_preset;
+    char msg[256];
+    if (pre && s->decl.declared && !harness__decl_equal(&s->decl, pre, msg, sizeof msg))
+        return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, s->decl.where, "the stream's declared fields disagree "
+                            "with the project file's (%s): %s (stream against project)", pre->where, msg);
+    if (pre && !s->decl.declared && !harness__decl_is_legacy(pre))
+        return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, s->name, "the project file declares fields (%s) that "
+                            "this stream cannot carry (a binary stream of version 1: write version 2)", pre->where);
+    harness__decl_view(&s->decl, &s->schema_view);
+    bool legacy = !s->decl.declared || harness__decl_is_legacy(&s->decl);
+    s->hdr.schema = legacy ? NULL : &s->schema_view.schema;
+    return DG_OK;
 }
 
 /* ---- small utilities ------------------------------------------------------------------------ */

@@ -301,6 +301,10 @@ static dg_status project_complete(harness__project *p, ini_ctx *c, dg_error *err
         return c->line = c->seen[K_RUN],
                fail(c, "[engine] run is for kind = process; this project's engine is sim_stub%s%s%s", "", "", ""),
                err->code;
+    if (p->engine == HARNESS_ENGINE_SIM_STUB && p->decl.declared && !harness__decl_is_legacy(&p->decl))
+        return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->decl.where, "[schema] / [field NAME] declare "
+                            "what a process engine's stream carries; this project's engine is sim_stub, whose "
+                            "fields are fixed"), err->code;
     if (p->engine == HARNESS_ENGINE_PROCESS && !p->scenarios[0])
         return fail(c, "a process engine needs [project] scenarios = FOLDER or GLOB%s%s%s", "", "", ""), err->code;
     if (!p->scenarios[0])

@@ -273,7 +273,8 @@ static dg_status bin_open(harness__source *s, bin_impl *b, uint32_t keyframe, dg
     s->hdr.type_count = BIN_TABLE;
     s->hdr.factions = b->factions;
     s->hdr.faction_count = BIN_TABLE;
-    return version == 2 ? bin_open_v2(s, b, err) : DG_OK;
+    dg_status st = version == 2 ? bin_open_v2(s, b, err) : DG_OK;
+    return st == DG_OK ? harness__source_schema_ready(s, err) : st;
 }
 
 /* ---- version 2: the header block (schema, tables) and ticks with extras and events ---------------- */

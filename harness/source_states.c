@@ -68,6 +68,9 @@ typedef struct st_source {
     char scenario[ST_NAME_MAX + 1];
     /* declared fields (harness/schema_decl.c): the schema lives in the source's decl */
     harness__decl *decl;     /* = &source->decl */
+    bool planet_given;       /* the JSONL header gave planet_radius_m */
+    const dg_schema *schema; /* its codec form once read (quanta for the quantizer's checks), else NULL */
+    harness__schema_view view;
     bool decl_read;          /* the declaration lines were read (a rewind does not read them again) */
     size_t nx;               /* declared extra fields: slots per entity */
     int64_t cur_x[HARNESS_DECL_MAX_FIELDS];     /* the row being parsed */
@@ -233,7 +236,7 @@ static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, 
     dg_qentity q;
     dg_error qerr;
     dg_error_clear(&qerr);
-    if (!p->validated && dg_quant_entity(e, &q, &qerr) != DG_OK) {
+    if (!p->validated && dg_quant_entity_schema(p->schema, e, &q, &qerr) != DG_OK) {
         entity_name(p, &r, who, sizeof who);
         return st_err_at(p, err, qerr.code, line, "tick %llu, %s: %s", (unsigned long long)tick, who, qerr.msg);
     }
@@ -434,12 +437,19 @@ static dg_status decl_done(st_source *p, dg_error *err)
     char msg[256];
     size_t bad;
     p->decl_read = true;
-    if (!p->decl->declared)
+    const harness__decl *pre = harness__decl_preset_get();
+    if (!p->decl->declared && pre) { /* the project file's declaration, for a stream that says nothing */
+        if (!harness__decl_copy(p->decl, pre))
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory");
+    } else if (!p->decl->declared) {
         return DG_OK;
-    if (!harness__decl_finish(p->decl, &bad, msg, sizeof msg))
+    } else if (!harness__decl_finish(p->decl, &bad, msg, sizeof msg)) {
         return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, bad != SIZE_MAX ? p->decl->fields[bad].where
                             : p->decl->where, "%s", msg);
+    }
     p->nx = p->decl->field_count;
+    harness__decl_view(p->decl, &p->view);
+    p->schema = harness__decl_is_legacy(p->decl) ? NULL : &p->view.schema;
     return DG_OK;
 }
 
@@ -1063,6 +1073,7 @@ static dg_status json_header(st_source *p, json_t *o, harness__source *s, dg_err
                              "header \"planet_radius_m\": expected a number > 0, found %s", found);
         }
         s->hdr.planet_radius_m = json_number_value(v);
+        p->planet_given = true;
     }
     if (json_table(p, json_object_get(o, "types"), 0, err) || json_table(p, json_object_get(o, "factions"), 1, err) ||
         json_table(p, json_object_get(o, "participants"), 2, err))
@@ -1125,6 +1136,8 @@ static int json_tick(st_source *p, harness__source *s, uint64_t *tick, dg_error 
         }
         dg_status st;
         bool header = json_is_object(o) && json_object_get(o, "detgate_states");
+        if (!header && !p->decl_read && decl_done(p, err) != DG_OK) /* no header line: the project's schema */
+            return json_decref(o), -1;
         char found[48];
         json_found(o, found, sizeof found);
         if (!json_is_object(o))
@@ -1310,7 +1323,7 @@ static bool looks_jsonl(const char *path)
     return c == '{';
 }
 
-static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe);
+static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe, dg_error *err);
 
 dg_status harness__source_states(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
 {
@@ -1359,11 +1372,15 @@ dg_status harness__source_states(harness__source **out, const char *path, uint32
         harness__source_free(s);
         return st;
     }
+    if (st_finish_open(s, p, ticks, keyframe, err) != DG_OK) {
+        harness__source_free(s);
+        return err->code;
+    }
     *out = s;
-    return st_finish_open(s, p, ticks, keyframe);
+    return DG_OK;
 }
 
-static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe)
+static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe, dg_error *err)
 {
     fix_strings(p);
     snprintf(s->name, sizeof s->name, "%s", p->scenario);
@@ -1379,7 +1396,9 @@ static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks
     s->hdr.faction_count = p->nfactions;
     s->hdr.participants = p->roster;
     s->hdr.participant_count = p->nroster;
-    return DG_OK;
+    if (p->schema && !p->planet_given)
+        s->hdr.planet_radius_m = 0; /* a declared schema assumes no planet unless the stream names one */
+    return harness__source_schema_ready(s, err);
 }
 
 /* The JSONL header line (if the first line is one) is read now: the tables must be known before the
@@ -1403,6 +1422,8 @@ static dg_status st_open_once(harness__source *s, st_source *p, dg_error *err)
         }
         json_decref(o);
     }
+    if (st == DG_OK && !p->decl_read)
+        st = decl_done(p, err);
     for (size_t i = 0; i < 256; i++)
         p->type_used[i] = p->faction_used[i] = true;
     if (st == DG_OK)
@@ -1438,7 +1459,7 @@ dg_status harness__source_states_stream(harness__source **out, FILE *f, const ch
     if (st == DG_OK && name)
         harness__scenario_name(name, p->scenario, sizeof p->scenario);
     if (st == DG_OK)
-        st = st_finish_open(s, p, 0, keyframe);
+        st = st_finish_open(s, p, 0, keyframe, err);
     if (st != DG_OK) {
         harness__source_free(s);
         return st;

@@ -146,7 +146,7 @@ static void emit_binary2(const scenario *s, const body *b, long t, double jitter
     h[0] = 0x01;
     put_le(h + 1, (uint64_t)t, 8);
     put_le(h + 9, (uint64_t)s->bodies, 4);
-    put_le(h + 13, t == 0 ? (uint64_t)s->bodies : 0, 4);
+    put_le(h + 13, t == 0 && !s->fields ? (uint64_t)s->bodies : 0, 4);
     fwrite(h, 1, sizeof h, stdout);
     for (int i = 0; i < s->bodies; i++) {
         memset(e, 0, sizeof e);
@@ -163,7 +163,7 @@ static void emit_binary2(const scenario *s, const body *b, long t, double jitter
         }
         fwrite(e, 1, eb, stdout);
     }
-    for (int i = 0; t == 0 && i < s->bodies; i++) { /* kind spawn, a = the entity, b c d 0, no text */
+    for (int i = 0; t == 0 && !s->fields && i < s->bodies; i++) { /* kind spawn, a = the entity, no text */
         unsigned char ev[15] = {2};
         put_le(ev + 1, (uint64_t)(i + 1), 4);
         fwrite(ev, 1, sizeof ev, stdout);
@@ -192,13 +192,21 @@ static void header_binary2(const scenario *s)
         blk[n++] = (unsigned char)strlen(f[k].unit), memcpy(blk + n, f[k].unit, strlen(f[k].unit)), n += strlen(f[k].unit);
         put_le(blk + n, 0, 2), n += 2;
     }
-    put_le(blk + n, 1, 2), n += 2; /* one type: index 0, category 4 (static), projectile 0, "ball" "Ball" */
+    /* one type: index 0, category 4 (static), "ball" "Ball"; with fields, the tables a text stream of
+     * the same bodies gets (type0, faction0: the recordings of every form are then the same bytes) */
+    const char *tn = s->fields ? "type0" : "ball", *tname = s->fields ? "type0" : "Ball";
+    put_le(blk + n, 1, 2), n += 2;
     put_le(blk + n, 0, 2), n += 2;
-    blk[n++] = 4;
+    blk[n++] = s->fields ? 0 : 4;
     blk[n++] = 0;
-    blk[n++] = 4, memcpy(blk + n, "ball", 4), n += 4;
-    blk[n++] = 4, memcpy(blk + n, "Ball", 4), n += 4;
-    put_le(blk + n, 0, 2), n += 2; /* factions */
+    blk[n++] = (unsigned char)strlen(tn), memcpy(blk + n, tn, strlen(tn)), n += strlen(tn);
+    blk[n++] = (unsigned char)strlen(tname), memcpy(blk + n, tname, strlen(tname)), n += strlen(tname);
+    put_le(blk + n, s->fields ? 1 : 0, 2), n += 2; /* factions */
+    if (s->fields) {
+        put_le(blk + n, 0, 2), n += 2;
+        blk[n++] = 8, memcpy(blk + n, "faction0", 8), n += 8;
+        blk[n++] = 8, memcpy(blk + n, "faction0", 8), n += 8;
+    }
     put_le(blk + n, 0, 2), n += 2; /* participants */
     unsigned char len[4];
     put_le(len, n, 4);

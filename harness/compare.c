@@ -861,6 +861,51 @@ static void hdr_shown(dg_report_check *c, const dg_flrep_header *a, const dg_flr
                                (unsigned)a->minor, (unsigned)b->major, (unsigned)b->minor);
 }
 
+/* One declared field as a line: "angvel float quantum 0.000244140625 unit rad/s". */
+static void field_text(const dg_field_def *d, char *out, size_t cap)
+{
+    static const char *const types[] = {"?", "int", "uint", "float", "bool", "enum", "bytes"};
+    int n = snprintf(out, cap, "%s %s", d->name, d->type <= 6 ? types[d->type] : "?");
+    if (d->type == DG_FIELD_FLOAT)
+        n += snprintf(out + n, cap - (size_t)n, " quantum %.17g", d->quantum);
+    else if (d->type != DG_FIELD_BOOL && d->type != DG_FIELD_ENUM)
+        n += snprintf(out + n, cap - (size_t)n, " %u %s", d->bits, d->type == DG_FIELD_BYTES ? "bytes" : "bits");
+    for (size_t k = 0; d->type == DG_FIELD_ENUM && k < d->enum_count && (size_t)n < cap; k++)
+        n += snprintf(out + n, cap - (size_t)n, "%s%s", k ? "," : " ", d->enum_names[k]);
+    if ((size_t)n < cap && d->unit && d->unit[0])
+        snprintf(out + n, cap - (size_t)n, " unit %s", d->unit);
+}
+
+/* The entity schemas (a 1.x file's is the legacy one): standard fields, quanta, declared fields. */
+static void hdr_schema(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_header *b)
+{
+    const dg_schema *x = a->schema ? a->schema : dg_schema_legacy(), *y = b->schema ? b->schema : dg_schema_legacy();
+    char va[HDR_VALUE_CAP], vb[HDR_VALUE_CAP], name[40];
+    if (x->std_mask != y->std_mask) {
+        static const char *const std[] = {"type", "faction", "pos", "vel", "rot", "health", "flags"};
+        size_t na = 0, nb = 0;
+        va[0] = vb[0] = 0;
+        for (int i = 0; i < 7; i++) {
+            if (x->std_mask & (1u << i))
+                na += (size_t)snprintf(va + na, sizeof va - na, "%s%s", na ? "," : "", std[i]);
+            if (y->std_mask & (1u << i))
+                nb += (size_t)snprintf(vb + nb, sizeof vb - nb, "%s%s", nb ? "," : "", std[i]);
+        }
+        hdr_differs(h, "standard fields", na ? va : "(none)", nb ? vb : "(none)");
+    }
+    hdr_f64(h, "position quantum", x->pos_quantum_m, y->pos_quantum_m);
+    hdr_f64(h, "velocity quantum", x->vel_quantum_mps, y->vel_quantum_mps);
+    for (size_t f = 0; f < x->field_count || f < y->field_count; f++) {
+        snprintf(name, sizeof name, "field[%zu]", f);
+        if (f < x->field_count)
+            field_text(&x->fields[f], va, sizeof va);
+        if (f < y->field_count)
+            field_text(&y->fields[f], vb, sizeof vb);
+        if (f >= x->field_count || f >= y->field_count || strcmp(va, vb) != 0)
+            hdr_differs(h, name, f < x->field_count ? va : "(none)", f < y->field_count ? vb : "(none)");
+    }
+}
+
 int harness__compare_headers(dg_report_scenario *sc, const char *pa, const char *pb)
 {
     double t0 = harness__now();
@@ -889,6 +934,7 @@ int harness__compare_headers(dg_report_scenario *sc, const char *pa, const char 
     hdr_types(&h, a, b);
     hdr_factions(&h, a, b);
     hdr_roster(&h, a, b);
+    hdr_schema(&h, a, b);
     if (h.n)
         dg_report_check_set_message(c, "%lu header and table value%s differ%s: %s%s%s%s%s%s", (unsigned long)h.n,
                                     h.n == 1 ? "" : "s", h.n == 1 ? "s" : "", h.first[0], h.n > 1 ? ", " : "",

@@ -543,7 +543,9 @@ dg_tick_hash harness__hash_read_tick(const dg_flrep_tick *t, size_t nx, uint64_t
 
 size_t harness__source_fields(const harness__source *s)
 {
-    return s->decl.declared ? s->decl.field_count : 0;
+    if (s->decl.declared)
+        return s->decl.field_count;
+    return s->hdr.schema ? s->hdr.schema->field_count : 0; /* the C API's: a schema given as such */
 }
 
 static const harness__decl *g_preset;

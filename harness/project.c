@@ -70,6 +70,15 @@ static int fail(ini_ctx *c, const char *fmt, const char *a, const char *b, const
     return 0;
 }
 
+/* An error whose text is already safe to show (the declaration rules escape what they quote). */
+static int fail_text(ini_ctx *c, const char *msg)
+{
+    char where[96];
+    snprintf(where, sizeof where, "%.80s:%u", c->p->path, c->line);
+    dg_error_set(c->err, DG_E_SYNTAX, DG_OFFSET_NONE, where, "%s", msg);
+    return 0;
+}
+
 static int unknown_key(ini_ctx *c, const char *section, const char *name)
 {
     bool section_known = false;
@@ -225,7 +234,7 @@ static int decl_key(ini_ctx *c, const char *section, const char *name, const cha
         }
         ok = ok && harness__decl_field_key(d, name, value, msg, sizeof msg);
     }
-    return ok ? 1 : fail(c, "%s%s%s", msg, "", "");
+    return ok ? 1 : fail_text(c, msg);
 }
 
 static bool is_field_section(const char *section)
@@ -286,7 +295,7 @@ static dg_status project_decl_finish(harness__project *p, ini_ctx *c, dg_error *
     if (bad != SIZE_MAX)
         return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->decl.fields[bad].where, "%s", msg);
     c->line = c->schema_line ? c->schema_line : 1;
-    return fail(c, "%s%s%s", msg, "", ""), err->code;
+    return fail_text(c, msg), err->code;
 }
 
 /* What the keys leave unsaid: the engine follows `run`, folders default by engine. */

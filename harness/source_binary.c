@@ -284,6 +284,7 @@ typedef struct hcur {
     const uint8_t *p;
     size_t len, at;
     uint64_t base; /* the block's offset in the stream */
+    const char *label;
     bool bad;
     char why[320];
     uint64_t bad_at;
@@ -367,7 +368,7 @@ static bool h_schema(hcur *c, harness__decl *d)
     if (c->bad)
         return false;
     d->declared = true;
-    snprintf(d->where, sizeof d->where, "header byte %llu", (unsigned long long)at);
+    snprintf(d->where, sizeof d->where, "%.120s at byte %llu", c->label, (unsigned long long)at);
     if (mask & 0x80)
         return h_fail(c, at, "stdMask: bit 7 is reserved (expected 0)");
     d->std_mask = mask;
@@ -385,7 +386,7 @@ static bool h_schema(hcur *c, harness__decl *d)
         uint64_t fat = c->base + c->at;
         unsigned type = (unsigned)h_u(c, 1, "field type"), bits = (unsigned)h_u(c, 1, "field bits");
         double q = h_f64(c, "field quantum");
-        char name[256], unit[256], where[64];
+        char name[256], unit[256], where[HARNESS_DECL_WHERE_MAX];
         h_str(c, name, sizeof name, "field name");
         h_str(c, unit, sizeof unit, "field unit");
         unsigned ne = (unsigned)h_u(c, 2, "field enumCount");
@@ -399,7 +400,7 @@ static bool h_schema(hcur *c, harness__decl *d)
         }
         if (c->bad)
             return false;
-        snprintf(where, sizeof where, "header byte %llu", (unsigned long long)fat);
+        snprintf(where, sizeof where, "%.120s at byte %llu", c->label, (unsigned long long)fat);
         if (!harness__decl_add_field(d, name, where, msg, sizeof msg))
             return h_fail(c, fat, msg);
         if (type < 1 || type > 6)
@@ -496,7 +497,7 @@ static dg_status bin_open_v2(harness__source *s, bin_impl *b, dg_error *err)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
     if (len && read_exact(b, b->hblock, len, false, "the header block", err) < 0)
         return err->code;
-    hcur c = {.p = b->hblock, .len = len, .base = 16};
+    hcur c = {.p = b->hblock, .len = len, .base = 16, .label = b->label};
     double planet = h_f64(&c, "planetRadiusM");
     if (!c.bad && !(planet >= 0 && planet <= 1e12))
         h_fail(&c, 16, "planetRadiusM: expected 0 (none) or a radius in metres up to 1e12");

@@ -939,6 +939,14 @@ int harness__compare_headers(dg_report_scenario *sc, const char *pa, const char 
         dg_report_check_set_message(c, "%lu header and table value%s differ%s: %s%s%s%s%s%s", (unsigned long)h.n,
                                     h.n == 1 ? "" : "s", h.n == 1 ? "s" : "", h.first[0], h.n > 1 ? ", " : "",
                                     h.first[1], h.n > 2 ? ", " : "", h.first[2], h.n > 3 ? ", ..." : "");
+    else if (a->schema && !dg_schema_is_legacy(a->schema)) /* a declared schema: what it has, no planet assumed */
+        dg_report_check_set_message(c, "tick rate, %skeyframe interval, session flags, mission id, the entity schema "
+                                       "(%zu declared field%s)%s%s and the %zu participants equal",
+                                    a->planet_radius_m > 0 ? "planet radius, " : "", a->schema->field_count,
+                                    dg_report_plural_s(a->schema->field_count),
+                                    a->schema->std_mask & DG_STD_TYPE ? ", the types" : "",
+                                    a->schema->std_mask & DG_STD_FACTION ? ", the factions" : "",
+                                    a->participant_count);
     else
         dg_report_check_set_message(c, "tick rate, planet radius, keyframe interval, session flags, mission id and "
                                        "the %zu types, %zu factions, %zu participants and %zu mission objects equal",

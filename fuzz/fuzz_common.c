@@ -352,7 +352,10 @@ void dg_fuzz_check_reader_info(const dg_flrep_reader *r, size_t input_len)
     const dg_flrep_header *h = dg_flrep_reader_header(r);
     FUZZ_ASSERT(fi->file_size == input_len, "file_size %llu != %zu", (unsigned long long)fi->file_size, input_len);
     FUZZ_ASSERT(fi->data_start <= fi->file_size, "%s", "data_start past the end");
-    FUZZ_ASSERT(h->major == DG_FLREP_MAJOR, "major %u accepted", h->major);
+    FUZZ_ASSERT(h->major == DG_FLREP_MAJOR || h->major == DG_FLREP_MAJOR_SCHEMA, "major %u accepted", h->major);
+    FUZZ_ASSERT(h->schema != NULL && (h->major == DG_FLREP_MAJOR_SCHEMA || dg_schema_is_legacy(h->schema)) &&
+                    dg_schema_check(h->schema, NULL) == DG_OK,
+                "%s", "the header's schema is missing, invalid, or not the legacy one in a 1.x file");
     FUZZ_ASSERT(h->tick_rate_hz >= 1 && h->keyframe_interval_ticks >= DG_FLREP_KEYFRAME_MIN &&
                     h->keyframe_interval_ticks <= DG_FLREP_KEYFRAME_MAX,
                 "%s", "header fields out of range were accepted");

@@ -267,6 +267,71 @@ static void all_rply_seeds(void)
     free(s);
 }
 
+/* A format 2.0 recording (docs/FORMAT-flrep.md §12): a schema with every extra field type, no type,
+ * faction or health, quanta 1/1024; its whole file for the reader-level targets and its schema
+ * section payload for flrep_schema. */
+static void schema2_seeds(void)
+{
+    static const char *const kinds[] = {"static", "kinematic", "dynamic"};
+    const dg_field_def fields[] = {
+        {"angvel", "rad/s", DG_FIELD_FLOAT, 0, 1.0 / 4096, NULL, 0}, {"rng", "", DG_FIELD_UINT, 64, 0, NULL, 0},
+        {"awake", "", DG_FIELD_BOOL, 0, 0, NULL, 0},                {"kind", "", DG_FIELD_ENUM, 0, 0, kinds, 3},
+        {"tag", "", DG_FIELD_BYTES, 2, 0, NULL, 0},                 {"ammo", "", DG_FIELD_INT, 12, 0, NULL, 0},
+    };
+    dg_schema sc = {DG_STD_POS | DG_STD_VEL | DG_STD_ROT | DG_STD_FLAGS, 1.0 / 1024, 1.0 / 1024, fields, 6};
+    dg_flrep_header h = dg_fuzz_header(60, 15);
+    h.schema = &sc;
+    h.planet_radius_m = 0.0;
+    char path[256];
+    dg_fuzz_temp_path(path, sizeof path, "schema2.flrep");
+    dg_flrep_writer *w = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    if (dg_flrep_writer_open(&w, path, &h, NULL, &err) != DG_OK) {
+        fprintf(stderr, "gen_seeds: schema2: %s\n", err.msg);
+        exit(1);
+    }
+    uint64_t rng = 0x9E3779B97F4A7C15u;
+    for (uint64_t t = 0; t < 40; t++) {
+        dg_qentity q[4];
+        int64_t x[4 * 6];
+        memset(q, 0, sizeof q);
+        for (size_t i = 0; i < 4; i++) {
+            q[i].id = (uint32_t)(i * 3 + 1);
+            q[i].pos[0] = (int32_t)(i * 1024 + t * 17);
+            q[i].pos[1] = (int32_t)(20480 - t * t * 3);
+            q[i].vel[1] = -(int32_t)(t * 6);
+            q[i].rot[2] = (int16_t)(t * 40 * i);
+            q[i].flags = (uint16_t)(t > 20 && i == 2);
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            int64_t v[6] = {(int64_t)(i * 300 + t), (int64_t)rng, t < 30, (int64_t)(i % 3), 0x0a0b, 2047 - (int64_t)t};
+            memcpy(x + i * 6, v, sizeof v);
+        }
+        if (dg_flrep_writer_tick_qx(w, t, q, x, 4, NULL, 0, &err) != DG_OK) {
+            fprintf(stderr, "gen_seeds: schema2 tick %llu: %s\n", (unsigned long long)t, err.msg);
+            exit(1);
+        }
+    }
+    if (dg_flrep_writer_close(w, &err) != DG_OK) {
+        fprintf(stderr, "gen_seeds: schema2: %s\n", err.msg);
+        exit(1);
+    }
+    size_t len = 0;
+    uint8_t *buf = dg_fuzz_slurp(path, &len);
+    remove(path);
+    dg_fuzz_layout lay;
+    if (!buf || !dg_fuzz_layout_of(buf, len, &lay)) {
+        fprintf(stderr, "gen_seeds: schema2 file unreadable\n");
+        exit(1);
+    }
+    put_seed("flrep_file", "schema2.flrep", buf, len);
+    put_seed("flrep_roundtrip", "schema2.flrep", buf, len);
+    for (size_t i = 0; i < lay.nsections; i++)
+        if (dg_le16(buf + lay.sections[i].offset - 6) == 5)
+            put_seed("flrep_schema", "schema2.bin", buf + lay.sections[i].offset, lay.sections[i].length);
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     bool small = argc == 3 && strcmp(argv[1], "--small") == 0;
@@ -307,6 +372,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < nrec; i++)
         free(recs[i].buf);
+    schema2_seeds();
     all_rply_seeds();
     printf("gen_seeds: %u seeds in %s\n", g_written, g_out);
     return 0;

@@ -35,6 +35,8 @@ typedef struct flrep_schema2 {
     dg_field_def fields[DG_SCHEMA_MAX_FIELDS];
     uint8_t width[DG_SCHEMA_MAX_FIELDS];      /* W(f), §12.2 */
     bool is_signed[DG_SCHEMA_MAX_FIELDS];     /* raw(f) is s(W): int, float */
+    int64_t smin[DG_SCHEMA_MAX_FIELDS], smax[DG_SCHEMA_MAX_FIELDS];   /* signed fields' values */
+    uint64_t umax[DG_SCHEMA_MAX_FIELDS];      /* unsigned fields' values: 0 .. umax */
     uint32_t pred_num, pred_den;              /* §12.4 */
     char *blob;                               /* names, units, enum names and their pointer arrays */
 } flrep_schema2;
@@ -147,6 +149,8 @@ typedef struct flrep_tick_ctx {
     bool fast_avx2;                     /* decoder fast path and encoder loop: the AVX2 build (flrep_tick_avx2.c); tests clear it */
     const flrep_schema2 *v2;            /* format 2.0: records per §12.3 (flrep_tick2.c); NULL: 1.0 */
     int64_t pred_b;                     /* 2.0: predDen x tickRateHz */
+    bool pred_fast;                     /* 2.0: pred_b <= 100000: rdiv by the multiply below */
+    uint64_t pred_magic, pred_pass, pred_k, pred_bias, pred_even;   /* flrep_rdiv's constants for pred_b */
 } flrep_tick_ctx;
 
 /* Makes ctx decode and encode format 2.0 records of schema v2 (v2 must outlive ctx). */

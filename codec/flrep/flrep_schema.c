@@ -57,7 +57,25 @@ static void derive(flrep_schema2 *d)
 {
     for (size_t f = 0; f < d->s.field_count; f++) {
         d->width[f] = (uint8_t)dg_schema_value_bits(&d->fields[f]);
-        d->is_signed[f] = d->fields[f].type == DG_FIELD_INT || d->fields[f].type == DG_FIELD_FLOAT;
+        const dg_field_def *fd = &d->fields[f];
+        d->is_signed[f] = fd->type == DG_FIELD_INT || fd->type == DG_FIELD_FLOAT;
+        unsigned w = d->width[f];
+        switch (fd->type) {
+        case DG_FIELD_INT:
+            d->smin[f] = w >= 64 ? INT64_MIN : -(INT64_C(1) << (w - 1));
+            d->smax[f] = w >= 64 ? INT64_MAX : (INT64_C(1) << (w - 1)) - 1;
+            break;
+        case DG_FIELD_FLOAT:
+            d->smin[f] = -(INT64_C(1) << 53);
+            d->smax[f] = INT64_C(1) << 53;
+            break;
+        case DG_FIELD_ENUM:
+            d->umax[f] = fd->enum_count ? (uint64_t)fd->enum_count - 1 : 0;
+            break;
+        default:   /* uint, bool, bytes: every value of the width */
+            d->umax[f] = w >= 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
+            break;
+        }
     }
 }
 

@@ -103,7 +103,17 @@ void flrep_tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep
 void flrep_tick_ctx_set_schema(flrep_tick_ctx *ctx, const flrep_schema2 *v2)
 {
     ctx->v2 = v2;
-    ctx->pred_b = v2 ? (int64_t)v2->pred_den * ctx->tick_rate_hz : 0;
+    uint64_t b = v2 ? (uint64_t)v2->pred_den * ctx->tick_rate_hz : 0;
+    ctx->pred_b = (int64_t)b;
+    /* the constants of flrep_rdiv (exact for |a| < 2^45 and b < 2^17), computed for b */
+    ctx->pred_fast = b >= 1 && b <= FLREP_TICK_RATE_MAX;
+    if (ctx->pred_fast) {
+        ctx->pred_magic = b > 1 ? UINT64_MAX / b + 1 : 0;
+        ctx->pred_pass = b == 1 ? UINT64_MAX : 0;
+        ctx->pred_k = (UINT64_C(1) << 45) / b + 1;
+        ctx->pred_bias = b / 2 + ctx->pred_k * b;
+        ctx->pred_even = b % 2 == 0 ? UINT64_MAX : 0;
+    }
 }
 
 /* ---- decoding ---------------------------------------------------------------------------- */

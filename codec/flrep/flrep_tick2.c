@@ -11,24 +11,35 @@
 
 typedef struct flrep_rec2 {
     uint32_t id;
-    uint8_t kind, motion, rot_full, attr_mask;   /* attr_mask: 5 bits, §12.3 */
+    uint8_t kind, motion, rot_full, attr_mask;   /* attr_mask: type, faction, health, flags (§12.3) */
     dg_qentity full;                             /* FULL: the state; DELTA with rotFull: the rotation */
     int64_t vres[3], pres[3], rres[3];
     uint16_t attrs[4];                           /* type, faction, health, flags */
     uint32_t changed;                            /* extras changed (bit f) */
-    uint8_t form[DG_SCHEMA_MAX_FIELDS];          /* 0: SEG delta, 1: raw value */
-    int64_t xval[DG_SCHEMA_MAX_FIELDS];          /* FULL: values; DELTA: delta or value per form */
+    uint8_t form[DG_SCHEMA_MAX_FIELDS];          /* 0: SEG (FULL: the value, DELTA: the change), 1: raw */
+    int64_t xval[DG_SCHEMA_MAX_FIELDS];          /* per form: the value or the change */
 } flrep_rec2;
 
-enum { ATTR_EXTRAS = 1u << 4 };
 
 static inline bool has(const flrep_schema2 *s, uint32_t bit) { return (s->s.std_mask & bit) != 0; }
 static inline bool fits_i32_2(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
 /* rdiv of §6.4 for any b > 0 (|a| < 2^62 here). */
-static inline int64_t rdiv2(int64_t a, int64_t b)
+static inline int64_t rdiv_div(int64_t a, int64_t b)
 {
     return a >= 0 ? (a + b / 2) / b : -((-a + b / 2) / b);
+}
+
+/* The same by flrep_rdiv's multiply when b is small and |a| < 2^45 (nearly always: a tick of motion
+ * in position quanta); an integer divide per axis was most of the 2.0 decoder's time. */
+static inline int64_t rdiv2(int64_t a, const flrep_tick_ctx *tc)
+{
+    if (__builtin_expect(tc->pred_fast && (uint64_t)a + (UINT64_C(1) << 45) < (UINT64_C(1) << 46), 1)) {
+        uint64_t n = (uint64_t)a + tc->pred_bias + ((uint64_t)(a >> 63) & tc->pred_even);
+        uint64_t q = (uint64_t)(((flrep_u128)n * tc->pred_magic) >> 64) + (n & tc->pred_pass);
+        return (int64_t)(q - tc->pred_k);
+    }
+    return rdiv_div(a, tc->pred_b);
 }
 
 /* The standard attribute bits (mask bits 0..3) the schema has. */
@@ -67,10 +78,10 @@ static void write_raw(dg_bitw *b, const flrep_schema2 *s, size_t f, int64_t valu
         dg_bitw_put(b, (v >> 32) & ((UINT64_C(1) << (w - 32)) - 1), w - 32);
 }
 
-/* True when v is a value of field f (§12.2), without formatting anything. */
-static bool value_ok(const dg_field_def *f, int64_t v)
+/* True when v is a value of field f (§12.2): the bounds flrep_schema2 derived, one compare or two. */
+static inline bool value_ok(const flrep_schema2 *s, size_t f, int64_t v)
 {
-    return dg_schema_check_value(f, v, NULL) == DG_OK;
+    return s->is_signed[f] ? v >= s->smin[f] && v <= s->smax[f] : (uint64_t)v <= s->umax[f];
 }
 
 /* ---- decoding ---------------------------------------------------------------------------------- */
@@ -82,7 +93,15 @@ static void read_rot2(dg_bitr *b, dg_qentity *q)
         q->rot[i] = (int16_t)(uint16_t)dg_bitr_get(b, 16);
 }
 
-static void read_full2(dg_bitr *b, const flrep_schema2 *s, flrep_rec2 *r)
+/* An extra field's value in a record: form u(1), then SEG (form 0) or raw(f) (form 1). */
+static int64_t read_xval(dg_bitr *b, const flrep_schema2 *s, size_t f, uint8_t *form)
+{
+    *form = (uint8_t)dg_bitr_get(b, 1);
+    return *form ? read_raw(b, s, f) : dg_bitr_seg(b);
+}
+
+/* A FULL record's fields (§12.3); *bad names a value outside its field's domain. */
+static void read_full2(dg_bitr *b, const flrep_schema2 *s, flrep_rec2 *r, const char **bad)
 {
     dg_qentity *q = &r->full;
     memset(q, 0, sizeof *q);
@@ -95,20 +114,38 @@ static void read_full2(dg_bitr *b, const flrep_schema2 *s, flrep_rec2 *r)
         q->health = (uint16_t)dg_bitr_get(b, 16);
     if (has(s, DG_STD_FLAGS))
         q->flags = (uint16_t)dg_bitr_get(b, 16);
-    for (int i = 0; i < 3 && has(s, DG_STD_POS); i++)
-        q->pos[i] = (int32_t)(uint32_t)dg_bitr_get(b, 32);
-    for (int i = 0; i < 3 && has(s, DG_STD_VEL); i++)
-        q->vel[i] = (int32_t)(uint32_t)dg_bitr_get(b, 32);
-    if (has(s, DG_STD_ROT))
-        read_rot2(b, q);
+    bool wide = false, rot_out = false;
+    for (int i = 0; i < 3 && has(s, DG_STD_POS); i++) {
+        int64_t v = dg_bitr_seg(b);
+        wide |= !fits_i32_2(v);
+        q->pos[i] = (int32_t)v;
+    }
+    for (int i = 0; i < 3 && has(s, DG_STD_VEL); i++) {
+        int64_t v = dg_bitr_seg(b);
+        wide |= !fits_i32_2(v);
+        q->vel[i] = (int32_t)v;
+    }
+    if (has(s, DG_STD_ROT)) {
+        q->rot_largest = (uint8_t)dg_bitr_get(b, 2);
+        for (int i = 0; i < 3; i++) {
+            int64_t v = dg_bitr_seg(b);
+            rot_out |= v < -DG_QROT_SCALE || v > DG_QROT_SCALE;
+            q->rot[i] = (int16_t)v;
+        }
+    }
     for (size_t f = 0; f < s->s.field_count; f++)
-        r->xval[f] = read_raw(b, s, f);
+        r->xval[f] = read_xval(b, s, f, &r->form[f]);
+    if (b->ok && wide)
+        *bad = "a FULL record's positions and velocities within the i32 range, found one outside";
+    else if (b->ok && rot_out)
+        *bad = "a rotation component in -32767..32767, found one outside";
 }
 
-/* *bad names the rule a DELTA breaks; *bad_field the extra field it is about (or -1). */
-static void read_delta2(dg_bitr *b, const flrep_schema2 *s, flrep_rec2 *r, const char **bad)
+/* *bad names the rule a DELTA breaks (the reader stops there); a short block leaves b->ok false. */
+static inline __attribute__((always_inline)) void read_delta2(dg_bitr *b, const flrep_schema2 *s,
+                                                              const dg_seg3_entry *t3, flrep_rec2 *r, const char **bad)
 {
-    uint32_t flags = (uint32_t)dg_bitr_get(b, 3);
+    uint32_t flags = (uint32_t)dg_bitr_get(b, 4);   /* motion, rotFull, attrs, extras */
     r->motion = flags & 1;
     r->rot_full = (flags >> 1) & 1;
     if (!b->ok)
@@ -122,58 +159,61 @@ static void read_delta2(dg_bitr *b, const flrep_schema2 *s, flrep_rec2 *r, const
         *bad = "rotFull = 0 (rotFull needs motion = 1 and rotation in the schema), found rotFull = 1";
         return;
     }
-    memset(r->vres, 0, sizeof r->vres);
-    memset(r->pres, 0, sizeof r->pres);
-    memset(r->rres, 0, sizeof r->rres);
+    if ((flags & 8) && s->s.field_count == 0) {
+        *bad = "extras = 0 (the schema declares no extra field), found extras = 1";
+        return;
+    }
+    if (!r->motion || !has(s, DG_STD_VEL))
+        memset(r->vres, 0, sizeof r->vres);
+    if (!r->motion || !has(s, DG_STD_POS))
+        memset(r->pres, 0, sizeof r->pres);
+    if (!r->motion || r->rot_full || !has(s, DG_STD_ROT))
+        memset(r->rres, 0, sizeof r->rres);
     if (r->motion) {
-        for (int i = 0; i < 3 && has(s, DG_STD_VEL); i++)
-            r->vres[i] = dg_bitr_seg(b);
-        for (int i = 0; i < 3 && has(s, DG_STD_POS); i++)
-            r->pres[i] = dg_bitr_seg(b);
+        /* three codes at once, as the 1.0 decoder reads them */
+        if (has(s, DG_STD_VEL))
+            dg_bitr_seg3(b, t3, r->vres);
+        if (has(s, DG_STD_POS))
+            dg_bitr_seg3(b, t3, r->pres);
         if (r->rot_full)
             read_rot2(b, &r->full);
-        else
-            for (int i = 0; i < 3 && has(s, DG_STD_ROT); i++)
-                r->rres[i] = dg_bitr_seg(b);
+        else if (has(s, DG_STD_ROT))
+            dg_bitr_seg3(b, t3, r->rres);
     }
     r->attr_mask = 0;
     r->changed = 0;
-    if (!(flags & 4))
-        return;
-    r->attr_mask = (uint8_t)dg_bitr_get(b, 5);
-    if (!b->ok)
-        return;
-    unsigned allowed = std_attr_bits(s) | (s->s.field_count ? ATTR_EXTRAS : 0u);
-    if (r->attr_mask == 0) {
-        *bad = "a non-zero attrs mask after attrs = 1, found mask 0";
-        return;
+    if (flags & 4) {
+        r->attr_mask = (uint8_t)dg_bitr_get(b, 4);
+        if (!b->ok)
+            return;
+        if (r->attr_mask == 0) {
+            *bad = "a non-zero attrs mask after attrs = 1, found mask 0";
+            return;
+        }
+        if (r->attr_mask & ~std_attr_bits(s)) {
+            *bad = "an attrs mask with bits only for fields the schema has (FORMAT-flrep.md 12.3), found another bit";
+            return;
+        }
+        for (int i = 0; i < 4; i++)
+            if (r->attr_mask & (1u << i))
+                r->attrs[i] = (uint16_t)dg_bitr_get(b, 16);
     }
-    if (r->attr_mask & ~allowed) {
-        *bad = "an attrs mask with bits only for fields the schema has (FORMAT-flrep.md 12.3), found another bit";
-        return;
-    }
-    for (int i = 0; i < 4; i++)
-        if (r->attr_mask & (1u << i))
-            r->attrs[i] = (uint16_t)dg_bitr_get(b, 16);
-    if (!(r->attr_mask & ATTR_EXTRAS))
+    if (!(flags & 8))
         return;
     size_t nf = s->s.field_count;
     r->changed = (uint32_t)dg_bitr_get(b, (unsigned)nf);
     if (b->ok && r->changed == 0) {
-        *bad = "a non-zero changed mask after attrs bit 4, found 0";
+        *bad = "a non-zero changed mask after extras = 1, found 0";
         return;
     }
-    for (size_t f = 0; f < nf && b->ok; f++) {
-        if (!(r->changed >> f & 1))
-            continue;
-        r->form[f] = (uint8_t)dg_bitr_get(b, 1);
-        r->xval[f] = r->form[f] ? read_raw(b, s, f) : dg_bitr_seg(b);
-    }
+    for (size_t f = 0; f < nf && b->ok; f++)
+        if (r->changed >> f & 1)
+            r->xval[f] = read_xval(b, s, f, &r->form[f]);
 }
 
 /* Applies a DELTA record (§12.4) to prev (and its extras px) into out / out_pred / ox. Returns false
  * with *why (and *field for an extra field, else -1) when the result leaves the field's values. */
-static bool apply_delta2(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px, const flrep_rec2 *r,
+static inline __attribute__((always_inline)) bool apply_delta2(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px, const flrep_rec2 *r,
                          const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred, int64_t *ox,
                          const char **why, int *field)
 {
@@ -184,7 +224,7 @@ static bool apply_delta2(const dg_qentity *prev, const flrep_pred *pred, const i
     bool vel = has(s, DG_STD_VEL), pos = has(s, DG_STD_POS);
     for (int i = 0; i < 3; i++) {
         int64_t v = vel ? (int64_t)prev->vel[i] + pred->dv[i] + r->vres[i] : 0;
-        int64_t p = pos ? (int64_t)prev->pos[i] + rdiv2((int64_t)s->pred_num * v, tc->pred_b) + r->pres[i] : 0;
+        int64_t p = pos ? (int64_t)prev->pos[i] + rdiv2((int64_t)s->pred_num * v, tc) + r->pres[i] : 0;
         if (!fits_i32_2(v) || !fits_i32_2(p)) {
             *why = "position or velocity leaves the i32 range";
             return false;
@@ -214,7 +254,9 @@ static bool apply_delta2(const dg_qentity *prev, const flrep_pred *pred, const i
                 out_pred->drot[i] = (int32_t)(v - prev->rot[i]);
             }
         }
-        if (!dg_quant_rot_valid(out->rot, out->rot_largest)) {
+        int64_t n2 = (int64_t)out->rot[0] * out->rot[0] + (int64_t)out->rot[1] * out->rot[1] +
+                     (int64_t)out->rot[2] * out->rot[2];
+        if (n2 > 2 * (int64_t)DG_QROT_SCALE * DG_QROT_SCALE) {
             *why = "rotation is not a unit quaternion";
             return false;
         }
@@ -230,11 +272,11 @@ static bool apply_delta2(const dg_qentity *prev, const flrep_pred *pred, const i
     size_t nf = s->s.field_count;
     if (nf)
         memcpy(ox, px, nf * sizeof *ox);
-    for (size_t f = 0; f < nf && (r->attr_mask & ATTR_EXTRAS); f++) {
+    for (size_t f = 0; f < nf && r->changed; f++) {
         if (!(r->changed >> f & 1))
             continue;
         int64_t v = r->form[f] ? r->xval[f] : (int64_t)((uint64_t)px[f] + (uint64_t)r->xval[f]);
-        if (!value_ok(&s->fields[f], v)) {
+        if (!value_ok(s, f, v)) {
             *why = "a value of its type and width (FORMAT-flrep.md 12.2)";
             *field = (int)f;
             return false;
@@ -291,8 +333,9 @@ static dg_status check_state2(const dg_qentity *q, const flrep_tick_ctx *ctx, co
 }
 
 /* One record at b: id, kind and fields, checked for shape (not yet against the world). */
-static dg_status decode_record2(dg_bitr *b, const blk2 *k, uint32_t i, bool keyframe, uint64_t *prev,
-                                const flrep_schema2 *s, flrep_rec2 *r, uint64_t *rec_at, dg_error *err)
+static inline __attribute__((always_inline)) dg_status
+decode_record2(dg_bitr *b, const blk2 *k, uint32_t i, bool keyframe, uint64_t *prev, const flrep_schema2 *s,
+               const dg_seg3_entry *t3, flrep_rec2 *r, uint64_t *rec_at, dg_error *err)
 {
     *rec_at = k->block_offset + dg_bitr_tell(b, k->block) / 8;
     uint64_t id = *prev + dg_bitr_eg(b) + 1;
@@ -311,15 +354,12 @@ static dg_status decode_record2(dg_bitr *b, const blk2 *k, uint32_t i, bool keyf
                             i, r->id, keyframe ? "FULL (1) in a keyframe tick" : "0, 1 or 2", r->kind);
     const char *bad = NULL;
     if (r->kind == FLREP_REC_FULL) {
-        read_full2(b, s, r);
-        for (int c = 0; c < 3 && b->ok && !bad && has(s, DG_STD_ROT); c++)
-            if (r->full.rot[c] == INT16_MIN)
-                bad = "a rotation component in -32767..32767, found -32768";
+        read_full2(b, s, r, &bad);
         for (size_t f = 0; f < s->s.field_count && b->ok && !bad; f++)
-            if (!value_ok(&s->fields[f], r->xval[f]))
+            if (!value_ok(s, f, r->xval[f]))
                 return field_fail(err, k, *rec_at, b, i, r->id, &s->fields[f], r->xval[f]);
     } else if (r->kind == FLREP_REC_DELTA) {
-        read_delta2(b, s, r, &bad);
+        read_delta2(b, s, t3, r, &bad);
     }
     if (bad)
         return rec_fail(err, DG_E_MALFORMED, k, *rec_at, b, i, r->id, bad);
@@ -361,10 +401,11 @@ dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32
     size_t wi = 0, out = 0, x = sc->s.field_count;
     uint64_t prev = 0;
     bool twice = ctx->fault_double_delta && tick == ctx->fault_double_delta_tick;
+    const dg_seg3_entry *t3 = dg_seg3_table();
     flrep_rec2 r;
     for (uint32_t i = 0; i < nrec; i++) {
         uint64_t rec_at;
-        if (decode_record2(&b, &k, i, keyframe, &prev, sc, &r, &rec_at, err) != DG_OK)
+        if (decode_record2(&b, &k, i, keyframe, &prev, sc, t3, &r, &rec_at, err) != DG_OK)
             return err ? err->code : DG_E_MALFORMED;
         size_t run = wi;
         while (wi < wn && world->ents[wi].id < r.id)
@@ -409,7 +450,7 @@ dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32
                                 why);
         if (!ok)
             return dg_error_set(err, DG_E_RANGE, block_offset, where, "record %u (entity %u): %s", i, r.id, why);
-        if ((r.attr_mask & 0xF) && check_state2(&nx->ents[out], ctx, &k, err) != DG_OK)
+        if (r.attr_mask && check_state2(&nx->ents[out], ctx, &k, err) != DG_OK)
             return err ? err->code : DG_E_MALFORMED;
         out++;
         wi++;
@@ -436,6 +477,29 @@ static void write_rot2(dg_bitw *b, const dg_qentity *q)
         dg_bitw_put(b, (uint16_t)q->rot[i], 16);
 }
 
+static unsigned eg_len(uint64_t z) { return 2 * dg_bit_floor_log2(z + 1) + 1; }
+
+#define SEG_ZIGZAG_MAX (UINT64_C(1) << 39)
+
+/* form and value of an extra field whose SEG form would code `seg` (the value or the change): SEG
+ * when it is no longer than raw(f), raw otherwise (§12.3). */
+static void choose_form(const flrep_schema2 *s, size_t f, int64_t seg, int64_t value, uint8_t *form, int64_t *xval)
+{
+    uint64_t z = dg_zigzag(seg);
+    bool use_seg = z < SEG_ZIGZAG_MAX && eg_len(z) <= s->width[f];
+    *form = use_seg ? 0 : 1;
+    *xval = use_seg ? seg : value;
+}
+
+static void write_xval(dg_bitw *b, const flrep_schema2 *s, size_t f, uint8_t form, int64_t xval)
+{
+    dg_bitw_put(b, form, 1);
+    if (form)
+        write_raw(b, s, f, xval);
+    else
+        dg_bitw_seg(b, xval);
+}
+
 static void write_full2(dg_bitw *b, const flrep_schema2 *s, const dg_qentity *q, const int64_t *xv)
 {
     dg_bitw_put(b, FLREP_REC_FULL, 2);
@@ -448,18 +512,21 @@ static void write_full2(dg_bitw *b, const flrep_schema2 *s, const dg_qentity *q,
     if (has(s, DG_STD_FLAGS))
         dg_bitw_put(b, q->flags, 16);
     for (int i = 0; i < 3 && has(s, DG_STD_POS); i++)
-        dg_bitw_put(b, (uint32_t)q->pos[i], 32);
+        dg_bitw_seg(b, q->pos[i]);
     for (int i = 0; i < 3 && has(s, DG_STD_VEL); i++)
-        dg_bitw_put(b, (uint32_t)q->vel[i], 32);
-    if (has(s, DG_STD_ROT))
-        write_rot2(b, q);
-    for (size_t f = 0; f < s->s.field_count; f++)
-        write_raw(b, s, f, xv[f]);
+        dg_bitw_seg(b, q->vel[i]);
+    if (has(s, DG_STD_ROT)) {
+        dg_bitw_put(b, q->rot_largest, 2);
+        for (int i = 0; i < 3; i++)
+            dg_bitw_seg(b, q->rot[i]);
+    }
+    for (size_t f = 0; f < s->s.field_count; f++) {
+        uint8_t form;
+        int64_t xval;
+        choose_form(s, f, xv[f], xv[f], &form, &xval);
+        write_xval(b, s, f, form, xval);
+    }
 }
-
-static unsigned eg_len(uint64_t z) { return 2 * dg_bit_floor_log2(z + 1) + 1; }
-
-#define SEG_ZIGZAG_MAX (UINT64_C(1) << 39)
 
 /* The DELTA record that makes apply_delta2(prev) produce cur; false when some residual is too large
  * for a SEG code (the caller writes a FULL record instead). */
@@ -475,7 +542,7 @@ static bool make_delta2(const dg_qentity *prev, const flrep_pred *pred, const in
         r->vres[i] = has(s, DG_STD_VEL) ? (int64_t)cur->vel[i] - ((int64_t)prev->vel[i] + pred->dv[i]) : 0;
         int64_t v = has(s, DG_STD_VEL) ? cur->vel[i] : 0;
         r->pres[i] = has(s, DG_STD_POS)
-                         ? (int64_t)cur->pos[i] - ((int64_t)prev->pos[i] + rdiv2((int64_t)s->pred_num * v, tc->pred_b))
+                         ? (int64_t)cur->pos[i] - ((int64_t)prev->pos[i] + rdiv2((int64_t)s->pred_num * v, tc))
                          : 0;
         big |= dg_zigzag(r->vres[i]) | dg_zigzag(r->pres[i]);
         any |= r->vres[i] | r->pres[i];
@@ -502,14 +569,8 @@ static bool make_delta2(const dg_qentity *prev, const flrep_pred *pred, const in
         if (cx[f] == px[f])
             continue;
         r->changed |= 1u << f;
-        int64_t d = (int64_t)((uint64_t)cx[f] - (uint64_t)px[f]);
-        uint64_t z = dg_zigzag(d);
-        bool seg = z < SEG_ZIGZAG_MAX && eg_len(z) < s->width[f];
-        r->form[f] = seg ? 0 : 1;
-        r->xval[f] = seg ? d : cx[f];
+        choose_form(s, f, (int64_t)((uint64_t)cx[f] - (uint64_t)px[f]), cx[f], &r->form[f], &r->xval[f]);
     }
-    if (r->changed)
-        mask |= ATTR_EXTRAS;
     r->attr_mask = (uint8_t)mask;
     return true;
 }
@@ -517,7 +578,8 @@ static bool make_delta2(const dg_qentity *prev, const flrep_pred *pred, const in
 static void write_delta2(dg_bitw *b, const flrep_schema2 *s, const flrep_rec2 *r)
 {
     dg_bitw_put(b, FLREP_REC_DELTA, 2);
-    dg_bitw_put(b, (uint64_t)r->motion | (uint64_t)r->rot_full << 1 | (uint64_t)(r->attr_mask != 0) << 2, 3);
+    dg_bitw_put(b, (uint64_t)r->motion | (uint64_t)r->rot_full << 1 | (uint64_t)(r->attr_mask != 0) << 2 |
+                       (uint64_t)(r->changed != 0) << 3, 4);
     if (r->motion) {
         for (int i = 0; i < 3 && has(s, DG_STD_VEL); i++)
             dg_bitw_seg(b, r->vres[i]);
@@ -529,25 +591,19 @@ static void write_delta2(dg_bitw *b, const flrep_schema2 *s, const flrep_rec2 *r
             for (int i = 0; i < 3 && has(s, DG_STD_ROT); i++)
                 dg_bitw_seg(b, r->rres[i]);
     }
-    if (!r->attr_mask)
-        return;
-    dg_bitw_put(b, r->attr_mask, 5);
-    for (int i = 0; i < 4; i++)
-        if (r->attr_mask & (1u << i))
-            dg_bitw_put(b, r->attrs[i], 16);
-    if (!(r->attr_mask & ATTR_EXTRAS))
+    if (r->attr_mask) {
+        dg_bitw_put(b, r->attr_mask, 4);
+        for (int i = 0; i < 4; i++)
+            if (r->attr_mask & (1u << i))
+                dg_bitw_put(b, r->attrs[i], 16);
+    }
+    if (!r->changed)
         return;
     size_t nf = s->s.field_count;
     dg_bitw_put(b, r->changed, (unsigned)nf);
-    for (size_t f = 0; f < nf; f++) {
-        if (!(r->changed >> f & 1))
-            continue;
-        dg_bitw_put(b, r->form[f], 1);
-        if (r->form[f])
-            write_raw(b, s, f, r->xval[f]);
-        else
-            dg_bitw_seg(b, r->xval[f]);
-    }
+    for (size_t f = 0; f < nf; f++)
+        if (r->changed >> f & 1)
+            write_xval(b, s, f, r->form[f], r->xval[f]);
 }
 
 static bool same_extras(const int64_t *a, const int64_t *b, size_t n)

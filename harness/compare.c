@@ -145,17 +145,18 @@ uint32_t harness__count_diff_x(harness__xworld a, harness__xworld b, const dg_sc
     return n;
 }
 
-/* Position and velocity in metres at the schema's quanta (the report's own diff assumes 1/64, 1/32). */
-static void requantize(dg_report_entity *e, uint32_t from, const dg_schema *s)
+/* Position and velocity in metres at each side's quanta (the report's own diff assumes 1/64, 1/32). */
+static void requantize(dg_report_entity *e, const dg_schema *sa, const dg_schema *sb)
 {
-    for (uint32_t k = from; k < e->n_fields; k++) {
+    sa = sa ? sa : dg_schema_legacy();
+    sb = sb ? sb : dg_schema_legacy();
+    for (uint32_t k = 0; k < e->n_fields; k++) {
         dg_report_field *f = &e->fields[k];
-        double q = strncmp(f->name, "pos.", 4) == 0 ? s->pos_quantum_m : strncmp(f->name, "vel.", 4) == 0
-                                                                            ? s->vel_quantum_mps : 0;
-        if (q == 0 || !f->has_quanta)
+        bool pos = strncmp(f->name, "pos.", 4) == 0, vel = strncmp(f->name, "vel.", 4) == 0;
+        if ((!pos && !vel) || !f->has_quanta)
             continue;
-        f->a = (double)f->a_q * q;
-        f->b = (double)f->b_q * q;
+        f->a = (double)f->a_q * (pos ? sa->pos_quantum_m : sa->vel_quantum_mps);
+        f->b = (double)f->b_q * (pos ? sb->pos_quantum_m : sb->vel_quantum_mps);
         f->delta = f->b - f->a;
     }
 }
@@ -188,8 +189,8 @@ static void add_entity_x(dg_report_tick *t, harness__xworld a, size_t i, harness
     if (!e || k != DG_REPORT_ENTITY_CHANGED)
         return;
     dg_report_entity_diff_qentity(e, &a.ents[i], &b.ents[j]);
-    if (s && !dg_schema_is_legacy(s))
-        requantize(e, 0, s);
+    if (!dg_schema_is_legacy(a.schema) || !dg_schema_is_legacy(b.schema))
+        requantize(e, a.schema, b.schema);
     if (schema_nx(s) && a.x && b.x)
         diff_extras(e, a.x + i * s->field_count, b.x + j * s->field_count, s);
 }
@@ -323,7 +324,8 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
         size_t na = fs == 1 ? f.n : 0;
         const dg_qentity *qb = rs == 1 ? t.ents : NULL;
         size_t nb = rs == 1 ? t.ent_count : 0;
-        harness__xworld wa = {qa, fs == 1 ? f.extras : NULL, na}, wb = {qb, rs == 1 ? t.extras : NULL, nb};
+        harness__xworld wa = {qa, fs == 1 ? f.extras : NULL, na, src->hdr.schema},
+                        wb = {qb, rs == 1 ? t.extras : NULL, nb, dg_flrep_reader_header(r)->schema};
         ndiff = harness__count_diff_x(wa, wb, xs);
         if (rt) {
             harness__diff_worlds_x(rt, wa, wb, xs, &src->hdr);
@@ -645,7 +647,8 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
             diverged++;
             if (!past_end)
                 follow_tick(&fw, c, tick, qa, na, qb, nb);
-            harness__xworld wa = {qa, only_b ? NULL : a.t.extras, na}, wb = {qb, only_a ? NULL : b.t.extras, nb};
+            harness__xworld wa = {qa, only_b ? NULL : a.t.extras, na, names->schema},
+                            wb = {qb, only_a ? NULL : b.t.extras, nb, dg_flrep_reader_header(b.r)->schema};
             dg_report_check_add_divergent(c, tick, harness__count_diff_x(wa, wb, xs));
             dg_report_tick *rt = past_end ? NULL : dg_report_add_tick(c, tick);
             if (rt) {

@@ -186,6 +186,7 @@ typedef struct harness__xworld {
     const dg_qentity *ents;
     const int64_t *x;
     size_t n;
+    const dg_schema *schema; /* this side's (NULL = legacy): its pos/vel quanta give the metres */
 } harness__xworld;
 /* harness__diff_worlds / _count_diff under a schema (NULL = legacy): positions and velocities in
  * metres at its quanta, every declared field that differs named with its unit and both values as

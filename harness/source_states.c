@@ -345,7 +345,7 @@ static dg_status csv_header_extra(st_source *p, const char *s, size_t len, unsig
         if (d < best)
             best = d, near = p->decl->fields[f].name;
     }
-    char hint[96] = "";
+    char hint[128] = "";
     if (near)
         snprintf(hint, sizeof hint, " (did you mean the declared field \"%s\"?)", near);
     return st_err_col(p, err, col, "expected a column name (a standard one or a declared field's), found \"%s\"%s",

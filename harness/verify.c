@@ -196,8 +196,8 @@ static void seek_detail(dg_report_check *c, const char *path, const harness__ver
         }
         int rb = dg_flrep_reader_seek(sk, bad[k], &scratch_err) == DG_OK ? dg_flrep_reader_next(sk, &b, &scratch_err) : -1;
         bool ha = ra == 1 && a.tick == bad[k], hb = rb == 1 && b.tick == bad[k];
-        harness__xworld wa = {ha ? a.ents : NULL, ha ? a.extras : NULL, ha ? a.ent_count : 0},
-                        wb = {hb ? b.ents : NULL, hb ? b.extras : NULL, hb ? b.ent_count : 0};
+        harness__xworld wa = {ha ? a.ents : NULL, ha ? a.extras : NULL, ha ? a.ent_count : 0, names->schema},
+                        wb = {hb ? b.ents : NULL, hb ? b.extras : NULL, hb ? b.ent_count : 0, names->schema};
         const dg_schema *xs = harness__common_schema(names, names);
         dg_report_check_add_divergent(c, bad[k], harness__count_diff_x(wa, wb, xs));
         dg_report_tick *rt = dg_report_add_tick(c, bad[k]);

@@ -171,6 +171,16 @@ unset DG_TEST_ENGINE_FIELDS
 cd "$W" || exit 1
 no_temp "gate and repeat"
 
+# two recordings of other schemas: the header check names the difference, positions are compared in
+# metres at each side's own quanta (1/64 m against 1 mm: body 1 at y = 10 m is 640 and 10000 quanta)
+printf 'bodies 3\nticks 90\nformat csv\n' >"$W/plain.scn"
+"$ENGINE" "$W/plain.scn" >"$W/plain.csv"
+expect 0 "$DG" record --states "$W/plain.csv" -o "$W/plain.flrep"
+expect 1 "$DG" diff "$W/plain.flrep" "$W/f_csv.flrep" --report-dir "$W/rep_schemas"
+contains "$W/rep_schemas/report.json" '{"field": "pos.y", "unit": "m", "aQ": 640, "bQ": 10000, "deltaQ": 9360, "a": 10, "b": 10, "delta": 0}'
+contains "$W/rep_schemas/report.txt" "standard fields"
+contains "$W/rep_schemas/report.txt" "field\[0\]"
+
 # ---- binary version 2 without fields: events and tables, format 1.0 --------------------------------
 printf 'bodies 3\nticks 50\nformat bin2\n' >"$W/legacy.scn"
 "$ENGINE" "$W/legacy.scn" >"$W/legacy.bin"

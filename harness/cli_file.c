@@ -267,8 +267,12 @@ static void dump_header(FILE *f, const dg_flrep_reader *r)
     fprintf(f, "{\"type\":\"header\",\"format\":\"flrep\",\"major\":%u,\"minor\":%u,\"engineVersion\":", h->major,
             h->minor);
     json_fstr(f, h->engine_version);
-    fprintf(f, ",\"tickRateHz\":%u,\"planetRadiusM\":%.17g,\"startUnixSeconds\":%" PRIu64 ",\"missionId\":",
-            h->tick_rate_hz, h->planet_radius_m, h->start_unix_seconds);
+    fprintf(f, ",\"tickRateHz\":%u,\"planetRadiusM\":", h->tick_rate_hz);
+    if (h->schema && !dg_schema_is_legacy(h->schema) && h->planet_radius_m == 0) /* no planet: not a 0 m one */
+        fputs("null", f);
+    else
+        fprintf(f, "%.17g", h->planet_radius_m);
+    fprintf(f, ",\"startUnixSeconds\":%" PRIu64 ",\"missionId\":", h->start_unix_seconds);
     json_fstr(f, h->mission_id);
     fprintf(f, ",\"sessionFlags\":%u,\"keyframeIntervalTicks\":%u,\"ticks\":%" PRIu64 ",\"firstTick\":%" PRIu64
                ",\"lastTick\":%" PRIu64 ",\"chunks\":%zu,\"recovered\":%s}\n",

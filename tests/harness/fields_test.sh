@@ -85,6 +85,8 @@ contains "$W/err" 'expected a column name (tick,id,type,faction,px,py,pz'
 expect 0 "$DG" verify --states "$W/f_csv.stream" -q
 expect 0 "$DG" dump --json "$W/f_csv.flrep"
 contains "$W/out" '"type":"schema","standard":\["pos","vel","rot"\]'
+contains "$W/out" '"tickRateHz":60,"planetRadiusM":null,'
+
 # body 1 at tick 0: angvel -0.25 rad/s = -1024 quanta; rng the seed 0x9E3779B97F4A7C15 (above 2^63);
 # awake true (the test engine's extras_of)
 contains "$W/out" '{"type":"tick","tick":0,"keyframe":true,"entities":\[{"id":1,"pos":\[0,10000,0\],"vel":\[1000,0,0\],"rot":\[0,0,0\],"rotLargest":0,"angvel":0,"rng":11400714819323198485,"awake":1}'

@@ -183,6 +183,16 @@ contains "$W/rep_schemas/report.json" '{"field": "pos.y", "unit": "m", "aQ": 640
 contains "$W/rep_schemas/report.txt" "standard fields"
 contains "$W/rep_schemas/report.txt" "field\[0\]"
 
+# RPLY cannot carry a declared schema: said, not dropped
+expect 2 "$DG" record --format rply --states "$W/f_csv.stream" -o "$W/f.rply"
+contains "$W/err" "that an RPLY recording cannot carry: record it as flrep"
+if [ -e "$W/f.rply" ]; then bad "f.rply written"; else ok; fi
+# a version 1 binary stream cannot carry the project's fields
+printf 'bodies 2\nticks 5\nformat bin\n' >"$W/v1.scn"
+"$ENGINE" "$W/v1.scn" >"$W/v1.bin"
+expect 2 "$DG" record --project "$P/detgate.ini" --states "$W/v1.bin" -o "$W/x.flrep"
+contains "$W/err" "the project file declares fields (.*detgate.ini:6) that this stream cannot carry (a binary stream of version 1: write version 2)"
+
 # ---- binary version 2 without fields: events and tables, format 1.0 --------------------------------
 printf 'bodies 3\nticks 50\nformat bin2\n' >"$W/legacy.scn"
 "$ENGINE" "$W/legacy.scn" >"$W/legacy.bin"

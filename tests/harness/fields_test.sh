@@ -183,6 +183,26 @@ contains "$W/rep_schemas/report.json" '{"field": "pos.y", "unit": "m", "aQ": 640
 contains "$W/rep_schemas/report.txt" "standard fields"
 contains "$W/rep_schemas/report.txt" "field\[0\]"
 
+# an enum shown by its value names, bytes in hex (first byte first), a position-only schema
+Q=$W/enum
+mkdir -p "$Q/s"
+printf '[project]\nscenarios = s\n[engine]\nrun = cat {scenario}\n[schema]\nstandard = pos\n[field body]\ntype = enum\nvalues = static, kinematic, dynamic\n[field tag]\ntype = bytes\nlength = 2\n' >"$Q/detgate.ini"
+printf 'tick,id,px,py,pz,body,tag\n0,1,1,2,3,dynamic,0x0a0b\n1,1,1,2,3,kinematic,0x0a0c\n' >"$Q/s/one.csv"
+printf 'tick,id,px,py,pz,body,tag\n0,1,1,2,3,dynamic,0x0a0b\n1,1,1,2,3,static,0x0a0d\n' >"$Q/s/two.csv"
+expect 0 "$DG" record --project "$Q/detgate.ini" one -o "$W/one.flrep"
+expect 0 "$DG" record --project "$Q/detgate.ini" two -o "$W/two.flrep"
+expect 1 "$DG" diff "$W/one.flrep" "$W/two.flrep" --report-dir "$W/rep_enum"
+contains "$W/out" "1      changed body  kinematic static"
+contains "$W/out" "changed tag      0x0a0c 0x0a0d     -      3082 -> 3338 (+256 q)" # 0x0c0a -> 0x0d0a: byte 0 low
+contains "$W/rep_enum/report.json" '"field": "body", "unit": "", "aQ": 1, "bQ": 0, "deltaQ": -1, "a": null, "b": null, "delta": 0, "aText": "kinematic", "bText": "static"'
+contains "$W/rep_enum/report.md" "0x0a0c"
+printf 'tick,id,px,py,pz,body,tag\n0,1,1,2,3,dynamo,0x0a0b\n' >"$Q/bad.csv"
+expect 2 "$DG" record --project "$Q/detgate.ini" --states "$Q/bad.csv" -o "$W/bad.flrep"
+contains "$W/err" 'field "body": "dynamo" is not one of its values (did you mean "dynamic"?)'
+printf 'tick,id,px,py,pz,body,tag\n0,1,1,2,3,dynamic,0x0a0b0c\n' >"$Q/bad.csv"
+expect 2 "$DG" record --project "$Q/detgate.ini" --states "$Q/bad.csv" -o "$W/bad.flrep"
+contains "$W/err" 'field "tag": expected 0x and 4 hex digits (2 bytes, first byte first), found "0x0a0b0c"'
+
 # RPLY cannot carry a declared schema: said, not dropped
 expect 2 "$DG" record --format rply --states "$W/f_csv.stream" -o "$W/f.rply"
 contains "$W/err" "that an RPLY recording cannot carry: record it as flrep"

@@ -263,6 +263,45 @@ static void test_absent_rotation_is_identity(void **state)
     remove(path);
 }
 
+/* Quanta far apart (1/2^20 m, 1 m/s: predNum 2^20): one tick of motion at a large velocity is beyond
+ * the multiply's range (the divide path), and a residual beyond a SEG code's makes the writer write
+ * FULL records for live entities instead; the round trip stays exact. */
+static void test_quanta_far_apart_round_trip(void **state)
+{
+    (void)state;
+    char path[256];
+    tl_temp_path(path, sizeof path, ".flrep");
+    dg_schema s = {DG_STD_POS | DG_STD_VEL, 1.0 / 1048576, 1.0, NULL, 0};
+    dg_flrep_header h = f2_header(&s, 30);
+    h.tick_rate_hz = 1;
+    dg_flrep_writer *w = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    assert_int_equal(dg_flrep_writer_open(&w, path, &h, NULL, &err), DG_OK);
+    dg_qentity want[40][2];
+    for (uint64_t t = 0; t < 40; t++) {
+        for (size_t i = 0; i < 2; i++) {
+            dg_qentity *q = &want[t][i];
+            memset(q, 0, sizeof *q);
+            q->id = (uint32_t)(i + 1);
+            q->vel[0] = i ? (int32_t)(INT32_MAX - t) : (int32_t)(t * 3);   /* 2^31 m/s: a = 2^51 */
+            q->pos[0] = i ? (int32_t)(t % 2 ? INT32_MIN : INT32_MAX) : (int32_t)(t * t * 3 * 1048576 / 2 % 1000000);
+        }
+        assert_int_equal(dg_flrep_writer_tick_qx(w, t, want[t], NULL, 2, NULL, 0, &err), DG_OK);
+    }
+    assert_int_equal(dg_flrep_writer_close(w, &err), DG_OK);
+    dg_flrep_reader *rd = NULL;
+    assert_int_equal(dg_flrep_reader_open_file(&rd, path, NULL, &err), DG_OK);
+    dg_flrep_tick tk;
+    for (uint64_t t = 0; t < 40; t++) {
+        assert_int_equal(dg_flrep_reader_next(rd, &tk, &err), 1);
+        for (size_t i = 0; i < 2; i++)
+            assert_true(dg_qentity_equal(&tk.ents[i], &want[t][i]));
+    }
+    dg_flrep_reader_close(rd);
+    remove(path);
+}
+
 static void expect_tick_refused(dg_flrep_writer *w, uint64_t t, const dg_qentity *q, const int64_t *x,
                                 const char *needle)
 {
@@ -406,6 +445,41 @@ static void test_each_field_change_is_caught_at_its_tick(void **state)
     }
 }
 
+/* The self-check compares the extra fields too: in a world where only an extra field changes (a
+ * counter, +3 a tick; the bodies never move), the hooked self-check — each record applied twice —
+ * catches the counter at +6 at the hooked tick. Without the extras in the comparison nothing would
+ * differ and the tick would be written. */
+static void test_self_check_compares_the_extras(void **state)
+{
+    (void)state;
+    char path[256];
+    tl_temp_path(path, sizeof path, ".flrep");
+    static const dg_field_def counter[1] = {{"counter", "", DG_FIELD_INT, 32, 0, NULL, 0}};
+    dg_schema s = {DG_STD_POS, 1.0 / 1024, 1.0 / 1024, counter, 1};
+    dg_flrep_header h = f2_header(&s, 60);
+    dg_flrep_writer *w = NULL;
+    assert_int_equal(dg_flrep_writer_open(&w, path, &h, NULL, NULL), DG_OK);
+    dg_flrep_writer_set_fault_self_check(w, 7);
+    dg_error err;
+    dg_error_clear(&err);
+    dg_status st = DG_OK;
+    uint64_t t = 0;
+    for (; t < 20 && st == DG_OK; t++) {
+        dg_qentity q[3];
+        int64_t x[3];
+        memset(q, 0, sizeof q);
+        for (size_t i = 0; i < 3; i++) {
+            q[i].id = (uint32_t)(i + 1);
+            q[i].pos[0] = (int32_t)(i * 1000);
+            x[i] = (int64_t)(t * 3 + i);
+        }
+        st = dg_flrep_writer_tick_qx(w, t, q, x, 3, NULL, 0, &err);
+    }
+    assert_int_equal(st, DG_E_STATE);
+    assert_int_equal(t - 1, 7);
+    dg_flrep_writer_abort(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -413,9 +487,11 @@ int main(void)
         cmocka_unit_test(test_legacy_schema_writes_1_0_bytes),
         cmocka_unit_test(test_extreme_values_round_trip),
         cmocka_unit_test(test_absent_rotation_is_identity),
+        cmocka_unit_test(test_quanta_far_apart_round_trip),
         cmocka_unit_test(test_writer_refuses_what_the_schema_cannot_carry),
         cmocka_unit_test(test_self_check_covers_the_2_0_records),
         cmocka_unit_test(test_each_field_change_is_caught_at_its_tick),
+        cmocka_unit_test(test_self_check_compares_the_extras),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

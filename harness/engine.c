@@ -105,14 +105,23 @@ static void scratch_free(scratch *s)
 
 /* One entity's raw hash (docs/STATE-HASH.md §6 over that entity alone): the floats the sources
  * hash for the tick's raw hash, in the same order, so the tick's drift can be pinned to an entity. */
-static uint64_t entity_raw_hash(uint64_t tick, const dg_entity_in *e)
+static uint64_t entity_raw_hash(uint64_t tick, const dg_entity_in *e, const double *xraw, size_t k)
 {
-    double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                      e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
-    dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+    harness__raw_entity(&hs, e, xraw, k);
     return dg_hash_raw_end(&hs);
+}
+
+void harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double *xraw, size_t k)
+{
+    double raw[HARNESS_RAW_FIELDS + HARNESS_DECL_MAX_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0],
+                                                                e->vel[1], e->vel[2], e->rot[0], e->rot[1],
+                                                                e->rot[2], e->rot[3], e->health};
+    k = k > HARNESS_DECL_MAX_FIELDS ? HARNESS_DECL_MAX_FIELDS : k;
+    for (size_t i = 0; xraw && i < k; i++)
+        raw[HARNESS_RAW_FIELDS + i] = xraw[i];
+    dg_hash_raw_entity(hs, e->id, raw, HARNESS_RAW_FIELDS + (xraw ? k : 0));
 }
 
 static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_hash *th,
@@ -134,7 +143,8 @@ static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_
         lt.hashes = sc->eh;
         if (f && f->has_raw && f->n == th->entity_count) { /* record side: the floats are at hand */
             for (size_t i = 0; i < f->n; i++)
-                sc->rh[i] = entity_raw_hash(f->tick, &f->ents[i]);
+                sc->rh[i] = entity_raw_hash(f->tick, &f->ents[i], f->xraw ? f->xraw + i * f->nxraw : NULL,
+                                            f->nxraw);
             lt.raw_hashes = sc->rh;
         }
     }
@@ -211,6 +221,7 @@ typedef struct rec_fhdr {
     size_t n, ent_off, nev, ev_off;
     bool has_raw;
     size_t x_off; /* its declared fields' slots in the block's x */
+    size_t xr_off, nxraw; /* its float fields' raw values in the block's xr */
 } rec_fhdr;
 
 typedef struct rec_block {
@@ -225,6 +236,8 @@ typedef struct rec_block {
     size_t text_n, text_cap;
     int64_t *x; /* declared fields' slots */
     size_t x_n, x_cap, nx;
+    double *xr; /* declared float fields' raw values */
+    size_t xr_n, xr_cap;
 } rec_block;
 
 typedef struct rec_pipe {
@@ -265,10 +278,16 @@ static bool block_add(rec_block *b, const harness__frame *f)
         !grow((void **)&b->text_off, &ecap, b->evs_n + f->nev, sizeof *b->text_off) ||
         !grow((void **)&b->text, &b->text_cap, b->text_n + text, 1))
         return false;
-    if (b->nx && !grow((void **)&b->x, &b->x_cap, b->x_n + f->n * b->nx, sizeof *b->x))
+    size_t nxr = f->xraw ? f->n * f->nxraw : 0;
+    if ((b->nx && !grow((void **)&b->x, &b->x_cap, b->x_n + f->n * b->nx, sizeof *b->x)) ||
+        (nxr && !grow((void **)&b->xr, &b->xr_cap, b->xr_n + nxr, sizeof *b->xr)))
         return false;
     rec_fhdr *h = &b->f[b->nf++];
-    *h = (rec_fhdr){f->tick, f->raw, f->n, b->ents_n, f->nev, b->evs_n, f->has_raw, b->x_n};
+    *h = (rec_fhdr){f->tick, f->raw, f->n, b->ents_n, f->nev, b->evs_n, f->has_raw, b->x_n, b->xr_n,
+                    f->xraw ? f->nxraw : 0};
+    if (nxr)
+        memcpy(b->xr + b->xr_n, f->xraw, nxr * sizeof *b->xr);
+    b->xr_n += nxr;
     if (b->nx && f->n)
         memcpy(b->x + b->x_n, f->extras, f->n * b->nx * sizeof *b->x);
     b->x_n += f->n * b->nx;
@@ -292,6 +311,7 @@ static void block_free(rec_block *b)
     free(b->text_off);
     free(b->text);
     free(b->x);
+    free(b->xr);
 }
 
 static dg_status block_write(rec_state *rs, rec_block *b)
@@ -301,7 +321,7 @@ static dg_status block_write(rec_state *rs, rec_block *b)
     for (size_t i = 0; i < b->nf; i++) {
         const rec_fhdr *h = &b->f[i];
         harness__frame f = {h->tick, b->ents + h->ent_off, h->n, b->evs + h->ev_off, h->nev, h->has_raw, h->raw,
-                             b->nx ? b->x + h->x_off : NULL};
+                             b->nx ? b->x + h->x_off : NULL, h->nxraw ? b->xr + h->xr_off : NULL, h->nxraw};
         dg_status st = rec_tick(rs, &f);
         if (st != DG_OK)
             return st;
@@ -348,7 +368,7 @@ static bool pipe_hand_over(rec_pipe *p, bool eof)
     bool ok = !p->failed;
     rec_block *next = &p->blk[p->filled % REC_BLOCKS]; /* consumed, or never used: free to refill */
     if (!eof)
-        next->nf = next->ents_n = next->evs_n = next->text_n = next->x_n = 0;
+        next->nf = next->ents_n = next->evs_n = next->text_n = next->x_n = next->xr_n = 0;
     pthread_mutex_unlock(&p->mu);
     return ok;
 }

@@ -36,6 +36,10 @@ typedef struct harness__frame {
     /* The declared extra fields' slots, extras[i * field_count + f] for ents[i] (field_count = the
      * source's decl.field_count); NULL when it is 0. */
     const int64_t *extras;
+    /* The raw binary64 values of the declared float fields as the source read them (nxraw per entity,
+     * in declaration order, sorted like ents): they join the raw float hash. NULL / 0 when none. */
+    const double *xraw;
+    size_t nxraw;
 } harness__frame;
 
 typedef struct harness__source harness__source;
@@ -258,6 +262,10 @@ int harness__verify_file(dg_report_scenario *sc, harness__source *src, const cha
                          const harness__stream *rec, const harness__verify_opts *o);
 
 /* ---- declared fields ------------------------------------------------------------------------ */
+
+/* One entity into a raw float hash: its 11 standard floats, then its k declared float fields' raw
+ * values (docs/STATE-HASH.md §6 over 11 + k floats; k = 0 is the hash of before). */
+void harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double *xraw, size_t k);
 
 /* Declared extra fields of a recording (0 for format 1.x). */
 size_t harness__reader_fields(const dg_flrep_reader *r);

@@ -47,6 +47,8 @@ typedef struct bin_impl {
     dg_flrep_participant *roster;
     bool declared_types, declared_factions; /* only the declared indices are valid */
     size_t s_nt, s_nf, s_np;                /* declared table sizes */
+    size_t nxraw;                           /* declared float fields: their raw values join the raw hash */
+    double *xraw, *xraw_tmp;                /* n * nxraw, sorted like ents */
 } bin_impl;
 
 static uint64_t get_le(const uint8_t *p, int n)
@@ -230,6 +232,8 @@ static void bin_destroy(harness__source *s)
     free(b->dtypes);
     free(b->dfactions);
     free(b->roster);
+    free(b->xraw);
+    free(b->xraw_tmp);
     free(b);
 }
 
@@ -513,6 +517,8 @@ static dg_status bin_open_v2(harness__source *s, bin_impl *b, dg_error *err)
         return bin_err(b, c.bad_at, c.why, err);
     b->nx = b->decl->field_count;
     b->ent_bytes = BIN_ENTITY_BYTES + 8 * b->nx;
+    for (size_t f = 0; f < b->nx; f++)
+        b->nxraw += b->decl->fields[f].type == HARNESS_FT_FLOAT;
     s->hdr.planet_radius_m = harness__decl_is_legacy(b->decl) && planet == 0 ? 6371000.0 : planet;
     if (b->declared_types)
         s->hdr.types = b->dtypes, s->hdr.type_count = b->s_nt;
@@ -535,17 +541,19 @@ static bool index_declared(const bin_impl *b, bool faction, unsigned idx)
 }
 
 /* One entity's declared fields (8 bytes each: f64 for a float, the bit pattern for the others). */
-static bool decode_extras(bin_impl *b, const uint8_t *p, int64_t *slot, uint32_t id, uint64_t tick, uint64_t at,
-                          dg_error *err)
+static bool decode_extras(bin_impl *b, const uint8_t *p, int64_t *slot, double *xraw, uint32_t id, uint64_t tick,
+                          uint64_t at, dg_error *err)
 {
     char msg[200];
-    for (size_t f = 0; f < b->nx; f++) {
+    for (size_t f = 0, k = 0; f < b->nx; f++) {
         const harness__field_decl *d = &b->decl->fields[f];
         uint64_t u = (uint64_t)le32(p + 8 * f) | (uint64_t)le32(p + 8 * f + 4) << 32;
         double v;
         memcpy(&v, &u, sizeof v);
         bool ok = d->type == HARNESS_FT_FLOAT ? harness__decl_value_f64(d, v, &slot[f], msg, sizeof msg)
                                               : harness__decl_value_bits(d, u, &slot[f], msg, sizeof msg);
+        if (d->type == HARNESS_FT_FLOAT)
+            xraw[k++] = v;
         if (!ok) {
             char m[320];
             snprintf(m, sizeof m, "tick %llu, entity %u: %.200s", (unsigned long long)tick, id, msg);
@@ -577,12 +585,18 @@ static dg_status sort_with_extras(bin_impl *b, size_t n, dg_error *err)
     }
     memcpy(x, b->xents, n * b->nx * sizeof *x);
     dg_entity_in *tmp = malloc(n * sizeof *tmp);
-    if (!tmp)
+    double *xr = realloc(b->xraw_tmp, (n * b->nxraw + 1) * sizeof *xr);
+    b->xraw_tmp = xr ? xr : b->xraw_tmp;
+    if (!tmp || !xr) {
+        free(tmp);
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
+    }
     memcpy(tmp, e, n * sizeof *tmp);
+    memcpy(xr, b->xraw, n * b->nxraw * sizeof *xr);
     for (size_t i = 0; i < n; i++) {
         e[i] = tmp[o[i]];
         memcpy(b->xents + i * b->nx, x + (size_t)o[i] * b->nx, b->nx * sizeof *x);
+        memcpy(b->xraw + i * b->nxraw, xr + (size_t)o[i] * b->nxraw, b->nxraw * sizeof *xr);
     }
     free(tmp);
     return DG_OK;
@@ -659,7 +673,7 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
         return bin_err(b, at, m, err), -1;
     }
     size_t bytes = (size_t)n * b->ent_bytes;
-    if (n > b->cap || !b->xents) {
+    if (n > b->cap || !b->xents || !b->xraw) {
         size_t c = n > b->cap ? n : b->cap;
         dg_entity_in *e = realloc(b->ents, (c + 1) * sizeof *e);
         b->ents = e ? e : b->ents;
@@ -667,7 +681,9 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
         b->buf = q ? q : b->buf;
         int64_t *x = realloc(b->xents, ((c + 1) * b->nx + 1) * sizeof *x);
         b->xents = x ? x : b->xents;
-        if (!e || !q || !x)
+        double *xr = realloc(b->xraw, ((c + 1) * b->nxraw + 1) * sizeof *xr);
+        b->xraw = xr ? xr : b->xraw;
+        if (!e || !q || !x || !xr)
             return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
         b->cap = c;
     }
@@ -681,8 +697,8 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
         decode_entity(p, e);
         if (b->decl->std_mask != HARNESS_STD_ALL)
             harness__decl_zero_absent(b->decl, e);
-        if (!decode_extras(b, p + BIN_ENTITY_BYTES, b->xents + (size_t)i * b->nx, e->id, tick,
-                           ents_at + (uint64_t)i * b->ent_bytes, err))
+        if (!decode_extras(b, p + BIN_ENTITY_BYTES, b->xents + (size_t)i * b->nx, b->xraw + (size_t)i * b->nxraw,
+                           e->id, tick, ents_at + (uint64_t)i * b->ent_bytes, err))
             return -1;
         sorted = sorted && (i == 0 || b->ents[i - 1].id <= e->id);
     }
@@ -703,14 +719,11 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
         return -1;
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
-    for (uint32_t i = 0; i < n; i++) {
-        const dg_entity_in *e = &b->ents[i];
-        double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                          e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
-        dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
-    }
+    for (uint32_t i = 0; i < n; i++) /* declared float fields join the raw hash */
+        harness__raw_entity(&hs, &b->ents[i], b->nxraw ? b->xraw + (size_t)i * b->nxraw : NULL, b->nxraw);
     *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .events = b->evs, .nev = nev, .has_raw = true,
-                          .raw = dg_hash_raw_end(&hs), .extras = b->nx ? b->xents : NULL};
+                          .raw = dg_hash_raw_end(&hs), .extras = b->nx ? b->xents : NULL,
+                          .xraw = b->nxraw ? b->xraw : NULL, .nxraw = b->nxraw};
     return 1;
 }
 

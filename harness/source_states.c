@@ -77,6 +77,11 @@ typedef struct st_source {
     int64_t pending_x[HARNESS_DECL_MAX_FIELDS]; /* CSV: the row read ahead */
     int64_t *xrows, *xents;  /* the tick's slots as parsed / sorted like ents */
     size_t cap_xrows, cap_xents;
+    int xfloat[HARNESS_DECL_MAX_FIELDS]; /* a field's place among the float fields, -1 for another type */
+    size_t nxraw;            /* float fields: their raw values join the raw float hash */
+    double cur_xraw[HARNESS_DECL_MAX_FIELDS], pending_xraw[HARNESS_DECL_MAX_FIELDS];
+    double *xrows_raw, *xents_raw;
+    size_t cap_xrows_raw, cap_xents_raw;
 } st_source;
 
 /* ---- errors and small parsers ------------------------------------------------------------------ */
@@ -202,19 +207,25 @@ static void entity_name(const st_source *p, const st_row *r, char *out, size_t c
 /* The row's declared-field slots (cur_x), kept by its place in the tick until the tick is sorted. */
 static dg_status add_extras(st_source *p, dg_error *err)
 {
-    if (grow((void **)&p->xrows, &p->cap_xrows, (p->n + 1) * p->nx, sizeof *p->xrows, err) != DG_OK)
+    if (grow((void **)&p->xrows, &p->cap_xrows, (p->n + 1) * p->nx, sizeof *p->xrows, err) != DG_OK ||
+        grow((void **)&p->xrows_raw, &p->cap_xrows_raw, (p->n + 1) * p->nxraw + 1, sizeof *p->xrows_raw, err))
         return err->code;
     memcpy(p->xrows + p->n * p->nx, p->cur_x, p->nx * sizeof *p->xrows);
+    memcpy(p->xrows_raw + p->n * p->nxraw, p->cur_xraw, p->nxraw * sizeof *p->xrows_raw);
     return DG_OK;
 }
 
 /* The sorted tick's slots (xents[i * nx + f] for ents[i]). */
 static dg_status sort_extras(st_source *p, dg_error *err)
 {
-    if (grow((void **)&p->xents, &p->cap_xents, p->n * p->nx, sizeof *p->xents, err) != DG_OK)
+    if (grow((void **)&p->xents, &p->cap_xents, p->n * p->nx, sizeof *p->xents, err) != DG_OK ||
+        grow((void **)&p->xents_raw, &p->cap_xents_raw, p->n * p->nxraw + 1, sizeof *p->xents_raw, err) != DG_OK)
         return err->code;
-    for (size_t i = 0; i < p->n; i++)
+    for (size_t i = 0; i < p->n; i++) {
         memcpy(p->xents + i * p->nx, p->xrows + (size_t)p->rows[i].slot * p->nx, p->nx * sizeof *p->xents);
+        memcpy(p->xents_raw + i * p->nxraw, p->xrows_raw + (size_t)p->rows[i].slot * p->nxraw,
+               p->nxraw * sizeof *p->xents_raw);
+    }
     return DG_OK;
 }
 
@@ -448,6 +459,9 @@ static dg_status decl_done(st_source *p, dg_error *err)
                             : p->decl->where, "%s", msg);
     }
     p->nx = p->decl->field_count;
+    p->nxraw = 0;
+    for (size_t f = 0; f < p->nx; f++)
+        p->xfloat[f] = p->decl->fields[f].type == HARNESS_FT_FLOAT ? (int)p->nxraw++ : -1;
     harness__decl_view(p->decl, &p->view);
     p->schema = harness__decl_is_legacy(p->decl) ? NULL : &p->view.schema;
     return DG_OK;
@@ -487,8 +501,11 @@ static dg_status csv_extra(st_source *p, int f, const char *s, size_t len, unsig
     char text[96], msg[256], row[64] = "";
     double raw;
     snprintf(text, sizeof text, "%.*s", (int)(len < 95 ? len : 95), s);
-    if (harness__decl_parse_value(&p->decl->fields[f], text, &p->cur_x[f], &raw, msg, sizeof msg))
+    if (harness__decl_parse_value(&p->decl->fields[f], text, &p->cur_x[f], &raw, msg, sizeof msg)) {
+        if (p->xfloat[f] >= 0)
+            p->cur_xraw[p->xfloat[f]] = raw;
         return DG_OK;
+    }
     if (tick && id)
         snprintf(row, sizeof row, "tick %llu, entity %u: ", (unsigned long long)*tick, id);
     return st_err_col(p, err, col, "%s%s", row, msg);
@@ -553,6 +570,7 @@ static int csv_tick(st_source *p, uint64_t *tick, dg_error *err)
     if (p->pending) {
         *tick = p->pending_tick;
         memcpy(p->cur_x, p->pending_x, p->nx * sizeof *p->cur_x);
+        memcpy(p->cur_xraw, p->pending_xraw, p->nxraw * sizeof *p->cur_xraw);
         if (add_entity(p, *tick, &p->pending_row.e, p->pending_row.line, 0, err) != DG_OK)
             return -1;
         p->pending = false;
@@ -570,6 +588,7 @@ static int csv_tick(st_source *p, uint64_t *tick, dg_error *err)
             p->pending_tick = t;
             p->pending_row = (st_row){e, p->lineno, 0, 0};
             memcpy(p->pending_x, p->cur_x, p->nx * sizeof *p->cur_x);
+            memcpy(p->pending_xraw, p->cur_xraw, p->nxraw * sizeof *p->cur_xraw);
             break;
         }
         *tick = t;
@@ -734,8 +753,9 @@ static dg_status json_extras(st_source *p, json_t *o, const char *what, dg_error
         if (!v)
             return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: the declared field \"%s\" is required", what,
                              d->name);
+        raw = json_is_number(v) ? json_number_value(v) : 0;
         if (d->type == HARNESS_FT_FLOAT && json_is_number(v))
-            ok = harness__decl_value_f64(d, json_number_value(v), &p->cur_x[f], msg, sizeof msg);
+            ok = harness__decl_value_f64(d, raw, &p->cur_x[f], msg, sizeof msg);
         else if (json_is_integer(v) || json_is_true(v) || json_is_false(v) || json_is_string(v)) {
             if (json_is_integer(v))
                 snprintf(text, sizeof text, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
@@ -752,6 +772,8 @@ static dg_status json_extras(st_source *p, json_t *o, const char *what, dg_error
         }
         if (!ok)
             return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: %s", what, msg);
+        if (p->xfloat[f] >= 0)
+            p->cur_xraw[p->xfloat[f]] = raw;
     }
     return DG_OK;
 }
@@ -1172,11 +1194,16 @@ static int st_next(harness__source *s, harness__frame *f, dg_error *err)
         return -1;
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
-    for (size_t i = 0; i < p->n; i++) {
-        const dg_entity_in *e = &p->ents[i];
-        double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                          e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
-        dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+    if (p->nxraw) { /* declared float fields join the raw hash */
+        for (size_t i = 0; i < p->n; i++)
+            harness__raw_entity(&hs, &p->ents[i], p->xents_raw + i * p->nxraw, p->nxraw);
+    } else {
+        for (size_t i = 0; i < p->n; i++) {
+            const dg_entity_in *e = &p->ents[i];
+            double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
+                                              e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
+            dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+        }
     }
     for (size_t i = 0; i < p->nev; i++)
         p->evs[i] = p->events[i].ev;
@@ -1188,6 +1215,8 @@ static int st_next(harness__source *s, harness__frame *f, dg_error *err)
     f->has_raw = true;
     f->raw = dg_hash_raw_end(&hs);
     f->extras = p->nx ? p->xents : NULL;
+    f->xraw = p->nxraw ? p->xents_raw : NULL;
+    f->nxraw = p->nxraw;
     return 1;
 }
 
@@ -1251,6 +1280,8 @@ static void st_destroy(harness__source *s)
     free(p->strings);
     free(p->xrows);
     free(p->xents);
+    free(p->xrows_raw);
+    free(p->xents_raw);
     free(p);
 }
 

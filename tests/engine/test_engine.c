@@ -8,7 +8,7 @@
  * Declared fields (issue 14): "fields 1" (or DG_TEST_ENGINE_FIELDS=1) declares a schema (pos, vel,
  * rot at 1 mm) with angvel (float, rad/s, quantum 1/4096), rng (uint 64, an xorshift state) and awake
  * (bool) in the stream's own form; modes change-angvel / change-rng / change-awake change that
- * field of body 1 at tick K only (nondet-rng: a clock-seeded change, another run records another state). Format bin2: the binary stream version 2 (a type table and a spawn
+ * field of body 1 at tick K only (drift-angvel: by an eighth of its quantum; nondet-rng: a clock-seeded change, another run records another state). Format bin2: the binary stream version 2 (a type table and a spawn
  * event per body at tick 0; the declared schema with fields 1, the legacy one without). */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
@@ -85,6 +85,8 @@ static extras extras_of(const scenario *s, const body *b, int i, long t)
         x.rng ^= 1;
     if (i == 0 && t == s->at && strcmp(s->mode, "change-awake") == 0)
         x.awake = !x.awake;
+    if (i == 0 && t == s->at && strcmp(s->mode, "drift-angvel") == 0)
+        x.angvel += 1.0 / 32768; /* an eighth of a quantum: the same stored value, other raw bits */
     if (i == 0 && t == s->at && strcmp(s->mode, "nondet-rng") == 0) { /* another run, another rng state */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);

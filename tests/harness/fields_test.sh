@@ -155,6 +155,11 @@ expect 1 "$DG" merge "$W/shard/report.json" --report-dir "$W/merged"
 contains "$W/merged/report.json" '"aText": "0.75 rad/s",'
 contains "$W/merged/report.json" '"schemaVersion": 3'
 contains "$W/merged/report.txt" "0.750244140625 rad/s"
+# a drift of a declared float below its quantum: the raw float hash sees it (WARN by default, FAIL
+# under --raw fail), the quantized state does not
+DG_TEST_ENGINE_MODE=drift-angvel expect 0 "$DG" gate -q --scenario rows --report-dir "$W/gate_drift"
+contains "$W/gate_drift/report.json" '"status": "warn"'
+DG_TEST_ENGINE_MODE=drift-angvel expect 1 "$DG" gate -q --scenario rows --raw fail
 # a stream declaring other fields than the project's: exit 2 naming both places (from a process
 # engine it is a malformed stream: 125, with the same words)
 DG_TEST_ENGINE_FIELDS=0 expect 125 "$DG" gate -q --scenario packed

@@ -18,6 +18,9 @@ typedef struct spill_source {
     size_t cap_ev;
     char *text;
     size_t cap_text;
+    size_t nx;       /* declared extra fields: n * nx int64 slots follow a tick's entities */
+    int64_t *x;
+    size_t cap_x;
 } spill_source;
 
 struct dg_harness_session {
@@ -32,6 +35,8 @@ struct dg_harness_session {
     dg_qentity *q;
     dg_entity_in *sorted;
     size_t cap;
+    int64_t *xq;     /* the extras the writer wrote (dg_harness_tick_x), sorted like q */
+    size_t cap_x;
     bool failed;
     /* copies of the header tables (the caller's may go away) */
     dg_flrep_header hdr;
@@ -70,7 +75,9 @@ static int spill_next(harness__source *s, harness__frame *f, dg_error *err)
         return 0;
     if (got != 3 || fit((void **)&sp->ents, &sp->cap, h[1], sizeof *sp->ents, err) ||
         fit((void **)&sp->evs, &sp->cap_ev, h[2], sizeof *sp->evs, err) ||
-        fread(sp->ents, sizeof *sp->ents, h[1], sp->f) != h[1]) {
+        fread(sp->ents, sizeof *sp->ents, h[1], sp->f) != h[1] ||
+        fit((void **)&sp->x, &sp->cap_x, h[1] * sp->nx + 1, sizeof *sp->x, err) ||
+        fread(sp->x, sizeof *sp->x, h[1] * sp->nx, sp->f) != h[1] * sp->nx) {
         dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, sp->path, "spill file unreadable");
         return -1;
     }
@@ -98,7 +105,7 @@ static int spill_next(harness__source *s, harness__frame *f, dg_error *err)
                                           e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
         dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
     }
-    *f = (harness__frame){h[0], sp->ents, h[1], sp->evs, h[2], true, dg_hash_raw_end(&hs)};
+    *f = (harness__frame){h[0], sp->ents, h[1], sp->evs, h[2], true, dg_hash_raw_end(&hs), sp->nx ? sp->x : NULL, NULL, 0};
     return 1;
 }
 
@@ -126,6 +133,8 @@ static void session_free(dg_harness_session *s)
     free(s->sp.ents);
     free(s->sp.evs);
     free(s->sp.text);
+    free(s->sp.x);
+    free(s->xq);
     free(s->q);
     free(s->sorted);
     harness__stream_free(&s->rec);
@@ -172,6 +181,7 @@ dg_status dg_harness_open(dg_harness_session **out, const dg_flrep_header *hdr, 
     s->src.next = spill_next;
     s->src.rewind = spill_rewind;
     s->src.impl = &s->sp;
+    s->sp.nx = hdr->schema ? hdr->schema->field_count : 0;
     *out = s;
     return DG_OK;
 }
@@ -234,6 +244,92 @@ dg_status dg_harness_tick(dg_harness_session *s, uint64_t tick, const dg_entity_
     }
     dg_tick_hash th = dg_hash_tick(tick, s->q, n, events, nev, NULL);
     harness__tickrec r = {tick, th.state, th.events, th.combined, dg_hash_raw_end(&hs), th.entity_count, true};
+    if ((st = harness__stream_push(&s->rec, &r, err)) != DG_OK)
+        s->failed = true;
+    return st;
+}
+
+/* The extras the spill keeps after a tick's entities (sorted like them). */
+static dg_status spill_write_x(spill_source *sp, const int64_t *x, size_t n, dg_error *err)
+{
+    if (!sp->nx || !n || fwrite(x, sizeof *x, n * sp->nx, sp->f) == n * sp->nx)
+        return DG_OK;
+    return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, sp->path, "spill write failed");
+}
+
+dg_status dg_harness_tick_x(dg_harness_session *s, uint64_t tick, const dg_entity_in *ents, const int64_t *extras,
+                            size_t n, const dg_event *events, size_t nev, dg_error *err)
+{
+    if (!s || s->failed)
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "dg_harness_tick_x", "session failed or NULL");
+    size_t nx = s->sp.nx;
+    if (nx == 0) /* no extra field declared: the plain form */
+        return dg_harness_tick(s, tick, ents, n, events, nev, err);
+    if (n && !extras)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_harness_tick_x", "extras is NULL for %zu entities "
+                            "of a schema with %zu extra fields", n, nx);
+    dg_status st = DG_OK;
+    if (n > s->cap) {
+        dg_qentity *q = realloc(s->q, n * 2 * sizeof *q);
+        s->q = q ? q : s->q;
+        st = q ? DG_OK : DG_E_NOMEM;
+        s->cap = q ? n * 2 : s->cap;
+    }
+    if (st == DG_OK && n * nx > s->cap_x) {
+        int64_t *x = realloc(s->xq, n * nx * 2 * sizeof *x);
+        s->xq = x ? x : s->xq;
+        st = x ? DG_OK : DG_E_NOMEM;
+        s->cap_x = x ? n * nx * 2 : s->cap_x;
+    }
+    if (st != DG_OK) {
+        s->failed = true;
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_harness_tick_x", "out of memory");
+    }
+    /* the writer sorts by id carrying the extras, and hands back what it wrote */
+    st = dg_flrep_writer_tick_x(s->w, tick, ents, extras, n, events, nev, s->q, s->xq, err);
+    dg_entity_in *so = NULL;
+    if (st == DG_OK && s->sp.f) { /* the spill keeps the inputs sorted like the written state */
+        so = malloc((n ? n : 1) * sizeof *so);
+        int64_t *xs = malloc((n * nx > 0 ? n * nx : 1) * sizeof *xs);
+        if (!so || !xs)
+            st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_harness_tick_x", "out of memory");
+        for (size_t i = 0; st == DG_OK && i < n; i++) { /* ids are distinct: place each by its sorted rank */
+            size_t lo = 0, hi = n;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (s->q[mid].id < ents[i].id)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            so[lo] = ents[i];
+            memcpy(xs + lo * nx, extras + i * nx, nx * sizeof *xs);
+        }
+        if (st == DG_OK)
+            st = spill_write(&s->sp, tick, so, n, events, nev, err);
+        if (st == DG_OK)
+            st = spill_write_x(&s->sp, xs, n, err);
+        free(xs);
+    }
+    if (st != DG_OK) {
+        free(so);
+        s->failed = true;
+        return st;
+    }
+    dg_hash_stream hs;
+    dg_hash_raw_begin(&hs, tick);
+    for (size_t i = 0; i < n; i++) { /* the raw hash in id order, as the other sources take it */
+        const dg_entity_in *e = so ? &so[i] : NULL;
+        if (!e)
+            break;
+        double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
+                                          e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
+        dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+    }
+    free(so);
+    dg_tick_hash th = dg_hash_tick_x(tick, s->q, s->xq, nx, n, events, nev, NULL);
+    harness__tickrec r = {tick, th.state, th.events, th.combined, dg_hash_raw_end(&hs), th.entity_count,
+                          s->sp.f != NULL};
     if ((st = harness__stream_push(&s->rec, &r, err)) != DG_OK)
         s->failed = true;
     return st;

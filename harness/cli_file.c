@@ -20,6 +20,7 @@ static const char *section_name(uint16_t id)
     case 2: return "faction table";
     case 3: return "roster / name table";
     case 4: return "camera track (reserved)";
+    case 5: return "entity schema";
     default: return "unknown (skipped)";
     }
 }
@@ -70,6 +71,40 @@ static void warn_recovered(const char *cmd, const char *path, dg_flrep_reader *r
 
 /* ---- info ---------------------------------------------------------------------------------------- */
 
+/* A declared schema (format 2.0): the standard fields present, the quanta, every extra field. */
+static void print_schema(const dg_schema *s)
+{
+    static const char *const std[] = {"type", "faction", "pos", "vel", "rot", "health", "flags"};
+    static const char *const types[] = {"?", "int", "uint", "float", "bool", "enum", "bytes"};
+    printf("schema:             standard fields");
+    for (int i = 0, n = 0; i < 7; i++)
+        if (s->std_mask & (1u << i))
+            printf("%s %s", n++ ? "," : "", std[i]);
+    if (!(s->std_mask & DG_STD_ALL))
+        printf(" none");
+    if (s->std_mask & DG_STD_POS)
+        printf("; position quantum %.17g m", s->pos_quantum_m);
+    if (s->std_mask & DG_STD_VEL)
+        printf("; velocity quantum %.17g m/s", s->vel_quantum_mps);
+    printf("\n");
+    for (size_t f = 0; f < s->field_count; f++) {
+        const dg_field_def *d = &s->fields[f];
+        printf("  field %-20s %s", d->name, d->type <= 6 ? types[d->type] : "?");
+        if (d->type == DG_FIELD_FLOAT)
+            printf(", quantum %.17g", d->quantum);
+        else if (d->type == DG_FIELD_INT || d->type == DG_FIELD_UINT)
+            printf(", %u bits", d->bits);
+        else if (d->type == DG_FIELD_BYTES)
+            printf(", %u bytes", d->bits);
+        else if (d->type == DG_FIELD_ENUM)
+            for (size_t k = 0; k < d->enum_count; k++)
+                printf("%s%s", k ? "," : ": ", d->enum_names[k]);
+        if (d->unit && d->unit[0])
+            printf(", unit %s", d->unit);
+        printf("\n");
+    }
+}
+
 static void print_flrep_info(const char *path, dg_flrep_reader *r)
 {
     const dg_flrep_header *h = dg_flrep_reader_header(r);
@@ -78,16 +113,26 @@ static void print_flrep_info(const char *path, dg_flrep_reader *r)
     printf("format:             .flrep %u.%u, recorded by ", h->major, h->minor);
     print_str(stdout, h->engine_version);
     printf("\ntick rate:          %u Hz\n", h->tick_rate_hz);
-    printf("planet radius:      %.3f m\n", h->planet_radius_m);
+    const dg_schema *sc = h->schema && !dg_schema_is_legacy(h->schema) ? h->schema : NULL;
+    if (sc)
+        print_schema(sc);
+    if (!sc || h->planet_radius_m > 0) /* a declared schema without a planet shows none */
+        printf("planet radius:      %.3f m\n", h->planet_radius_m);
     printf("start:              %" PRIu64 " (unix seconds)\n", h->start_unix_seconds);
     printf("mission:            ");
     print_str(stdout, h->mission_id);
     printf("%s\nsession flags:      0x%08x\n", h->mission_id.len ? "" : "(free flight)", h->session_flags);
     printf("keyframe interval:  %u ticks\n", h->keyframe_interval_ticks);
-    printf("tables:             %zu type%s, %zu faction%s, %zu participant%s, %zu mission object%s\n",
-           h->type_count, dg_report_plural_s(h->type_count), h->faction_count, dg_report_plural_s(h->faction_count),
-           h->participant_count, dg_report_plural_s(h->participant_count), h->mission_object_count,
-           dg_report_plural_s(h->mission_object_count));
+    if (!sc || (sc->std_mask & (DG_STD_TYPE | DG_STD_FACTION)) == (DG_STD_TYPE | DG_STD_FACTION))
+        printf("tables:             %zu type%s, %zu faction%s, %zu participant%s, %zu mission object%s\n",
+               h->type_count, dg_report_plural_s(h->type_count), h->faction_count,
+               dg_report_plural_s(h->faction_count), h->participant_count, dg_report_plural_s(h->participant_count),
+               h->mission_object_count, dg_report_plural_s(h->mission_object_count));
+    else /* only the tables of the fields the schema has */
+        printf("tables:             %s%zu participant%s, %zu mission object%s\n",
+               sc->std_mask & DG_STD_TYPE ? "types, " : sc->std_mask & DG_STD_FACTION ? "factions, " : "",
+               h->participant_count, dg_report_plural_s(h->participant_count), h->mission_object_count,
+               dg_report_plural_s(h->mission_object_count));
     printf("sections:           %zu\n", in->section_count);
     for (size_t i = 0; i < in->section_count; i++)
         printf("  0x%04x %-26s %8u bytes at %" PRIu64 "\n", in->sections[i].id, section_name(in->sections[i].id),
@@ -222,8 +267,12 @@ static void dump_header(FILE *f, const dg_flrep_reader *r)
     fprintf(f, "{\"type\":\"header\",\"format\":\"flrep\",\"major\":%u,\"minor\":%u,\"engineVersion\":", h->major,
             h->minor);
     json_fstr(f, h->engine_version);
-    fprintf(f, ",\"tickRateHz\":%u,\"planetRadiusM\":%.17g,\"startUnixSeconds\":%" PRIu64 ",\"missionId\":",
-            h->tick_rate_hz, h->planet_radius_m, h->start_unix_seconds);
+    fprintf(f, ",\"tickRateHz\":%u,\"planetRadiusM\":", h->tick_rate_hz);
+    if (h->schema && !dg_schema_is_legacy(h->schema) && h->planet_radius_m == 0) /* no planet: not a 0 m one */
+        fputs("null", f);
+    else
+        fprintf(f, "%.17g", h->planet_radius_m);
+    fprintf(f, ",\"startUnixSeconds\":%" PRIu64 ",\"missionId\":", h->start_unix_seconds);
     json_fstr(f, h->mission_id);
     fprintf(f, ",\"sessionFlags\":%u,\"keyframeIntervalTicks\":%u,\"ticks\":%" PRIu64 ",\"firstTick\":%" PRIu64
                ",\"lastTick\":%" PRIu64 ",\"chunks\":%zu,\"recovered\":%s}\n",
@@ -271,6 +320,78 @@ static void dump_header(FILE *f, const dg_flrep_reader *r)
         }
         fputs("}\n", f);
     }
+}
+
+/* The schema of a 2.0 file as one line: {"type":"schema", ...}. */
+static void dump_schema(FILE *f, const dg_schema *s)
+{
+    static const char *const std[] = {"type", "faction", "pos", "vel", "rot", "health", "flags"};
+    static const char *const types[] = {"?", "int", "uint", "float", "bool", "enum", "bytes"};
+    fputs("{\"type\":\"schema\",\"standard\":[", f);
+    for (int i = 0, n = 0; i < 7; i++)
+        if (s->std_mask & (1u << i))
+            fprintf(f, "%s\"%s\"", n++ ? "," : "", std[i]);
+    fprintf(f, "],\"positionQuantum\":%.17g,\"velocityQuantum\":%.17g,\"fields\":[", s->pos_quantum_m,
+            s->vel_quantum_mps);
+    for (size_t k = 0; k < s->field_count; k++) {
+        const dg_field_def *d = &s->fields[k];
+        fprintf(f, "%s{\"name\":", k ? "," : "");
+        json_str(f, d->name, strlen(d->name));
+        fprintf(f, ",\"type\":\"%s\",\"unit\":", d->type <= 6 ? types[d->type] : "?");
+        json_str(f, d->unit ? d->unit : "", d->unit ? strlen(d->unit) : 0);
+        fprintf(f, ",\"bits\":%u,\"quantum\":%.17g,\"values\":[", d->bits, d->quantum);
+        for (size_t e = 0; e < d->enum_count; e++) {
+            fputs(e ? "," : "", f);
+            json_str(f, d->enum_names[e], strlen(d->enum_names[e]));
+        }
+        fputs("]}", f);
+    }
+    fputs("]}\n", f);
+}
+
+/* A 2.0 tick: the standard fields the schema has, then each declared field by name (its slot; a
+ * float's value = slot x quantum, a uint's and bytes' slot as unsigned). */
+static void dump_tick_schema(FILE *f, const dg_flrep_tick *t, const dg_schema *s)
+{
+    fprintf(f, "{\"type\":\"tick\",\"tick\":%" PRIu64 ",\"keyframe\":%s,\"entities\":[", t->tick,
+            t->keyframe ? "true" : "false");
+    uint32_t m = s->std_mask;
+    for (size_t i = 0; i < t->ent_count; i++) {
+        const dg_qentity *e = &t->ents[i];
+        fprintf(f, "%s{\"id\":%u", i ? "," : "", e->id);
+        if (m & DG_STD_TYPE)
+            fprintf(f, ",\"type\":%u", e->type_index);
+        if (m & DG_STD_FACTION)
+            fprintf(f, ",\"faction\":%u", e->faction_index);
+        if (m & DG_STD_POS)
+            fprintf(f, ",\"pos\":[%d,%d,%d]", e->pos[0], e->pos[1], e->pos[2]);
+        if (m & DG_STD_VEL)
+            fprintf(f, ",\"vel\":[%d,%d,%d]", e->vel[0], e->vel[1], e->vel[2]);
+        if (m & DG_STD_ROT)
+            fprintf(f, ",\"rot\":[%d,%d,%d],\"rotLargest\":%u", e->rot[0], e->rot[1], e->rot[2], e->rot_largest);
+        if (m & DG_STD_HEALTH)
+            fprintf(f, ",\"health\":%u", e->health);
+        if (m & DG_STD_FLAGS)
+            fprintf(f, ",\"flags\":%u", e->flags);
+        for (size_t k = 0; t->extras && k < s->field_count; k++) {
+            int64_t v = t->extras[i * s->field_count + k];
+            uint8_t ty = s->fields[k].type;
+            if (ty == DG_FIELD_UINT || ty == DG_FIELD_BYTES)
+                fprintf(f, ",\"%s\":%" PRIu64, s->fields[k].name, (uint64_t)v);
+            else
+                fprintf(f, ",\"%s\":%" PRId64, s->fields[k].name, v);
+        }
+        fputc('}', f);
+    }
+    fputs("],\"events\":[", f);
+    for (size_t i = 0; i < t->event_count; i++) {
+        const dg_event *v = &t->events[i];
+        fprintf(f, "%s{\"kind\":%u,\"tick\":%" PRIu64 ",\"a\":%u,\"b\":%u,\"c\":%u,\"d\":%u,\"text\":", i ? "," : "",
+                v->kind, v->tick, v->a, v->b, v->c, v->d);
+        json_str(f, v->text ? v->text : "", v->text_len);
+        fputc('}', f);
+    }
+    fputs("]}\n", f);
 }
 
 static void dump_tick(FILE *f, const dg_flrep_tick *t)
@@ -342,10 +463,18 @@ int cli_dump(int argc, char **argv)
         return CLI_USAGE;
     }
     dump_header(stdout, r);
+    const dg_schema *xs = dg_flrep_reader_header(r)->schema;
+    xs = xs && !dg_schema_is_legacy(xs) ? xs : NULL; /* a 1.x file dumps as it always did */
+    if (xs)
+        dump_schema(stdout, xs);
     dg_flrep_tick t;
     int rc;
-    while ((rc = dg_flrep_reader_next(r, &t, &err)) == 1)
-        dump_tick(stdout, &t);
+    while ((rc = dg_flrep_reader_next(r, &t, &err)) == 1) {
+        if (xs)
+            dump_tick_schema(stdout, &t, xs);
+        else
+            dump_tick(stdout, &t);
+    }
     dg_flrep_reader_close(r);
     fflush(stdout);
     if (rc < 0) {

@@ -20,6 +20,7 @@ int cli_project_load(const char *cmd, const char *given, harness__project *p, bo
         return CLI_USAGE;
     }
     *have = true;
+    harness__decl_preset(&p->decl); /* every stream this command reads follows the project's fields */
     return 0;
 }
 

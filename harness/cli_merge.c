@@ -210,6 +210,22 @@ static void read_quats(mr *m, dg_report_field *f, json_t *o, const char *at)
     f->has_quats = true;
 }
 
+/* A declared field's "aText" / "bText" (both or neither): its values as the schema shows them. */
+static void read_texts(mr *m, dg_report_field *f, json_t *o, const char *at)
+{
+    json_t *ta = json_object_get(o, "aText"), *tb = json_object_get(o, "bText");
+    if (!ta && !tb)
+        return;
+    if (!json_is_string(ta) || !json_is_string(tb)) {
+        mr_fail(m, at, "\"aText\" and \"bText\": expected both, as strings, found %s and %s",
+                ta ? json_kind(ta) : "nothing", tb ? json_kind(tb) : "nothing");
+        return;
+    }
+    snprintf(f->a_text, sizeof f->a_text, "%s", json_string_value(ta));
+    snprintf(f->b_text, sizeof f->b_text, "%s", json_string_value(tb));
+    f->has_text = true;
+}
+
 static void read_field(mr *m, dg_report_entity *e, json_t *o, const char *at)
 {
     const char *name = mr_str(m, o, at, "field", false), *unit = mr_str(m, o, at, "unit", false);
@@ -229,6 +245,7 @@ static void read_field(mr *m, dg_report_entity *e, json_t *o, const char *at)
     f->b_q = bq;
     f->delta_q = dq;
     read_quats(m, f, o, at);
+    read_texts(m, f, o, at);
 }
 
 static dg_report_entity_kind read_kind(mr *m, json_t *o, const char *at)

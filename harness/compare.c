@@ -110,12 +110,142 @@ uint64_t harness__compare_streams(dg_report_check *c, const harness__stream *a, 
     return diverged;
 }
 
+/* ---- world diffs with declared fields ------------------------------------------------------------ */
+
+static size_t schema_nx(const dg_schema *s)
+{
+    return s ? s->field_count : 0;
+}
+
+static bool extras_equal(harness__xworld a, size_t i, harness__xworld b, size_t j, size_t nx)
+{
+    return nx == 0 || !a.x || !b.x || memcmp(a.x + i * nx, b.x + j * nx, nx * sizeof *a.x) == 0;
+}
+
+uint32_t harness__count_diff_x(harness__xworld a, harness__xworld b, const dg_schema *schema)
+{
+    size_t nx = schema_nx(schema);
+    if (nx == 0)
+        return harness__count_diff(a.ents, a.n, b.ents, b.n);
+    size_t i = 0, j = 0;
+    uint32_t n = 0;
+    while (i < a.n || j < b.n) {
+        if (j >= b.n || (i < a.n && a.ents[i].id < b.ents[j].id)) {
+            n++;
+            i++;
+        } else if (i >= a.n || b.ents[j].id < a.ents[i].id) {
+            n++;
+            j++;
+        } else {
+            n += !dg_qentity_equal(&a.ents[i], &b.ents[j]) || !extras_equal(a, i, b, j, nx);
+            i++;
+            j++;
+        }
+    }
+    return n;
+}
+
+/* Position and velocity in metres at each side's quanta (the report's own diff assumes 1/64, 1/32). */
+static void requantize(dg_report_entity *e, const dg_schema *sa, const dg_schema *sb)
+{
+    sa = sa ? sa : dg_schema_legacy();
+    sb = sb ? sb : dg_schema_legacy();
+    for (uint32_t k = 0; k < e->n_fields; k++) {
+        dg_report_field *f = &e->fields[k];
+        bool pos = strncmp(f->name, "pos.", 4) == 0, vel = strncmp(f->name, "vel.", 4) == 0;
+        if ((!pos && !vel) || !f->has_quanta)
+            continue;
+        f->a = (double)f->a_q * (pos ? sa->pos_quantum_m : sa->vel_quantum_mps);
+        f->b = (double)f->b_q * (pos ? sb->pos_quantum_m : sb->vel_quantum_mps);
+        f->delta = f->b - f->a;
+    }
+}
+
+/* Every declared field of one entity that differs, with its name, unit and both values. */
+static void diff_extras(dg_report_entity *e, const int64_t *xa, const int64_t *xb, const dg_schema *s)
+{
+    for (size_t f = 0; f < s->field_count; f++) {
+        if (xa[f] == xb[f])
+            continue;
+        const dg_field_def *d = &s->fields[f];
+        char ta[DG_REPORT_VALUE_TEXT_CAP], tb[DG_REPORT_VALUE_TEXT_CAP];
+        dg_schema_format_value(d, xa[f], ta, sizeof ta);
+        dg_schema_format_value(d, xb[f], tb, sizeof tb);
+        bool numeric = d->type == DG_FIELD_INT || d->type == DG_FIELD_UINT || d->type == DG_FIELD_FLOAT;
+        if (dg_report_entity_add_field_text(e, d->name, d->unit ? d->unit : "", xa[f], xb[f], numeric,
+                                            dg_schema_value_double(d, xa[f]), dg_schema_value_double(d, xb[f]), ta,
+                                            tb) &&
+            d->type != DG_FIELD_FLOAT && numeric) /* an integer's delta exactly, beyond 2^53 too */
+            e->fields[e->n_fields - 1].delta = (double)e->fields[e->n_fields - 1].delta_q;
+    }
+}
+
+static void add_entity_x(dg_report_tick *t, harness__xworld a, size_t i, harness__xworld b, size_t j,
+                         dg_report_entity_kind k, const dg_schema *s, const dg_flrep_header *names)
+{
+    char nb[DG_REPORT_NAME_CAP];
+    uint32_t id = k == DG_REPORT_ENTITY_ADDED ? b.ents[j].id : a.ents[i].id;
+    dg_report_entity *e = dg_report_tick_add_entity(t, id, harness__entity_name(names, id, nb, sizeof nb), k);
+    if (!e || k != DG_REPORT_ENTITY_CHANGED)
+        return;
+    dg_report_entity_diff_qentity(e, &a.ents[i], &b.ents[j]);
+    if (!dg_schema_is_legacy(a.schema) || !dg_schema_is_legacy(b.schema))
+        requantize(e, a.schema, b.schema);
+    if (schema_nx(s) && a.x && b.x)
+        diff_extras(e, a.x + i * s->field_count, b.x + j * s->field_count, s);
+}
+
+void harness__diff_worlds_x(dg_report_tick *t, harness__xworld a, harness__xworld b, const dg_schema *schema,
+                            const dg_flrep_header *names)
+{
+    size_t i = 0, j = 0, nx = schema_nx(schema);
+    while (i < a.n || j < b.n) {
+        if (j >= b.n || (i < a.n && a.ents[i].id < b.ents[j].id)) {
+            t->lost++;
+            add_entity_x(t, a, i++, b, 0, DG_REPORT_ENTITY_LOST, schema, names);
+        } else if (i >= a.n || b.ents[j].id < a.ents[i].id) {
+            t->added++;
+            add_entity_x(t, a, 0, b, j++, DG_REPORT_ENTITY_ADDED, schema, names);
+        } else {
+            if (!dg_qentity_equal(&a.ents[i], &b.ents[j]) || !extras_equal(a, i, b, j, nx)) {
+                t->changed++;
+                add_entity_x(t, a, i, b, j, DG_REPORT_ENTITY_CHANGED, schema, names);
+            }
+            i++;
+            j++;
+        }
+    }
+}
+
+static bool field_def_equal(const dg_field_def *a, const dg_field_def *b)
+{
+    if (strcmp(a->name, b->name) != 0 || strcmp(a->unit ? a->unit : "", b->unit ? b->unit : "") != 0 ||
+        a->type != b->type || a->bits != b->bits || a->quantum != b->quantum || a->enum_count != b->enum_count)
+        return false;
+    for (size_t k = 0; k < a->enum_count; k++)
+        if (strcmp(a->enum_names[k], b->enum_names[k]) != 0)
+            return false;
+    return true;
+}
+
+const dg_schema *harness__common_schema(const dg_flrep_header *a, const dg_flrep_header *b)
+{
+    const dg_schema *x = a ? a->schema : NULL, *y = b ? b->schema : NULL;
+    if (!x || !y || dg_schema_is_legacy(x) || x->std_mask != y->std_mask || x->pos_quantum_m != y->pos_quantum_m ||
+        x->vel_quantum_mps != y->vel_quantum_mps || x->field_count != y->field_count)
+        return NULL;
+    for (size_t f = 0; f < x->field_count; f++)
+        if (!field_def_equal(&x->fields[f], &y->fields[f]))
+            return NULL;
+    return x;
+}
+
 /* ---- record side re-derived from the source vs the recording ---------------------------------- */
 
-static dg_status quantize_frame(const harness__frame *f, dg_qentity *q, dg_error *err)
+static dg_status quantize_frame(const dg_schema *s, const harness__frame *f, dg_qentity *q, dg_error *err)
 {
     for (size_t i = 0; i < f->n; i++)
-        if (dg_quant_entity(&f->ents[i], &q[i], err) != DG_OK)
+        if (dg_quant_entity_schema(s, &f->ents[i], &q[i], err) != DG_OK)
             return err->code;
     return DG_OK;
 }
@@ -157,6 +287,9 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
         return st;
     if (fault_tick != UINT64_MAX)
         dg_flrep_reader_set_fault_double_delta(r, fault_tick);
+    /* the source's declared fields, when the recording has the same (it was recorded from it) */
+    const dg_schema *xs = harness__common_schema(&src->hdr, dg_flrep_reader_header(r));
+    size_t nx = harness__source_fields(src);
     for (size_t k = 0; k < n && st == DG_OK; k++) {
         harness__frame f;
         dg_flrep_tick t;
@@ -177,13 +310,13 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
                 break;
             }
         }
-        if (fs == 1 && (st = quantize_frame(&f, q, err)) != DG_OK)
+        if (fs == 1 && (st = quantize_frame(src->hdr.schema, &f, q, err)) != DG_OK)
             break;
         /* The re-run must reproduce what was recorded, or the diff would blame the codec for the
          * source's own nondeterminism. */
         size_t ri = fs == 1 ? harness__stream_find(rec, ticks[k]) : SIZE_MAX;
         if (ri != SIZE_MAX && *not_reproduced == DG_REPORT_TICK_NONE) {
-            dg_tick_hash th = dg_hash_tick(f.tick, q, f.n, f.events, f.nev, NULL);
+            dg_tick_hash th = dg_hash_tick_x(f.tick, q, f.extras, f.extras ? nx : 0, f.n, f.events, f.nev, NULL);
             if (th.state != rec->v[ri].state || th.events != rec->v[ri].events)
                 *not_reproduced = ticks[k];
         }
@@ -191,9 +324,11 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
         size_t na = fs == 1 ? f.n : 0;
         const dg_qentity *qb = rs == 1 ? t.ents : NULL;
         size_t nb = rs == 1 ? t.ent_count : 0;
-        ndiff = harness__count_diff(qa, na, qb, nb);
+        harness__xworld wa = {qa, fs == 1 ? f.extras : NULL, na, src->hdr.schema},
+                        wb = {qb, rs == 1 ? t.extras : NULL, nb, dg_flrep_reader_header(r)->schema};
+        ndiff = harness__count_diff_x(wa, wb, xs);
         if (rt) {
-            harness__diff_worlds(rt, qa, na, qb, nb, &src->hdr);
+            harness__diff_worlds_x(rt, wa, wb, xs, &src->hdr);
             uint64_t ea = fs == 1 ? dg_hash_events(f.events, f.nev) : 0;
             uint64_t eb = rs == 1 ? dg_hash_events(t.events, t.event_count) : 0;
             rt->events_differ = ea != eb;
@@ -487,6 +622,8 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
     if (st == DG_OK)
         st = side_next(&b, err);
     const dg_flrep_header *names = a.r ? dg_flrep_reader_header(a.r) : NULL;
+    const dg_schema *xs = a.r && b.r ? harness__common_schema(names, dg_flrep_reader_header(b.r)) : NULL;
+    size_t nxa = harness__reader_fields(a.r), nxb = harness__reader_fields(b.r);
     while (st == DG_OK && (a.rc == 1 || b.rc == 1)) {
         bool only_a = b.rc != 1 || (a.rc == 1 && a.t.tick < b.t.tick);
         bool only_b = a.rc != 1 || (b.rc == 1 && b.t.tick < a.t.tick);
@@ -501,8 +638,8 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
          * (callers: "B ends at tick T"), not detailed as a tick whose every entity was lost */
         bool past_end = (only_a && b.rc != 1) || (only_b && a.rc != 1);
         if (!differs) {
-            dg_tick_hash ha = dg_hash_tick(tick, qa, na, a.t.events, a.t.event_count, NULL);
-            dg_tick_hash hb = dg_hash_tick(tick, qb, nb, b.t.events, b.t.event_count, NULL);
+            dg_tick_hash ha = harness__hash_read_tick(&a.t, nxa, NULL);
+            dg_tick_hash hb = harness__hash_read_tick(&b.t, nxb, NULL);
             differs = ha.combined != hb.combined;
             events_differ = ha.events != hb.events;
         }
@@ -510,10 +647,12 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
             diverged++;
             if (!past_end)
                 follow_tick(&fw, c, tick, qa, na, qb, nb);
-            dg_report_check_add_divergent(c, tick, harness__count_diff(qa, na, qb, nb));
+            harness__xworld wa = {qa, only_b ? NULL : a.t.extras, na, names->schema},
+                            wb = {qb, only_a ? NULL : b.t.extras, nb, dg_flrep_reader_header(b.r)->schema};
+            dg_report_check_add_divergent(c, tick, harness__count_diff_x(wa, wb, xs));
             dg_report_tick *rt = past_end ? NULL : dg_report_add_tick(c, tick);
             if (rt) {
-                harness__diff_worlds(rt, qa, na, qb, nb, names);
+                harness__diff_worlds_x(rt, wa, wb, xs, names);
                 rt->events_differ = events_differ;
                 dg_report_tick_diff_events(rt, only_b ? NULL : a.t.events, only_b ? 0 : a.t.event_count,
                                            only_a ? NULL : b.t.events, only_a ? 0 : b.t.event_count);
@@ -725,6 +864,51 @@ static void hdr_shown(dg_report_check *c, const dg_flrep_header *a, const dg_flr
                                (unsigned)a->minor, (unsigned)b->major, (unsigned)b->minor);
 }
 
+/* One declared field as a line: "angvel float quantum 0.000244140625 unit rad/s". */
+static void field_text(const dg_field_def *d, char *out, size_t cap)
+{
+    static const char *const types[] = {"?", "int", "uint", "float", "bool", "enum", "bytes"};
+    int n = snprintf(out, cap, "%s %s", d->name, d->type <= 6 ? types[d->type] : "?");
+    if (d->type == DG_FIELD_FLOAT)
+        n += snprintf(out + n, cap - (size_t)n, " quantum %.17g", d->quantum);
+    else if (d->type != DG_FIELD_BOOL && d->type != DG_FIELD_ENUM)
+        n += snprintf(out + n, cap - (size_t)n, " %u %s", d->bits, d->type == DG_FIELD_BYTES ? "bytes" : "bits");
+    for (size_t k = 0; d->type == DG_FIELD_ENUM && k < d->enum_count && (size_t)n < cap; k++)
+        n += snprintf(out + n, cap - (size_t)n, "%s%s", k ? "," : " ", d->enum_names[k]);
+    if ((size_t)n < cap && d->unit && d->unit[0])
+        snprintf(out + n, cap - (size_t)n, " unit %s", d->unit);
+}
+
+/* The entity schemas (a 1.x file's is the legacy one): standard fields, quanta, declared fields. */
+static void hdr_schema(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_header *b)
+{
+    const dg_schema *x = a->schema ? a->schema : dg_schema_legacy(), *y = b->schema ? b->schema : dg_schema_legacy();
+    char va[HDR_VALUE_CAP], vb[HDR_VALUE_CAP], name[40];
+    if (x->std_mask != y->std_mask) {
+        static const char *const std[] = {"type", "faction", "pos", "vel", "rot", "health", "flags"};
+        size_t na = 0, nb = 0;
+        va[0] = vb[0] = 0;
+        for (int i = 0; i < 7; i++) {
+            if (x->std_mask & (1u << i))
+                na += (size_t)snprintf(va + na, sizeof va - na, "%s%s", na ? "," : "", std[i]);
+            if (y->std_mask & (1u << i))
+                nb += (size_t)snprintf(vb + nb, sizeof vb - nb, "%s%s", nb ? "," : "", std[i]);
+        }
+        hdr_differs(h, "standard fields", na ? va : "(none)", nb ? vb : "(none)");
+    }
+    hdr_f64(h, "position quantum", x->pos_quantum_m, y->pos_quantum_m);
+    hdr_f64(h, "velocity quantum", x->vel_quantum_mps, y->vel_quantum_mps);
+    for (size_t f = 0; f < x->field_count || f < y->field_count; f++) {
+        snprintf(name, sizeof name, "field[%zu]", f);
+        if (f < x->field_count)
+            field_text(&x->fields[f], va, sizeof va);
+        if (f < y->field_count)
+            field_text(&y->fields[f], vb, sizeof vb);
+        if (f >= x->field_count || f >= y->field_count || strcmp(va, vb) != 0)
+            hdr_differs(h, name, f < x->field_count ? va : "(none)", f < y->field_count ? vb : "(none)");
+    }
+}
+
 int harness__compare_headers(dg_report_scenario *sc, const char *pa, const char *pb)
 {
     double t0 = harness__now();
@@ -753,10 +937,19 @@ int harness__compare_headers(dg_report_scenario *sc, const char *pa, const char 
     hdr_types(&h, a, b);
     hdr_factions(&h, a, b);
     hdr_roster(&h, a, b);
+    hdr_schema(&h, a, b);
     if (h.n)
         dg_report_check_set_message(c, "%lu header and table value%s differ%s: %s%s%s%s%s%s", (unsigned long)h.n,
                                     h.n == 1 ? "" : "s", h.n == 1 ? "s" : "", h.first[0], h.n > 1 ? ", " : "",
                                     h.first[1], h.n > 2 ? ", " : "", h.first[2], h.n > 3 ? ", ..." : "");
+    else if (a->schema && !dg_schema_is_legacy(a->schema)) /* a declared schema: what it has, no planet assumed */
+        dg_report_check_set_message(c, "tick rate, %skeyframe interval, session flags, mission id, the entity schema "
+                                       "(%zu declared field%s)%s%s and the %zu participants equal",
+                                    a->planet_radius_m > 0 ? "planet radius, " : "", a->schema->field_count,
+                                    dg_report_plural_s(a->schema->field_count),
+                                    a->schema->std_mask & DG_STD_TYPE ? ", the types" : "",
+                                    a->schema->std_mask & DG_STD_FACTION ? ", the factions" : "",
+                                    a->participant_count);
     else
         dg_report_check_set_message(c, "tick rate, planet radius, keyframe interval, session flags, mission id and "
                                        "the %zu types, %zu factions, %zu participants and %zu mission objects equal",

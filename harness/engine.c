@@ -105,14 +105,23 @@ static void scratch_free(scratch *s)
 
 /* One entity's raw hash (docs/STATE-HASH.md §6 over that entity alone): the floats the sources
  * hash for the tick's raw hash, in the same order, so the tick's drift can be pinned to an entity. */
-static uint64_t entity_raw_hash(uint64_t tick, const dg_entity_in *e)
+static uint64_t entity_raw_hash(uint64_t tick, const dg_entity_in *e, const double *xraw, size_t k)
 {
-    double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                      e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
-    dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+    harness__raw_entity(&hs, e, xraw, k);
     return dg_hash_raw_end(&hs);
+}
+
+void harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double *xraw, size_t k)
+{
+    double raw[HARNESS_RAW_FIELDS + HARNESS_DECL_MAX_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0],
+                                                                e->vel[1], e->vel[2], e->rot[0], e->rot[1],
+                                                                e->rot[2], e->rot[3], e->health};
+    k = k > HARNESS_DECL_MAX_FIELDS ? HARNESS_DECL_MAX_FIELDS : k;
+    for (size_t i = 0; xraw && i < k; i++)
+        raw[HARNESS_RAW_FIELDS + i] = xraw[i];
+    dg_hash_raw_entity(hs, e->id, raw, HARNESS_RAW_FIELDS + (xraw ? k : 0));
 }
 
 static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_hash *th,
@@ -134,7 +143,8 @@ static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_
         lt.hashes = sc->eh;
         if (f && f->has_raw && f->n == th->entity_count) { /* record side: the floats are at hand */
             for (size_t i = 0; i < f->n; i++)
-                sc->rh[i] = entity_raw_hash(f->tick, &f->ents[i]);
+                sc->rh[i] = entity_raw_hash(f->tick, &f->ents[i], f->xraw ? f->xraw + i * f->nxraw : NULL,
+                                            f->nxraw);
             lt.raw_hashes = sc->rh;
         }
     }
@@ -146,6 +156,9 @@ static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_
 /* What one tick of the record side does after the source produced it: write (quantize, encode),
  * hash exactly what was written, keep the hash, log it. */
 typedef struct rec_state {
+    size_t nx;     /* declared extra fields */
+    int64_t *xq;   /* what the writer wrote of them, sorted like sc.q */
+    size_t xq_cap;
     dg_flrep_writer *w;
     dg_hash_log_writer *log;
     bool log_entities;
@@ -154,8 +167,33 @@ typedef struct rec_state {
     dg_error *err;
 } rec_state;
 
+/* rec_tick with declared extra fields: the writer's float-domain form with extras, the hash over them. */
+static dg_status rec_tick_x(rec_state *rs, const harness__frame *f)
+{
+    dg_status st = scratch_fit(&rs->sc, f->n, rs->err);
+    if (st == DG_OK && f->n * rs->nx > rs->xq_cap) {
+        int64_t *x = realloc(rs->xq, f->n * rs->nx * sizeof *x);
+        if (!x)
+            return dg_error_set(rs->err, DG_E_NOMEM, DG_OFFSET_NONE, "harness", "out of memory");
+        rs->xq = x;
+        rs->xq_cap = f->n * rs->nx;
+    }
+    if (st == DG_OK)
+        st = dg_flrep_writer_tick_x(rs->w, f->tick, f->ents, f->extras, f->n, f->events, f->nev, rs->sc.q, rs->xq,
+                                    rs->err);
+    if (st != DG_OK)
+        return st;
+    dg_tick_hash th = dg_hash_tick_x(f->tick, rs->sc.q, rs->xq, rs->nx, f->n, f->events, f->nev, rs->sc.eh);
+    harness__tickrec r = {f->tick, th.state, th.events, th.combined, f->raw, th.entity_count, f->has_raw};
+    if ((st = harness__stream_push(rs->out, &r, rs->err)) != DG_OK)
+        return st;
+    return log_tick(rs->log, rs->log_entities, &th, f, rs->sc.q, &rs->sc, rs->err);
+}
+
 static dg_status rec_tick(rec_state *rs, const harness__frame *f)
 {
+    if (rs->nx)
+        return rec_tick_x(rs, f);
     dg_status st = scratch_fit(&rs->sc, f->n, rs->err);
     if (st == DG_OK)
         st = dg_flrep_writer_tick(rs->w, f->tick, f->ents, f->n, f->events, f->nev, rs->sc.q, rs->err);
@@ -182,6 +220,8 @@ typedef struct rec_fhdr {
     uint64_t tick, raw;
     size_t n, ent_off, nev, ev_off;
     bool has_raw;
+    size_t x_off; /* its declared fields' slots in the block's x */
+    size_t xr_off, nxraw; /* its float fields' raw values in the block's xr */
 } rec_fhdr;
 
 typedef struct rec_block {
@@ -194,6 +234,10 @@ typedef struct rec_block {
     size_t evs_n, evs_cap;
     char *text;
     size_t text_n, text_cap;
+    int64_t *x; /* declared fields' slots */
+    size_t x_n, x_cap, nx;
+    double *xr; /* declared float fields' raw values */
+    size_t xr_n, xr_cap;
 } rec_block;
 
 typedef struct rec_pipe {
@@ -234,8 +278,19 @@ static bool block_add(rec_block *b, const harness__frame *f)
         !grow((void **)&b->text_off, &ecap, b->evs_n + f->nev, sizeof *b->text_off) ||
         !grow((void **)&b->text, &b->text_cap, b->text_n + text, 1))
         return false;
+    size_t nxr = f->xraw ? f->n * f->nxraw : 0;
+    if ((b->nx && !grow((void **)&b->x, &b->x_cap, b->x_n + f->n * b->nx, sizeof *b->x)) ||
+        (nxr && !grow((void **)&b->xr, &b->xr_cap, b->xr_n + nxr, sizeof *b->xr)))
+        return false;
     rec_fhdr *h = &b->f[b->nf++];
-    *h = (rec_fhdr){f->tick, f->raw, f->n, b->ents_n, f->nev, b->evs_n, f->has_raw};
+    *h = (rec_fhdr){f->tick, f->raw, f->n, b->ents_n, f->nev, b->evs_n, f->has_raw, b->x_n, b->xr_n,
+                    f->xraw ? f->nxraw : 0};
+    if (nxr)
+        memcpy(b->xr + b->xr_n, f->xraw, nxr * sizeof *b->xr);
+    b->xr_n += nxr;
+    if (b->nx && f->n)
+        memcpy(b->x + b->x_n, f->extras, f->n * b->nx * sizeof *b->x);
+    b->x_n += f->n * b->nx;
     if (f->n)
         memcpy(b->ents + b->ents_n, f->ents, f->n * sizeof *f->ents);
     b->ents_n += f->n;
@@ -255,6 +310,8 @@ static void block_free(rec_block *b)
     free(b->evs);
     free(b->text_off);
     free(b->text);
+    free(b->x);
+    free(b->xr);
 }
 
 static dg_status block_write(rec_state *rs, rec_block *b)
@@ -263,7 +320,8 @@ static dg_status block_write(rec_state *rs, rec_block *b)
         b->evs[i].text = b->evs[i].text_len ? b->text + b->text_off[i] : NULL;
     for (size_t i = 0; i < b->nf; i++) {
         const rec_fhdr *h = &b->f[i];
-        harness__frame f = {h->tick, b->ents + h->ent_off, h->n, b->evs + h->ev_off, h->nev, h->has_raw, h->raw};
+        harness__frame f = {h->tick, b->ents + h->ent_off, h->n, b->evs + h->ev_off, h->nev, h->has_raw, h->raw,
+                             b->nx ? b->x + h->x_off : NULL, h->nxraw ? b->xr + h->xr_off : NULL, h->nxraw};
         dg_status st = rec_tick(rs, &f);
         if (st != DG_OK)
             return st;
@@ -310,7 +368,7 @@ static bool pipe_hand_over(rec_pipe *p, bool eof)
     bool ok = !p->failed;
     rec_block *next = &p->blk[p->filled % REC_BLOCKS]; /* consumed, or never used: free to refill */
     if (!eof)
-        next->nf = next->ents_n = next->evs_n = next->text_n = 0;
+        next->nf = next->ents_n = next->evs_n = next->text_n = next->x_n = next->xr_n = 0;
     pthread_mutex_unlock(&p->mu);
     return ok;
 }
@@ -320,6 +378,8 @@ static bool pipe_start(rec_pipe *p, rec_state *rs, pthread_t *tid)
 {
     memset(p, 0, sizeof *p);
     p->rs = rs;
+    for (int k = 0; k < REC_BLOCKS; k++)
+        p->blk[k].nx = rs->nx;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     if (pthread_create(tid, NULL, rec_consumer, p) == 0)
@@ -392,7 +452,7 @@ static dg_status record_loop(harness__source *src, const harness__record_opts *o
 dg_status harness__record(harness__source *src, const char *path, const harness__record_opts *o,
                           harness__stream *out, dg_error *err)
 {
-    rec_state rs = {.out = out, .err = err, .log_entities = o && o->log_entities};
+    rec_state rs = {.out = out, .err = err, .log_entities = o && o->log_entities, .nx = harness__source_fields(src)};
     dg_status st = harness__stream_reserve(out, out->n + src->expected_ticks, err);
     if (st == DG_OK)
     {
@@ -418,6 +478,7 @@ dg_status harness__record(harness__source *src, const char *path, const harness_
     if (st == DG_OK && out->n == 0)
         st = dg_error_set(err, DG_E_MALFORMED, DG_OFFSET_NONE, src->name, "the source produced no tick");
     scratch_free(&rs.sc);
+    free(rs.xq);
     if (st != DG_OK) {
         dg_flrep_writer_abort(rs.w);
         if (rs.log) {
@@ -442,6 +503,7 @@ dg_status harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log
     dg_status st = DG_OK;
     dg_flrep_tick t;
     int rc = 1;
+    size_t nx = harness__reader_fields(r);
     for (size_t i = 0; i < skip; i++) {
         if ((rc = dg_flrep_reader_next(r, &t, err)) != 1) {
             for (size_t k = i; k < skip && out->n > 0; k++)
@@ -456,7 +518,7 @@ dg_status harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log
                 break;
             eh = sc.eh;
         }
-        dg_tick_hash th = dg_hash_tick(t.tick, t.ents, t.ent_count, t.events, t.event_count, eh);
+        dg_tick_hash th = harness__hash_read_tick(&t, nx, eh);
         harness__tickrec rec = {t.tick, th.state, th.events, th.combined, 0, th.entity_count, false};
         if ((st = harness__stream_push(out, &rec, err)) != DG_OK)
             break;
@@ -483,6 +545,48 @@ dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_lo
         st = harness__replay_hash_from(r, 0, log, log_entities, out, err);
     dg_flrep_reader_close(r);
     return st;
+}
+
+/* ---- declared fields ------------------------------------------------------------------------ */
+
+size_t harness__reader_fields(const dg_flrep_reader *r)
+{
+    const dg_flrep_header *h = r ? dg_flrep_reader_header(r) : NULL;
+    return h && h->schema ? h->schema->field_count : 0;
+}
+
+dg_tick_hash harness__hash_read_tick(const dg_flrep_tick *t, size_t nx, uint64_t *entity_hashes)
+{
+    return dg_hash_tick_x(t->tick, t->ents, t->extras, t->extras ? nx : 0, t->ent_count, t->events, t->event_count,
+                          entity_hashes);
+}
+
+size_t harness__source_fields(const harness__source *s)
+{
+    if (s->decl.declared)
+        return s->decl.field_count;
+    return s->hdr.schema ? s->hdr.schema->field_count : 0; /* the C API's: a schema given as such */
+}
+
+static const harness__decl *g_preset;
+
+void harness__decl_preset(const harness__decl *d) { g_preset = d && d->declared ? d : NULL; }
+const harness__decl *harness__decl_preset_get(void) { return g_preset; }
+
+dg_status harness__source_schema_ready(harness__source *s, dg_error *err)
+{
+    const harness__decl *pre = g_preset;
+    char msg[256];
+    if (pre && s->decl.declared && !harness__decl_equal(&s->decl, pre, msg, sizeof msg))
+        return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, s->decl.where, "the stream's declared fields disagree "
+                            "with the project file's (%s): %s (stream against project)", pre->where, msg);
+    if (pre && !s->decl.declared && !harness__decl_is_legacy(pre))
+        return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, s->name, "the project file declares fields (%s) that "
+                            "this stream cannot carry (a binary stream of version 1: write version 2)", pre->where);
+    harness__decl_view(&s->decl, &s->schema_view);
+    bool legacy = !s->decl.declared || harness__decl_is_legacy(&s->decl);
+    s->hdr.schema = legacy ? NULL : &s->schema_view.schema;
+    return DG_OK;
 }
 
 /* ---- small utilities ------------------------------------------------------------------------ */

@@ -15,6 +15,7 @@
 #include "detgate/hash.h"
 #include "detgate/quant.h"
 #include "detgate/report.h"
+#include "schema_decl.h"
 
 #define HARNESS_VERSION_NUMBER "0.1.0" /* a report's tool.version: the tool's name is said beside it */
 #define HARNESS_VERSION "detgate " HARNESS_VERSION_NUMBER
@@ -32,6 +33,13 @@ typedef struct harness__frame {
     size_t nev;
     bool has_raw;
     uint64_t raw; /* raw float hash (docs/STATE-HASH.md §6) of the floats handed to the quantizer */
+    /* The declared extra fields' slots, extras[i * field_count + f] for ents[i] (field_count = the
+     * source's decl.field_count); NULL when it is 0. */
+    const int64_t *extras;
+    /* The raw binary64 values of the declared float fields as the source read them (nxraw per entity,
+     * in declaration order, sorted like ents): they join the raw float hash. NULL / 0 when none. */
+    const double *xraw;
+    size_t nxraw;
 } harness__frame;
 
 typedef struct harness__source harness__source;
@@ -50,6 +58,10 @@ struct harness__source {
     dg_status (*rewind)(harness__source *s, dg_error *err);
     void (*destroy)(harness__source *s);
     void *impl;
+    /* The entity schema the source declares (docs/STATES-STREAM.md, "Declared fields"); legacy and
+     * declared false when it says nothing. hdr.schema points at schema_view when it is not legacy. */
+    harness__decl decl;
+    harness__schema_view schema_view;
 };
 
 /* Scenario file through sim_stub; inject may be NULL or "" for none. keyframe 0 = the scenario's. */
@@ -172,6 +184,24 @@ void harness__diff_worlds(dg_report_tick *t, const dg_qentity *a, size_t na, con
 /* Counts only (added + lost + changed). */
 uint32_t harness__count_diff(const dg_qentity *a, size_t na, const dg_qentity *b, size_t nb);
 
+/* One side of a world diff with its declared fields: ents sorted by id, x[i * nx + f] (NULL when the
+ * schema has none). */
+typedef struct harness__xworld {
+    const dg_qentity *ents;
+    const int64_t *x;
+    size_t n;
+    const dg_schema *schema; /* this side's (NULL = legacy): its pos/vel quanta give the metres */
+} harness__xworld;
+/* harness__diff_worlds / _count_diff under a schema (NULL = legacy): positions and velocities in
+ * metres at its quanta, every declared field that differs named with its unit and both values as
+ * the schema shows them. */
+void harness__diff_worlds_x(dg_report_tick *t, harness__xworld a, harness__xworld b, const dg_schema *schema,
+                            const dg_flrep_header *names);
+uint32_t harness__count_diff_x(harness__xworld a, harness__xworld b, const dg_schema *schema);
+/* The schema two recordings share for a diff (NULL = legacy or they differ: then only the standard
+ * fields are diffed, the header check names the difference). */
+const dg_schema *harness__common_schema(const dg_flrep_header *a, const dg_flrep_header *b);
+
 /* Compares two hash streams tick by tick (merged on tick number). Returns the number of divergent
  * ticks; the first max_first of them go to first_ticks; *first_raw gets the first tick whose raw
  * hashes differ (both sides carrying one), DG_REPORT_TICK_NONE if none. When c is non-NULL every
@@ -240,6 +270,27 @@ typedef struct harness__verify_opts {
  * check could not run (error check added). */
 int harness__verify_file(dg_report_scenario *sc, harness__source *src, const char *path,
                          const harness__stream *rec, const harness__verify_opts *o);
+
+/* ---- declared fields ------------------------------------------------------------------------ */
+
+/* One entity into a raw float hash: its 11 standard floats, then its k declared float fields' raw
+ * values (docs/STATE-HASH.md §6 over 11 + k floats; k = 0 is the hash of before). */
+void harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double *xraw, size_t k);
+
+/* Declared extra fields of a recording (0 for format 1.x). */
+size_t harness__reader_fields(const dg_flrep_reader *r);
+/* A read tick's hash with its extras (nx = harness__reader_fields). */
+dg_tick_hash harness__hash_read_tick(const dg_flrep_tick *t, size_t nx, uint64_t *entity_hashes);
+/* Declared extra fields of a source (0 when it declares none). */
+size_t harness__source_fields(const harness__source *s);
+/* After a source is opened: hdr.schema set from its declaration (NULL when legacy), the project's
+ * declaration (harness__decl_preset) applied or checked against the stream's. */
+dg_status harness__source_schema_ready(harness__source *s, dg_error *err);
+/* The project file's declaration, for every stream the process reads (NULL = none): a stream that
+ * declares nothing takes it, one that declares must agree (exit 2 naming both). Not copied: d must
+ * live as long as the process reads streams. */
+void harness__decl_preset(const harness__decl *d);
+const harness__decl *harness__decl_preset_get(void);
 
 /* ---- small utilities ------------------------------------------------------------------------ */
 double harness__now(void);

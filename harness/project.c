@@ -39,6 +39,8 @@ typedef struct ini_ctx {
     bool has_kind;
     unsigned too_long; /* the first line longer than inih's buffer, 0 = none */
     dg_error *err;
+    char field_section[HARNESS_DECL_NAME_MAX + 8]; /* the [field NAME] section being read, "" = none */
+    unsigned schema_line;                          /* the first [schema] key's line, 0 = none */
 } ini_ctx;
 
 /* fgets for inih that counts lines (the Debian build's handler gets no line number). */
@@ -69,6 +71,15 @@ static int fail(ini_ctx *c, const char *fmt, const char *a, const char *b, const
     return 0;
 }
 
+/* An error whose text is already safe to show (the declaration rules escape what they quote). */
+static int fail_text(ini_ctx *c, const char *msg)
+{
+    char where[96];
+    snprintf(where, sizeof where, "%.80s:%u", c->p->path, c->line);
+    dg_error_set(c->err, DG_E_SYNTAX, DG_OFFSET_NONE, where, "%s", msg);
+    return 0;
+}
+
 static int unknown_key(ini_ctx *c, const char *section, const char *name)
 {
     bool section_known = false;
@@ -82,12 +93,13 @@ static int unknown_key(ini_ctx *c, const char *section, const char *name)
     char near[96];
     snprintf(near, sizeof near, "[%s] %s", k_keys[bk].section, k_keys[bk].name);
     if (!section_known) {
-        const char *sect[] = {"project", "engine", "build", "gate"};
+        const char *sect[] = {"project", "engine", "build", "gate", "schema", "field NAME"};
         size_t bs = 0, bd = SIZE_MAX;
-        for (size_t s = 0; s < 4; s++)
+        for (size_t s = 0; s < 6; s++)
             if (harness__edit_distance(section, sect[s]) < bd)
                 bd = harness__edit_distance(section, sect[s]), bs = s;
-        return fail(c, "unknown section [%s]: expected [project], [engine], [build] or [gate] (nearest: [%s])%s",
+        return fail(c, "unknown section [%s]: expected [project], [engine], [build], [gate], [schema] or [field NAME] "
+                    "(nearest: [%s])%s",
                     section, sect[bs], "");
     }
     return fail(c, "unknown key '%s' in [%s] (nearest known key: %s)", name, section, near);
@@ -210,6 +222,34 @@ static int set_value(ini_ctx *c, key_id k, const char *v)
     }
 }
 
+/* [schema] and [field NAME]: the declared entity fields (harness/schema_decl.c has the rules). */
+static int decl_key(ini_ctx *c, const char *section, const char *name, const char *value)
+{
+    char msg[256];
+    harness__decl *d = &c->p->decl;
+    bool ok;
+    if (strcmp(section, "schema") == 0) {
+        c->schema_line = c->schema_line ? c->schema_line : c->line;
+        ok = harness__decl_schema_key(d, name, value, msg, sizeof msg);
+    } else {
+        ok = true;
+        if (strcmp(section, c->field_section) != 0) {
+            char where[HARNESS_DECL_WHERE_MAX];
+            snprintf(where, sizeof where, "%.120s:%u", c->p->path, c->line);
+            snprintf(c->field_section, sizeof c->field_section, "%s", section);
+            const char *fname = section + 6;
+            ok = harness__decl_add_field(d, fname, where, msg, sizeof msg);
+        }
+        ok = ok && harness__decl_field_key(d, name, value, msg, sizeof msg);
+    }
+    return ok ? 1 : fail_text(c, msg);
+}
+
+static bool is_field_section(const char *section)
+{
+    return strncmp(section, "field ", 6) == 0 && strlen(section) < HARNESS_DECL_NAME_MAX + 8;
+}
+
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
     ini_ctx *c = user;
@@ -218,6 +258,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
     if (c->too_long)
         return c->line = c->too_long,
                fail(c, "a line longer than %s bytes%s%s", "4094", "", ""), 0;
+    if (strcmp(section, "schema") == 0 || is_field_section(section))
+        return decl_key(c, section, name, value);
     if (!*section)
         return fail(c, "'%s' before any section: put it under [project], [engine], [build] or [gate]%s%s", name, "",
                     "");
@@ -247,6 +289,21 @@ static void project_defaults(harness__project *p, const char *path)
     else
         snprintf(p->dir, sizeof p->dir, "%.*s", (int)(slash - path), path);
     snprintf(p->raw, sizeof p->raw, "warn");
+    harness__decl_init(&p->decl);
+}
+
+/* The declaration complete: every field's rules (a float's quantum, an enum's values, ...), at the
+ * line of the field (or of [schema]) at fault. */
+static dg_status project_decl_finish(harness__project *p, ini_ctx *c, dg_error *err)
+{
+    char msg[256];
+    size_t bad;
+    if (!p->decl.declared || harness__decl_finish(&p->decl, &bad, msg, sizeof msg))
+        return DG_OK;
+    if (bad != SIZE_MAX)
+        return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->decl.fields[bad].where, "%s", msg);
+    c->line = c->schema_line ? c->schema_line : 1;
+    return fail_text(c, msg), err->code;
 }
 
 /* A library engine runs as a process: this detgate's engine-host loads it in a child and writes the
@@ -295,6 +352,10 @@ static dg_status project_complete(harness__project *p, ini_ctx *c, dg_error *err
         return c->line = c->seen[K_RUN],
                fail(c, "[engine] run is for kind = process; this project's engine is sim_stub%s%s%s", "", "", ""),
                err->code;
+    if (p->engine == HARNESS_ENGINE_SIM_STUB && p->decl.declared && !harness__decl_is_legacy(&p->decl))
+        return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->decl.where, "[schema] / [field NAME] declare "
+                            "what a process engine's stream carries; this project's engine is sim_stub, whose "
+                            "fields are fixed"), err->code;
     if (p->engine != HARNESS_ENGINE_SIM_STUB && !p->scenarios[0])
         return fail(c, "a %s engine needs [project] scenarios = FOLDER or GLOB%s%s",
                     p->engine == HARNESS_ENGINE_LIBRARY ? "library" : "process", "", ""), err->code;
@@ -336,6 +397,12 @@ dg_status harness__project_parse(harness__project *p, FILE *f, const char *path,
         fail(&c, "expected [section], key = value, or a comment starting with # or ;%s%s%s", "", "", "");
         return err->code;
     }
+    if (project_decl_finish(p, &c, err) != DG_OK)
+        return err->code;
+    if (p->decl.declared && c.schema_line)
+        snprintf(p->decl.where, sizeof p->decl.where, "%.120s:%u", p->path, c.schema_line);
+    else if (p->decl.declared)
+        snprintf(p->decl.where, sizeof p->decl.where, "%s", p->decl.fields[0].where);
     return project_complete(p, &c, err);
 }
 

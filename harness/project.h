@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "harness_internal.h"
+#include "schema_decl.h"
 
 #define HARNESS_PROJECT_FILE "detgate.ini"
 #define HARNESS_PROJECT_PATH_MAX 4096
@@ -34,6 +35,7 @@ typedef struct harness__project {
     double time_limit_s;                   /* per scenario; 0 = none */
     unsigned jobs;                         /* 0 = not set */
     char raw[16];                          /* raw drift policy (warn | fail | ignore): gate's default */
+    harness__decl decl;                    /* [schema] / [field NAME]: declared false when none */
 } harness__project;
 
 /* Reads and checks a project file. An unknown section or key, or a bad value, is DG_E_SYNTAX with

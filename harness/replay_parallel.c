@@ -201,13 +201,13 @@ static void rp_decode(rp_job *J, dg_flrep_reader **rd, size_t u, rp_slot *s)
             eh = s->eh + s->ent_n;
             s->ent_n += t.ent_count;
         }
-        dg_tick_hash th = dg_hash_tick(t.tick, t.ents, t.ent_count, t.events, t.event_count, eh);
+        dg_tick_hash th = harness__hash_read_tick(&t, harness__reader_fields(r), eh);
         harness__tickrec rec = {t.tick, th.state, th.events, th.combined, 0, th.entity_count, false};
         dst[i] = rec;
     }
     s->seam_rc = dg_flrep_reader_next(r, &t, &err);
     if (s->seam_rc == 1) {
-        dg_tick_hash th = dg_hash_tick(t.tick, t.ents, t.ent_count, t.events, t.event_count, NULL);
+        dg_tick_hash th = harness__hash_read_tick(&t, harness__reader_fields(r), NULL);
         harness__tickrec rec = {t.tick, th.state, th.events, th.combined, 0, th.entity_count, false};
         s->seam = rec;
     }

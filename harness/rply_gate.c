@@ -506,6 +506,10 @@ static void rec_close(rg_rec *r)
 dg_status harness__rply_record(harness__source *src, const char *path, uint32_t keyframe, harness__stream *out,
                                dg_error *err)
 {
+    if (src->hdr.schema && !dg_schema_is_legacy(src->hdr.schema)) /* RPLY's PROPs are number properties */
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, src->name, "the stream declares an entity schema "
+                            "(docs/STATES-STREAM.md, \"Declared fields\") that an RPLY recording cannot carry: "
+                            "record it as flrep");
     rg_rec r;
     dg_status st = rec_open(&r, src, keyframe, err);
     harness__frame f;

@@ -9,6 +9,9 @@
 
 #define BIN_MAGIC0 0x89
 #define BIN_VERSION 1
+#define BIN_VERSION_MAX 2        /* version 2: a declared schema, tables and events (docs/STATES-STREAM.md) */
+#define BIN_HEADER_MAX (1u << 20) /* version 2's header block, at most */
+#define BIN_MAX_EVENTS 65535u
 #define BIN_ENTITY_BYTES 98u
 #define BIN_MAX_ENTITIES (1u << 24)
 #define BIN_TABLE 256 /* type and faction indices 0..255, named type<N> / faction<N> */
@@ -26,6 +29,26 @@ typedef struct bin_impl {
     dg_flrep_type types[BIN_TABLE];
     dg_flrep_faction factions[BIN_TABLE];
     char names[2][BIN_TABLE][16];
+    /* version 2 */
+    unsigned version;
+    harness__decl *decl;     /* = &source->decl */
+    size_t nx;               /* declared extra fields: 8 bytes each after an entity's 98 */
+    size_t ent_bytes;        /* 98 + 8 * nx */
+    int64_t *xents;          /* the tick's slots, sorted like ents */
+    uint32_t *order;         /* a sort of the tick by id (when it came unsorted) */
+    int64_t *xtmp;
+    dg_event *evs;
+    size_t cap_ev;
+    uint8_t *text;           /* the tick's event texts */
+    size_t text_cap;
+    uint8_t *hblock;         /* the header block: table strings point into it */
+    dg_flrep_type *dtypes;   /* declared tables (version 2) */
+    dg_flrep_faction *dfactions;
+    dg_flrep_participant *roster;
+    bool declared_types, declared_factions; /* only the declared indices are valid */
+    size_t s_nt, s_nf, s_np;                /* declared table sizes */
+    size_t nxraw;                           /* declared float fields: their raw values join the raw hash */
+    double *xraw, *xraw_tmp;                /* n * nxraw, sorted like ents */
 } bin_impl;
 
 static uint64_t get_le(const uint8_t *p, int n)
@@ -126,9 +149,13 @@ static dg_status check_tick(bin_impl *b, uint64_t tick, size_t n, bool sorted, u
     return DG_OK;
 }
 
+static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err);
+
 static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
 {
     bin_impl *b = s->impl;
+    if (b->version == 2)
+        return bin_next_v2(s, f, err);
     uint8_t kind;
     uint64_t at = b->offset;
     int rc = read_exact(b, &kind, 1, false, "a record kind", err);
@@ -196,8 +223,21 @@ static void bin_destroy(harness__source *s)
         return;
     free(b->ents);
     free(b->buf);
+    free(b->xents);
+    free(b->order);
+    free(b->xtmp);
+    free(b->evs);
+    free(b->text);
+    free(b->hblock);
+    free(b->dtypes);
+    free(b->dfactions);
+    free(b->roster);
+    free(b->xraw);
+    free(b->xraw_tmp);
     free(b);
 }
+
+static dg_status bin_open_v2(harness__source *s, bin_impl *b, dg_error *err);
 
 static dg_status bin_open(harness__source *s, bin_impl *b, uint32_t keyframe, dg_error *err)
 {
@@ -209,14 +249,17 @@ static dg_status bin_open(harness__source *s, bin_impl *b, uint32_t keyframe, dg
     unsigned version = (unsigned)get_le(m + 4, 2), flags = (unsigned)get_le(m + 6, 2);
     uint32_t rate = (uint32_t)get_le(m + 8, 4);
     char t[96];
-    if (version != BIN_VERSION)
-        snprintf(t, sizeof t, "version %u: this build reads version %d", version, BIN_VERSION);
+    if (version < BIN_VERSION || version > BIN_VERSION_MAX)
+        snprintf(t, sizeof t, "version %u: this build reads versions 1 and 2", version);
     else if (flags != 0)
         snprintf(t, sizeof t, "flags 0x%04x: expected 0 (none is defined)", flags);
     else if (rate > 100000)
         snprintf(t, sizeof t, "tick rate %u Hz: expected 1..100000 (0 = 60)", (unsigned)rate);
-    if (version != BIN_VERSION || flags != 0 || rate > 100000)
-        return bin_err(b, version != BIN_VERSION ? 4 : flags ? 6 : 8, t, err);
+    bool bad_version = version < BIN_VERSION || version > BIN_VERSION_MAX;
+    if (bad_version || flags != 0 || rate > 100000)
+        return bin_err(b, bad_version ? 4 : flags ? 6 : 8, t, err);
+    b->version = version;
+    b->ent_bytes = BIN_ENTITY_BYTES;
     for (unsigned i = 0; i < BIN_TABLE; i++) {
         int nt = snprintf(b->names[0][i], sizeof b->names[0][i], "type%u", i);
         int nf = snprintf(b->names[1][i], sizeof b->names[1][i], "faction%u", i);
@@ -234,7 +277,454 @@ static dg_status bin_open(harness__source *s, bin_impl *b, uint32_t keyframe, dg
     s->hdr.type_count = BIN_TABLE;
     s->hdr.factions = b->factions;
     s->hdr.faction_count = BIN_TABLE;
+    dg_status st = version == 2 ? bin_open_v2(s, b, err) : DG_OK;
+    return st == DG_OK ? harness__source_schema_ready(s, err) : st;
+}
+
+/* ---- version 2: the header block (schema, tables) and ticks with extras and events ---------------- */
+
+/* A bounded reader over the header block; the first short read or bad value stops it (why, at). */
+typedef struct hcur {
+    const uint8_t *p;
+    size_t len, at;
+    uint64_t base; /* the block's offset in the stream */
+    const char *label;
+    bool bad;
+    char why[320];
+    uint64_t bad_at;
+} hcur;
+
+static bool h_need(hcur *c, size_t n, const char *what)
+{
+    if (c->bad)
+        return false;
+    if (c->len - c->at >= n)
+        return true;
+    c->bad = true;
+    c->bad_at = c->base + c->at;
+    snprintf(c->why, sizeof c->why, "the header block: %s: expected %zu bytes, found %zu (the block ends)", what, n,
+             c->len - c->at);
+    return false;
+}
+
+static uint64_t h_u(hcur *c, int n, const char *what)
+{
+    if (!h_need(c, (size_t)n, what))
+        return 0;
+    uint64_t v = get_le(c->p + c->at, n);
+    c->at += (size_t)n;
+    return v;
+}
+
+static double h_f64(hcur *c, const char *what)
+{
+    uint64_t u = h_u(c, 8, what);
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+/* A u8-length string, copied NUL-terminated into out (cap > 255). */
+static void h_str(hcur *c, char *out, size_t cap, const char *what)
+{
+    size_t n = (size_t)h_u(c, 1, what);
+    out[0] = 0;
+    if (!h_need(c, n, what))
+        return;
+    snprintf(out, cap, "%.*s", (int)n, (const char *)c->p + c->at);
+    if (memchr(c->p + c->at, 0, n)) {
+        c->bad = true;
+        c->bad_at = c->base + c->at;
+        snprintf(c->why, sizeof c->why, "the header block: %s: a NUL byte inside the string", what);
+    }
+    c->at += n;
+}
+
+/* As h_str, pointing into the block (table strings live as long as the source). */
+static dg_flrep_str h_str_ref(hcur *c, const char *what)
+{
+    size_t n = (size_t)h_u(c, 1, what);
+    if (!h_need(c, n, what))
+        return (dg_flrep_str){"", 0};
+    dg_flrep_str v = {(const char *)c->p + c->at, (uint16_t)n};
+    c->at += n;
+    return v;
+}
+
+static bool h_fail(hcur *c, uint64_t at, const char *msg)
+{
+    if (c->bad)
+        return false;
+    c->bad = true;
+    c->bad_at = at;
+    snprintf(c->why, sizeof c->why, "the header block: %.280s", msg);
+    return false;
+}
+
+/* The schema: std mask, quanta, the fields with their rules checked by harness/schema_decl.c. */
+static bool h_schema(hcur *c, harness__decl *d)
+{
+    char msg[256], text[HARNESS_DECL_ENUM_MAX * (HARNESS_DECL_ENUM_NAME_MAX + 1) + 1], num[40];
+    uint64_t at = c->base + c->at;
+    unsigned mask = (unsigned)h_u(c, 1, "stdMask");
+    double pq = h_f64(c, "posQuantum"), vq = h_f64(c, "velQuantum");
+    unsigned nf = (unsigned)h_u(c, 1, "fieldCount");
+    if (c->bad)
+        return false;
+    d->declared = true;
+    snprintf(d->where, sizeof d->where, "%.120s at byte %llu", c->label, (unsigned long long)at);
+    if (mask & 0x80)
+        return h_fail(c, at, "stdMask: bit 7 is reserved (expected 0)");
+    d->std_mask = mask;
+    snprintf(num, sizeof num, "%.17g", pq); /* an absent field's quantum is not looked at */
+    if ((mask & HARNESS_STD_POS) && !harness__decl_schema_key(d, "position_quantum", num, msg, sizeof msg))
+        return h_fail(c, at + 1, msg);
+    snprintf(num, sizeof num, "%.17g", vq);
+    if ((mask & HARNESS_STD_VEL) && !harness__decl_schema_key(d, "velocity_quantum", num, msg, sizeof msg))
+        return h_fail(c, at + 9, msg);
+    if (nf > HARNESS_DECL_MAX_FIELDS)
+        return snprintf(msg, sizeof msg, "fieldCount %u: expected at most %d", nf, HARNESS_DECL_MAX_FIELDS),
+               h_fail(c, at + 17, msg);
+    static const char *const types[] = {"", "int", "uint", "float", "bool", "enum", "bytes"};
+    for (unsigned i = 0; i < nf && !c->bad; i++) {
+        uint64_t fat = c->base + c->at;
+        unsigned type = (unsigned)h_u(c, 1, "field type"), bits = (unsigned)h_u(c, 1, "field bits");
+        double q = h_f64(c, "field quantum");
+        char name[256], unit[256], where[HARNESS_DECL_WHERE_MAX];
+        h_str(c, name, sizeof name, "field name");
+        h_str(c, unit, sizeof unit, "field unit");
+        unsigned ne = (unsigned)h_u(c, 2, "field enumCount");
+        size_t tl = 0;
+        text[0] = 0;
+        for (unsigned k = 0; k < ne && !c->bad && k <= HARNESS_DECL_ENUM_MAX; k++) {
+            char en[256];
+            h_str(c, en, sizeof en, "enum value name");
+            if (tl + strlen(en) + 2 < sizeof text)
+                tl += (size_t)snprintf(text + tl, sizeof text - tl, "%s%s", k ? "," : "", en);
+        }
+        if (c->bad)
+            return false;
+        snprintf(where, sizeof where, "%.120s at byte %llu", c->label, (unsigned long long)fat);
+        if (!harness__decl_add_field(d, name, where, msg, sizeof msg))
+            return h_fail(c, fat, msg);
+        if (type < 1 || type > 6)
+            return snprintf(msg, sizeof msg, "field \"%.63s\": type %u: expected 1..6 (int, uint, float, bool, enum, "
+                            "bytes)", name, type), h_fail(c, fat, msg);
+        bool ok = harness__decl_field_key(d, "type", types[type], msg, sizeof msg);
+        if (ok && unit[0])
+            ok = harness__decl_field_key(d, "unit", unit, msg, sizeof msg);
+        if (ok && type == HARNESS_FT_FLOAT)
+            snprintf(num, sizeof num, "%.17g", q), ok = harness__decl_field_key(d, "quantum", num, msg, sizeof msg);
+        if (ok && (type == HARNESS_FT_INT || type == HARNESS_FT_UINT || type == HARNESS_FT_BYTES))
+            snprintf(num, sizeof num, "%u", bits),
+                ok = harness__decl_field_key(d, type == HARNESS_FT_BYTES ? "length" : "bits", num, msg, sizeof msg);
+        if (ok && type == HARNESS_FT_ENUM)
+            ok = harness__decl_field_key(d, "values", text, msg, sizeof msg);
+        if (ok && type != HARNESS_FT_ENUM && ne)
+            ok = (snprintf(msg, sizeof msg, "field \"%.63s\": enumCount %u for a %s (expected 0)", name, ne,
+                           types[type]), false);
+        if (!ok)
+            return h_fail(c, fat, msg);
+    }
+    size_t bad;
+    if (!c->bad && !harness__decl_finish(d, &bad, msg, sizeof msg))
+        return h_fail(c, at, msg);
+    return !c->bad;
+}
+
+/* The type, faction and participant tables (each may be empty: then v1's rule for types/factions). */
+static dg_status h_tables(hcur *c, bin_impl *b)
+{
+    unsigned nt = (unsigned)h_u(c, 2, "typeCount");
+    if (!c->bad && nt && !(b->dtypes = calloc(nt, sizeof *b->dtypes)))
+        return DG_E_NOMEM;
+    for (unsigned i = 0; i < nt && !c->bad; i++) {
+        uint64_t at = c->base + c->at;
+        dg_flrep_type *t = &b->dtypes[i];
+        t->index = (uint16_t)h_u(c, 2, "type index");
+        t->category = (uint8_t)h_u(c, 1, "type category");
+        t->projectile_kind = (uint8_t)h_u(c, 1, "type projectile");
+        t->id = h_str_ref(c, "type id");
+        t->name = h_str_ref(c, "type name");
+        char m[96];
+        if (!c->bad && (t->category > 5 || t->projectile_kind > 4))
+            snprintf(m, sizeof m, "type %u: category %u / projectile %u: expected 0..5 / 0..4", t->index, t->category,
+                     t->projectile_kind), h_fail(c, at, m);
+        for (unsigned k = 0; k < i && !c->bad; k++)
+            if (b->dtypes[k].index == t->index)
+                snprintf(m, sizeof m, "type index %u is declared twice", t->index), h_fail(c, at, m);
+    }
+    unsigned nf = (unsigned)h_u(c, 2, "factionCount");
+    if (!c->bad && nf && !(b->dfactions = calloc(nf, sizeof *b->dfactions)))
+        return DG_E_NOMEM;
+    for (unsigned i = 0; i < nf && !c->bad; i++) {
+        uint64_t at = c->base + c->at;
+        dg_flrep_faction *f = &b->dfactions[i];
+        f->index = (uint16_t)h_u(c, 2, "faction index");
+        f->id = h_str_ref(c, "faction id");
+        f->name = h_str_ref(c, "faction name");
+        char m[96];
+        for (unsigned k = 0; k < i && !c->bad; k++)
+            if (b->dfactions[k].index == f->index)
+                snprintf(m, sizeof m, "faction index %u is declared twice", f->index), h_fail(c, at, m);
+    }
+    unsigned np = (unsigned)h_u(c, 2, "participantCount");
+    if (!c->bad && np && !(b->roster = calloc(np, sizeof *b->roster)))
+        return DG_E_NOMEM;
+    for (unsigned i = 0; i < np && !c->bad; i++) {
+        b->roster[i].participant_id = (uint32_t)h_u(c, 4, "participant id");
+        b->roster[i].entity_id = (uint32_t)h_u(c, 4, "participant entity id");
+        b->roster[i].callsign = h_str_ref(c, "participant callsign");
+    }
+    if (!c->bad) {
+        b->declared_types = nt > 0;
+        b->declared_factions = nf > 0;
+        b->s_nt = nt;
+        b->s_nf = nf;
+        b->s_np = np;
+    }
     return DG_OK;
+}
+
+static dg_status bin_open_v2(harness__source *s, bin_impl *b, dg_error *err)
+{
+    uint8_t h[4];
+    if (read_exact(b, h, 4, false, "the header block's length", err) < 0)
+        return err->code;
+    uint32_t len = le32(h);
+    if (len > BIN_HEADER_MAX) {
+        char m[96];
+        snprintf(m, sizeof m, "header block length %u: expected at most %u", len, BIN_HEADER_MAX);
+        return bin_err(b, 12, m, err);
+    }
+    if (!(b->hblock = malloc(len ? len : 1)))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
+    if (len && read_exact(b, b->hblock, len, false, "the header block", err) < 0)
+        return err->code;
+    hcur c = {.p = b->hblock, .len = len, .base = 16, .label = b->label};
+    double planet = h_f64(&c, "planetRadiusM");
+    if (!c.bad && !(planet >= 0 && planet <= 1e12))
+        h_fail(&c, 16, "planetRadiusM: expected 0 (none) or a radius in metres up to 1e12");
+    h_schema(&c, b->decl);
+    if (h_tables(&c, b) != DG_OK)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
+    if (!c.bad && c.at != c.len) {
+        char m[96];
+        snprintf(m, sizeof m, "%zu bytes after the tables (the block's length says %u)", c.len - c.at, len);
+        h_fail(&c, c.base + c.at, m);
+    }
+    if (c.bad)
+        return bin_err(b, c.bad_at, c.why, err);
+    b->nx = b->decl->field_count;
+    b->ent_bytes = BIN_ENTITY_BYTES + 8 * b->nx;
+    for (size_t f = 0; f < b->nx; f++)
+        b->nxraw += b->decl->fields[f].type == HARNESS_FT_FLOAT;
+    s->hdr.planet_radius_m = harness__decl_is_legacy(b->decl) && planet == 0 ? 6371000.0 : planet;
+    if (b->declared_types)
+        s->hdr.types = b->dtypes, s->hdr.type_count = b->s_nt;
+    if (b->declared_factions)
+        s->hdr.factions = b->dfactions, s->hdr.faction_count = b->s_nf;
+    s->hdr.participants = b->roster;
+    s->hdr.participant_count = b->s_np;
+    return DG_OK;
+}
+
+static bool index_declared(const bin_impl *b, bool faction, unsigned idx)
+{
+    if (faction ? !b->declared_factions : !b->declared_types)
+        return idx < BIN_TABLE;
+    size_t n = faction ? b->s_nf : b->s_nt;
+    for (size_t k = 0; k < n; k++)
+        if ((faction ? b->dfactions[k].index : b->dtypes[k].index) == idx)
+            return true;
+    return false;
+}
+
+/* One entity's declared fields (8 bytes each: f64 for a float, the bit pattern for the others). */
+static bool decode_extras(bin_impl *b, const uint8_t *p, int64_t *slot, double *xraw, uint32_t id, uint64_t tick,
+                          uint64_t at, dg_error *err)
+{
+    char msg[200];
+    for (size_t f = 0, k = 0; f < b->nx; f++) {
+        const harness__field_decl *d = &b->decl->fields[f];
+        uint64_t u = (uint64_t)le32(p + 8 * f) | (uint64_t)le32(p + 8 * f + 4) << 32;
+        double v;
+        memcpy(&v, &u, sizeof v);
+        bool ok = d->type == HARNESS_FT_FLOAT ? harness__decl_value_f64(d, v, &slot[f], msg, sizeof msg)
+                                              : harness__decl_value_bits(d, u, &slot[f], msg, sizeof msg);
+        if (d->type == HARNESS_FT_FLOAT)
+            xraw[k++] = v;
+        if (!ok) {
+            char m[320];
+            snprintf(m, sizeof m, "tick %llu, entity %u: %.200s", (unsigned long long)tick, id, msg);
+            bin_err(b, at + BIN_ENTITY_BYTES + 8 * f, m, err);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Sorts the tick by id carrying the extras (an insertion of indices: ticks come sorted as a rule). */
+static dg_status sort_with_extras(bin_impl *b, size_t n, dg_error *err)
+{
+    uint32_t *o = realloc(b->order, n * sizeof *o);
+    int64_t *x = realloc(b->xtmp, (n * b->nx + 1) * sizeof *x);
+    b->order = o ? o : b->order;
+    b->xtmp = x ? x : b->xtmp;
+    if (!o || !x)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
+    dg_entity_in *e = b->ents;
+    for (size_t i = 0; i < n; i++)
+        o[i] = (uint32_t)i;
+    for (size_t i = 1; i < n; i++) { /* stable insertion by id */
+        uint32_t v = o[i];
+        size_t j = i;
+        for (; j > 0 && e[o[j - 1]].id > e[v].id; j--)
+            o[j] = o[j - 1];
+        o[j] = v;
+    }
+    memcpy(x, b->xents, n * b->nx * sizeof *x);
+    dg_entity_in *tmp = malloc(n * sizeof *tmp);
+    double *xr = realloc(b->xraw_tmp, (n * b->nxraw + 1) * sizeof *xr);
+    b->xraw_tmp = xr ? xr : b->xraw_tmp;
+    if (!tmp || !xr) {
+        free(tmp);
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
+    }
+    memcpy(tmp, e, n * sizeof *tmp);
+    memcpy(xr, b->xraw, n * b->nxraw * sizeof *xr);
+    for (size_t i = 0; i < n; i++) {
+        e[i] = tmp[o[i]];
+        memcpy(b->xents + i * b->nx, x + (size_t)o[i] * b->nx, b->nx * sizeof *x);
+        memcpy(b->xraw + i * b->nxraw, xr + (size_t)o[i] * b->nxraw, b->nxraw * sizeof *xr);
+    }
+    free(tmp);
+    return DG_OK;
+}
+
+/* The tick's events: 15 bytes each and their text (docs/STATES-STREAM.md, "Binary (version 2)"). */
+static int read_events(bin_impl *b, uint64_t tick, uint32_t nev, dg_error *err)
+{
+    if (nev > b->cap_ev) {
+        dg_event *e = realloc(b->evs, nev * sizeof *e);
+        if (!e)
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
+        b->evs = e;
+        b->cap_ev = nev;
+    }
+    size_t *off = calloc(nev + 1, sizeof *off), text_n = 0;
+    if (!off)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
+    for (uint32_t i = 0; i < nev; i++) {
+        uint8_t h[15];
+        uint64_t at = b->offset;
+        if (read_exact(b, h, sizeof h, false, "an event", err) < 0)
+            return free(off), -1;
+        unsigned kind = h[0], tl = le16(h + 13);
+        if (kind < 1 || kind > 5) {
+            char m[96];
+            snprintf(m, sizeof m, "tick %llu, event %u: kind %u: expected 1..5", (unsigned long long)tick, i, kind);
+            return free(off), bin_err(b, at, m, err), -1;
+        }
+        if (text_n + tl > b->text_cap) {
+            size_t nc = (text_n + tl) * 2;
+            uint8_t *t = realloc(b->text, nc);
+            if (!t)
+                return free(off), dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
+            b->text = t;
+            b->text_cap = nc;
+        }
+        if (tl && read_exact(b, b->text + text_n, tl, false, "an event's text", err) < 0)
+            return free(off), -1;
+        b->evs[i] = (dg_event){(uint8_t)kind, tick, le32(h + 1), le32(h + 5), le16(h + 9), le16(h + 11), NULL,
+                               (uint16_t)tl};
+        off[i] = text_n;
+        text_n += tl;
+    }
+    for (uint32_t i = 0; i < nev; i++)
+        b->evs[i].text = b->evs[i].text_len ? (const char *)b->text + off[i] : NULL;
+    free(off);
+    return 1;
+}
+
+static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
+{
+    bin_impl *b = s->impl;
+    uint8_t kind;
+    uint64_t at = b->offset;
+    if (read_exact(b, &kind, 1, false, "a record kind", err) < 0)
+        return -1;
+    if (kind == 0x00)
+        return 0;
+    if (kind != 0x01) {
+        char m[80];
+        snprintf(m, sizeof m, "expected a record kind 0x01 (tick) or 0x00 (end), found 0x%02x", kind);
+        return bin_err(b, at, m, err), -1;
+    }
+    uint8_t h[16];
+    if (read_exact(b, h, sizeof h, false, "a tick header", err) < 0)
+        return -1;
+    uint64_t tick = get_le(h, 8);
+    uint32_t n = le32(h + 8), nev = le32(h + 12);
+    if (n > BIN_MAX_ENTITIES || nev > BIN_MAX_EVENTS) {
+        char m[120];
+        snprintf(m, sizeof m, "tick %llu: %u entities / %u events is more than the %u / %u a tick may hold",
+                 (unsigned long long)tick, n, nev, BIN_MAX_ENTITIES, BIN_MAX_EVENTS);
+        return bin_err(b, at, m, err), -1;
+    }
+    size_t bytes = (size_t)n * b->ent_bytes;
+    if (n > b->cap || !b->xents || !b->xraw) {
+        size_t c = n > b->cap ? n : b->cap;
+        dg_entity_in *e = realloc(b->ents, (c + 1) * sizeof *e);
+        b->ents = e ? e : b->ents;
+        uint8_t *q = realloc(b->buf, (c + 1) * b->ent_bytes);
+        b->buf = q ? q : b->buf;
+        int64_t *x = realloc(b->xents, ((c + 1) * b->nx + 1) * sizeof *x);
+        b->xents = x ? x : b->xents;
+        double *xr = realloc(b->xraw, ((c + 1) * b->nxraw + 1) * sizeof *xr);
+        b->xraw = xr ? xr : b->xraw;
+        if (!e || !q || !x || !xr)
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
+        b->cap = c;
+    }
+    uint64_t ents_at = b->offset;
+    if (n && read_exact(b, b->buf, bytes, false, "the tick's entities", err) < 0)
+        return -1;
+    bool sorted = true;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *p = b->buf + (size_t)i * b->ent_bytes;
+        dg_entity_in *e = &b->ents[i];
+        decode_entity(p, e);
+        if (b->decl->std_mask != HARNESS_STD_ALL)
+            harness__decl_zero_absent(b->decl, e);
+        if (!decode_extras(b, p + BIN_ENTITY_BYTES, b->xents + (size_t)i * b->nx, b->xraw + (size_t)i * b->nxraw,
+                           e->id, tick, ents_at + (uint64_t)i * b->ent_bytes, err))
+            return -1;
+        sorted = sorted && (i == 0 || b->ents[i - 1].id <= e->id);
+    }
+    if (!sorted && b->nx && sort_with_extras(b, n, err) != DG_OK)
+        return -1;
+    if (check_tick(b, tick, n, sorted || b->nx, at, err) != DG_OK)
+        return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const dg_entity_in *e = &b->ents[i];
+        if (!index_declared(b, false, e->type_index) || !index_declared(b, true, e->faction_index)) {
+            char m[160];
+            snprintf(m, sizeof m, "tick %llu: entity %u: type %u / faction %u is not in the header's tables",
+                     (unsigned long long)tick, e->id, e->type_index, e->faction_index);
+            return bin_err(b, at, m, err), -1;
+        }
+    }
+    if (read_events(b, tick, nev, err) < 0)
+        return -1;
+    dg_hash_stream hs;
+    dg_hash_raw_begin(&hs, tick);
+    for (uint32_t i = 0; i < n; i++) /* declared float fields join the raw hash */
+        harness__raw_entity(&hs, &b->ents[i], b->nxraw ? b->xraw + (size_t)i * b->nxraw : NULL, b->nxraw);
+    *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .events = b->evs, .nev = nev, .has_raw = true,
+                          .raw = dg_hash_raw_end(&hs), .extras = b->nx ? b->xents : NULL,
+                          .xraw = b->nxraw ? b->xraw : NULL, .nxraw = b->nxraw};
+    return 1;
 }
 
 /* ---- a binary stream file: the FILE is the source's own ------------------------------------------ */
@@ -295,6 +785,10 @@ dg_status harness__source_binary_file(harness__source **out, const char *path, u
     }
     snprintf(s->name, sizeof s->name, "%s", o->inner->name);
     s->hdr = o->inner->hdr;
+    if (!harness__decl_copy(&s->decl, &o->inner->decl)) {
+        harness__source_free(s);
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
+    }
     *out = s;
     return DG_OK;
 }
@@ -318,6 +812,8 @@ dg_status harness__source_stream(harness__source **out, FILE *f, const char *lab
     b->f = f;
     snprintf(b->label, sizeof b->label, "%s", label);
     *s = (harness__source){.impl = b, .next = bin_next, .rewind = bin_rewind, .destroy = bin_destroy};
+    harness__decl_init(&s->decl);
+    b->decl = &s->decl;
     harness__scenario_name(name ? name : "stdin", s->name, sizeof s->name);
     dg_status st = bin_open(s, b, keyframe, err);
     if (st != DG_OK) {

@@ -434,6 +434,8 @@ dg_status harness__source_process(harness__source **out, const char *run, const 
         diagnose(p, true, err);
         st = err->code;
     }
+    if (st == DG_OK && !harness__decl_copy(&s->decl, &p->inner->decl)) /* the stream's declared fields */
+        st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, scenario, "out of memory");
     if (st != DG_OK) {
         harness__source_free(s);
         return st;

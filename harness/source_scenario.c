@@ -250,5 +250,6 @@ void harness__source_free(harness__source *s)
         return;
     if (s->destroy)
         s->destroy(s);
+    harness__decl_free(&s->decl);
     free(s);
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ST_MAX_COLS 16
+#define ST_MAX_COLS (16 + HARNESS_DECL_MAX_FIELDS) /* the standard columns and one per declared field */
 #define ST_NAME_MAX 64
 
 enum { COL_TICK, COL_ID, COL_TYPE, COL_FACTION, COL_PX, COL_PY, COL_PZ, COL_VX, COL_VY, COL_VZ, COL_QW, COL_QX,
@@ -23,6 +23,7 @@ typedef struct st_row {
     dg_entity_in e;
     uint64_t line;
     uint32_t index; /* JSONL: its place in "entities" */
+    uint32_t slot;  /* its place in the tick as parsed: where its declared fields' slots are (xrows) */
 } st_row;
 
 typedef struct st_event {
@@ -65,6 +66,22 @@ typedef struct st_source {
     char *strings;           /* one arena for every table string */
     size_t strings_len, strings_cap;
     char scenario[ST_NAME_MAX + 1];
+    /* declared fields (harness/schema_decl.c): the schema lives in the source's decl */
+    harness__decl *decl;     /* = &source->decl */
+    bool planet_given;       /* the JSONL header gave planet_radius_m */
+    const dg_schema *schema; /* its codec form once read (quanta for the quantizer's checks), else NULL */
+    harness__schema_view view;
+    bool decl_read;          /* the declaration lines were read (a rewind does not read them again) */
+    size_t nx;               /* declared extra fields: slots per entity */
+    int64_t cur_x[HARNESS_DECL_MAX_FIELDS];     /* the row being parsed */
+    int64_t pending_x[HARNESS_DECL_MAX_FIELDS]; /* CSV: the row read ahead */
+    int64_t *xrows, *xents;  /* the tick's slots as parsed / sorted like ents */
+    size_t cap_xrows, cap_xents;
+    int xfloat[HARNESS_DECL_MAX_FIELDS]; /* a field's place among the float fields, -1 for another type */
+    size_t nxraw;            /* float fields: their raw values join the raw float hash */
+    double cur_xraw[HARNESS_DECL_MAX_FIELDS], pending_xraw[HARNESS_DECL_MAX_FIELDS];
+    double *xrows_raw, *xents_raw;
+    size_t cap_xrows_raw, cap_xents_raw;
 } st_source;
 
 /* ---- errors and small parsers ------------------------------------------------------------------ */
@@ -187,12 +204,40 @@ static void entity_name(const st_source *p, const st_row *r, char *out, size_t c
         snprintf(out, cap, "entity %u", r->e.id);
 }
 
+/* The row's declared-field slots (cur_x), kept by its place in the tick until the tick is sorted. */
+static dg_status add_extras(st_source *p, dg_error *err)
+{
+    if (grow((void **)&p->xrows, &p->cap_xrows, (p->n + 1) * p->nx, sizeof *p->xrows, err) != DG_OK ||
+        grow((void **)&p->xrows_raw, &p->cap_xrows_raw, (p->n + 1) * p->nxraw + 1, sizeof *p->xrows_raw, err))
+        return err->code;
+    memcpy(p->xrows + p->n * p->nx, p->cur_x, p->nx * sizeof *p->xrows);
+    memcpy(p->xrows_raw + p->n * p->nxraw, p->cur_xraw, p->nxraw * sizeof *p->xrows_raw);
+    return DG_OK;
+}
+
+/* The sorted tick's slots (xents[i * nx + f] for ents[i]). */
+static dg_status sort_extras(st_source *p, dg_error *err)
+{
+    if (grow((void **)&p->xents, &p->cap_xents, p->n * p->nx, sizeof *p->xents, err) != DG_OK ||
+        grow((void **)&p->xents_raw, &p->cap_xents_raw, p->n * p->nxraw + 1, sizeof *p->xents_raw, err) != DG_OK)
+        return err->code;
+    for (size_t i = 0; i < p->n; i++) {
+        memcpy(p->xents + i * p->nx, p->xrows + (size_t)p->rows[i].slot * p->nx, p->nx * sizeof *p->xents);
+        memcpy(p->xents_raw + i * p->nxraw, p->xrows_raw + (size_t)p->rows[i].slot * p->nxraw,
+               p->nxraw * sizeof *p->xents_raw);
+    }
+    return DG_OK;
+}
+
 /* Checks an entity as the quantizer will (the record side quantizes it later, where its row is no
  * longer known), and the per-tick entity limit of the .flrep writer, then adds it to the tick. */
 static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, uint64_t line, uint32_t index,
                             dg_error *err)
 {
-    st_row r = {*e, line, index};
+    st_row r = {*e, line, index, (uint32_t)p->n};
+    if (p->decl->declared && p->decl->std_mask != HARNESS_STD_ALL)
+        harness__decl_zero_absent(p->decl, &r.e);
+    e = &r.e;
     char who[64];
     if (p->n == UINT16_MAX) {
         entity_name(p, &r, who, sizeof who);
@@ -202,11 +247,13 @@ static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, 
     dg_qentity q;
     dg_error qerr;
     dg_error_clear(&qerr);
-    if (!p->validated && dg_quant_entity(e, &q, &qerr) != DG_OK) {
+    if (!p->validated && dg_quant_entity_schema(p->schema, e, &q, &qerr) != DG_OK) {
         entity_name(p, &r, who, sizeof who);
         return st_err_at(p, err, qerr.code, line, "tick %llu, %s: %s", (unsigned long long)tick, who, qerr.msg);
     }
     if (grow((void **)&p->rows, &p->cap, p->n + 1, sizeof *p->rows, err) != DG_OK)
+        return err->code;
+    if (p->nx && add_extras(p, err) != DG_OK)
         return err->code;
     if (p->n == 0)
         p->tick_line = line;
@@ -256,6 +303,8 @@ static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
     if (p->have_last_tick && tick <= p->last_tick)
         return st_err_at(p, err, DG_E_SYNTAX, p->tick_line, "ticks must increase: expected a tick after %llu, "
                          "found %llu", (unsigned long long)p->last_tick, (unsigned long long)tick);
+    if (p->nx && sort_extras(p, err) != DG_OK)
+        return err->code;
     p->have_last_tick = true;
     p->last_tick = tick;
     return DG_OK;
@@ -280,12 +329,47 @@ static int read_line(st_source *p, dg_error *err)
 
 /* ---- CSV --------------------------------------------------------------------------------------- */
 
+/* The standard field a column belongs to (HARNESS_STD_* bit), 0 for tick and id. */
+static uint32_t col_std(int k)
+{
+    return k == COL_TYPE ? HARNESS_STD_TYPE : k == COL_FACTION ? HARNESS_STD_FACTION
+           : k >= COL_PX && k <= COL_PZ ? HARNESS_STD_POS : k >= COL_VX && k <= COL_VZ ? HARNESS_STD_VEL
+           : k >= COL_QW && k <= COL_QZ ? HARNESS_STD_ROT : k == COL_HEALTH ? HARNESS_STD_HEALTH
+           : k == COL_FLAGS ? HARNESS_STD_FLAGS : 0;
+}
+
+/* A header-row name that is not a standard column: a declared field's, or an error. */
+static dg_status csv_header_extra(st_source *p, const char *s, size_t len, unsigned col, int *k, dg_error *err)
+{
+    char name[64];
+    dg_escape_bytes(name, sizeof name, s, len);
+    for (size_t f = 0; f < p->nx; f++)
+        if (strlen(p->decl->fields[f].name) == len && memcmp(p->decl->fields[f].name, s, len) == 0)
+            return *k = COL_COUNT_ + (int)f, DG_OK;
+    if (!p->nx)
+        return st_err(p, err, col, "expected a column name (tick,id,type,faction,px,py,pz,vx,vy,vz,qw,qx,qy,qz,"
+                                   "health,flags), found \"%s\"%s", name, NULL);
+    const char *near = NULL;
+    size_t best = 3;
+    for (size_t f = 0; f < p->nx; f++) {
+        size_t d = harness__edit_distance(name, p->decl->fields[f].name);
+        if (d < best)
+            best = d, near = p->decl->fields[f].name;
+    }
+    char hint[128] = "";
+    if (near)
+        snprintf(hint, sizeof hint, " (did you mean the declared field \"%s\"?)", near);
+    return st_err_col(p, err, col, "expected a column name (a standard one or a declared field's), found \"%s\"%s",
+                      name, hint);
+}
+
 static dg_status csv_header(st_source *p, dg_error *err)
 {
     const char *s = p->line;
-    int seen[COL_COUNT_] = {0};
+    int seen[COL_COUNT_ + HARNESS_DECL_MAX_FIELDS] = {0};
     p->ncols = 0;
     unsigned col = 1;
+    uint32_t mask = p->decl->declared ? p->decl->std_mask : HARNESS_STD_ALL;
     for (;;) {
         const char *e = strchr(s, ',');
         size_t len = e ? (size_t)(e - s) : strlen(s);
@@ -295,9 +379,11 @@ static dg_status csv_header(st_source *p, dg_error *err)
                 k = c;
         char name[64];
         dg_escape_bytes(name, sizeof name, s, len);
-        if (k < 0)
-            return st_err(p, err, col, "expected a column name (tick,id,type,faction,px,py,pz,vx,vy,vz,qw,qx,qy,qz,"
-                                       "health,flags), found \"%s\"%s", name, NULL);
+        if (k < 0 && csv_header_extra(p, s, len, col, &k, err) != DG_OK)
+            return err->code;
+        if (k < COL_COUNT_ && col_std(k) && !(mask & col_std(k)))
+            return st_err_col(p, err, col, "column \"%s\": %s is not a standard field of the declared schema "
+                              "(add it to standard = ...)", name, harness__decl_std_names[__builtin_ctz(col_std(k))]);
         if (seen[k]++)
             return st_err(p, err, col, "column \"%s\" appears twice%s", name, NULL);
         if (p->ncols == ST_MAX_COLS)
@@ -310,8 +396,74 @@ static dg_status csv_header(st_source *p, dg_error *err)
     }
     static const int required[] = {COL_TICK, COL_ID, COL_PX, COL_PY, COL_PZ};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
-        if (!seen[required[i]])
+        if (!seen[required[i]] && (mask & HARNESS_STD_POS || i < 2))
             return st_err(p, err, 1, "the header row lacks the required column \"%s\"%s", k_cols[required[i]], NULL);
+    for (size_t f = 0; f < p->nx; f++)
+        if (!seen[COL_COUNT_ + f])
+            return st_err(p, err, 1, "the header row lacks the column of the declared field \"%s\"%s",
+                          p->decl->fields[f].name, NULL);
+    return DG_OK;
+}
+
+/* "#! schema KEY=VALUE ..." or "#! field NAME KEY=VALUE ...": a declaration line before the header
+ * row (tokens separated by spaces; a value holds no space). */
+static dg_status csv_decl_line(st_source *p, dg_error *err)
+{
+    char *line = p->line + 2, msg[256], where[HARNESS_DECL_WHERE_MAX];
+    snprintf(where, sizeof where, "%.120s:%llu", p->path, (unsigned long long)p->lineno);
+    char *save = NULL, *kind = strtok_r(line, " \t", &save);
+    bool schema = kind && strcmp(kind, "schema") == 0, field = kind && strcmp(kind, "field") == 0;
+    if (!schema && !field)
+        return st_err_col(p, err, 3, "a declaration line: expected \"#! schema KEY=VALUE ...\" or \"#! field NAME "
+                          "KEY=VALUE ...\", found \"#!%.40s\"", kind ? kind : "");
+    if (!p->decl->where[0])
+        snprintf(p->decl->where, sizeof p->decl->where, "%s", where);
+    bool ok = true;
+    if (field) {
+        char *name = strtok_r(NULL, " \t", &save);
+        ok = name ? harness__decl_add_field(p->decl, name, where, msg, sizeof msg)
+                  : (snprintf(msg, sizeof msg, "#! field: expected a field name"), false);
+    } else {
+        p->decl->declared = true;
+    }
+    for (char *tok; ok && (tok = strtok_r(NULL, " \t", &save)) != NULL;) {
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            snprintf(msg, sizeof msg, "expected KEY=VALUE, found \"%.40s\"", tok);
+            ok = false;
+            break;
+        }
+        *eq = 0;
+        ok = schema ? harness__decl_schema_key(p->decl, tok, eq + 1, msg, sizeof msg)
+                    : harness__decl_field_key(p->decl, tok, eq + 1, msg, sizeof msg);
+        if (!ok)
+            return st_err_col(p, err, (unsigned)(tok - p->line) + 1, "%s", msg);
+    }
+    return ok ? DG_OK : st_err_col(p, err, 1, "%s", msg);
+}
+
+/* The declaration is complete (after the last "#!" line or the JSONL header): its rules checked. */
+static dg_status decl_done(st_source *p, dg_error *err)
+{
+    char msg[256];
+    size_t bad;
+    p->decl_read = true;
+    const harness__decl *pre = harness__decl_preset_get();
+    if (!p->decl->declared && pre) { /* the project file's declaration, for a stream that says nothing */
+        if (!harness__decl_copy(p->decl, pre))
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory");
+    } else if (!p->decl->declared) {
+        return DG_OK;
+    } else if (!harness__decl_finish(p->decl, &bad, msg, sizeof msg)) {
+        return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, bad != SIZE_MAX ? p->decl->fields[bad].where
+                            : p->decl->where, "%s", msg);
+    }
+    p->nx = p->decl->field_count;
+    p->nxraw = 0;
+    for (size_t f = 0; f < p->nx; f++)
+        p->xfloat[f] = p->decl->fields[f].type == HARNESS_FT_FLOAT ? (int)p->nxraw++ : -1;
+    harness__decl_view(p->decl, &p->view);
+    p->schema = harness__decl_is_legacy(p->decl) ? NULL : &p->view.schema;
     return DG_OK;
 }
 
@@ -342,6 +494,23 @@ static dg_status csv_field_error(st_source *p, dg_error *err, unsigned col, int 
     return st_err_col(p, err, col, "%scolumn %s: expected %s, found \"%s\"", row, k_cols[k], range, found);
 }
 
+/* A declared field's cell into the row's slot. */
+static dg_status csv_extra(st_source *p, int f, const char *s, size_t len, unsigned col, const uint64_t *tick,
+                           uint32_t id, dg_error *err)
+{
+    char text[96], msg[256], row[64] = "";
+    double raw;
+    snprintf(text, sizeof text, "%.*s", (int)(len < 95 ? len : 95), s);
+    if (harness__decl_parse_value(&p->decl->fields[f], text, &p->cur_x[f], &raw, msg, sizeof msg)) {
+        if (p->xfloat[f] >= 0)
+            p->cur_xraw[p->xfloat[f]] = raw;
+        return DG_OK;
+    }
+    if (tick && id)
+        snprintf(row, sizeof row, "tick %llu, entity %u: ", (unsigned long long)*tick, id);
+    return st_err_col(p, err, col, "%s%s", row, msg);
+}
+
 static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error *err)
 {
     bool seen_tick = false, seen_id = false;
@@ -368,6 +537,12 @@ static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error
         case COL_FACTION: ok = parse_u64(s, len, &u) && u <= 65535; e->faction_index = (uint16_t)u; break;
         case COL_FLAGS: ok = parse_u64(s, len, &u) && u <= 65535; e->flags = (uint16_t)u; break;
         default:
+            if (k >= COL_COUNT_) {
+                if (csv_extra(p, k - COL_COUNT_, s, len, col, seen_tick ? tick : NULL, seen_id ? e->id : 0, err))
+                    return err->code;
+                ok = true;
+                break;
+            }
             ok = parse_f64(s, len, &d);
             if (k >= COL_PX && k <= COL_PZ)
                 e->pos[k - COL_PX] = d;
@@ -394,6 +569,8 @@ static int csv_tick(st_source *p, uint64_t *tick, dg_error *err)
     clear_tick(p);
     if (p->pending) {
         *tick = p->pending_tick;
+        memcpy(p->cur_x, p->pending_x, p->nx * sizeof *p->cur_x);
+        memcpy(p->cur_xraw, p->pending_xraw, p->nxraw * sizeof *p->cur_xraw);
         if (add_entity(p, *tick, &p->pending_row.e, p->pending_row.line, 0, err) != DG_OK)
             return -1;
         p->pending = false;
@@ -409,7 +586,9 @@ static int csv_tick(st_source *p, uint64_t *tick, dg_error *err)
         if (p->n > 0 && t != *tick) {
             p->pending = true;
             p->pending_tick = t;
-            p->pending_row = (st_row){e, p->lineno, 0};
+            p->pending_row = (st_row){e, p->lineno, 0, 0};
+            memcpy(p->pending_x, p->cur_x, p->nx * sizeof *p->cur_x);
+            memcpy(p->pending_xraw, p->cur_xraw, p->nxraw * sizeof *p->cur_xraw);
             break;
         }
         *tick = t;
@@ -427,7 +606,7 @@ static int csv_tick(st_source *p, uint64_t *tick, dg_error *err)
 
 /* The members each kind of object accepts: anything else is an error (a typo must not silently drop a
  * value, as CSV's header row refuses an unknown column). */
-static const char *const k_header_members[] = {"detgate_states", "scenario", "tick_rate_hz", "planet_radius_m",
+static const char *const k_header_members[] = {"detgate_states", "scenario", "tick_rate_hz", "planet_radius_m", "schema",
                                                "keyframe_interval", "types", "factions", "participants", NULL};
 static const char *const k_tick_members[] = {"tick", "entities", "events", NULL};
 static const char *const k_entity_members[] = {"id", "type", "faction", "pos", "vel", "rot", "health", "flags", NULL};
@@ -537,6 +716,68 @@ static dg_status json_uint(st_source *p, json_t *o, const char *what, const char
     return DG_OK;
 }
 
+/* An entity's members under a declared schema: the standard ones the schema has, and its declared
+ * fields; anything else is an error naming the nearest accepted name. */
+static dg_status json_entity_members(st_source *p, json_t *o, const char *what, dg_error *err)
+{
+    const char *names[8 + HARNESS_DECL_MAX_FIELDS + 1];
+    size_t n = 0;
+    static const uint32_t bit[] = {0, HARNESS_STD_TYPE, HARNESS_STD_FACTION, HARNESS_STD_POS, HARNESS_STD_VEL,
+                                   HARNESS_STD_ROT, HARNESS_STD_HEALTH, HARNESS_STD_FLAGS};
+    for (size_t i = 0; k_entity_members[i]; i++)
+        if (!bit[i] || (p->decl->std_mask & bit[i]))
+            names[n++] = k_entity_members[i];
+    for (size_t f = 0; f < p->nx; f++)
+        names[n++] = p->decl->fields[f].name;
+    names[n] = NULL;
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        int k = harness__decl_std_index(key, strlen(key));
+        if (k >= 0 && !(p->decl->std_mask & (1u << k)))
+            return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: member \"%s\": %s is not a standard field of the "
+                             "declared schema (add it to \"standard\")", what, key, key);
+    }
+    return json_known_members(p, o, what, names, err);
+}
+
+/* Every declared field of an entity (each is required) into cur_x. */
+static dg_status json_extras(st_source *p, json_t *o, const char *what, dg_error *err)
+{
+    char msg[256], text[64], found[48];
+    for (size_t f = 0; f < p->nx; f++) {
+        const harness__field_decl *d = &p->decl->fields[f];
+        json_t *v = json_object_get(o, d->name);
+        bool ok;
+        double raw;
+        if (!v)
+            return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: the declared field \"%s\" is required", what,
+                             d->name);
+        raw = json_is_number(v) ? json_number_value(v) : 0;
+        if (d->type == HARNESS_FT_FLOAT && json_is_number(v))
+            ok = harness__decl_value_f64(d, raw, &p->cur_x[f], msg, sizeof msg);
+        else if (json_is_integer(v) || json_is_true(v) || json_is_false(v) || json_is_string(v)) {
+            if (json_is_integer(v))
+                snprintf(text, sizeof text, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+            else if (!json_is_string(v))
+                snprintf(text, sizeof text, "%s", json_is_true(v) ? "true" : "false");
+            else
+                snprintf(text, sizeof text, "%s", json_string_value(v));
+            ok = harness__decl_parse_value(d, text, &p->cur_x[f], &raw, msg, sizeof msg);
+        } else {
+            json_found(v, found, sizeof found);
+            ok = false;
+            snprintf(msg, sizeof msg, "field \"%s\": expected a %s value, found %s", d->name,
+                     harness__decl_type_name(d->type), found);
+        }
+        if (!ok)
+            return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: %s", what, msg);
+        if (p->xfloat[f] >= 0)
+            p->cur_xraw[p->xfloat[f]] = raw;
+    }
+    return DG_OK;
+}
+
 static dg_status json_entity(st_source *p, json_t *o, uint64_t tick, size_t index, dg_entity_in *e, dg_error *err)
 {
     char what[64];
@@ -546,7 +787,8 @@ static dg_status json_entity(st_source *p, json_t *o, uint64_t tick, size_t inde
         json_found(o, found, sizeof found);
         return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: expected an object, found %s", what, found);
     }
-    if (json_known_members(p, o, what, k_entity_members, err) != DG_OK)
+    if ((p->decl->declared ? json_entity_members(p, o, what, err)
+                           : json_known_members(p, o, what, k_entity_members, err)) != DG_OK)
         return err->code;
     memset(e, 0, sizeof *e);
     e->rot[0] = 1.0;
@@ -554,6 +796,7 @@ static dg_status json_entity(st_source *p, json_t *o, uint64_t tick, size_t inde
     uint64_t id, type, faction, flags;
     if (!json_object_get(o, "id"))
         return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: \"id\" is required", what);
+    /* (under a declared schema without pos, "pos" may be left out) */
     if (json_uint(p, o, what, "id", 1, UINT32_MAX, 0, &id, err) ||
         json_uint(p, o, what, "type", 0, 65535, 0, &type, err) ||
         json_uint(p, o, what, "faction", 0, 65535, 0, &faction, err) ||
@@ -565,9 +808,10 @@ static dg_status json_entity(st_source *p, json_t *o, uint64_t tick, size_t inde
     e->flags = (uint16_t)flags;
     snprintf(what, sizeof what, "tick %llu, entity %u (entities[%zu])", (unsigned long long)tick, e->id, index);
     json_t *pos = json_object_get(o, "pos");
-    if (!pos)
+    bool need_pos = !p->decl->declared || (p->decl->std_mask & HARNESS_STD_POS);
+    if (!pos && need_pos)
         return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: \"pos\" is required", what);
-    if (json_num_array(p, pos, what, "pos", e->pos, 3, err) != DG_OK)
+    if (pos && json_num_array(p, pos, what, "pos", e->pos, 3, err) != DG_OK)
         return err->code;
     json_t *v;
     if ((v = json_object_get(o, "vel")) && json_num_array(p, v, what, "vel", e->vel, 3, err) != DG_OK)
@@ -582,7 +826,7 @@ static dg_status json_entity(st_source *p, json_t *o, uint64_t tick, size_t inde
         }
         e->health = json_number_value(v);
     }
-    return DG_OK;
+    return p->nx ? json_extras(p, o, what, err) : DG_OK;
 }
 
 static int event_kind(json_t *v)
@@ -740,6 +984,93 @@ static dg_status json_table(st_source *p, json_t *arr, int which, dg_error *err)
     return DG_OK;
 }
 
+static const char *const k_schema_members[] = {"standard", "position_quantum", "velocity_quantum", "fields", NULL};
+static const char *const k_field_members[] = {"name", "type", "unit", "quantum", "bits", "length", "values", NULL};
+
+/* A JSON value as the declaration's KEY = VALUE text: numbers as written back, an array of strings
+ * as a comma-separated list. False when it has another shape. */
+static bool json_decl_text(json_t *v, char *out, size_t cap)
+{
+    if (json_is_string(v))
+        return snprintf(out, cap, "%s", json_string_value(v)) < (int)cap;
+    if (json_is_integer(v))
+        return snprintf(out, cap, "%" JSON_INTEGER_FORMAT, json_integer_value(v)), true;
+    if (json_is_real(v))
+        return snprintf(out, cap, "%.17g", json_real_value(v)), true;
+    if (!json_is_array(v))
+        return false;
+    size_t at = 0, i;
+    json_t *x;
+    out[0] = 0;
+    json_array_foreach(v, i, x) {
+        if (!json_is_string(x) || strchr(json_string_value(x), ','))
+            return false;
+        at += (size_t)snprintf(out + at, at < cap ? cap - at : 0, "%s%s", i ? "," : "", json_string_value(x));
+        if (at >= cap)
+            return false;
+    }
+    return true;
+}
+
+/* One member of "schema" or of a field, through the declaration's rules. */
+static dg_status json_decl_key(st_source *p, const char *what, const char *key, json_t *v, bool field, dg_error *err)
+{
+    char text[HARNESS_DECL_ENUM_MAX * (HARNESS_DECL_ENUM_NAME_MAX + 1) + 1], msg[256], found[48];
+    if (!json_decl_text(v, text, sizeof text)) {
+        json_found(v, found, sizeof found);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "header %s \"%s\": expected a string, a number or an "
+                         "array of strings, found %s", what, key, found);
+    }
+    bool ok = field ? harness__decl_field_key(p->decl, key, text, msg, sizeof msg)
+                    : harness__decl_schema_key(p->decl, key, text, msg, sizeof msg);
+    return ok ? DG_OK : st_err_at(p, err, DG_E_SYNTAX, p->lineno, "header %s: %s", what, msg);
+}
+
+/* The header's "schema": {"standard": [...], "position_quantum": q, "velocity_quantum": q,
+ * "fields": [{"name", "type", "unit", "quantum", "bits", "length", "values"}, ...]}. */
+static dg_status json_schema(st_source *p, json_t *o, dg_error *err)
+{
+    char found[48], what[64], where[HARNESS_DECL_WHERE_MAX], msg[256];
+    if (!json_is_object(o)) {
+        json_found(o, found, sizeof found);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "header \"schema\": expected an object, found %s", found);
+    }
+    if (json_known_members(p, o, "header \"schema\"", k_schema_members, err) != DG_OK)
+        return err->code;
+    snprintf(where, sizeof where, "%.120s:%llu", p->path, (unsigned long long)p->lineno);
+    snprintf(p->decl->where, sizeof p->decl->where, "%s", where);
+    p->decl->declared = true;
+    const char *key;
+    json_t *v, *fields = json_object_get(o, "fields");
+    json_object_foreach(o, key, v)
+        if (strcmp(key, "fields") != 0 && json_decl_key(p, "\"schema\"", key, v, false, err) != DG_OK)
+            return err->code;
+    if (fields && !json_is_array(fields)) {
+        json_found(fields, found, sizeof found);
+        return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "header \"schema\" \"fields\": expected an array, found %s",
+                         found);
+    }
+    size_t i;
+    json_t *f;
+    json_array_foreach(fields, i, f) {
+        snprintf(what, sizeof what, "\"schema\" fields[%zu]", i);
+        json_t *name = json_is_object(f) ? json_object_get(f, "name") : NULL;
+        if (!json_is_object(f) || !json_is_string(name)) {
+            json_found(json_is_object(f) ? (name ? name : f) : f, found, sizeof found);
+            return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "header %s: expected an object with a string \"name\", "
+                             "found %s", what, json_is_object(f) && !name ? "none" : found);
+        }
+        if (json_known_members(p, f, what, k_field_members, err) != DG_OK)
+            return err->code;
+        if (!harness__decl_add_field(p->decl, json_string_value(name), where, msg, sizeof msg))
+            return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "header %s: %s", what, msg);
+        json_object_foreach(f, key, v)
+            if (strcmp(key, "name") != 0 && json_decl_key(p, what, key, v, true, err) != DG_OK)
+                return err->code;
+    }
+    return DG_OK;
+}
+
 static dg_status json_header(st_source *p, json_t *o, harness__source *s, dg_error *err)
 {
     uint64_t version = 1, rate = 60, kf = 0;
@@ -764,11 +1095,14 @@ static dg_status json_header(st_source *p, json_t *o, harness__source *s, dg_err
                              "header \"planet_radius_m\": expected a number > 0, found %s", found);
         }
         s->hdr.planet_radius_m = json_number_value(v);
+        p->planet_given = true;
     }
     if (json_table(p, json_object_get(o, "types"), 0, err) || json_table(p, json_object_get(o, "factions"), 1, err) ||
         json_table(p, json_object_get(o, "participants"), 2, err))
         return err->code;
-    return DG_OK;
+    if ((v = json_object_get(o, "schema")) && !p->decl_read && json_schema(p, v, err) != DG_OK)
+        return err->code;
+    return p->decl_read ? DG_OK : decl_done(p, err);
 }
 
 /* One tick object: its members checked, its entities and events parsed. */
@@ -824,6 +1158,8 @@ static int json_tick(st_source *p, harness__source *s, uint64_t *tick, dg_error 
         }
         dg_status st;
         bool header = json_is_object(o) && json_object_get(o, "detgate_states");
+        if (!header && !p->decl_read && decl_done(p, err) != DG_OK) /* no header line: the project's schema */
+            return json_decref(o), -1;
         char found[48];
         json_found(o, found, sizeof found);
         if (!json_is_object(o))
@@ -858,11 +1194,16 @@ static int st_next(harness__source *s, harness__frame *f, dg_error *err)
         return -1;
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
-    for (size_t i = 0; i < p->n; i++) {
-        const dg_entity_in *e = &p->ents[i];
-        double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                          e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
-        dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+    if (p->nxraw) { /* declared float fields join the raw hash */
+        for (size_t i = 0; i < p->n; i++)
+            harness__raw_entity(&hs, &p->ents[i], p->xents_raw + i * p->nxraw, p->nxraw);
+    } else {
+        for (size_t i = 0; i < p->n; i++) {
+            const dg_entity_in *e = &p->ents[i];
+            double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
+                                              e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
+            dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+        }
     }
     for (size_t i = 0; i < p->nev; i++)
         p->evs[i] = p->events[i].ev;
@@ -873,6 +1214,9 @@ static int st_next(harness__source *s, harness__frame *f, dg_error *err)
     f->nev = p->nev;
     f->has_raw = true;
     f->raw = dg_hash_raw_end(&hs);
+    f->extras = p->nx ? p->xents : NULL;
+    f->xraw = p->nxraw ? p->xents_raw : NULL;
+    f->nxraw = p->nxraw;
     return 1;
 }
 
@@ -892,9 +1236,12 @@ static dg_status st_open_file(st_source *p, dg_error *err)
     if (p->jsonl)
         return DG_OK;
     int rc;
-    while ((rc = read_line(p, err)) == 1 && (p->line[0] == '#' || p->line[0] == 0)) {
-    }
+    while ((rc = read_line(p, err)) == 1 && (p->line[0] == '#' || p->line[0] == 0))
+        if (!p->decl_read && p->line[0] == '#' && p->line[1] == '!' && csv_decl_line(p, err) != DG_OK)
+            return err->code;
     if (rc < 0)
+        return err->code;
+    if (!p->decl_read && decl_done(p, err) != DG_OK)
         return err->code;
     if (rc == 0 && p->lineno == 0)
         return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->path, "empty, expected a header line "
@@ -931,6 +1278,10 @@ static void st_destroy(harness__source *s)
     free(p->factions);
     free(p->roster);
     free(p->strings);
+    free(p->xrows);
+    free(p->xents);
+    free(p->xrows_raw);
+    free(p->xents_raw);
     free(p);
 }
 
@@ -1003,7 +1354,7 @@ static bool looks_jsonl(const char *path)
     return c == '{';
 }
 
-static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe);
+static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe, dg_error *err);
 
 dg_status harness__source_states(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
 {
@@ -1021,6 +1372,8 @@ dg_status harness__source_states(harness__source **out, const char *path, uint32
     memcpy(pc, path, pl);
     p->path = pc;
     s->impl = p;
+    harness__decl_init(&s->decl);
+    p->decl = &s->decl;
     s->next = st_next;
     s->rewind = st_rewind;
     s->destroy = st_destroy;
@@ -1050,11 +1403,15 @@ dg_status harness__source_states(harness__source **out, const char *path, uint32
         harness__source_free(s);
         return st;
     }
+    if (st_finish_open(s, p, ticks, keyframe, err) != DG_OK) {
+        harness__source_free(s);
+        return err->code;
+    }
     *out = s;
-    return st_finish_open(s, p, ticks, keyframe);
+    return DG_OK;
 }
 
-static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe)
+static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe, dg_error *err)
 {
     fix_strings(p);
     snprintf(s->name, sizeof s->name, "%s", p->scenario);
@@ -1070,7 +1427,9 @@ static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks
     s->hdr.faction_count = p->nfactions;
     s->hdr.participants = p->roster;
     s->hdr.participant_count = p->nroster;
-    return DG_OK;
+    if (p->schema && !p->planet_given)
+        s->hdr.planet_radius_m = 0; /* a declared schema assumes no planet unless the stream names one */
+    return harness__source_schema_ready(s, err);
 }
 
 /* The JSONL header line (if the first line is one) is read now: the tables must be known before the
@@ -1094,6 +1453,8 @@ static dg_status st_open_once(harness__source *s, st_source *p, dg_error *err)
         }
         json_decref(o);
     }
+    if (st == DG_OK && !p->decl_read)
+        st = decl_done(p, err);
     for (size_t i = 0; i < 256; i++)
         p->type_used[i] = p->faction_used[i] = true;
     if (st == DG_OK)
@@ -1120,6 +1481,8 @@ dg_status harness__source_states_stream(harness__source **out, FILE *f, const ch
     }
     *p = (st_source){.path = pc, .f = f, .once = true};
     *s = (harness__source){.impl = p, .next = st_next, .rewind = st_rewind, .destroy = st_destroy};
+    harness__decl_init(&s->decl);
+    p->decl = &s->decl;
     s->hdr.tick_rate_hz = 60;
     s->hdr.planet_radius_m = 6371000.0;
     snprintf(p->scenario, sizeof p->scenario, "%s", name ? name : "stdin");
@@ -1127,7 +1490,7 @@ dg_status harness__source_states_stream(harness__source **out, FILE *f, const ch
     if (st == DG_OK && name)
         harness__scenario_name(name, p->scenario, sizeof p->scenario);
     if (st == DG_OK)
-        st = st_finish_open(s, p, 0, keyframe);
+        st = st_finish_open(s, p, 0, keyframe, err);
     if (st != DG_OK) {
         harness__source_free(s);
         return st;

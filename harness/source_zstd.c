@@ -113,6 +113,8 @@ dg_status harness__source_states_zst(harness__source **out, const char *path, ui
             st = dg_error_set(err, DG_E_MALFORMED, DG_OFFSET_NONE, path, "zstd: %s", z->why);
         }
     }
+    if (st == DG_OK && !harness__decl_copy(&s->decl, &z->inner->decl)) /* the stream's declared fields */
+        st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
     if (st != DG_OK) {
         harness__source_free(s);
         return st;

@@ -166,7 +166,7 @@ static bool seek_matches(dg_flrep_reader *r, const harness__stream *lin, const h
     }
     if (t.tick != tick || k == SIZE_MAX)
         return false;
-    dg_tick_hash h = dg_hash_tick(t.tick, t.ents, t.ent_count, t.events, t.event_count, NULL);
+    dg_tick_hash h = harness__hash_read_tick(&t, harness__reader_fields(r), NULL);
     return h.state == ref->v[k].state && h.events == ref->v[k].events && h.entity_count == ref->v[k].count;
 }
 
@@ -196,12 +196,13 @@ static void seek_detail(dg_report_check *c, const char *path, const harness__ver
         }
         int rb = dg_flrep_reader_seek(sk, bad[k], &scratch_err) == DG_OK ? dg_flrep_reader_next(sk, &b, &scratch_err) : -1;
         bool ha = ra == 1 && a.tick == bad[k], hb = rb == 1 && b.tick == bad[k];
-        dg_report_check_add_divergent(c, bad[k], harness__count_diff(ha ? a.ents : NULL, ha ? a.ent_count : 0,
-                                                                     hb ? b.ents : NULL, hb ? b.ent_count : 0));
+        harness__xworld wa = {ha ? a.ents : NULL, ha ? a.extras : NULL, ha ? a.ent_count : 0, names->schema},
+                        wb = {hb ? b.ents : NULL, hb ? b.extras : NULL, hb ? b.ent_count : 0, names->schema};
+        const dg_schema *xs = harness__common_schema(names, names);
+        dg_report_check_add_divergent(c, bad[k], harness__count_diff_x(wa, wb, xs));
         dg_report_tick *rt = dg_report_add_tick(c, bad[k]);
         if (rt)
-            harness__diff_worlds(rt, ha ? a.ents : NULL, ha ? a.ent_count : 0, hb ? b.ents : NULL,
-                                 hb ? b.ent_count : 0, names);
+            harness__diff_worlds_x(rt, wa, wb, xs, names);
         if (ra != 1)
             break;
     }
@@ -333,7 +334,7 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
     dg_flrep_tick t;
     int rc = 0;
     while (st == DG_OK && (rc = dg_flrep_reader_next(r, &t, &err)) == 1) {
-        dg_tick_hash th = dg_hash_tick(t.tick, t.ents, t.ent_count, t.events, t.event_count, NULL);
+        dg_tick_hash th = harness__hash_read_tick(&t, harness__reader_fields(r), NULL);
         harness__tickrec rec = {t.tick, th.state, th.events, th.combined, 0, th.entity_count, false};
         st = harness__stream_push(&got, &rec, &err);
     }

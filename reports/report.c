@@ -623,6 +623,27 @@ bool dg_report_entity_add_field(dg_report_entity *e, const char *name, const cha
     return true;
 }
 
+bool dg_report_entity_add_field_text(dg_report_entity *e, const char *name, const char *unit, int64_t a_q,
+                                     int64_t b_q, bool has_values, double a, double b, const char *a_text,
+                                     const char *b_text)
+{
+    dg_report_field *f = entity__next_field(e, name, unit);
+    if (!f)
+        return false;
+    f->has_quanta = true;
+    f->a_q = a_q;
+    f->b_q = b_q;
+    f->delta_q = report__sat_sub(b_q, a_q);
+    f->has_values = has_values;
+    f->a = has_values ? a : 0.0;
+    f->b = has_values ? b : 0.0;
+    f->delta = has_values ? b - a : 0.0;
+    f->has_text = true;
+    report__copy_name(f->a_text, sizeof f->a_text, a_text ? a_text : "");
+    report__copy_name(f->b_text, sizeof f->b_text, b_text ? b_text : "");
+    return true;
+}
+
 bool dg_report_entity_add_field_real(dg_report_entity *e, const char *name, const char *unit,
                                      bool has_values, double a, double b, double delta)
 {

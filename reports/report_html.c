@@ -802,7 +802,13 @@ static void ht__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
     dg_rsink_puts(s, "<td><code>");
     ht__esc(s, f->name);
     dg_rsink_puts(s, "</code></td>");
-    if (f->has_quats) {
+    if (f->has_text) { /* a declared field, as its schema shows it */
+        dg_rsink_puts(s, "<td class=\"num\">");
+        ht__esc(s, f->a_text);
+        dg_rsink_puts(s, "</td><td class=\"num\">");
+        ht__esc(s, f->b_text);
+        dg_rsink_puts(s, "</td>");
+    } else if (f->has_quats) {
         ht__td_quat(s, f->quat_a);
         ht__td_quat(s, f->quat_b);
     } else if (bits) {
@@ -815,6 +821,8 @@ static void ht__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
     dg_rsink_puts(s, "<td class=\"num\">");
     if (bits) {
         ht__esc(s, fb);
+    } else if (f->has_text && !f->has_values) {
+        dg_rsink_puts(s, "—");
     } else {
         if (f->delta > 0)
             dg_rsink_puts(s, "+");

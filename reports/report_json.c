@@ -142,6 +142,10 @@ static void json__field(jw *w, const dg_report_field *f)
         jw_null(w, "b");
     }
     jw_double(w, "delta", f->delta);
+    if (f->has_text) { /* a declared field: both values as its schema shows them */
+        jw_str(w, "aText", f->a_text);
+        jw_str(w, "bText", f->b_text);
+    }
     if (f->has_quats) { /* "rot" only: both orientations, w x y z */
         const double *q[2] = {f->quat_a, f->quat_b};
         for (int side = 0; side < 2; side++) {

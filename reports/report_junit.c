@@ -90,7 +90,9 @@ static void ju__details(dg_rsink *s, const dg_report_check *c)
             dg_rep__double_buf(a, sizeof a, f->a, false);
             dg_rep__double_buf(b, sizeof b, f->b, false);
             dg_rep__double_buf(d, sizeof d, f->delta, false);
-            if (f->has_values)
+            if (f->has_text) /* a declared field: its values as the schema shows them (with the unit) */
+                dg_rsink_printf(s, "; %s %s -> %s", f->name, f->a_text, f->b_text);
+            else if (f->has_values)
                 dg_rsink_printf(s, "; %s %s -> %s %s (delta %s)", f->name, a, b, f->unit, d);
             else
                 dg_rsink_printf(s, "; %s delta %s %s", f->name, d, f->unit);

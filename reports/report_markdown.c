@@ -103,7 +103,11 @@ static void md__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
     dg_rsink_puts(s, " | ");
     char bits[400], qa[96], qb[96];
     bool flags = dg_rep__flag_bits(bits, sizeof bits, f);
-    if (f->has_quats) { /* both orientations, w x y z */
+    if (f->has_text) { /* a declared field, as its schema shows it */
+        dg_rep__md_text(s, f->a_text);
+        dg_rsink_puts(s, " | ");
+        dg_rep__md_text(s, f->b_text);
+    } else if (f->has_quats) { /* both orientations, w x y z */
         dg_rep__quat_buf(qa, sizeof qa, f->quat_a);
         dg_rep__quat_buf(qb, sizeof qb, f->quat_b);
         dg_rsink_printf(s, "%s | %s", qa, qb);
@@ -119,6 +123,8 @@ static void md__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
     dg_rsink_puts(s, " | ");
     if (flags) {
         dg_rsink_puts(s, bits);
+    } else if (f->has_text && !f->has_values) {
+        dg_rsink_puts(s, "—");
     } else {
         if (f->delta > 0)
             dg_rsink_puts(s, "+");

@@ -149,7 +149,10 @@ static void txt__fill_row(txt_row *row, const dg_report_entity *e, const dg_repo
     txt__cell_term(row->cell[2], f->name);
     char bits[TXT_CELL];
     bool flags = dg_rep__flag_bits(bits, sizeof bits, f);
-    if (f->has_quats) { /* both orientations, w x y z */
+    if (f->has_text) { /* a declared field, as its schema shows it */
+        txt__cell_term(row->cell[3], f->a_text);
+        txt__cell_term(row->cell[4], f->b_text);
+    } else if (f->has_quats) { /* both orientations, w x y z */
         dg_rep__quat_buf(row->cell[3], TXT_CELL, f->quat_a);
         dg_rep__quat_buf(row->cell[4], TXT_CELL, f->quat_b);
     } else if (flags) {
@@ -163,6 +166,8 @@ static void txt__fill_row(txt_row *row, const dg_report_entity *e, const dg_repo
     dg_rep__double_buf(d, sizeof d, f->delta, false);
     if (flags)
         snprintf(row->cell[5], TXT_CELL, "%s", bits);
+    else if (f->has_text && !f->has_values)
+        snprintf(row->cell[5], TXT_CELL, "-");
     else
         snprintf(row->cell[5], TXT_CELL, "%s%s", f->delta > 0 ? "+" : "", d);
     txt__cell_term(row->cell[6], f->unit);

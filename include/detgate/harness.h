@@ -89,6 +89,15 @@ dg_status dg_harness_open(dg_harness_session **out, const dg_flrep_header *hdr, 
 dg_status dg_harness_tick(dg_harness_session *s, uint64_t tick, const dg_entity_in *ents, size_t n,
                           const dg_event *events, size_t nev, dg_error *err);
 
+/* dg_harness_tick for a header whose schema (hdr->schema, include/detgate/schema.h) declares extra
+ * fields: extras[i * field_count + f] is field f of ents[i] (field_count = hdr->schema->field_count),
+ * one int64 slot each — a float field's already quantized (dg_schema_quant_float), a uint's or
+ * bytes' bit pattern. The standard fields the schema lacks are not looked at. The recording is
+ * format 2.0; a divergence names the field with its unit and both values. With no extra field it
+ * is dg_harness_tick. (With keep_inputs false the raw float hash is not kept.) */
+dg_status dg_harness_tick_x(dg_harness_session *s, uint64_t tick, const dg_entity_in *ents, const int64_t *extras,
+                            size_t n, const dg_event *events, size_t nev, dg_error *err);
+
 /* Closes the recording and runs the checks; adds one scenario with its checks to report (may be
  * NULL) and fills *out (may be NULL). Frees s (always). Returns DG_OK when the checks ran, whatever
  * they found; an error when the recording could not be completed. */

@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define DG_REPORT_SCHEMA_VERSION 2
+#define DG_REPORT_SCHEMA_VERSION 3 /* 3: declared fields (a field's aText / bText) */
 #define DG_REPORT_TICK_NONE UINT64_MAX /* "no such tick" (no divergence, not known) */
 
 typedef enum dg_report_status {
@@ -61,8 +61,9 @@ typedef enum dg_report_kind {
 
 /* One differing field. Side A is the reference (recording / golden / first file), B the other.
  * Quanta are the integer domain that is hashed; real values are for humans. */
-#define DG_REPORT_FIELD_NAME_CAP 16
-#define DG_REPORT_UNIT_CAP 8
+#define DG_REPORT_FIELD_NAME_CAP 64 /* a declared field's name: up to 63 bytes */
+#define DG_REPORT_UNIT_CAP 16       /* a declared field's unit: up to 15 bytes */
+#define DG_REPORT_VALUE_TEXT_CAP 48
 typedef struct dg_report_field {
     char name[DG_REPORT_FIELD_NAME_CAP]; /* "pos.x", "vel.z", "rot", "health", "flags", "type", "faction" */
     char unit[DG_REPORT_UNIT_CAP];       /* "m", "m/s", "deg", "%", "" */
@@ -73,6 +74,8 @@ typedef struct dg_report_field {
     double delta;                        /* real units; b - a, or the angle for "rot" */
     bool has_quats;                      /* "rot": both sides' orientations are known (quat_a, quat_b) */
     double quat_a[4], quat_b[4];         /* unit quaternions w, x, y, z of side A / B */
+    bool has_text;                       /* a declared field: both values as the schema shows them */
+    char a_text[DG_REPORT_VALUE_TEXT_CAP], b_text[DG_REPORT_VALUE_TEXT_CAP]; /* "0.125 rad/s", "asleep", "0x0a0b" */
 } dg_report_field;
 
 #define DG_REPORT_FIELDS_MAX 16 /* more fields than any entity has (pos 3, vel 3, rot, health, ...) */
@@ -382,6 +385,11 @@ dg_status dg_report_check_add_detail(dg_report_check *c, const char *fmt, ...)
  * Returns false when the entity already has DG_REPORT_FIELDS_MAX fields (fields_cut counts it). */
 bool dg_report_entity_add_field(dg_report_entity *e, const char *name, const char *unit, int64_t a_q,
                                 int64_t b_q, double a, double b);
+/* A declared field's difference: its stored slots (quanta), its values as numbers when it has them
+ * (has_values false for bool / enum / bytes), and both values as the schema formats them. */
+bool dg_report_entity_add_field_text(dg_report_entity *e, const char *name, const char *unit, int64_t a_q,
+                                     int64_t b_q, bool has_values, double a, double b, const char *a_text,
+                                     const char *b_text);
 /* A field with real values only (no quantum), e.g. an angle: delta given by the caller. */
 bool dg_report_entity_add_field_real(dg_report_entity *e, const char *name, const char *unit,
                                      bool has_values, double a, double b, double delta);

@@ -227,9 +227,9 @@ contains "$W/err" "bcut.bin at byte 332: malformed input: binary state stream: t
 head -c -1 "$W/b.bin" >"$W/bnoend.bin"
 expect 2 "$DG" verify --states - -q <"$W/bnoend.bin"
 contains "$W/err" "a record kind: expected 1 bytes, found 0 (the stream ends)"
-printf '\x89DGS\x02\x00\x00\x00\x3c\x00\x00\x00\x00' >"$W/bv2.bin"
+printf '\x89DGS\x03\x00\x00\x00\x3c\x00\x00\x00\x00' >"$W/bv2.bin"
 expect 2 "$DG" verify --states "$W/bv2.bin" -q
-contains "$W/err" "at byte 4: malformed input: binary state stream: version 2: this build reads version 1"
+contains "$W/err" "at byte 4: malformed input: binary state stream: version 3: this build reads versions 1 and 2"
 printf '\x89DGS\x01\x00\x00\x00\x3c\x00\x00\x00\x01\x05\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00' >"$W/bid0.bin"
 head -c 98 /dev/zero >>"$W/bid0.bin"
 expect 2 "$DG" verify --states "$W/bid0.bin" -q

@@ -99,7 +99,7 @@ static int spill_next(harness__source *s, harness__frame *f, dg_error *err)
                                           e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
         dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
     }
-    *f = (harness__frame){h[0], sp->ents, h[1], sp->evs, h[2], true, dg_hash_raw_end(&hs)};
+    *f = (harness__frame){h[0], sp->ents, h[1], sp->evs, h[2], true, dg_hash_raw_end(&hs), false};
     return 1;
 }
 

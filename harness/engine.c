@@ -115,6 +115,19 @@ static uint64_t entity_raw_hash(uint64_t tick, const dg_entity_in *e)
     return dg_hash_raw_end(&hs);
 }
 
+uint64_t harness__raw_hash(uint64_t tick, const dg_entity_in *ents, size_t n)
+{
+    dg_hash_stream hs;
+    dg_hash_raw_begin(&hs, tick);
+    for (size_t i = 0; i < n; i++) {
+        const dg_entity_in *e = &ents[i];
+        double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
+                                          e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
+        dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+    }
+    return dg_hash_raw_end(&hs);
+}
+
 static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_hash *th,
                           const harness__frame *f, const dg_qentity *q, scratch *sc, dg_error *err)
 {
@@ -154,8 +167,13 @@ typedef struct rec_state {
     dg_error *err;
 } rec_state;
 
-static dg_status rec_tick(rec_state *rs, const harness__frame *f)
+static dg_status rec_tick(rec_state *rs, const harness__frame *fin)
 {
+    harness__frame fr = *fin, *f = &fr;
+    if (f->raw_later) { /* the source left it to this thread (record_loop, piped) */
+        f->raw = harness__raw_hash(f->tick, f->ents, f->n);
+        f->raw_later = false;
+    }
     dg_status st = scratch_fit(&rs->sc, f->n, rs->err);
     if (st == DG_OK)
         st = dg_flrep_writer_tick(rs->w, f->tick, f->ents, f->n, f->events, f->nev, rs->sc.q, rs->err);
@@ -181,7 +199,7 @@ static dg_status rec_tick(rec_state *rs, const harness__frame *f)
 typedef struct rec_fhdr {
     uint64_t tick, raw;
     size_t n, ent_off, nev, ev_off;
-    bool has_raw;
+    bool has_raw, raw_later;
 } rec_fhdr;
 
 typedef struct rec_block {
@@ -235,7 +253,7 @@ static bool block_add(rec_block *b, const harness__frame *f)
         !grow((void **)&b->text, &b->text_cap, b->text_n + text, 1))
         return false;
     rec_fhdr *h = &b->f[b->nf++];
-    *h = (rec_fhdr){f->tick, f->raw, f->n, b->ents_n, f->nev, b->evs_n, f->has_raw};
+    *h = (rec_fhdr){f->tick, f->raw, f->n, b->ents_n, f->nev, b->evs_n, f->has_raw, f->raw_later};
     if (f->n)
         memcpy(b->ents + b->ents_n, f->ents, f->n * sizeof *f->ents);
     b->ents_n += f->n;
@@ -263,7 +281,8 @@ static dg_status block_write(rec_state *rs, rec_block *b)
         b->evs[i].text = b->evs[i].text_len ? b->text + b->text_off[i] : NULL;
     for (size_t i = 0; i < b->nf; i++) {
         const rec_fhdr *h = &b->f[i];
-        harness__frame f = {h->tick, b->ents + h->ent_off, h->n, b->evs + h->ev_off, h->nev, h->has_raw, h->raw};
+        harness__frame f = {h->tick, b->ents + h->ent_off, h->n, b->evs + h->ev_off, h->nev, h->has_raw, h->raw,
+                             h->raw_later};
         dg_status st = rec_tick(rs, &f);
         if (st != DG_OK)
             return st;
@@ -352,7 +371,7 @@ static dg_status record_loop(harness__source *src, const harness__record_opts *o
     dg_error src_err;
     dg_error_clear(&src_err);
     dg_status st = DG_OK;
-    harness__frame f;
+    harness__frame f = {0}; /* raw_later stays false for a source that never sets it */
     int rc;
     uint64_t k = 0;
     while ((rc = src->next(src, &f, piped ? &src_err : rs->err)) == 1) {
@@ -360,6 +379,7 @@ static dg_status record_loop(harness__source *src, const harness__record_opts *o
             piped = pipe_start(&pipe, rs, &tid);
             if (!piped)
                 harness__cpu_give(1);
+            src->raw_later_ok = piped; /* the raw hash moves off the simulation's thread too */
         }
         k++;
         if (!piped) {
@@ -379,6 +399,7 @@ static dg_status record_loop(harness__source *src, const harness__record_opts *o
     }
     if (!piped)
         return st == DG_OK && rc < 0 ? rs->err->code : st;
+    src->raw_later_ok = false;
     dg_status cst = pipe_finish(&pipe, tid); /* the consumer's error comes first in tick order */
     if (cst != DG_OK)
         return cst;

@@ -207,6 +207,20 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
 /* Lockstep comparison of two recordings (A reference, B the other): hash first, state diff on every
  * divergent tick (the first limits' worth in detail). Fills check c; returns divergent tick count
  * or UINT64_MAX on error (err set, c marked error). */
+/* What each side of a comparison by hash is (harness/hash_views.c). */
+typedef enum harness__view_kind {
+    HARNESS_VIEW_LOG,   /* a hash log: per-entity hashes when it has entity lines */
+    HARNESS_VIEW_FLREP, /* a .flrep recording: per-entity hashes and states */
+    HARNESS_VIEW_OTHER  /* anything else (an RPLY recording): neither is read */
+} harness__view_kind;
+/* After a comparison by hash filled c's divergent ticks: the spread from per-entity hashes where
+ * both sides have them, the trajectory of the entity that diverged first from each side holding
+ * states, and one detail line for what the data does not allow, naming the sides names[0] and
+ * names[1] (NULL: "side A", "side B"). Best effort (a read error only leaves a view out, with its line);
+ * nothing when c has no divergent tick. */
+void harness__hash_views(dg_report_check *c, const char *a, harness__view_kind ka, const char *b,
+                         harness__view_kind kb, const char *const names[2]);
+
 /* With spare threads (harness/diff_parallel.c): replays both recordings at once, then seeks ra
  * and rb to the first tick where they differ, so a lockstep pass from there makes the report of one
  * from the start. a_end / b_end: that side has no tick left (do not read it); b_entity_ticks: B's

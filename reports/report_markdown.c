@@ -243,7 +243,7 @@ static void md__details(dg_rsink *s, const dg_report *r, uint32_t max_rows, md_b
         }
         size_t mark = s->len;
         const char *heading = b->heading ? b->heading[i] : NULL;
-        bool named = !heading || !heading[0] || strncmp(heading, "❌ Scenario ", strlen("❌ Scenario ")) != 0;
+        bool named = !heading || !heading[0] || strcmp(heading + strlen("❌ "), sc->name ? sc->name : "") == 0;
         dg_rsink_puts(s, "### ");
         if (heading && heading[0]) {
             dg_rep__md_text(s, heading);

@@ -24,7 +24,7 @@ static dg_report *odd_names(void)
     static const char *const names[] = {
         "Crash Test", "über Größe/Ωmega", "a -- b", "x · y", "A", "a", "🚀", "a_b|c@d*e`f[g]", "Bisect",
         "ÀÉÎ ĀĂĹ ЖЯЀ ΣΩ", "trailing  ", "  leading", "tab\there", "scenario-3", "emoji ⚠️ warn", "日本語 テスト",
-        "x--y", "-lead", "&amp; <b>bold</b> #hash", "1.2.3 (rc)", "snake_case_name", "a", "a-1"};
+        "x--y", "-lead", "&amp; <b>bold</b> #hash", "1.2.3 (rc)", "snake_case_name", "a", "a-1", "Scenario 4"};
     dg_report *r = dg_report_new("gate", "test", NULL, NULL);
     if (!r)
         exit(1);

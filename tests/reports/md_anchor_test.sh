@@ -73,8 +73,10 @@ sys.exit(1 if bad else 0)
 PY
 }
 "$SAMPLE" "$W/odd.md" odd || { echo "FAIL: md_anchor_sample odd"; fail=1; }
-# 24 failing scenarios, each with a failing and a passing row
-check "$W/odd.md" 48
+# 25 failing scenarios, each with a failing and a passing row
+check "$W/odd.md" 50
+# a scenario named like a stand-in heading keeps its name as its heading, with no line below
+grep -q '^Scenario Scenario 4$' "$W/odd.md" && { echo "FAIL: 'Scenario 4' got a stand-in heading"; fail=1; }
 # every name that carries odd characters got a heading of its own or the "Scenario N" one
 grep -q '^### ❌ Scenario 3$' "$W/odd.md" && grep -q '^Scenario a -- b$' "$W/odd.md" ||
   { echo "FAIL: 'a -- b' has no Scenario 3 heading"; fail=1; }

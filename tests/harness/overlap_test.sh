@@ -2,7 +2,8 @@
 # tests/harness/overlap_test.sh — work moved between threads changes no byte: the record side's raw
 # float hash computed on the writer's thread (verify --jobs > 1) gives the hash log of one thread and
 # of the golden, raw hashes included; `diff A.flrep B.flrep --jobs K` (both files replayed at once)
-# gives the JSON, Markdown and HTML reports and the errors of one thread, for K = 1, 2 and 7.
+# gives the JSON, Markdown and HTML reports and the errors of one thread, for K = 1, 2 and 7; SIGINT
+# while the writer's thread runs leaves no output and no temp.
 # usage: overlap_test.sh DETGATE SOURCE_DIR
 set -u
 DG=$1
@@ -90,6 +91,22 @@ done
 [ -s "$W/bad.1.err" ] && ok || bad "no error for a damaged B"
 same_file "$W/bad.1.err" "$W/bad.2.err"
 same_file "$W/bad.1.err" "$W/bad.7.err"
+
+# ---- SIGINT while the writer's thread hashes: no output, no temp, the process gone -----------------
+# (verify long-1h --jobs 2 records for seconds; the signal lands while both threads run)
+mkdir -p "$W/sig" "$W/tmp"
+TMPDIR=$W/tmp "$DG" verify long-1h --jobs 2 --keep "$W/sig/K.flrep" --hash-log "$W/sig/H.log.zst" --log-entities \
+  -q 2>/dev/null &
+pid=$!
+for _ in $(seq 200); do compgen -G "$W/sig/*" >/dev/null && break; sleep 0.1; done
+sleep 1
+kill -INT $pid
+wait $pid
+code=$?
+[ $code -eq 130 ] && ok || bad "verify --jobs 2 after SIGINT exited $code, expected 130"
+[ -z "$(ls -A "$W/sig")" ] && ok || bad "SIGINT left $(ls -A "$W/sig")"
+[ -z "$(ls -A "$W/tmp")" ] && ok || bad "SIGINT left temps: $(ls -A "$W/tmp")"
+kill -0 $pid 2>/dev/null && bad "verify still running after SIGINT" || ok
 
 echo "overlap_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -271,8 +271,8 @@ void harness__hash_views(dg_report_check *c, const char *pa, harness__view_kind 
                                           "for the entity diff)");
         else if (no->kind == HARNESS_VIEW_LOG && (no == &a ? oa : ob))
             dg_report_check_add_detail(c, "no spread or trajectory: %s is a hash log without entity lines, so "
-                                          "which entities diverged is not known (a log written with --log-entities "
-                                          "has them; or diff a recording made at that revision)",
+                                          "which entities diverged is not known (`record --hash-log L --log-entities` "
+                                          "writes a log that has them; or diff a recording made at that revision)",
                                        names[no == &b]);
         else
             dg_report_check_add_detail(c, "no spread or trajectory: %s could not be read again for them",

@@ -80,5 +80,9 @@ views "$W/gs.json" golden 'not steps and any(x.startswith("no spread or trajecto
 expect 1 "$DG" gate --format rply --scenario churn --inject "$FLIP" --json "$W/gc.json" -q
 views "$W/gc.json" golden 'any("the golden (A) is a hash log without entity lines" in x for x in details)'
 
+# verify's record side keeps hashes only: its failing check says why it has no chart
+expect 1 "$DG" verify dogfight-40 --replay-fault double-delta:130 --no-recovery --json "$W/vf.json" -q
+views "$W/vf.json" record-vs-replay 'not steps and not t and any(x.startswith("no spread or trajectory: the record side keeps only its hashes") for x in details)'
+
 echo "views_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

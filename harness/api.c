@@ -105,7 +105,8 @@ static int spill_next(harness__source *s, harness__frame *f, dg_error *err)
                                           e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
         dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
     }
-    *f = (harness__frame){h[0], sp->ents, h[1], sp->evs, h[2], true, dg_hash_raw_end(&hs), sp->nx ? sp->x : NULL, NULL, 0};
+    *f = (harness__frame){.tick = h[0], .ents = sp->ents, .n = h[1], .events = sp->evs, .nev = h[2],
+                          .has_raw = true, .raw = dg_hash_raw_end(&hs), .extras = sp->nx ? sp->x : NULL};
     return 1;
 }
 

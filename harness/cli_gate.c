@@ -196,6 +196,10 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
         if (!have_f)
             nd = nl;
         harness__stream_free(&g);
+        static const char *const sides[2] = {"the golden (A)", "the new recording (B)"};
+        if (!have_f && nl > 0) /* spread and trajectory as far as the log's data allows */
+            harness__hash_views(c, gl, HARNESS_VIEW_LOG, rec_path, rply ? HARNESS_VIEW_OTHER : HARNESS_VIEW_FLREP,
+                                sides);
     }
     if (first_raw != DG_REPORT_TICK_NONE) {
         if (nd == 0)

@@ -473,6 +473,11 @@ static uint32_t raw_first_entity(dg_report_check *c, const char *a, const char *
 }
 
 /* Hash-level comparison (at least one side is a hash log: there is no state to diff on that side). */
+static harness__view_kind view_kind(cli_kind k)
+{
+    return k == CLI_KIND_HASHLOG ? HARNESS_VIEW_LOG : k == CLI_KIND_FLREP ? HARNESS_VIEW_FLREP : HARNESS_VIEW_OTHER;
+}
+
 static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *a, cli_kind ka, const char *b,
                         cli_kind kb, unsigned jobs, cli_raw_policy raw, dg_error *err)
 {
@@ -489,6 +494,8 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
         uint64_t first[1], first_raw;
         size_t nfirst;
         uint64_t nd = harness__compare_streams(c, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw);
+        if (nd)
+            harness__hash_views(c, a, view_kind(ka), b, view_kind(kb), NULL);
         sc->ticks = sb.n; /* both counts are B's, the side the scenario is named after */
         sc->entity_ticks = sb.entity_ticks;
         if (first_raw != DG_REPORT_TICK_NONE)

@@ -617,9 +617,13 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
     dg_status st = dg_flrep_reader_open_file(&a.r, pa, NULL, err);
     if (st == DG_OK)
         st = dg_flrep_reader_open_file(&b.r, pb, NULL, err);
+    harness__diff_skip skip = {0}; /* with --jobs: the equal ticks before the first difference */
     if (st == DG_OK)
+        st = harness__diff_skip_equal(pa, pb, &a.r, &b.r, &skip, err);
+    b.entity_ticks = skip.b_entity_ticks;
+    if (st == DG_OK && !skip.a_end)
         st = side_next(&a, err);
-    if (st == DG_OK)
+    if (st == DG_OK && !skip.b_end)
         st = side_next(&b, err);
     const dg_flrep_header *names = a.r ? dg_flrep_reader_header(a.r) : NULL;
     const dg_schema *xs = a.r && b.r ? harness__common_schema(names, dg_flrep_reader_header(b.r)) : NULL;

@@ -124,6 +124,15 @@ void harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double
     dg_hash_raw_entity(hs, e->id, raw, HARNESS_RAW_FIELDS + (xraw ? k : 0));
 }
 
+uint64_t harness__raw_hash(uint64_t tick, const dg_entity_in *ents, size_t n)
+{
+    dg_hash_stream hs;
+    dg_hash_raw_begin(&hs, tick);
+    for (size_t i = 0; i < n; i++)
+        harness__raw_entity(&hs, &ents[i], NULL, 0);
+    return dg_hash_raw_end(&hs);
+}
+
 static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_hash *th,
                           const harness__frame *f, const dg_qentity *q, scratch *sc, dg_error *err)
 {
@@ -190,8 +199,13 @@ static dg_status rec_tick_x(rec_state *rs, const harness__frame *f)
     return log_tick(rs->log, rs->log_entities, &th, f, rs->sc.q, &rs->sc, rs->err);
 }
 
-static dg_status rec_tick(rec_state *rs, const harness__frame *f)
+static dg_status rec_tick(rec_state *rs, const harness__frame *fin)
 {
+    harness__frame fr = *fin, *f = &fr;
+    if (f->raw_later) { /* the source left it to this thread (record_loop, piped) */
+        f->raw = harness__raw_hash(f->tick, f->ents, f->n);
+        f->raw_later = false;
+    }
     if (rs->nx)
         return rec_tick_x(rs, f);
     dg_status st = scratch_fit(&rs->sc, f->n, rs->err);
@@ -219,7 +233,7 @@ static dg_status rec_tick(rec_state *rs, const harness__frame *f)
 typedef struct rec_fhdr {
     uint64_t tick, raw;
     size_t n, ent_off, nev, ev_off;
-    bool has_raw;
+    bool has_raw, raw_later;
     size_t x_off; /* its declared fields' slots in the block's x */
     size_t xr_off, nxraw; /* its float fields' raw values in the block's xr */
 } rec_fhdr;
@@ -283,8 +297,9 @@ static bool block_add(rec_block *b, const harness__frame *f)
         (nxr && !grow((void **)&b->xr, &b->xr_cap, b->xr_n + nxr, sizeof *b->xr)))
         return false;
     rec_fhdr *h = &b->f[b->nf++];
-    *h = (rec_fhdr){f->tick, f->raw, f->n, b->ents_n, f->nev, b->evs_n, f->has_raw, b->x_n, b->xr_n,
-                    f->xraw ? f->nxraw : 0};
+    *h = (rec_fhdr){.tick = f->tick, .raw = f->raw, .n = f->n, .ent_off = b->ents_n, .nev = f->nev,
+                    .ev_off = b->evs_n, .has_raw = f->has_raw, .raw_later = f->raw_later, .x_off = b->x_n,
+                    .xr_off = b->xr_n, .nxraw = f->xraw ? f->nxraw : 0};
     if (nxr)
         memcpy(b->xr + b->xr_n, f->xraw, nxr * sizeof *b->xr);
     b->xr_n += nxr;
@@ -320,8 +335,10 @@ static dg_status block_write(rec_state *rs, rec_block *b)
         b->evs[i].text = b->evs[i].text_len ? b->text + b->text_off[i] : NULL;
     for (size_t i = 0; i < b->nf; i++) {
         const rec_fhdr *h = &b->f[i];
-        harness__frame f = {h->tick, b->ents + h->ent_off, h->n, b->evs + h->ev_off, h->nev, h->has_raw, h->raw,
-                             b->nx ? b->x + h->x_off : NULL, h->nxraw ? b->xr + h->xr_off : NULL, h->nxraw};
+        harness__frame f = {.tick = h->tick, .ents = b->ents + h->ent_off, .n = h->n, .events = b->evs + h->ev_off,
+                            .nev = h->nev, .has_raw = h->has_raw, .raw = h->raw,
+                            .extras = b->nx ? b->x + h->x_off : NULL, .xraw = h->nxraw ? b->xr + h->xr_off : NULL,
+                            .nxraw = h->nxraw, .raw_later = h->raw_later};
         dg_status st = rec_tick(rs, &f);
         if (st != DG_OK)
             return st;
@@ -412,7 +429,7 @@ static dg_status record_loop(harness__source *src, const harness__record_opts *o
     dg_error src_err;
     dg_error_clear(&src_err);
     dg_status st = DG_OK;
-    harness__frame f;
+    harness__frame f = {0}; /* raw_later stays false for a source that never sets it */
     int rc;
     uint64_t k = 0;
     while ((rc = src->next(src, &f, piped ? &src_err : rs->err)) == 1) {
@@ -420,6 +437,7 @@ static dg_status record_loop(harness__source *src, const harness__record_opts *o
             piped = pipe_start(&pipe, rs, &tid);
             if (!piped)
                 harness__cpu_give(1);
+            src->raw_later_ok = piped; /* the raw hash moves off the simulation's thread too */
         }
         k++;
         if (!piped) {
@@ -439,6 +457,7 @@ static dg_status record_loop(harness__source *src, const harness__record_opts *o
     }
     if (!piped)
         return st == DG_OK && rc < 0 ? rs->err->code : st;
+    src->raw_later_ok = false;
     dg_status cst = pipe_finish(&pipe, tid); /* the consumer's error comes first in tick order */
     if (cst != DG_OK)
         return cst;

@@ -40,7 +40,13 @@ typedef struct harness__frame {
      * in declaration order, sorted like ents): they join the raw float hash. NULL / 0 when none. */
     const double *xraw;
     size_t nxraw;
+    /* has_raw, but raw is left to the consumer: harness__raw_hash of ents. Only for frames without
+     * declared float fields (sim_stub's), whose raw hash is over the standard floats alone. */
+    bool raw_later;
 } harness__frame;
+
+/* The raw float hash of a frame's entities (docs/STATE-HASH.md §6), in their order. */
+uint64_t harness__raw_hash(uint64_t tick, const dg_entity_in *ents, size_t n);
 
 typedef struct harness__source harness__source;
 struct harness__source {
@@ -52,6 +58,9 @@ struct harness__source {
      * positions are already local (an engine's stream). */
     bool has_frame;
     double frame_origin[3], frame_east[3], frame_north[3], frame_up[3];
+    /* Set by the record side while another thread consumes the frames: a source may then leave the
+     * raw hash to it (frame.raw_later) instead of computing it on the simulation's thread. */
+    bool raw_later_ok;
     /* 1 = *f filled, 0 = end, -1 = error (err set). */
     int (*next)(harness__source *s, harness__frame *f, dg_error *err);
     /* Starts again from the first tick (the record side is re-derived this way for a diff). */
@@ -172,6 +181,8 @@ void harness__cpu_init(unsigned total);
 /* Takes up to want spare threads from the budget; returns how many it took. */
 unsigned harness__cpu_take(unsigned want);
 void harness__cpu_give(unsigned n);
+/* Spare threads at this moment (a hint: another thread may take them first). */
+unsigned harness__cpu_spare(void);
 /* Runs fn(arg, i) for i in 0..n-1, in index order, on the calling thread and as many helpers as
  * the budget spares (none: all on the caller); returns when all have returned. */
 void harness__run_parallel(void (*fn)(void *arg, size_t i), void *arg, size_t n);
@@ -228,6 +239,31 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
 /* Lockstep comparison of two recordings (A reference, B the other): hash first, state diff on every
  * divergent tick (the first limits' worth in detail). Fills check c; returns divergent tick count
  * or UINT64_MAX on error (err set, c marked error). */
+/* What each side of a comparison by hash is (harness/hash_views.c). */
+typedef enum harness__view_kind {
+    HARNESS_VIEW_LOG,   /* a hash log: per-entity hashes when it has entity lines */
+    HARNESS_VIEW_FLREP, /* a .flrep recording: per-entity hashes and states */
+    HARNESS_VIEW_OTHER  /* anything else (an RPLY recording): neither is read */
+} harness__view_kind;
+/* After a comparison by hash filled c's divergent ticks: the spread from per-entity hashes where
+ * both sides have them, the trajectory of the entity that diverged first from each side holding
+ * states, and one detail line for what the data does not allow, naming the sides names[0] and
+ * names[1] (NULL: "side A", "side B"). Best effort (a read error only leaves a view out, with its line);
+ * nothing when c has no divergent tick. */
+void harness__hash_views(dg_report_check *c, const char *a, harness__view_kind ka, const char *b,
+                         harness__view_kind kb, const char *const names[2]);
+
+/* With spare threads (harness/diff_parallel.c): replays both recordings at once, then seeks ra
+ * and rb to the first tick where they differ, so a lockstep pass from there makes the report of one
+ * from the start. a_end / b_end: that side has no tick left (do not read it); b_entity_ticks: B's
+ * before the readers' position. No spare thread, a read error, or no equal tick first: the readers
+ * stay at the start and *out is zero. An error only if the readers could not be opened again. */
+typedef struct harness__diff_skip {
+    bool a_end, b_end;
+    uint64_t b_entity_ticks;
+} harness__diff_skip;
+dg_status harness__diff_skip_equal(const char *pa, const char *pb, dg_flrep_reader **ra, dg_flrep_reader **rb,
+                                   harness__diff_skip *out, dg_error *err);
 uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, const char *a,
                                 const char *b, dg_error *err);
 

@@ -45,6 +45,8 @@ unsigned harness__cpu_take(unsigned want)
 
 void harness__cpu_give(unsigned n) { atomic_fetch_add(&cpu_spare, n); }
 
+unsigned harness__cpu_spare(void) { return atomic_load(&cpu_spare); }
+
 /* Runs fn(arg, 0..n-1) on the calling thread and up to n - 1 helpers (as many as the budget gives);
  * returns when every call has returned. Calls are taken in index order. */
 typedef struct par_tasks {

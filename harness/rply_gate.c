@@ -17,6 +17,8 @@
 #include <xxhash.h>
 
 #define RG_STUD_M 0.28
+#define TRAJ_BEFORE 120 /* the trajectory window around the first divergence, as compare.c's */
+#define TRAJ_AFTER 240
 #define RG_PROPS_SHOWN 4
 #define RG_FIXED_BYTES 52
 #define RG_PROP_BYTES 15
@@ -613,6 +615,94 @@ static void diff_worlds(dg_report_tick *t, const rg_world *a, const rg_world *b,
     }
 }
 
+/* ---- spread and trajectory of an RPLY diff ------------------------------------------------------- */
+
+/* Which entities have diverged so far (RPLY ids are 16-bit: a bit each), and the one followed: of
+ * the first divergent tick's, the one on both sides with the largest position difference (m), one
+ * present on one side only after any on both (as harness/compare.c ranks), the lowest id on a tie. */
+typedef struct rg_follow {
+    uint8_t seen[65536 / 8];
+    uint32_t n_seen;
+    bool picked;
+    uint16_t id;
+    double d; /* its position difference, m; < 0: one-sided */
+    uint64_t tick;
+} rg_follow;
+
+static void rg_follow_one(rg_follow *fw, bool pick, uint16_t id, double d)
+{
+    if (!(fw->seen[id >> 3] & (1u << (id & 7)))) {
+        fw->seen[id >> 3] |= (uint8_t)(1u << (id & 7));
+        fw->n_seen++;
+    }
+    if (pick && (!fw->picked || d > fw->d)) {
+        fw->picked = true;
+        fw->id = id;
+        fw->d = d;
+    }
+}
+
+static void rg_follow_tick(dg_report_check *c, rg_follow *fw, uint64_t tick, const rg_world *a, const rg_world *b)
+{
+    uint32_t before = fw->n_seen;
+    bool pick = !fw->picked;
+    size_t i = 0, j = 0;
+    while (i < a->n || j < b->n) {
+        if (j >= b->n || (i < a->n && a->v[i].id < b->v[j].id)) {
+            rg_follow_one(fw, pick, a->v[i++].id, -1);
+        } else if (i >= a->n || b->v[j].id < a->v[i].id) {
+            rg_follow_one(fw, pick, b->v[j++].id, -1);
+        } else {
+            if (a->eh[i] != b->eh[j]) {
+                double pa[3], pb[3], d2 = 0;
+                dg_rply_xstate_position(&a->v[i].x, pa);
+                dg_rply_xstate_position(&b->v[j].x, pb);
+                for (int k = 0; k < 3; k++)
+                    d2 += (pb[k] - pa[k]) * (pb[k] - pa[k]);
+                rg_follow_one(fw, pick, a->v[i].id, sqrt(d2) * RG_STUD_M);
+            }
+            i++;
+            j++;
+        }
+    }
+    if (pick && fw->picked)
+        fw->tick = tick;
+    if (fw->n_seen > before)
+        dg_report_check_add_spread(c, tick, fw->n_seen);
+}
+
+/* The followed entity's path on both sides (metres in the session's frame), around its first
+ * divergence. Best effort: a read error only shortens a side. */
+static void rg_trajectory(dg_report_check *c, const char *pa, const char *pb, const rg_follow *fw)
+{
+    if (!fw->picked || dg_report_check_set_trajectory(c, fw->id, NULL) != DG_OK)
+        return;
+    if (fw->d >= 0)
+        dg_report_check_set_trajectory_reason(c, fw->tick, "pos", "m", fw->d);
+    else
+        dg_report_check_set_trajectory_reason(c, fw->tick, NULL, NULL, 0);
+    const char *paths[2] = {pa, pb};
+    uint64_t from = fw->tick > TRAJ_BEFORE ? fw->tick - TRAJ_BEFORE : 0, to = fw->tick + TRAJ_AFTER;
+    for (int s = 0; s < 2; s++) {
+        rg_file f;
+        dg_error err;
+        dg_error_clear(&err);
+        if (rg_open(&f, paths[s], &err) != DG_OK)
+            continue;
+        for (uint64_t t = from; t <= to && t < f.f.hdr.tick_count; t++) {
+            if (dg_rply_player_advance(&f.p, (uint32_t)t, &err) != DG_OK)
+                break;
+            const dg_rply_entity *e = dg_rply_state_find(dg_rply_player_state(&f.p), fw->id);
+            if (!e)
+                continue;
+            double p[3];
+            dg_rply_xstate_position(&e->x, p);
+            dg_report_check_add_point(c, s == 0 ? 'A' : 'B', t, p[0] * RG_STUD_M, p[1] * RG_STUD_M, p[2] * RG_STUD_M);
+        }
+        rg_close(&f);
+    }
+}
+
 uint64_t harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc, const char *pa, const char *pb,
                                      dg_error *err)
 {
@@ -626,6 +716,7 @@ uint64_t harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc,
     }
     uint32_t na = a.f.hdr.tick_count, nb = b.f.hdr.tick_count, n = na > nb ? na : nb;
     uint64_t diverged = 0, entity_ticks = 0;
+    rg_follow *fw = calloc(1, sizeof *fw); /* out of memory: the diff without its spread and trajectory */
     dg_status st = DG_OK;
     for (uint32_t t = 0; t < n && st == DG_OK; t++) {
         wa.n = wb.n = 0;
@@ -647,8 +738,13 @@ uint64_t harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc,
         uint32_t before = rt ? rt->added + rt->lost + rt->changed : 0;
         if (rt)
             diff_worlds(rt, &wa, &wb, &a.f);
+        if (t < na && t < nb && fw)
+            rg_follow_tick(c, fw, t, &wa, &wb);
         dg_report_check_add_divergent(c, t, rt ? rt->added + rt->lost + rt->changed - before : 0);
     }
+    if (st == DG_OK && fw)
+        rg_trajectory(c, pa, pb, fw);
+    free(fw);
     if (sc) { /* both counts are B's, the side the scenario is named after */
         sc->ticks = nb;
         sc->entity_ticks = entity_ticks;

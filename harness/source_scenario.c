@@ -110,7 +110,7 @@ static dg_status grow(void **arr, size_t *cap, size_t need, size_t elem, dg_erro
     return DG_OK;
 }
 
-static dg_status fill_frame(scn_source *p, harness__frame *f, dg_error *err)
+static dg_status fill_frame(scn_source *p, harness__frame *f, bool raw_later, dg_error *err)
 {
     size_t n = 0, nev = 0;
     const dg_sim_entity *se = dg_sim_entities(p->sim, &n);
@@ -119,8 +119,6 @@ static dg_status fill_frame(scn_source *p, harness__frame *f, dg_error *err)
         grow((void **)&p->events, &p->cap_events, nev, sizeof *p->events, err) != DG_OK)
         return err->code;
     uint64_t tick = dg_sim_tick(p->sim);
-    dg_hash_stream hs;
-    dg_hash_raw_begin(&hs, tick);
     for (size_t i = 0; i < n; i++) {
         dg_entity_in *e = &p->ents[i];
         e->id = se[i].id;
@@ -131,9 +129,6 @@ static dg_status fill_frame(scn_source *p, harness__frame *f, dg_error *err)
         memcpy(e->rot, se[i].rot, sizeof e->rot);
         e->health = se[i].health;
         e->flags = se[i].flags;
-        double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                          e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
-        dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
     }
     for (size_t i = 0; i < nev; i++) {
         dg_event *v = &p->events[i];
@@ -153,7 +148,8 @@ static dg_status fill_frame(scn_source *p, harness__frame *f, dg_error *err)
     f->events = p->events;
     f->nev = nev;
     f->has_raw = true;
-    f->raw = dg_hash_raw_end(&hs);
+    f->raw_later = raw_later;
+    f->raw = raw_later ? 0 : harness__raw_hash(tick, p->ents, n);
     return DG_OK;
 }
 
@@ -167,7 +163,7 @@ static int scn_next(harness__source *s, harness__frame *f, dg_error *err)
             return -1;
     }
     p->started = true;
-    return fill_frame(p, f, err) == DG_OK ? 1 : -1;
+    return fill_frame(p, f, s->raw_later_ok, err) == DG_OK ? 1 : -1;
 }
 
 static dg_status scn_rewind(harness__source *s, dg_error *err)

@@ -60,7 +60,13 @@ static int check_record_vs_replay(dg_report_check *c, harness__source *src, cons
             for (size_t k = 0; k < nfirst; k++)
                 if (c->n_ranges == 0 || first[k] > c->ranges[c->n_ranges - 1].last)
                     dg_report_check_add_divergent(c, first[k], 0);
+        size_t detailed = nfirst; /* the call below resets nfirst */
         harness__compare_streams(c, &want, &rp, first[nfirst - 1], first, 0, &nfirst, &first_raw);
+        /* the charts need both sides' states over the whole divergence; say why there are none */
+        dg_report_check_add_detail(c, "no spread or trajectory: the record side keeps only its hashes; its states "
+                                      "are re-derived (the source run again) for the entity tables of the first %zu "
+                                      "divergent tick%s only",
+                                   detailed, dg_report_plural_s(detailed));
     }
     if (st != DG_OK && want.n < rec->n)
         dg_report_check_add_divergent(c, rec->v[want.n].tick, 0);

@@ -670,7 +670,10 @@ static void ht__trajectory(dg_rsink *s, const dg_report_check *c, uint32_t idx)
     const dg_report_trajectory *t = &c->trajectory;
     if (!t->present)
         return;
-    dg_rsink_puts(s, "<h3>Trajectory on both sides</h3>\n");
+    /* a comparison with a hash log has states on one side only (harness/hash_views.c) */
+    dg_rsink_puts(s, t->n_a && !t->n_b   ? "<h3>Trajectory on side A (side B has no states)</h3>\n"
+                     : t->n_b && !t->n_a ? "<h3>Trajectory on side B (side A has no states)</h3>\n"
+                                         : "<h3>Trajectory on both sides</h3>\n");
     if (c->n_more_trajectories == 0) {
         ht__trajectory_one(s, c, t, true);
         return;

@@ -41,6 +41,20 @@ void dg_rep__json_str(dg_rsink *s, const char *str);   /* with the surrounding q
 void dg_rep__xml_text(dg_rsink *s, const char *str);
 void dg_rep__xml_content(dg_rsink *s, const char *str);
 void dg_rep__md_text(dg_rsink *s, const char *str);    /* Markdown inline / table cell, one line */
+
+/* ---- Markdown anchors (report_md_anchor.c; the rule: docs/REPORT-SCHEMA.md "Markdown anchors") -- */
+#define DG_REP_ANCHOR_CAP 128
+/* The anchor GitHub gives a heading whose text is `text` as dg_rep__md_text writes it; its length,
+ * 0 when empty or longer than cap - 1 (out is then ""). *sure (may be NULL) false: the text holds a
+ * character whose fate this file does not know for certain (the anchor may then be wrong). */
+size_t dg_rep__md_slug(const char *text, char *out, size_t cap, bool *sure);
+#define DG_REP_HEADING_CAP 256
+/* Each named scenario's section heading (names[i] NULL: none) and the anchor its summary rows link
+ * to: "❌ NAME" when that heading's anchor is the same on GitHub and GitLab, else "❌ Scenario N"
+ * (N = i + 1; the name goes on the line below), anchors numbered as both number repeats; "" where
+ * even that would differ. False: out of memory. */
+bool dg_rep__md_anchors(const char *const *names, size_t n, char (*heading)[DG_REP_HEADING_CAP],
+                        char (*anchor)[DG_REP_ANCHOR_CAP]);
 void dg_rep__term_text(dg_rsink *s, const char *str);  /* terminal: control chars shown as '?' */
 /* Columns a (terminal-escaped) string takes: combining marks 0, East Asian wide and emoji 2. */
 size_t dg_rep__term_width(const char *str);

@@ -1,6 +1,8 @@
 /* reports/report_markdown.c — the report room's note for a pull request: a summary table, then
  * the first divergent tick of each failure as a short field table. A hard byte cap (GitHub stops
  * a comment at 65,536 characters) is enforced section by section, with a "... N more" note. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report_internal.h"
@@ -33,10 +35,16 @@ static void md__header(dg_rsink *s, const dg_report *r)
     }
 }
 
-static void md__row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c)
+static void md__row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, const char *anchor)
 {
     dg_rsink_puts(s, "| ");
-    dg_rep__md_text(s, sc->name);
+    if (anchor && anchor[0]) { /* a link to the scenario's section (docs/REPORT-SCHEMA.md, "Markdown anchors") */
+        dg_rsink_puts(s, "[");
+        dg_rep__md_text(s, sc->name);
+        dg_rsink_printf(s, "](#%s)", anchor);
+    } else {
+        dg_rep__md_text(s, sc->name);
+    }
     dg_rsink_puts(s, " | ");
     dg_rep__md_text(s, c->name);
     dg_rsink_printf(s, " | %s | ", md__badge(c->status));
@@ -53,6 +61,10 @@ typedef struct md_budget {
     size_t limit;          /* bytes the body may use (the cap minus the closing reserve) */
     uint64_t rows_left;    /* summary rows not shown */
     uint64_t details_left; /* failure sections not shown */
+    const bool *show;      /* per scenario: its section may be written (NULL: every one) */
+    char (*anchor)[DG_REP_ANCHOR_CAP]; /* per scenario: its section's anchor, "" for none (NULL: no links) */
+    char (*heading)[DG_REP_HEADING_CAP]; /* per scenario: its section's heading (NULL: "❌ NAME") */
+    bool *written;         /* per scenario: its section was written (NULL: not tracked) */
 } md_budget;
 
 /* Appends the part of s beyond `mark` only if the total stays within the budget. */
@@ -78,7 +90,7 @@ static void md__summary_table(dg_rsink *s, const dg_report *r, md_budget *b)
                 /* A row that does not fit is left out and counted; later, shorter rows still
                  * get their chance (one absurd name must not hide every other result). */
                 size_t mark = s->len;
-                md__row(s, sc, c);
+                md__row(s, sc, c, b->anchor ? b->anchor[i] : NULL);
                 if (!md__fits(s, mark, b))
                     b->rows_left++;
             }
@@ -183,13 +195,11 @@ static void md__events(dg_rsink *s, const dg_report_tick *t)
         dg_rsink_puts(s, "\n");
 }
 
-static void md__detail(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t max_rows)
+static void md__detail(dg_rsink *s, const dg_report_check *c, uint32_t max_rows)
 {
-    dg_rsink_puts(s, "### ❌ ");
-    dg_rep__md_text(s, sc->name);
-    dg_rsink_puts(s, " · ");
+    dg_rsink_puts(s, "**❌ ");
     dg_rep__md_text(s, c->name);
-    dg_rsink_puts(s, "\n\n");
+    dg_rsink_puts(s, "**\n\n");
     dg_rep__check_headline(s, c, dg_rep__md_text);
     dg_rsink_puts(s, "\n\n");
     md__check_lines(s, c);
@@ -216,18 +226,50 @@ static void md__detail(dg_rsink *s, const dg_report_scenario *sc, const dg_repor
                         dg_report_plural_s(rows - shown), t->entities_cut ? " (and entities beyond the per-tick cap)" : "");
 }
 
+static uint32_t md__failed_checks(const dg_report_scenario *sc)
+{
+    uint32_t n = 0;
+    for (uint32_t j = 0; j < sc->n_checks; j++)
+        n += sc->checks[j].status == DG_REPORT_FAIL;
+    return n;
+}
+
+/* One section per scenario with a failing check: its heading (the anchor the summary links to),
+ * then each failing check. A section that does not fit is left out whole, its checks counted. */
 static void md__details(dg_rsink *s, const dg_report *r, uint32_t max_rows, md_budget *b)
 {
     for (uint32_t i = 0; i < r->n_scenarios; i++) {
         const dg_report_scenario *sc = &r->scenarios[i];
-        for (uint32_t j = 0; j < sc->n_checks; j++) {
-            if (sc->checks[j].status != DG_REPORT_FAIL)
-                continue;
-            size_t mark = s->len;
-            md__detail(s, sc, &sc->checks[j], max_rows);
-            if (!md__fits(s, mark, b))
-                b->details_left++;
+        uint32_t nfail = md__failed_checks(sc);
+        if (nfail == 0)
+            continue;
+        if (b->show && !b->show[i]) {
+            b->details_left += nfail;
+            continue;
         }
+        size_t mark = s->len;
+        const char *heading = b->heading ? b->heading[i] : NULL;
+        bool named = !heading || !heading[0] || strcmp(heading + strlen("❌ "), sc->name ? sc->name : "") == 0;
+        dg_rsink_puts(s, "### ");
+        if (heading && heading[0]) {
+            dg_rep__md_text(s, heading);
+        } else {
+            dg_rsink_puts(s, "❌ ");
+            dg_rep__md_text(s, sc->name);
+        }
+        dg_rsink_puts(s, "\n\n");
+        if (!named) { /* the heading is "Scenario N": the name itself goes here */
+            dg_rsink_puts(s, "Scenario ");
+            dg_rep__md_text(s, sc->name);
+            dg_rsink_puts(s, "\n\n");
+        }
+        for (uint32_t j = 0; j < sc->n_checks; j++)
+            if (sc->checks[j].status == DG_REPORT_FAIL)
+                md__detail(s, &sc->checks[j], max_rows);
+        if (!md__fits(s, mark, b))
+            b->details_left += nfail;
+        else if (b->written)
+            b->written[i] = true;
     }
 }
 
@@ -260,25 +302,78 @@ static void md__bisect(dg_rsink *s, const dg_report_bisect *bi, md_budget *b)
         b->details_left++;
 }
 
-void dg_rep__markdown(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
+static void md__render(const dg_report *r, const dg_report_opts *o, dg_rsink *s, md_budget *b)
 {
     size_t cap = o->markdown_max_bytes ? o->markdown_max_bytes : MD_DEFAULT_MAX;
     if (cap < MD_MIN_MAX)
         cap = MD_MIN_MAX;
-    md_budget b = {cap - MD_RESERVE, 0, 0};
+    b->limit = cap - MD_RESERVE;
+    b->rows_left = b->details_left = 0;
     uint32_t max_rows = o->rows_per_check ? o->rows_per_check : MD_DEFAULT_ROWS;
     md__header(s, r);
-    if (s->len > b.limit) { /* only an absurd command or version string gets here */
+    if (s->len > b->limit) { /* only an absurd command or version string gets here */
         dg_rsink_truncate(s, 0);
         dg_rsink_printf(s, "## detgate: %s\n\n", md__badge(dg_report_overall_status(r)));
     }
-    md__summary_table(s, r, &b);
-    md__bisect(s, &r->bisect, &b);
-    md__details(s, r, max_rows, &b);
-    if (b.rows_left || b.details_left)
+    md__summary_table(s, r, b);
+    md__bisect(s, &r->bisect, b);
+    md__details(s, r, max_rows, b);
+    if (b->rows_left || b->details_left)
         dg_rsink_printf(s,
                         "… %llu more summary rows and %llu more sections not shown (size cap %llu bytes); "
                         "see the JSON or HTML report for everything.\n",
-                        (unsigned long long)b.rows_left, (unsigned long long)b.details_left,
+                        (unsigned long long)b->rows_left, (unsigned long long)b->details_left,
                         (unsigned long long)cap);
+}
+
+/* The headings and anchors of the sections b->show allows. */
+static bool md__plan_anchors(const dg_report *r, md_budget *b)
+{
+    const char **names = calloc(r->n_scenarios + 1, sizeof *names);
+    if (!names)
+        return false;
+    for (uint32_t i = 0; i < r->n_scenarios; i++)
+        if (md__failed_checks(&r->scenarios[i]) > 0 && (!b->show || b->show[i]))
+            names[i] = r->scenarios[i].name ? r->scenarios[i].name : "";
+    bool ok = dg_rep__md_anchors(names, r->n_scenarios, b->heading, b->anchor);
+    free(names);
+    return ok;
+}
+
+void dg_rep__markdown(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
+{
+    size_t n = r->n_scenarios ? r->n_scenarios : 1;
+    md_budget b = {0};
+    b.anchor = malloc(n * sizeof *b.anchor);
+    b.heading = malloc(n * sizeof *b.heading);
+    b.written = calloc(n, sizeof *b.written);
+    if (!b.anchor || !b.heading || !b.written || !md__plan_anchors(r, &b)) { /* out of memory: no links */
+        free(b.anchor);
+        free(b.heading);
+        free(b.written);
+        md_budget plain = {0};
+        md__render(r, o, s, &plain);
+        return;
+    }
+    size_t start = s->len;
+    md__render(r, o, s, &b);
+    bool all = true;
+    for (uint32_t i = 0; i < r->n_scenarios; i++)
+        all = all && (b.written[i] || md__failed_checks(&r->scenarios[i]) == 0);
+    if (!all) {
+        /* a section left out by the size cap: written again linking only to those written (their
+         * anchors numbered without the others; the shorter table leaves them their room) */
+        bool *show = b.written;
+        b.written = NULL;
+        b.show = show;
+        if (md__plan_anchors(r, &b)) {
+            dg_rsink_truncate(s, start);
+            md__render(r, o, s, &b);
+        }
+        free(show);
+    } else {
+        free(b.written);
+    }
+    free(b.anchor);
+    free(b.heading);
 }

@@ -2,7 +2,7 @@
 #   find_package(detgate CONFIG) -> detgate::codec    or    pkg-config --libs detgate-codec
 include(CMakePackageConfigHelpers)
 
-set(dg_install_targets detgate_codec)
+set(dg_install_targets detgate_base detgate_codec)
 foreach(t detgate_hash detgate_reports detgate_sim detgate_harness)
   if(TARGET ${t})
     list(APPEND dg_install_targets ${t})

@@ -1,6 +1,6 @@
 /* harness/cli_file.c — the recording-inspection commands: `detgate info`, `detgate dump --json`
- * and `detgate hash`. The format is detected by its magic; RPLY files go to harness/rply_dump.h
- * when the build has it. Nothing goes to stdout for a file that fails validation (unless --partial). */
+ * and `detgate hash`. The format is detected by its magic; RPLY files go to harness/rply_dump.h.
+ * Nothing goes to stdout for a file that fails validation (unless --partial). */
 #include "cli.h"
 
 #include <getopt.h>
@@ -9,9 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef DETGATE_HAVE_RPLY_DUMP
+#include "json.h"
 #include "rply_dump.h"
-#endif
 
 static const char *section_name(uint16_t id)
 {
@@ -31,7 +30,6 @@ static void print_str(FILE *f, dg_flrep_str s) { fprintf(f, "%.*s", (int)s.len, 
 
 static int rply_command(const char *cmd, const char *path, bool json, bool partial)
 {
-#ifdef DETGATE_HAVE_RPLY_DUMP
     dg_error err;
     dg_error_clear(&err);
     size_t len = 0;
@@ -48,13 +46,6 @@ static int rply_command(const char *cmd, const char *path, bool json, bool parti
         return CLI_USAGE;
     }
     return CLI_EQUAL;
-#else
-    (void)json;
-    (void)partial;
-    fprintf(stderr, "detgate %s: %s: an RPLY file, and this build has no RPLY dump (harness/rply_dump.c)\n", cmd,
-            path);
-    return CLI_USAGE;
-#endif
 }
 
 /* A file read through a recovered index is not the whole story: said on stderr (the exit stays 0). */
@@ -243,22 +234,7 @@ int cli_info(int argc, char **argv)
 
 /* ---- dump ---------------------------------------------------------------------------------------- */
 
-static void json_str(FILE *f, const char *s, size_t n)
-{
-    fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-static void json_fstr(FILE *f, dg_flrep_str s) { json_str(f, s.s ? s.s : "", s.len); }
+static void json_fstr(FILE *f, dg_flrep_str s) { dg_json_fput_str(f, s.s ? s.s : "", s.len); }
 
 static void dump_header(FILE *f, const dg_flrep_reader *r)
 {
@@ -411,7 +387,7 @@ static void dump_tick(FILE *f, const dg_flrep_tick *t)
         const dg_event *v = &t->events[i];
         fprintf(f, "%s{\"kind\":%u,\"tick\":%" PRIu64 ",\"a\":%u,\"b\":%u,\"c\":%u,\"d\":%u,\"text\":", i ? "," : "",
                 v->kind, v->tick, v->a, v->b, v->c, v->d);
-        json_str(f, v->text ? v->text : "", v->text_len);
+        dg_json_fput_str(f, v->text ? v->text : "", v->text_len);
         fputc('}', f);
     }
     fputs("]}\n", f);

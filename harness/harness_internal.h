@@ -84,8 +84,6 @@ dg_status harness__source_states(harness__source **out, const char *path, uint32
 dg_status harness__source_states_stream(harness__source **out, FILE *f, const char *label, const char *name,
                                         uint32_t keyframe, dg_error *err);
 void harness__source_free(harness__source *s);
-/* True when the build includes sim_stub. */
-bool harness__have_sim(void);
 
 /* ---- the record side ------------------------------------------------------------------------ */
 

@@ -7,31 +7,10 @@
 #include <string.h>
 
 #include "detgate/rply.h"
+#include "json.h"
 
 /* ---- JSON atoms ---------------------------------------------------------------------------- */
-static void j_str(FILE *o, const char *s, size_t n)
-{
-    fputc('"', o);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        switch (c) {
-        case '"': fputs("\\\"", o); break;
-        case '\\': fputs("\\\\", o); break;
-        case '\b': fputs("\\b", o); break;
-        case '\f': fputs("\\f", o); break;
-        case '\n': fputs("\\n", o); break;
-        case '\r': fputs("\\r", o); break;
-        case '\t': fputs("\\t", o); break;
-        default:
-            if (c < 0x20)
-                fprintf(o, "\\u%04x", c);
-            else
-                fputc(c, o);
-        }
-    }
-    fputc('"', o);
-}
-static void j_view(FILE *o, dg_rply_str s) { j_str(o, s.s ? s.s : "", s.s ? s.len : 0); }
+static void j_view(FILE *o, dg_rply_str s) { dg_json_fput_str(o, s.s ? s.s : "", s.s ? s.len : 0); }
 
 static bool j_nonfinite(FILE *o, double v)
 {

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef DETGATE_HAVE_SIM
 #include "detgate/sim.h"
 #include "builtin_inject.h"
 
@@ -24,8 +23,6 @@ typedef struct scn_source {
     dg_flrep_participant *roster;
     dg_flrep_mission_object *objects;
 } scn_source;
-
-bool harness__have_sim(void) { return true; }
 
 /* sim_stub and .flrep number categories differently; .flrep's numbering is the file's contract. */
 static uint8_t flrep_category(uint8_t sim_cat)
@@ -225,20 +222,6 @@ dg_status harness__source_scenario(harness__source **out, const char *path, cons
     return DG_OK;
 }
 
-#else /* no sim_stub in this build */
-
-bool harness__have_sim(void) { return false; }
-
-dg_status harness__source_scenario(harness__source **out, const char *path, const char *inject,
-                                   uint32_t keyframe, dg_error *err)
-{
-    (void)inject;
-    (void)keyframe;
-    *out = NULL;
-    return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, path,
-                        "this detgate was built without sim_stub: scenarios cannot be run");
-}
-#endif
 
 void harness__source_free(harness__source *s)
 {

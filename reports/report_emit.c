@@ -10,6 +10,9 @@
 
 #include "report_internal.h"
 
+#include "cursor.h"
+#include "json.h"
+
 /* ---- sink ------------------------------------------------------------------------------------- */
 
 void dg_rsink_init(dg_rsink *s)
@@ -100,34 +103,12 @@ void dg_rsink_truncate(dg_rsink *s, size_t len)
 
 size_t dg_rep__utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
 {
-    unsigned char c = s[0];
-    *cp = 0xFFFD;
-    if (c < 0x80) {
-        *cp = c;
+    size_t k = dg_utf8_decode(s, n, cp);
+    if (k == 0) {
+        *cp = 0xFFFD; /* one replacement per ill-formed byte */
         return 1;
     }
-    size_t len;
-    uint32_t v, min;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2, v = c & 0x1Fu, min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3, v = c & 0x0Fu, min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4, v = c & 0x07u, min = 0x10000;
-    } else {
-        return 1;
-    }
-    if (n < len)
-        return 1;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 1;
-        v = v << 6 | (s[i] & 0x3Fu);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-        return 1;
-    *cp = v;
-    return len;
+    return k;
 }
 
 void dg_rep__put_utf8(dg_rsink *s, uint32_t cp)
@@ -169,20 +150,13 @@ void dg_rep__json_str(dg_rsink *s, const char *str)
         return;
     }
     dg_rsink_put(s, "\"", 1);
+    char esc[8];
     DG_REP_FOREACH_CP(str, cp, {
-        switch (cp) {
-        case '"': dg_rsink_puts(s, "\\\""); break;
-        case '\\': dg_rsink_puts(s, "\\\\"); break;
-        case '\n': dg_rsink_puts(s, "\\n"); break;
-        case '\r': dg_rsink_puts(s, "\\r"); break;
-        case '\t': dg_rsink_puts(s, "\\t"); break;
-        default:
-            /* U+2028/2029 are legal JSON but break JavaScript string literals: escape them too. */
-            if (cp < 0x20 || cp == 0x7F || cp == 0x2028 || cp == 0x2029)
-                dg_rsink_printf(s, "\\u%04x", (unsigned)cp);
-            else
-                dg_rep__put_utf8(s, cp);
-        }
+        const char *e = dg_json_escape_cp(cp, esc);
+        if (e)
+            dg_rsink_puts(s, e);
+        else
+            dg_rep__put_utf8(s, cp);
     });
     dg_rsink_put(s, "\"", 1);
 }

@@ -1,12 +1,13 @@
-/* codec/cursor.h — the shared byte cursor (private to codec/ and fuzz/).
+/* base/cursor.h — the byte cursor, UTF-8 and the growable buffer every module shares (private to
+ * detgate: not installed as a header).
  *
  * Reading: a fail-closed cursor (after Box2D v3's recording reader). Every read is bounds-checked
  * in 64 bits; the first failure is sticky — later reads return zeros and change nothing — and is
  * recorded with its absolute byte offset, so a parser checks `ok` once at the end of a record.
  * Writing: a growable little-endian buffer with the same sticky failure (out of memory).
  * Integers are always assembled byte by byte: never a struct or word cast over file bytes. */
-#ifndef DETGATE_CODEC_CURSOR_H
-#define DETGATE_CODEC_CURSOR_H
+#ifndef DETGATE_BASE_CURSOR_H
+#define DETGATE_BASE_CURSOR_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -76,6 +77,9 @@ void dg_cur_expect_end(dg_cur *c, const char *what);
 bool dg_utf8_valid(const uint8_t *s, size_t n);
 /* Length (1..4) of the well-formed UTF-8 character at s[0..n), 0 when it is ill-formed or n == 0. */
 size_t dg_utf8_char(const uint8_t *s, size_t n);
+/* The same, and *cp set to the character's code point (untouched when 0 is returned): the one
+ * UTF-8 decoder of detgate (reports and the JSON escaper decode with it too). */
+size_t dg_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
 
 /* ---- writing ------------------------------------------------------------------------------- */
 typedef struct dg_buf {

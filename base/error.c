@@ -1,4 +1,4 @@
-/* codec/error.c — dg_error helpers (the one place that turns codes into text) and the escaping
+/* base/error.c — dg_error helpers (the one place that turns codes into text) and the escaping
  * that keeps input bytes quoted in a message from reaching a terminal raw. */
 #include "detgate/error.h"
 

@@ -1,4 +1,4 @@
-/* codec/cursor.c — the fail-closed read cursor and the growable write buffer. */
+/* base/cursor.c — the fail-closed read cursor, the UTF-8 decoder and the growable write buffer. */
 #include "cursor.h"
 
 #include <stdarg.h>
@@ -116,13 +116,15 @@ void dg_cur_expect_end(dg_cur *c, const char *what)
                     c->len - c->pos);
 }
 
-size_t dg_utf8_char(const uint8_t *s, size_t n)
+size_t dg_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp_out)
 {
     if (n == 0)
         return 0;
     uint8_t b = s[0];
-    if (b < 0x80)
+    if (b < 0x80) {
+        *cp_out = b;
         return 1;
+    }
     size_t need;
     uint32_t cp, min;
     if ((b & 0xE0) == 0xC0) { need = 1; cp = b & 0x1F; min = 0x80; }
@@ -139,7 +141,14 @@ size_t dg_utf8_char(const uint8_t *s, size_t n)
     }
     if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
         return 0;
+    *cp_out = cp;
     return need + 1;
+}
+
+size_t dg_utf8_char(const uint8_t *s, size_t n)
+{
+    uint32_t cp;
+    return dg_utf8_decode(s, n, &cp);
 }
 
 bool dg_utf8_valid(const uint8_t *s, size_t n)

@@ -31,6 +31,7 @@ var _frames := []
 var failed := false
 var record_in_process := false  # the pitfall: capture in _process (frames are not physics ticks)
 var logic_in_process := false   # the pitfall: game logic in _process with its variable delta
+var self_check := false         # --self-check: every written float parsed back and compared
 var apply_full := true          # playback restores velocity and sleep too (--apply seed: not)
 
 func _ready() -> void:
@@ -66,6 +67,8 @@ func _parse_args(args: Array) -> void:
 					fail("--apply: expected full or seed, found '%s'" % v)
 				apply_full = v == "full"
 				i += 1
+			"--self-check":
+				self_check = true
 			"--save":
 				save_path = v
 				i += 1
@@ -184,7 +187,43 @@ func _emit(frame: FrameData) -> void:
 				_hx(q.w), _hx(q.x), _hx(q.y), _hx(q.z)])
 	if failed:
 		return
-	print(rows.join("\n").replace("0x-", "-0x"))
+	var text := rows.join("\n").replace("0x-", "-0x")
+	if self_check:
+		_check_tick(frame, text)
+	print(text)
+
+# --self-check: each float of the tick's rows, parsed back from its hex text, is the captured value.
+func _check_tick(frame: FrameData, text: String) -> void:
+	var lines := text.split("\n")
+	var n := 0
+	for id in frame.entity_states:
+		var s: Dictionary = frame.entity_states[id]
+		var p: Vector3 = s["position"]
+		var v: Vector3 = s["velocity"]
+		var q: Quat = s["rotation"]
+		var want := [p.x, p.y, p.z, v.x, v.y, v.z, q.w, q.x, q.y, q.z]
+		var cells := lines[n].split(",")
+		for c in 10:
+			var got := _parse_hex(cells[4 + c])
+			if got != want[c] or atan2(got, -1.0) != atan2(want[c], -1.0):
+				fail("self-check: tick %d, entity %d, column %d: wrote %s for %s" % [frame.frame_index,
+					id, 4 + c, cells[4 + c], want[c]])
+				return
+		n += 1
+
+func _parse_hex(t: String) -> float:
+	var neg := t.begins_with("-")
+	if neg:
+		t = t.substr(1, t.length() - 1)
+	var x := 0.0
+	if t != "0":
+		var p := t.find("p-")
+		var digits := t.substr(2, p - 2)   # up to 14 hex digits; hex_to_int is 32-bit: 6 at a time
+		var cut := max(0, digits.length() - 6)
+		var hi := ("0x" + digits.substr(0, cut)).hex_to_int() if cut > 0 else 0
+		var lo := ("0x" + digits.substr(cut, 6)).hex_to_int()
+		x = (float(hi) * TWO24 + float(lo)) / pow(2.0, int(t.substr(p + 2, 8)))
+	return -x if neg else x
 
 # x as a C hex float, exactly: x * 2^k is an integer below 2^53 (x is a float32 widened to a
 # double, so k = 40 + 24j reaches one for every x); zero keeps its sign.

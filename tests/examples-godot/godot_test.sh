@@ -128,6 +128,12 @@ GODOT_RECORDER="--replay $out/rec.replay --apply seed" expect_rc 1 "$out/seed.lo
 # ---- 7. bad options: the recorder says what and exits 3, the gate says could not test -------------
 expect_rc 3 "$out/bad.log" "$src/run.sh" "$src/scenarios/push.tscn" --ids random
 expect_in "$out/bad.log" "recording_manager: --ids: expected stable or instance, found 'random'"
+# CSV implies 60 Hz: a project stepping physics at another rate is refused, not written as 60 Hz
+p=$(copy_project hz)
+sed -i 's/^common\/physics_fps=60$/common\/physics_fps=120/' "$p/project.godot"
+grep -q 'physics_fps=120' "$p/project.godot" || fail "project.godot: no physics_fps=60 line to change"
+expect_rc 3 "$out/hz.log" "$p/run.sh" "$p/scenarios/push.tscn"
+expect_in "$out/hz.log" "recording_manager: the CSV state stream implies 60 Hz; physics/common/physics_fps is 120"
 GODOT_RECORDER='--ids random' expect_rc 125 "$out/bad-gate.log" "$detgate" gate --scenario push \
   --project "$src/detgate.ini" --report-dir "$out/bad-gate"
 

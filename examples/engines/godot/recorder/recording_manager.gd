@@ -81,6 +81,9 @@ func _parse_args(args: Array) -> void:
 
 # Called by the scene root when its scenario starts (each run).
 func start_recording(scenario_ticks: int) -> void:
+	if Engine.iterations_per_second != 60:
+		fail("the CSV state stream implies 60 Hz; physics/common/physics_fps is %d" % Engine.iterations_per_second)
+		return
 	ticks = scenario_ticks
 	_frames.clear()
 	current_frame = 0

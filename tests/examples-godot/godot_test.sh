@@ -28,6 +28,10 @@ expect_rc() {
 }
 # expect_in LOG TEXT: LOG contains TEXT
 expect_in() { grep -qF -- "$2" "$1" || { fail "$1 lacks '$2'"; sed -n 1,12p "$1" >&2; }; }
+# expect_changed LOG: the failure names an entity and a field (a row "ID changed FIELD A B ...")
+expect_changed() {
+  grep -Eq '^ +[0-9]+ +changed [a-z]+(\.[xyz])? ' "$1" || { fail "$1 names no entity and field"; sed -n 1,12p "$1" >&2; }
+}
 # run_scene SCENE OUT [options]: the recorder's stream of one scene
 run_scene() { local scn=$1 o=$2; shift 2; "$src/run.sh" "$src/scenarios/$scn.tscn" "$@" >"$o" 2>"$o.err"; }
 # first_raw_tick A.csv B.csv: the first tick whose rows differ in the recorder's own CSV (the
@@ -91,7 +95,7 @@ t=$(first_raw_tick "$out/one.csv" "$out/two.csv")
 [ "$t" != none ] || fail "a second run in the same process gave the first run's stream (expected a reused physics space to diverge)"
 GODOT_RECORDER='--runs 2' expect_rc 1 "$out/runs.log" "$detgate" gate --scenario pyramid \
   --project "$src/detgate.ini" --report-dir "$out/runs" &&
-  expect_in "$out/runs.log" "golden: first divergent tick $t:"
+  expect_in "$out/runs.log" "golden: first divergent tick $t:" && expect_changed "$out/runs.log"
 
 # ---- 5. frames vs physics ticks, in real time (no --fixed-fps) ------------------------------------
 # Godot 3 steps physics at a fixed 1/iterations_per_second whatever the frame rate: a real-time run
@@ -102,11 +106,11 @@ GODOT_FLAGS= expect_rc 0 "$out/realtime.log" "$detgate" gate --scenario push --p
 # at least: how they interleave frames and physics ticks is the wall clock's)
 GODOT_FLAGS= GODOT_RECORDER='--logic-in process' expect_rc 1 "$out/logic.log" "$detgate" verify push \
   --project "$src/detgate.ini" --repeat 3 --report-dir "$out/logic" &&
-  expect_in "$out/logic.log" "first divergent tick"
+  expect_in "$out/logic.log" "first divergent tick" && expect_changed "$out/logic.log"
 # the recorder in _process: a tick is a frame, not a physics tick
 GODOT_FLAGS= GODOT_RECORDER='--record-in process' expect_rc 1 "$out/frames.log" "$detgate" verify push \
   --project "$src/detgate.ini" --repeat 3 --report-dir "$out/frames" &&
-  expect_in "$out/frames.log" "first divergent tick"
+  expect_in "$out/frames.log" "first divergent tick" && expect_changed "$out/frames.log"
 
 # ---- 6. a recording saved and played back twice: the recording, byte for byte ---------------------
 run_scene spawn-remove "$out/rec.csv" --save "$out/rec.replay"

@@ -126,7 +126,7 @@ t=$(first_raw_tick "$out/rec.csv" "$out/seed.csv")
 # (raw floats from that tick, a whole quantum later)
 GODOT_RECORDER="--replay $out/rec.replay --apply seed" expect_rc 1 "$out/seed.log" "$detgate" gate \
   --scenario spawn-remove --project "$src/detgate.ini" --raw fail --report-dir "$out/seed" &&
-  expect_in "$out/seed.log" "raw floats already differed earlier" &&
+  expect_in "$out/seed.log" "raw floats already differed earlier" && expect_changed "$out/seed.log" &&
   { grep -Eq "\"firstRawDivergentTick\": *$t([^0-9]|\$)" "$out/seed/report.json" ||
     fail "seed/report.json: firstRawDivergentTick is not $t"; }
 

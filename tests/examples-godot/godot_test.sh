@@ -93,6 +93,9 @@ run_scene pyramid "$out/one.csv"
 run_scene pyramid "$out/two.csv" --runs 2
 t=$(first_raw_tick "$out/one.csv" "$out/two.csv")
 [ "$t" != none ] || fail "a second run in the same process gave the first run's stream (expected a reused physics space to diverge)"
+# ... and nothing accumulates: a third run is the second (a reloaded level always records alike)
+run_scene pyramid "$out/three.csv" --runs 3
+cmp -s "$out/two.csv" "$out/three.csv" || fail "the third run in one process differs from the second"
 GODOT_RECORDER='--runs 2' expect_rc 1 "$out/runs.log" "$detgate" gate --scenario pyramid \
   --project "$src/detgate.ini" --report-dir "$out/runs" &&
   expect_in "$out/runs.log" "golden: first divergent tick $t:" && expect_changed "$out/runs.log"

@@ -386,6 +386,9 @@ dg_status harness__project_parse(harness__project *p, FILE *f, const char *path,
     ini_use_stack = false;
     ini_allow_realloc = true;
     ini_max_line = HARNESS_PROJECT_PATH_MAX;
+    /* the whole buffer from the first read: ini_read_line tells a cut line by a full buffer, and
+       inih's default first buffer (200 bytes) made every line over 198 bytes look cut */
+    ini_initial_alloc = HARNESS_PROJECT_PATH_MAX;
     ini_ctx c = {.f = f, .at_line_start = true, .p = p, .err = err};
     int rc = ini_parse_stream(ini_read_line, &c, on_key, &c);
     if (err->code == DG_OK && c.too_long)

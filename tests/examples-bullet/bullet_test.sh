@@ -21,7 +21,7 @@ if ! cmake --build "$build/cmake" >"$out/build.log" 2>&1; then
 fi
 if grep -q -i 'warning' "$out/build.log"; then grep -i warning "$out/build.log" >&2; fail "build warnings"; fi
 adapter=$build/cmake/bullet_adapter
-export BULLET_ADAPTER=$adapter   # detgate.ini's run command uses it when set
+export DETGATE_BUILD=$build/cmake   # detgate.ini's run command: the adapter's folder
 
 # expect_rc WANT LOG CMD...: runs CMD with stdout+stderr to LOG, checks its exit code
 expect_rc() {
@@ -110,7 +110,7 @@ if grep -qw fma /proc/cpuinfo; then
     "$build/fma/bullet_adapter" "$src/scenarios/chain-p2p.bt" >"$out/fma.csv"
     "$adapter" "$src/scenarios/chain-p2p.bt" >"$out/nofma.csv"
     [ "$(first_raw_tick "$out/nofma.csv" "$out/fma.csv")" = 0 ] || fail "fma: chain-p2p's raw state should differ from tick 0"
-    BULLET_ADAPTER=$build/fma/bullet_adapter expect_rc 1 "$out/gate-fma.log" "$detgate" --project "$src/detgate.ini" gate \
+    DETGATE_BUILD=$build/fma expect_rc 1 "$out/gate-fma.log" "$detgate" --project "$src/detgate.ini" gate \
       --scenario chain-p2p --report-dir "$out/gate-fma" && expect_in "$out/gate-fma.log" "raw floats already differed earlier"
   else
     cat "$out/fma-build.log" >&2; fail "the FMA build of the adapter"

@@ -39,7 +39,7 @@ rm -f "$out"/long*.csv
 
 # ---- the example's project file: `cd examples/engines/chipmunk && detgate gate` against its goldens ----
 cd "$src" || exit 1
-export CHIPMUNK_ADAPTER=$adapter
+export DETGATE_BUILD=${adapter%/*}   # detgate.ini's run command: the adapter's folder
 expect_rc 0 "$out/gate.log" "$detgate" gate --report-dir "$out/gate" &&
   { grep -q 'PASS — 4 scenarios' "$out/gate.log" || fail "gate: expected 4 scenarios passed: $(head -1 "$out/gate.log")"; }
 # the pitfalls through the gate: the run command passes CHIPMUNK_FLAGS on, so a build that switches to
@@ -53,5 +53,5 @@ for pit in "index:--index hash" "order:--reverse-insert"; do
       fail "gate with $flags: not at tick ${want:-?}: $(sed -n 2p "$out/gate-$tag.log")"
     grep -Eq '^ +2 +changed vel\.x ' "$out/gate-$tag.log" || fail "gate with $flags names no entity 2 vel.x"; }
 done
-unset CHIPMUNK_ADAPTER
+unset DETGATE_BUILD
 cd "$out" || exit 1

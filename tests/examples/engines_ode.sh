@@ -26,7 +26,7 @@ rm -f "$out"/long*.csv
 
 # ---- the example's project file: `cd examples/engines/ode && detgate gate` against its goldens --------
 cd "$src" || exit 1
-ODE_ADAPTER=$adapter expect_rc 0 "$out/gate.log" "$detgate" gate --report-dir "$out/gate" &&
+DETGATE_BUILD=${adapter%/*} expect_rc 0 "$out/gate.log" "$detgate" gate --report-dir "$out/gate" &&
   { grep -q 'PASS — 4 scenarios' "$out/gate.log" || fail "gate: expected 4 scenarios passed: $(head -1 "$out/gate.log")"; }
 cd "$out" || exit 1
 # the pitfall through the gate: a build that runs a second simulation in its process without

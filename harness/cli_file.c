@@ -312,13 +312,13 @@ static void dump_schema(FILE *f, const dg_schema *s)
     for (size_t k = 0; k < s->field_count; k++) {
         const dg_field_def *d = &s->fields[k];
         fprintf(f, "%s{\"name\":", k ? "," : "");
-        json_str(f, d->name, strlen(d->name));
+        dg_json_fput_str(f, d->name, strlen(d->name));
         fprintf(f, ",\"type\":\"%s\",\"unit\":", d->type <= 6 ? types[d->type] : "?");
-        json_str(f, d->unit ? d->unit : "", d->unit ? strlen(d->unit) : 0);
+        dg_json_fput_str(f, d->unit ? d->unit : "", d->unit ? strlen(d->unit) : 0);
         fprintf(f, ",\"bits\":%u,\"quantum\":%.17g,\"values\":[", d->bits, d->quantum);
         for (size_t e = 0; e < d->enum_count; e++) {
             fputs(e ? "," : "", f);
-            json_str(f, d->enum_names[e], strlen(d->enum_names[e]));
+            dg_json_fput_str(f, d->enum_names[e], strlen(d->enum_names[e]));
         }
         fputs("]}", f);
     }
@@ -364,7 +364,7 @@ static void dump_tick_schema(FILE *f, const dg_flrep_tick *t, const dg_schema *s
         const dg_event *v = &t->events[i];
         fprintf(f, "%s{\"kind\":%u,\"tick\":%" PRIu64 ",\"a\":%u,\"b\":%u,\"c\":%u,\"d\":%u,\"text\":", i ? "," : "",
                 v->kind, v->tick, v->a, v->b, v->c, v->d);
-        json_str(f, v->text ? v->text : "", v->text_len);
+        dg_json_fput_str(f, v->text ? v->text : "", v->text_len);
         fputc('}', f);
     }
     fputs("]}\n", f);

@@ -3,6 +3,7 @@
  * whole stream is validated once when it is opened, so bad input fails before anything is recorded;
  * recording then reads it again tick by tick (memory holds one tick, never the stream). */
 #include "harness_internal.h"
+#include "numparse.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -139,18 +140,7 @@ static bool parse_u64(const char *s, size_t len, uint64_t *out)
 
 static bool parse_f64(const char *s, size_t len, double *out)
 {
-    char buf[64];
-    if (len == 0 || len >= sizeof buf)
-        return false;
-    memcpy(buf, s, len);
-    buf[len] = 0;
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(buf, &end);
-    if (end != buf + len || errno == ERANGE)
-        return false;
-    *out = v;
-    return true;
+    return harness__parse_f64(s, len, out); /* strtod's value; plain decimals without strtod */
 }
 
 /* ---- growing arrays ----------------------------------------------------------------------------- */

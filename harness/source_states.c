@@ -3,6 +3,7 @@
  * whole stream is validated once when it is opened, so bad input fails before anything is recorded;
  * recording then reads it again tick by tick (memory holds one tick, never the stream). */
 #include "harness_internal.h"
+#include "jsonl_fast.h"
 #include "numparse.h"
 
 #include <errno.h>
@@ -66,6 +67,7 @@ typedef struct st_source {
     char *strings;           /* one arena for every table string */
     size_t strings_len, strings_cap;
     char scenario[ST_NAME_MAX + 1];
+    harness__jsonl_tick fast; /* JSONL: the common tick line, parsed without jansson */
 } st_source;
 
 /* ---- errors and small parsers ------------------------------------------------------------------ */
@@ -797,6 +799,17 @@ static dg_status json_tick_object(st_source *p, json_t *o, uint64_t *tick, dg_er
     return finish_tick(p, t, err);
 }
 
+/* A tick line the fast parser took: the same checks json_tick_object makes after its parse. */
+static dg_status json_fast_tick(st_source *p, uint64_t *tick, dg_error *err)
+{
+    p->tick_line = p->lineno;
+    for (size_t i = 0; i < p->fast.n; i++)
+        if (add_entity(p, p->fast.tick, &p->fast.ents[i], p->lineno, (uint32_t)i, err) != DG_OK)
+            return err->code;
+    *tick = p->fast.tick;
+    return finish_tick(p, p->fast.tick, err);
+}
+
 static int json_tick(st_source *p, harness__source *s, uint64_t *tick, dg_error *err)
 {
     clear_tick(p);
@@ -804,6 +817,8 @@ static int json_tick(st_source *p, harness__source *s, uint64_t *tick, dg_error 
     while ((rc = read_line(p, err)) == 1) {
         if (p->line[0] == 0)
             continue;
+        if (harness__jsonl_fast_tick(p->line, &p->fast))
+            return json_fast_tick(p, tick, err) == DG_OK ? 1 : -1;
         json_error_t je;
         json_t *o = json_loads(p->line, JSON_REJECT_DUPLICATES, &je);
         if (!o) {
@@ -921,6 +936,7 @@ static void st_destroy(harness__source *s)
     free(p->factions);
     free(p->roster);
     free(p->strings);
+    harness__jsonl_tick_free(&p->fast);
     free(p);
 }
 

@@ -427,6 +427,8 @@ dg_status harness__source_process(harness__source **out, const char *run, const 
         p->out_buf = malloc(PROC_OUT_BUF);
         if (!p->out || !p->out_buf || setvbuf(p->out, p->out_buf, _IOFBF, PROC_OUT_BUF) != 0)
             st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, scenario, "out of memory");
+        else /* touched now: how much of it the reads touch depends on timing, and so would the peak RSS */
+            memset(p->out_buf, 0, PROC_OUT_BUF);
     }
     char label[DG_HASH_LOG_NAME_MAX + 16];
     snprintf(label, sizeof label, "%s (stdout)", p->name);

@@ -236,8 +236,8 @@ static void test_streams(void **state)
         "{\"tick\":1,\"entities\":[{\"id\":1,\"pos\":[0,0,0]}]}\n{\"tick\":1,\"entities\":[]}\n",
         "{\"tick\":3,\"entities\":[{\"id\":1,\"pos\":[0,0,0]}]}\n\n{\"tick\":2,\"entities\":[]}\n",
         "{\"tick\":1,\"entities\":[]}\n{\"detgate_states\":1}\n",
-        "{\"tick\":1,\"entities\":[{\"id\":3,\"pos\":[0,0,0]},{\"id\":1,\"pos\":[1,0,0]}]}\n"
-        "{\"tick\":2,\"entities\":[],\"events\":[{\"kind\":1}]}\n{\"tick\":3,\"entities\":[]}\n",
+        ("{\"tick\":1,\"entities\":[{\"id\":3,\"pos\":[0,0,0]},{\"id\":1,\"pos\":[1,0,0]}]}\n"
+         "{\"tick\":2,\"entities\":[],\"events\":[{\"kind\":1}]}\n{\"tick\":3,\"entities\":[]}\n"),
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         size_t hl = sizeof k_header - 1, l = strlen(k[i]);

@@ -268,7 +268,7 @@ static void test_mutations(void **state)
     harness__jsonl_tick t = {0};
     size_t taken = 0;
     g_streams = 0;
-    for (int i = 0; i < 30000; i++) {
+    for (int i = 0; i < 12000; i++) {
         const char *base = k_good[rnd(sizeof k_good / sizeof k_good[0])];
         size_t len = strlen(base);
         memcpy(line, base, len);
@@ -312,9 +312,10 @@ static void test_mutations(void **state)
         check_line(line, len);
     }
     harness__jsonl_tick_free(&t);
-    assert_int_equal(g_streams, 30000);
+    assert_int_equal(g_streams, 12000);
     /* some edits keep the line valid (a digit for a digit, a space): those the fast parser takes */
-    assert_true(taken > 1000 && taken < 25000);
+    fprintf(stderr, "fast parser took %zu of 12000 edited lines\n", taken);
+    assert_true(taken > 300 && taken < 11000);
 }
 
 int main(void)

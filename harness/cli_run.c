@@ -279,7 +279,7 @@ int cli_record(int argc, char **argv)
         harness__source_free(src);
         return rc;
     }
-    harness__stream rec = {0};
+    harness__stream rec = {.count_only = true}; /* only counted: nothing compares them */
     dg_error err;
     dg_error_clear(&err);
     cli_progress pr;

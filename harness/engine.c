@@ -20,6 +20,11 @@ void harness__stream_free(harness__stream *s)
 
 dg_status harness__stream_push(harness__stream *s, const harness__tickrec *r, dg_error *err)
 {
+    if (s->count_only) {
+        s->n++;
+        s->entity_ticks += r->count;
+        return DG_OK;
+    }
     if (s->n == s->cap) {
         size_t nc = s->cap ? s->cap * 2 : 1024;
         harness__tickrec *v = realloc(s->v, nc * sizeof *v);
@@ -36,7 +41,7 @@ dg_status harness__stream_push(harness__stream *s, const harness__tickrec *r, dg
 dg_status harness__stream_reserve(harness__stream *s, uint64_t n, dg_error *err)
 {
     /* a count from a file or a scenario is a hint only: never reserve past 256 M ticks */
-    if (n <= s->cap || n > (UINT64_C(1) << 28))
+    if (s->count_only || n <= s->cap || n > (UINT64_C(1) << 28))
         return DG_OK;
     harness__tickrec *v = realloc(s->v, (size_t)n * sizeof *v);
     if (!v)

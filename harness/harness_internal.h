@@ -99,6 +99,7 @@ typedef struct harness__stream {
     harness__tickrec *v;
     size_t n, cap;
     uint64_t entity_ticks;
+    bool count_only; /* keep n and entity_ticks, not the records (`record`: memory flat in the length) */
 } harness__stream;
 
 void harness__stream_free(harness__stream *s);

@@ -26,6 +26,7 @@ typedef struct bin_impl {
     size_t cap;
     uint8_t *buf;
     size_t buf_cap;
+    uint8_t *raw; /* the tick's raw hash records (dg_hash_raw_record), built as the entities decode */
     dg_flrep_type types[BIN_TABLE];
     dg_flrep_faction factions[BIN_TABLE];
     char names[2][BIN_TABLE][16];
@@ -105,6 +106,16 @@ static int cmp_id(const void *x, const void *y)
     return a < c ? -1 : a > c;
 }
 
+#define BIN_RAW_BYTES (8u + 8u * HARNESS_RAW_FIELDS)
+
+/* The entity's record for the tick's raw hash: the floats in the order every source hashes them. */
+static inline void raw_record(uint8_t *out, const dg_entity_in *e)
+{
+    double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
+                                      e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
+    dg_hash_raw_record(out, e->id, raw, HARNESS_RAW_FIELDS);
+}
+
 static void decode_entity(const uint8_t *p, dg_entity_in *e)
 {
     e->id = le32(p);
@@ -182,10 +193,11 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
     size_t bytes = (size_t)n * BIN_ENTITY_BYTES;
     if (n > b->cap) {
         dg_entity_in *e = realloc(b->ents, n * sizeof *e);
-        uint8_t *q = realloc(b->buf, bytes);
+        uint8_t *q = realloc(b->buf, bytes), *r = realloc(b->raw, (size_t)n * BIN_RAW_BYTES);
         b->ents = e ? e : b->ents;
         b->buf = q ? q : b->buf;
-        if (!e || !q)
+        b->raw = r ? r : b->raw;
+        if (!e || !q || !r)
             return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
         b->cap = n;
     }
@@ -194,18 +206,17 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
     bool sorted = true; /* engines mostly write ids in order: then no sort */
     for (uint32_t i = 0; i < n; i++) {
         decode_entity(b->buf + (size_t)i * BIN_ENTITY_BYTES, &b->ents[i]);
+        raw_record(b->raw + (size_t)i * BIN_RAW_BYTES, &b->ents[i]);
         sorted = sorted && (i == 0 || b->ents[i - 1].id <= b->ents[i].id);
     }
     if (check_tick(b, tick, n, sorted, at, err) != DG_OK)
         return -1;
+    if (!sorted) /* the records follow the sorted order */
+        for (uint32_t i = 0; i < n; i++)
+            raw_record(b->raw + (size_t)i * BIN_RAW_BYTES, &b->ents[i]);
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
-    for (uint32_t i = 0; i < n; i++) {
-        const dg_entity_in *e = &b->ents[i];
-        double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                          e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
-        dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
-    }
+    dg_hash_raw_records(&hs, b->raw, (size_t)n * BIN_RAW_BYTES);
     *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .has_raw = true, .raw = dg_hash_raw_end(&hs)};
     return 1;
 }
@@ -234,6 +245,7 @@ static void bin_destroy(harness__source *s)
     free(b->roster);
     free(b->xraw);
     free(b->xraw_tmp);
+    free(b->raw);
     free(b);
 }
 

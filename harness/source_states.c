@@ -3,6 +3,8 @@
  * whole stream is validated once when it is opened, so bad input fails before anything is recorded;
  * recording then reads it again tick by tick (memory holds one tick, never the stream). */
 #include "harness_internal.h"
+#include "jsonl_fast.h"
+#include "numparse.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -82,6 +84,7 @@ typedef struct st_source {
     double cur_xraw[HARNESS_DECL_MAX_FIELDS], pending_xraw[HARNESS_DECL_MAX_FIELDS];
     double *xrows_raw, *xents_raw;
     size_t cap_xrows_raw, cap_xents_raw;
+    harness__jsonl_tick fast; /* JSONL: the common tick line, parsed without jansson */
 } st_source;
 
 /* ---- errors and small parsers ------------------------------------------------------------------ */
@@ -156,18 +159,7 @@ static bool parse_u64(const char *s, size_t len, uint64_t *out)
 
 static bool parse_f64(const char *s, size_t len, double *out)
 {
-    char buf[64];
-    if (len == 0 || len >= sizeof buf)
-        return false;
-    memcpy(buf, s, len);
-    buf[len] = 0;
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(buf, &end);
-    if (end != buf + len || errno == ERANGE)
-        return false;
-    *out = v;
-    return true;
+    return harness__parse_f64(s, len, out); /* strtod's value; plain decimals without strtod */
 }
 
 /* ---- growing arrays ----------------------------------------------------------------------------- */
@@ -1141,6 +1133,17 @@ static dg_status json_tick_object(st_source *p, json_t *o, uint64_t *tick, dg_er
     return finish_tick(p, t, err);
 }
 
+/* A tick line the fast parser took: the same checks json_tick_object makes after its parse. */
+static dg_status json_fast_tick(st_source *p, uint64_t *tick, dg_error *err)
+{
+    p->tick_line = p->lineno;
+    for (size_t i = 0; i < p->fast.n; i++)
+        if (add_entity(p, p->fast.tick, &p->fast.ents[i], p->lineno, (uint32_t)i, err) != DG_OK)
+            return err->code;
+    *tick = p->fast.tick;
+    return finish_tick(p, p->fast.tick, err);
+}
+
 static int json_tick(st_source *p, harness__source *s, uint64_t *tick, dg_error *err)
 {
     clear_tick(p);
@@ -1148,6 +1151,9 @@ static int json_tick(st_source *p, harness__source *s, uint64_t *tick, dg_error 
     while ((rc = read_line(p, err)) == 1) {
         if (p->line[0] == 0)
             continue;
+        /* the fast parser knows the legacy members only: a stream with declarations takes jansson */
+        if (!p->decl->declared && harness__jsonl_fast_tick(p->line, &p->fast))
+            return json_fast_tick(p, tick, err) == DG_OK ? 1 : -1;
         json_error_t je;
         json_t *o = json_loads(p->line, JSON_REJECT_DUPLICATES, &je);
         if (!o) {
@@ -1282,6 +1288,7 @@ static void st_destroy(harness__source *s)
     free(p->xents);
     free(p->xrows_raw);
     free(p->xents_raw);
+    harness__jsonl_tick_free(&p->fast);
     free(p);
 }
 

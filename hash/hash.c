@@ -518,6 +518,22 @@ void dg_hash_raw_entity(dg_hash_stream *s, uint32_t id, const double *fields, si
     s->count_++;
 }
 
+void dg_hash_raw_records(dg_hash_stream *s, const void *records, size_t len)
+{
+    assert(s->magic_ == HASH__STREAM_MAGIC);
+    const uint8_t *r = records;
+    for (size_t at = 0; at + 8 <= len; s->count_++) { /* the order check dg_hash_raw_entity makes */
+        uint32_t id = (uint32_t)r[at] | (uint32_t)r[at + 1] << 8 | (uint32_t)r[at + 2] << 16 | (uint32_t)r[at + 3] << 24;
+        uint32_t n = (uint32_t)r[at + 4] | (uint32_t)r[at + 5] << 8 | (uint32_t)r[at + 6] << 16 | (uint32_t)r[at + 7] << 24;
+        if ((uint64_t)id < s->last_id_ || id == 0)
+            s->order_errors_++;
+        s->last_id_ = (uint64_t)id + 1;
+        at += 8 + 8 * (size_t)n;
+        assert(at <= len);
+    }
+    hash__feed(s, records, len);
+}
+
 uint64_t dg_hash_raw_end(dg_hash_stream *s)
 {
     assert(s->magic_ == HASH__STREAM_MAGIC);

@@ -1,0 +1,180 @@
+/* harness/numparse.c — decimal text to double, bit for bit what strtod gives, without strtod for the
+ * plain decimals engines print (up to 19 significant digits, a power of ten within ±27): Clinger's
+ * exact fast path in double where it applies, else one rounding in long double with a check that
+ * rounding that to double cannot differ from rounding the exact value; strtod for everything else. */
+#include "numparse.h"
+
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NP_MAX_DIGITS 19 /* below 10^19 < 2^64: the mantissa is an exact integer */
+#define NP_MAX_POW 27    /* 10^27 = 5^27 * 2^27 with 5^27 < 2^64: exact in a 64-bit long double */
+
+static const double k_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+#if LDBL_MANT_DIG >= 64
+static const long double k_pow10l[NP_MAX_POW + 1] = {
+    1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L,
+    1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+
+/* Long double arithmetic as declared (an emulator such as valgrind's computes it in double): asked
+ * once; without it the long double step is never taken. */
+static bool long_double_works(void)
+{
+    static atomic_int known; /* 0 unknown, 1 yes, 2 no; racing threads compute the same answer */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        volatile long double one = 1.0L, tiny = LDBL_EPSILON;
+        k = one + tiny != one ? 1 : 2;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 1;
+}
+
+/* m * 10^e10 (|e10| <= 27, m < 2^64) rounded once to long double, then to double; false when the
+ * long double lies on a midpoint between two doubles (there the second rounding could differ from
+ * the correct one; anywhere else the exact value is on the same side of every midpoint). */
+static bool via_long_double(uint64_t m, int e10, double *out)
+{
+    if (!long_double_works())
+        return false;
+    long double x = (long double)m;
+    x = e10 >= 0 ? x * k_pow10l[e10] : x / k_pow10l[-e10];
+    double d = (double)x;
+    if (!(d > DBL_MIN && d < DBL_MAX))
+        return false;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    uint64_t lo_bits = bits - 1, hi_bits = bits + 1;
+    double lo, hi;
+    memcpy(&lo, &lo_bits, sizeof lo);
+    memcpy(&hi, &hi_bits, sizeof hi);
+    long double mid_lo = ((long double)d + (long double)lo) / 2, mid_hi = ((long double)d + (long double)hi) / 2;
+    if (x == mid_lo || x == mid_hi)
+        return false;
+    *out = d;
+    return true;
+}
+#else
+static bool via_long_double(uint64_t m, int e10, double *out)
+{
+    (void)m, (void)e10, (void)out;
+    return false;
+}
+#endif
+
+/* [+-]digits[.digits][(e|E)[+-]digits] with at least one digit: the mantissa's significant digits
+ * (leading zeros skipped) and the power of ten. False: another shape, or too many digits or too
+ * large an exponent for the fast paths (strtod decides then). */
+static bool scan_decimal(const char *s, size_t len, bool *neg, uint64_t *mant, int *e10)
+{
+    size_t i = 0;
+    *neg = false;
+    if (i < len && (s[i] == '-' || s[i] == '+'))
+        *neg = s[i++] == '-';
+    uint64_t m = 0;
+    int nd = 0, digits = 0, exp = 0;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+        if (m == 0 && s[i] == '0')
+            continue;
+        if (++nd > NP_MAX_DIGITS)
+            return false;
+        m = m * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (i < len && s[i] == '.') {
+        for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+            exp--;
+            if (m == 0 && s[i] == '0')
+                continue;
+            if (++nd > NP_MAX_DIGITS)
+                return false;
+            m = m * 10 + (uint64_t)(s[i] - '0');
+        }
+    }
+    if (digits == 0)
+        return false;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        bool eneg = false;
+        if (i < len && (s[i] == '-' || s[i] == '+'))
+            eneg = s[i++] == '-';
+        int ev = 0, ed = 0;
+        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, ed++)
+            if (ev < 10000)
+                ev = ev * 10 + (s[i] - '0');
+        if (ed == 0)
+            return false;
+        exp += eneg ? -ev : ev;
+    }
+    if (i != len)
+        return false;
+    *mant = m;
+    *e10 = exp;
+    return true;
+}
+
+bool harness__decimal_fast(const char *s, size_t len, double *out)
+{
+    bool neg;
+    uint64_t m;
+    int e10;
+    if (!scan_decimal(s, len, &neg, &m, &e10))
+        return false;
+    double d;
+    if (m == 0)
+        d = 0.0;
+    else if (m <= (UINT64_C(1) << 53) && e10 >= -22 && e10 <= 22) /* Clinger: m and 10^|e| exact, one rounding */
+        d = e10 >= 0 ? (double)m * k_pow10[e10] : (double)m / k_pow10[-e10];
+    else if (e10 < -NP_MAX_POW || e10 > NP_MAX_POW || !via_long_double(m, e10, &d))
+        return false;
+    *out = neg ? -d : d;
+    return true;
+}
+
+double harness__strtod_n(const char *s, size_t len, bool *ok, int *erange)
+{
+    double v;
+    *erange = 0;
+    if (harness__decimal_fast(s, len, &v)) {
+        *ok = true;
+        return v;
+    }
+    char buf[64];
+    char *heap = NULL, *z = buf;
+    if (len >= sizeof buf && !(z = heap = malloc(len + 1))) {
+        *ok = false;
+        return 0;
+    }
+    memcpy(z, s, len);
+    z[len] = 0;
+    char *end = NULL;
+    int saved = errno;
+    errno = 0;
+    v = strtod(z, &end);
+    *erange = errno == ERANGE;
+    errno = saved;
+    *ok = end == z + len;
+    free(heap);
+    return v;
+}
+
+bool harness__parse_f64(const char *s, size_t len, double *out)
+{
+    if (len == 0 || len >= 64)
+        return false;
+    if (harness__decimal_fast(s, len, out))
+        return true;
+    bool ok;
+    int erange;
+    double v = harness__strtod_n(s, len, &ok, &erange);
+    if (!ok || erange)
+        return false;
+    *out = v;
+    return true;
+}

@@ -1,7 +1,8 @@
 /* codec/flrep/flrep_tick2.c — the record block of format 2.0 (docs/FORMAT-flrep.md §12.3–12.4): the
  * standard fields the schema has, its extra fields, and the prediction with the file's quanta. One
- * general path each way; the 1.0 decoder's fast paths (flrep_fast.h) are not involved. The decoder
- * builds the whole tick in scratch before the caller's world changes, and the encoder rebuilds
+ * general path each way, and for the decoder a fast path (fast2_run) for the common DELTA record that
+ * hands everything else to it; the 1.0 decoder's fast paths (flrep_fast.h) are not involved. The
+ * decoder builds the whole tick in scratch before the caller's world changes, and the encoder rebuilds
  * every DELTA record with the decoder's own apply_delta2 (the writer's self-check, extras too). */
 #include "flrep_bits.h"
 #include "flrep_internal.h"
@@ -384,6 +385,203 @@ static void copy_unchanged(const flrep_world *w, size_t from, size_t to, flrep_w
     *out += n;
 }
 
+/* ---- the fast path: the common DELTA record ------------------------------------------------------ */
+
+/* The fast path's bit reader (flrep_fast.h's fast_bits): the reader's state in locals, topped up
+ * to >= 56 counted bits before every code without a branch on the fill level. The bits above n are
+ * the stream's next bits or zero (a refill ORs the same bits in again); they are cleared when
+ * fast2_run hands the state back to the dg_bitr. */
+typedef struct f2_bits {
+    const uint8_t *p, *end;
+    uint64_t acc;
+    unsigned n;
+} f2_bits;
+
+/* False when fewer than 8 bytes remain: the block's end is the general path's. */
+static inline __attribute__((always_inline)) bool f2_refill(f2_bits *f)
+{
+    if (__builtin_expect(f->end - f->p < 8, 0))
+        return false;
+    f->acc |= dg_le64(f->p) << f->n;
+    f->p += (63 - f->n) >> 3;
+    f->n |= 56;
+    return true;
+}
+
+static inline __attribute__((always_inline)) uint64_t f2_take(f2_bits *f, unsigned k)   /* k <= 56 */
+{
+    uint64_t v = f->acc & ((UINT64_C(1) << k) - 1);
+    f->acc >>= k;
+    f->n -= k;
+    return v;
+}
+
+/* An Exp-Golomb code of at most 31 bits (15 zeros) from the buffered bits, which hold >= 31
+ * counted ones; false for a longer code (the general path reads those). */
+static inline __attribute__((always_inline)) bool f2_eg_buffered(f2_bits *f, uint64_t *v)
+{
+    unsigned zeros = (unsigned)__builtin_ctzll(f->acc | (UINT64_C(1) << 63));
+    if (__builtin_expect(zeros > 15, 0))
+        return false;
+    *v = dg_eg_value(f->acc, zeros);
+    f->acc >>= 2 * zeros + 1;
+    f->n -= 2 * zeros + 1;
+    return true;
+}
+
+static inline __attribute__((always_inline)) bool f2_seg(f2_bits *f, int64_t *v)
+{
+    uint64_t z;
+    if (!f2_refill(f) || !f2_eg_buffered(f, &z))
+        return false;
+    *v = dg_unzigzag(z);
+    return true;
+}
+
+/* Three SEG codes: from the triple table when they fit in its bits, else one by one. */
+static inline __attribute__((always_inline)) bool f2_seg3(f2_bits *f, const dg_seg3_entry *t3, int64_t v[3])
+{
+    if (!f2_refill(f))
+        return false;
+    const dg_seg3_entry *e = &t3[f->acc & ((1u << DG_SEG3_BITS) - 1)];
+    if (e->bits) {
+        v[0] = e->v[0];
+        v[1] = e->v[1];
+        v[2] = e->v[2];
+        f2_take(f, e->bits);
+        return true;
+    }
+    /* one by one from the buffered bits, their lengths summed and checked once: a code that ran
+     * into the bits shifted in above the 64 loaded ones ends past n; then a refill before each */
+    uint64_t a = f->acc;
+    unsigned used = 0;
+    int64_t w[3];
+    for (int k = 0; k < 3; k++) {
+        unsigned zeros = (unsigned)__builtin_ctzll(a | (UINT64_C(1) << 63));
+        if (__builtin_expect(zeros > 15, 0))
+            return false;
+        w[k] = dg_unzigzag(dg_eg_value(a, zeros));
+        a >>= 2 * zeros + 1;
+        used += 2 * zeros + 1;
+    }
+    if (__builtin_expect(used <= f->n, 1)) {
+        memcpy(v, w, sizeof w);
+        f->acc = a;
+        f->n -= used;
+        return true;
+    }
+    return f2_seg(f, &v[0]) && f2_seg(f, &v[1]) && f2_seg(f, &v[2]);
+}
+
+/* A DELTA record's changed extra fields (§12.3), as read_delta2 reads them; false for a changed
+ * mask of 0 or a raw value wider than 55 bits (the general path's). */
+static inline __attribute__((always_inline)) bool f2_extras(f2_bits *f, const flrep_schema2 *s, flrep_rec2 *r)
+{
+    size_t nf = s->s.field_count;
+    if (!f2_refill(f))
+        return false;
+    r->changed = (uint32_t)f2_take(f, (unsigned)nf);
+    if (r->changed == 0)
+        return false;
+    for (uint32_t left = r->changed; left; left &= left - 1) {
+        unsigned k = (unsigned)__builtin_ctz(left);
+        if (!f2_refill(f))
+            return false;
+        r->form[k] = (uint8_t)f2_take(f, 1);
+        if (r->form[k] == 0) {
+            uint64_t z;
+            if (!f2_eg_buffered(f, &z))
+                return false;
+            r->xval[k] = dg_unzigzag(z);
+            continue;
+        }
+        unsigned w = s->width[k];
+        if (w > 55)
+            return false;
+        uint64_t v = f2_take(f, w);
+        r->xval[k] = s->is_signed[k] ? sign_extend(v, w) : (int64_t)v;
+    }
+    return true;
+}
+
+/* The head and fields of a DELTA record the fast path takes — kind DELTA, no rotFull, no attrs —
+ * into r, with read_delta2's values; false for anything else, or an error read_delta2 names. */
+static inline __attribute__((always_inline)) bool f2_delta(f2_bits *f, const flrep_schema2 *s,
+                                                           const dg_seg3_entry *t3, unsigned flags, flrep_rec2 *r)
+{
+    bool vel = has(s, DG_STD_VEL), pos = has(s, DG_STD_POS), rot = has(s, DG_STD_ROT);
+    if ((flags & 6) || ((flags & 1) && !(vel || pos || rot)) || ((flags & 8) && s->s.field_count == 0))
+        return false;
+    r->motion = flags & 1;
+    memset(r->vres, 0, sizeof r->vres);
+    memset(r->pres, 0, sizeof r->pres);
+    memset(r->rres, 0, sizeof r->rres);
+    if (r->motion && ((vel && !f2_seg3(f, t3, r->vres)) || (pos && !f2_seg3(f, t3, r->pres)) ||
+                      (rot && !f2_seg3(f, t3, r->rres))))
+        return false;
+    r->changed = 0;
+    return !(flags & 8) || f2_extras(f, s, r);
+}
+
+/* Where a run stands: the next record, previous-world entity and output slot, the previous id. */
+typedef struct f2_pos {
+    uint32_t i;
+    size_t wi, out;
+    uint64_t prev;
+} f2_pos;
+
+/* The fast path of a delta tick: the run of DELTA records without rotFull or attrs, of live
+ * entities, read with f2_bits and applied by apply_delta2 itself (so the arithmetic and its
+ * checks are the general path's); entities without a record before one are copied as
+ * copy_unchanged copies them. It stops at the first record it does not take — another kind or
+ * shape, a long code, the block's last 8 bytes, an absent entity, a result out of range — leaving
+ * *b and *m at that record, which the general path then decodes (and, if bad, reports): the two
+ * accept the same records with the same results. */
+static __attribute__((noinline)) void fast2_run(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx,
+                                                const flrep_world *world, flrep_world *nx, const dg_seg3_entry *t3)
+{
+    if (b->n >= 64)
+        return;   /* only after dg_bitr's byte-wise refill, at the block's end */
+    const flrep_schema2 *s = ctx->v2;
+    const size_t x = s->s.field_count, wn = world->n;
+    f2_bits f = {b->p, b->end, b->acc, b->n};
+    flrep_rec2 r;
+    r.rot_full = 0;
+    r.attr_mask = 0;
+    r.kind = FLREP_REC_DELTA;
+    while (m->i < nrec) {
+        f2_bits at = f;
+        uint64_t gap;
+        if (!f2_refill(&f) || !f2_eg_buffered(&f, &gap))
+            break;
+        unsigned head = (unsigned)f2_take(&f, 6);   /* kind u(2), then motion, rotFull, attrs, extras */
+        uint64_t id = m->prev + 1 + gap;
+        size_t j = m->wi;
+        while (j < wn && world->ents[j].id < id)
+            j++;
+        if ((head & 3) != FLREP_REC_DELTA || j == wn || world->ents[j].id != id || !f2_delta(&f, s, t3, head >> 2, &r)) {
+            f = at;
+            break;
+        }
+        size_t o = m->out + (j - m->wi);
+        const char *why;
+        int field;
+        if (!apply_delta2(&world->ents[j], &world->pred[j], x ? world->extras + j * x : NULL, &r, ctx, &nx->ents[o],
+                          &nx->pred[o], x ? nx->extras + o * x : NULL, &why, &field)) {
+            f = at;   /* slot o is the general path's to write again */
+            break;
+        }
+        copy_unchanged(world, m->wi, j, nx, &m->out);
+        m->out++;
+        m->wi = j + 1;
+        m->prev = id;
+        m->i++;
+    }
+    b->p = f.p;
+    b->acc = f.acc & ((UINT64_C(1) << f.n) - 1);   /* n <= 63 */
+    b->n = f.n;
+}
+
 dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32_t nrec, uint64_t block_offset,
                                 bool keyframe, uint64_t tick, const flrep_tick_ctx *ctx, const flrep_world *world,
                                 flrep_tick_scratch *s, const char *where, dg_error *err)
@@ -402,8 +600,19 @@ dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32
     uint64_t prev = 0;
     bool twice = ctx->fault_double_delta && tick == ctx->fault_double_delta_tick;
     const dg_seg3_entry *t3 = dg_seg3_table();
+    bool fast = !keyframe && !twice && !ctx->general_only;   /* the test hooks live on the general path */
     flrep_rec2 r;
-    for (uint32_t i = 0; i < nrec; i++) {
+    for (uint32_t i = 0;; i++) {
+        if (fast) {   /* the common records, then one record here where the fast path stopped */
+            f2_pos m = {i, wi, out, prev};
+            fast2_run(&b, &m, nrec, ctx, world, nx, t3);
+            i = m.i;
+            wi = m.wi;
+            out = m.out;
+            prev = m.prev;
+        }
+        if (i >= nrec)
+            break;
         uint64_t rec_at;
         if (decode_record2(&b, &k, i, keyframe, &prev, sc, t3, &r, &rec_at, err) != DG_OK)
             return err ? err->code : DG_E_MALFORMED;

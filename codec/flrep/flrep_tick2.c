@@ -214,15 +214,16 @@ static inline __attribute__((always_inline)) void read_delta2(dg_bitr *b, const 
 
 /* Applies a DELTA record (§12.4) to prev (and its extras px) into out / out_pred / ox. Returns false
  * with *why (and *field for an extra field, else -1) when the result leaves the field's values. */
-static inline __attribute__((always_inline)) bool apply_delta2(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px, const flrep_rec2 *r,
-                         const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred, int64_t *ox,
-                         const char **why, int *field)
+static inline __attribute__((always_inline)) bool
+apply_delta2_std(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px, const flrep_rec2 *r,
+                 const flrep_tick_ctx *tc, uint32_t std, dg_qentity *out, flrep_pred *out_pred, int64_t *ox,
+                 const char **why, int *field)
 {
     const flrep_schema2 *s = tc->v2;
     *field = -1;
     *out = *prev;
     memset(out_pred, 0, sizeof *out_pred);
-    bool vel = has(s, DG_STD_VEL), pos = has(s, DG_STD_POS);
+    bool vel = (std & DG_STD_VEL) != 0, pos = (std & DG_STD_POS) != 0;
     for (int i = 0; i < 3; i++) {
         int64_t v = vel ? (int64_t)prev->vel[i] + pred->dv[i] + r->vres[i] : 0;
         int64_t p = pos ? (int64_t)prev->pos[i] + rdiv2((int64_t)s->pred_num * v, tc) + r->pres[i] : 0;
@@ -234,7 +235,7 @@ static inline __attribute__((always_inline)) bool apply_delta2(const dg_qentity 
         out->pos[i] = (int32_t)p;
         out_pred->dv[i] = v - prev->vel[i];
     }
-    if (has(s, DG_STD_ROT)) {
+    if (std & DG_STD_ROT) {
         if (r->rot_full) {
             out->rot_largest = r->full.rot_largest;
             for (int i = 0; i < 3; i++) {
@@ -270,21 +271,32 @@ static inline __attribute__((always_inline)) bool apply_delta2(const dg_qentity 
         out->health = r->attrs[2];
     if (r->attr_mask & 8)
         out->flags = r->attrs[3];
+    /* one loop, not a copy and then the changes: a copy of a few slots would be a call to memcpy */
     size_t nf = s->s.field_count;
-    if (nf)
-        memcpy(ox, px, nf * sizeof *ox);
-    for (size_t f = 0; f < nf && r->changed; f++) {
-        if (!(r->changed >> f & 1))
-            continue;
-        int64_t v = r->form[f] ? r->xval[f] : (int64_t)((uint64_t)px[f] + (uint64_t)r->xval[f]);
-        if (!value_ok(s, f, v)) {
-            *why = "a value of its type and width (FORMAT-flrep.md 12.2)";
-            *field = (int)f;
-            return false;
+    for (size_t f = 0; f < nf; f++) {
+        int64_t v = px[f];
+        if (r->changed >> f & 1) {
+            v = r->form[f] ? r->xval[f] : (int64_t)((uint64_t)px[f] + (uint64_t)r->xval[f]);
+            if (!value_ok(s, f, v)) {
+                *why = "a value of its type and width (FORMAT-flrep.md 12.2)";
+                *field = (int)f;
+                return false;
+            }
         }
         ox[f] = v;
     }
     return true;
+}
+
+/* The same with the schema's standard fields: the one the writer's self-check and the general path
+ * run; the fast path passes its copy's constant (the motion bits, which are all std is read for). */
+static inline __attribute__((always_inline)) bool apply_delta2(const dg_qentity *prev, const flrep_pred *pred,
+                                                               const int64_t *px, const flrep_rec2 *r,
+                                                               const flrep_tick_ctx *tc, dg_qentity *out,
+                                                               flrep_pred *out_pred, int64_t *ox, const char **why,
+                                                               int *field)
+{
+    return apply_delta2_std(prev, pred, px, r, tc, tc->v2->s.std_mask, out, out_pred, ox, why, field);
 }
 
 typedef struct blk2 {
@@ -506,10 +518,10 @@ static inline __attribute__((always_inline)) bool f2_extras(f2_bits *f, const fl
 
 /* The head and fields of a DELTA record the fast path takes — kind DELTA, no rotFull, no attrs —
  * into r, with read_delta2's values; false for anything else, or an error read_delta2 names. */
-static inline __attribute__((always_inline)) bool f2_delta(f2_bits *f, const flrep_schema2 *s,
+static inline __attribute__((always_inline)) bool f2_delta(f2_bits *f, const flrep_schema2 *s, uint32_t std,
                                                            const dg_seg3_entry *t3, unsigned flags, flrep_rec2 *r)
 {
-    bool vel = has(s, DG_STD_VEL), pos = has(s, DG_STD_POS), rot = has(s, DG_STD_ROT);
+    bool vel = (std & DG_STD_VEL) != 0, pos = (std & DG_STD_POS) != 0, rot = (std & DG_STD_ROT) != 0;
     if ((flags & 6) || ((flags & 1) && !(vel || pos || rot)) || ((flags & 8) && s->s.field_count == 0))
         return false;
     r->motion = flags & 1;
@@ -537,8 +549,9 @@ typedef struct f2_pos {
  * shape, a long code, the block's last 8 bytes, an absent entity, a result out of range — leaving
  * *b and *m at that record, which the general path then decodes (and, if bad, reports): the two
  * accept the same records with the same results. */
-static __attribute__((noinline)) void fast2_run(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx,
-                                                const flrep_world *world, flrep_world *nx, const dg_seg3_entry *t3)
+static inline __attribute__((always_inline)) void fast2_body(dg_bitr *b, f2_pos *m, uint32_t nrec,
+                                                             const flrep_tick_ctx *ctx, const flrep_world *world,
+                                                             flrep_world *nx, const dg_seg3_entry *t3, uint32_t std)
 {
     if (b->n >= 64)
         return;   /* only after dg_bitr's byte-wise refill, at the block's end */
@@ -551,23 +564,27 @@ static __attribute__((noinline)) void fast2_run(dg_bitr *b, f2_pos *m, uint32_t 
     r.kind = FLREP_REC_DELTA;
     while (m->i < nrec) {
         f2_bits at = f;
-        uint64_t gap;
-        if (!f2_refill(&f) || !f2_eg_buffered(&f, &gap))
+        uint64_t gap = 0;
+        if (!f2_refill(&f))
+            break;
+        if (f.acc & 1)   /* gap 0, the dense ids' code "1": no code to decode */
+            f2_take(&f, 1);
+        else if (!f2_eg_buffered(&f, &gap))
             break;
         unsigned head = (unsigned)f2_take(&f, 6);   /* kind u(2), then motion, rotFull, attrs, extras */
         uint64_t id = m->prev + 1 + gap;
         size_t j = m->wi;
         while (j < wn && world->ents[j].id < id)
             j++;
-        if ((head & 3) != FLREP_REC_DELTA || j == wn || world->ents[j].id != id || !f2_delta(&f, s, t3, head >> 2, &r)) {
+        if ((head & 3) != FLREP_REC_DELTA || j == wn || world->ents[j].id != id || !f2_delta(&f, s, std, t3, head >> 2, &r)) {
             f = at;
             break;
         }
         size_t o = m->out + (j - m->wi);
         const char *why;
         int field;
-        if (!apply_delta2(&world->ents[j], &world->pred[j], x ? world->extras + j * x : NULL, &r, ctx, &nx->ents[o],
-                          &nx->pred[o], x ? nx->extras + o * x : NULL, &why, &field)) {
+        if (!apply_delta2_std(&world->ents[j], &world->pred[j], x ? world->extras + j * x : NULL, &r, ctx, std,
+                              &nx->ents[o], &nx->pred[o], x ? nx->extras + o * x : NULL, &why, &field)) {
             f = at;   /* slot o is the general path's to write again */
             break;
         }
@@ -580,6 +597,28 @@ static __attribute__((noinline)) void fast2_run(dg_bitr *b, f2_pos *m, uint32_t 
     b->p = f.p;
     b->acc = f.acc & ((UINT64_C(1) << f.n) - 1);   /* n <= 63 */
     b->n = f.n;
+}
+
+/* Two copies: position, velocity and rotation all in the schema (a constant: the bodies of a
+ * physics engine), and any other set (read from the schema). */
+enum { F2_MOTION = DG_STD_POS | DG_STD_VEL | DG_STD_ROT };
+static __attribute__((noinline)) void fast2_run_pvr(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx,
+                                                    const flrep_world *world, flrep_world *nx, const dg_seg3_entry *t3)
+{
+    fast2_body(b, m, nrec, ctx, world, nx, t3, F2_MOTION);
+}
+static __attribute__((noinline)) void fast2_run_any(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx,
+                                                    const flrep_world *world, flrep_world *nx, const dg_seg3_entry *t3)
+{
+    fast2_body(b, m, nrec, ctx, world, nx, t3, ctx->v2->s.std_mask & F2_MOTION);
+}
+static void fast2_run(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx, const flrep_world *world,
+                      flrep_world *nx, const dg_seg3_entry *t3)
+{
+    if ((ctx->v2->s.std_mask & F2_MOTION) == F2_MOTION)
+        fast2_run_pvr(b, m, nrec, ctx, world, nx, t3);
+    else
+        fast2_run_any(b, m, nrec, ctx, world, nx, t3);
 }
 
 dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32_t nrec, uint64_t block_offset,

@@ -409,9 +409,13 @@ typedef struct f2_bits {
     unsigned n;
 } f2_bits;
 
-/* False when fewer than 8 bytes remain: the block's end is the general path's. */
-static inline __attribute__((always_inline)) bool f2_refill(f2_bits *f)
+/* False when fewer than 8 bytes remain: the block's end is the general path's. With `once` (a
+ * constant in each copy) nothing: the record is read from the bits of one refill, n counting down
+ * past 0 (unsigned) where it is longer, which the caller checks once at its end. */
+static inline __attribute__((always_inline)) bool f2_refill(f2_bits *f, bool once)
 {
+    if (once)
+        return true;
     if (__builtin_expect(f->end - f->p < 8, 0))
         return false;
     f->acc |= dg_le64(f->p) << f->n;
@@ -441,19 +445,20 @@ static inline __attribute__((always_inline)) bool f2_eg_buffered(f2_bits *f, uin
     return true;
 }
 
-static inline __attribute__((always_inline)) bool f2_seg(f2_bits *f, int64_t *v)
+static inline __attribute__((always_inline)) bool f2_seg(f2_bits *f, bool once, int64_t *v)
 {
     uint64_t z;
-    if (!f2_refill(f) || !f2_eg_buffered(f, &z))
+    if (!f2_refill(f, once) || !f2_eg_buffered(f, &z))
         return false;
     *v = dg_unzigzag(z);
     return true;
 }
 
 /* Three SEG codes: from the triple table when they fit in its bits, else one by one. */
-static inline __attribute__((always_inline)) bool f2_seg3(f2_bits *f, const dg_seg3_entry *t3, int64_t v[3])
+static inline __attribute__((always_inline)) bool f2_seg3(f2_bits *f, bool once, const dg_seg3_entry *t3,
+                                                          int64_t v[3])
 {
-    if (!f2_refill(f))
+    if (!f2_refill(f, once))
         return false;
     const dg_seg3_entry *e = &t3[f->acc & ((1u << DG_SEG3_BITS) - 1)];
     if (e->bits) {
@@ -476,28 +481,29 @@ static inline __attribute__((always_inline)) bool f2_seg3(f2_bits *f, const dg_s
         a >>= 2 * zeros + 1;
         used += 2 * zeros + 1;
     }
-    if (__builtin_expect(used <= f->n, 1)) {
+    if (__builtin_expect(once || used <= f->n, 1)) {
         memcpy(v, w, sizeof w);
         f->acc = a;
         f->n -= used;
         return true;
     }
-    return f2_seg(f, &v[0]) && f2_seg(f, &v[1]) && f2_seg(f, &v[2]);
+    return f2_seg(f, once, &v[0]) && f2_seg(f, once, &v[1]) && f2_seg(f, once, &v[2]);
 }
 
 /* A DELTA record's changed extra fields (§12.3), as read_delta2 reads them; false for a changed
  * mask of 0 or a raw value wider than 55 bits (the general path's). */
-static inline __attribute__((always_inline)) bool f2_extras(f2_bits *f, const flrep_schema2 *s, flrep_rec2 *r)
+static inline __attribute__((always_inline)) bool f2_extras(f2_bits *f, bool once, const flrep_schema2 *s,
+                                                            flrep_rec2 *r)
 {
     size_t nf = s->s.field_count;
-    if (!f2_refill(f))
+    if (!f2_refill(f, once))
         return false;
     r->changed = (uint32_t)f2_take(f, (unsigned)nf);
     if (r->changed == 0)
         return false;
     for (uint32_t left = r->changed; left; left &= left - 1) {
         unsigned k = (unsigned)__builtin_ctz(left);
-        if (!f2_refill(f))
+        if (!f2_refill(f, once))
             return false;
         r->form[k] = (uint8_t)f2_take(f, 1);
         if (r->form[k] == 0) {
@@ -518,8 +524,9 @@ static inline __attribute__((always_inline)) bool f2_extras(f2_bits *f, const fl
 
 /* The head and fields of a DELTA record the fast path takes — kind DELTA, no rotFull, no attrs —
  * into r, with read_delta2's values; false for anything else, or an error read_delta2 names. */
-static inline __attribute__((always_inline)) bool f2_delta(f2_bits *f, const flrep_schema2 *s, uint32_t std,
-                                                           const dg_seg3_entry *t3, unsigned flags, flrep_rec2 *r)
+static inline __attribute__((always_inline)) bool f2_delta(f2_bits *f, bool once, const flrep_schema2 *s,
+                                                           uint32_t std, const dg_seg3_entry *t3, unsigned flags,
+                                                           flrep_rec2 *r)
 {
     bool vel = (std & DG_STD_VEL) != 0, pos = (std & DG_STD_POS) != 0, rot = (std & DG_STD_ROT) != 0;
     if ((flags & 6) || ((flags & 1) && !(vel || pos || rot)) || ((flags & 8) && s->s.field_count == 0))
@@ -528,11 +535,27 @@ static inline __attribute__((always_inline)) bool f2_delta(f2_bits *f, const flr
     memset(r->vres, 0, sizeof r->vres);
     memset(r->pres, 0, sizeof r->pres);
     memset(r->rres, 0, sizeof r->rres);
-    if (r->motion && ((vel && !f2_seg3(f, t3, r->vres)) || (pos && !f2_seg3(f, t3, r->pres)) ||
-                      (rot && !f2_seg3(f, t3, r->rres))))
+    if (r->motion && ((vel && !f2_seg3(f, once, t3, r->vres)) || (pos && !f2_seg3(f, once, t3, r->pres)) ||
+                      (rot && !f2_seg3(f, once, t3, r->rres))))
         return false;
     r->changed = 0;
-    return !(flags & 8) || f2_extras(f, s, r);
+    return !(flags & 8) || f2_extras(f, once, s, r);
+}
+
+/* A whole record the fast path takes: the id gap (into *gap), kind DELTA, then f2_delta. */
+static inline __attribute__((always_inline)) bool f2_record(f2_bits *f, bool once, const flrep_schema2 *s,
+                                                            uint32_t std, const dg_seg3_entry *t3, uint64_t *gap,
+                                                            flrep_rec2 *r)
+{
+    if (!f2_refill(f, once))
+        return false;
+    *gap = 0;
+    if (f->acc & 1)   /* gap 0, the dense ids' code "1": no code to decode */
+        f2_take(f, 1);
+    else if (!f2_eg_buffered(f, gap))
+        return false;
+    unsigned head = (unsigned)f2_take(f, 6);   /* kind u(2), then motion, rotFull, attrs, extras */
+    return (head & 3) == FLREP_REC_DELTA && f2_delta(f, once, s, std, t3, head >> 2, r);
 }
 
 /* Where a run stands: the next record, previous-world entity and output slot, the previous id. */
@@ -555,45 +578,64 @@ static inline __attribute__((always_inline)) void fast2_body(dg_bitr *b, f2_pos 
 {
     if (b->n >= 64)
         return;   /* only after dg_bitr's byte-wise refill, at the block's end */
-    const flrep_schema2 *s = ctx->v2;
+    /* Everything the loop reads again in locals: through pointers it would be reloaded after
+     * every store to the output's extras (int64_t, which may alias any 64-bit integer). */
+    const flrep_tick_ctx lc = *ctx;
+    const flrep_schema2 *s = lc.v2;
     const size_t x = s->s.field_count, wn = world->n;
+    const dg_qentity *const we = world->ents;
+    const flrep_pred *const wp = world->pred;
+    const int64_t *const wx = world->extras;
+    dg_qentity *const ne = nx->ents;
+    flrep_pred *const np = nx->pred;
+    int64_t *const nxx = nx->extras;
+    uint32_t i = m->i;
+    size_t wi = m->wi, out = m->out;
+    uint64_t prev = m->prev;
     f2_bits f = {b->p, b->end, b->acc, b->n};
     flrep_rec2 r;
     r.rot_full = 0;
     r.attr_mask = 0;
     r.kind = FLREP_REC_DELTA;
-    while (m->i < nrec) {
+    while (i < nrec) {
+        /* the record from one refill's bits when it fits in them (most do), else refilled part by part */
         f2_bits at = f;
-        uint64_t gap = 0;
-        if (!f2_refill(&f))
+        uint64_t gap;
+        if (!f2_refill(&f, false))
             break;
-        if (f.acc & 1)   /* gap 0, the dense ids' code "1": no code to decode */
-            f2_take(&f, 1);
-        else if (!f2_eg_buffered(&f, &gap))
-            break;
-        unsigned head = (unsigned)f2_take(&f, 6);   /* kind u(2), then motion, rotFull, attrs, extras */
-        uint64_t id = m->prev + 1 + gap;
-        size_t j = m->wi;
-        while (j < wn && world->ents[j].id < id)
+        unsigned n0 = f.n;
+        bool ok = f2_record(&f, true, s, std, t3, &gap, &r) && f.n <= n0;
+        if (!ok) {
+            f = at;
+            ok = f2_record(&f, false, s, std, t3, &gap, &r);
+        }
+        uint64_t id = prev + 1 + gap;
+        size_t j = wi;
+        while (ok && j < wn && we[j].id < id)
             j++;
-        if ((head & 3) != FLREP_REC_DELTA || j == wn || world->ents[j].id != id || !f2_delta(&f, s, std, t3, head >> 2, &r)) {
+        if (!ok || j == wn || we[j].id != id) {
             f = at;
             break;
         }
-        size_t o = m->out + (j - m->wi);
+        size_t o = out + (j - wi);
         const char *why;
         int field;
-        if (!apply_delta2_std(&world->ents[j], &world->pred[j], x ? world->extras + j * x : NULL, &r, ctx, std,
-                              &nx->ents[o], &nx->pred[o], x ? nx->extras + o * x : NULL, &why, &field)) {
+        if (!apply_delta2_std(&we[j], &wp[j], x ? wx + j * x : NULL, &r, &lc, std, &ne[o], &np[o],
+                              x ? nxx + o * x : NULL, &why, &field)) {
             f = at;   /* slot o is the general path's to write again */
             break;
         }
-        copy_unchanged(world, m->wi, j, nx, &m->out);
-        m->out++;
-        m->wi = j + 1;
-        m->prev = id;
-        m->i++;
+        if (j > wi)
+            copy_unchanged(world, wi, j, nx, &out);
+        out++;
+        wi = j + 1;
+        prev = id;
+        i++;
     }
+    m->i = i;
+    m->wi = wi;
+    m->out = out;
+    m->prev = prev;
     b->p = f.p;
     b->acc = f.acc & ((UINT64_C(1) << f.n) - 1);   /* n <= 63 */
     b->n = f.n;

@@ -123,7 +123,7 @@ static double runit(rng *r) { return (double)(rnext(r) >> 11) / (double)(UINT64_
 typedef struct gen_schema {
     dg_schema s;
     dg_field_def f[8];
-    char names[8][8];
+    char names[8][24];
     int rate[8];   /* 0 constant, 1 steps by small changes, 2 random over its domain */
 } gen_schema;
 

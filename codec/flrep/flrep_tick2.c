@@ -400,9 +400,9 @@ static void copy_unchanged(const flrep_world *w, size_t from, size_t to, flrep_w
 /* ---- the fast path: the common DELTA record ------------------------------------------------------ */
 
 /* The fast path's bit reader (flrep_fast.h's fast_bits): the reader's state in locals, topped up
- * to >= 56 counted bits before every code without a branch on the fill level. The bits above n are
- * the stream's next bits or zero (a refill ORs the same bits in again); they are cleared when
- * fast2_run hands the state back to the dg_bitr. */
+ * to >= 56 counted bits without a branch on the fill level (once per record, or before each part
+ * of a longer one). The bits above n are the stream's next bits or zero (a refill ORs the same
+ * bits in again); they are cleared when fast2_body hands the state back to the dg_bitr. */
 typedef struct f2_bits {
     const uint8_t *p, *end;
     uint64_t acc;
@@ -433,7 +433,8 @@ static inline __attribute__((always_inline)) uint64_t f2_take(f2_bits *f, unsign
 }
 
 /* An Exp-Golomb code of at most 31 bits (15 zeros) from the buffered bits, which hold >= 31
- * counted ones; false for a longer code (the general path reads those). */
+ * counted ones after a refill (read `once`, the caller's end check catches a code past them);
+ * false for a longer code (the general path reads those). */
 static inline __attribute__((always_inline)) bool f2_eg_buffered(f2_bits *f, uint64_t *v)
 {
     unsigned zeros = (unsigned)__builtin_ctzll(f->acc | (UINT64_C(1) << 63));

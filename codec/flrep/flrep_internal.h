@@ -251,4 +251,8 @@ typedef struct flrep_trailer {
 /* Appends the trailer for these chunks (offsets absolute) at table_offset. */
 void flrep_trailer_encode(dg_buf *out, const dg_flrep_chunk_info *chunks, size_t n, uint64_t table_offset);
 
+/* Test hook: the reader decodes every record through the general path (ctx.general_only), so
+ * that a test compares it with the fast paths on whole files. */
+void flrep_reader_set_general_only(dg_flrep_reader *r, bool on);
+
 #endif

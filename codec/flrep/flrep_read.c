@@ -766,6 +766,11 @@ dg_status dg_flrep_reader_validate(dg_flrep_reader *r, dg_error *err)
     return rc < 0 ? err->code : DG_OK;
 }
 
+void flrep_reader_set_general_only(dg_flrep_reader *r, bool on)
+{
+    r->ctx.general_only = on;
+}
+
 void dg_flrep_reader_set_fault_double_delta(dg_flrep_reader *r, uint64_t tick)
 {
     r->ctx.fault_double_delta_tick = tick;

@@ -1,7 +1,8 @@
 /* codec/flrep/flrep_tick2.c — the record block of format 2.0 (docs/FORMAT-flrep.md §12.3–12.4): the
  * standard fields the schema has, its extra fields, and the prediction with the file's quanta. One
- * general path each way; the 1.0 decoder's fast paths (flrep_fast.h) are not involved. The decoder
- * builds the whole tick in scratch before the caller's world changes, and the encoder rebuilds
+ * general path each way, and for the decoder a fast path (fast2_run) for the common DELTA record that
+ * hands everything else to it; the 1.0 decoder's fast paths (flrep_fast.h) are not involved. The
+ * decoder builds the whole tick in scratch before the caller's world changes, and the encoder rebuilds
  * every DELTA record with the decoder's own apply_delta2 (the writer's self-check, extras too). */
 #include "flrep_bits.h"
 #include "flrep_internal.h"
@@ -213,15 +214,16 @@ static inline __attribute__((always_inline)) void read_delta2(dg_bitr *b, const 
 
 /* Applies a DELTA record (§12.4) to prev (and its extras px) into out / out_pred / ox. Returns false
  * with *why (and *field for an extra field, else -1) when the result leaves the field's values. */
-static inline __attribute__((always_inline)) bool apply_delta2(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px, const flrep_rec2 *r,
-                         const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred, int64_t *ox,
-                         const char **why, int *field)
+static inline __attribute__((always_inline)) bool
+apply_delta2_std(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px, const flrep_rec2 *r,
+                 const flrep_tick_ctx *tc, uint32_t std, dg_qentity *out, flrep_pred *out_pred, int64_t *ox,
+                 const char **why, int *field)
 {
     const flrep_schema2 *s = tc->v2;
     *field = -1;
     *out = *prev;
     memset(out_pred, 0, sizeof *out_pred);
-    bool vel = has(s, DG_STD_VEL), pos = has(s, DG_STD_POS);
+    bool vel = (std & DG_STD_VEL) != 0, pos = (std & DG_STD_POS) != 0;
     for (int i = 0; i < 3; i++) {
         int64_t v = vel ? (int64_t)prev->vel[i] + pred->dv[i] + r->vres[i] : 0;
         int64_t p = pos ? (int64_t)prev->pos[i] + rdiv2((int64_t)s->pred_num * v, tc) + r->pres[i] : 0;
@@ -233,7 +235,7 @@ static inline __attribute__((always_inline)) bool apply_delta2(const dg_qentity 
         out->pos[i] = (int32_t)p;
         out_pred->dv[i] = v - prev->vel[i];
     }
-    if (has(s, DG_STD_ROT)) {
+    if (std & DG_STD_ROT) {
         if (r->rot_full) {
             out->rot_largest = r->full.rot_largest;
             for (int i = 0; i < 3; i++) {
@@ -269,21 +271,32 @@ static inline __attribute__((always_inline)) bool apply_delta2(const dg_qentity 
         out->health = r->attrs[2];
     if (r->attr_mask & 8)
         out->flags = r->attrs[3];
+    /* one loop, not a copy and then the changes: a copy of a few slots would be a call to memcpy */
     size_t nf = s->s.field_count;
-    if (nf)
-        memcpy(ox, px, nf * sizeof *ox);
-    for (size_t f = 0; f < nf && r->changed; f++) {
-        if (!(r->changed >> f & 1))
-            continue;
-        int64_t v = r->form[f] ? r->xval[f] : (int64_t)((uint64_t)px[f] + (uint64_t)r->xval[f]);
-        if (!value_ok(s, f, v)) {
-            *why = "a value of its type and width (FORMAT-flrep.md 12.2)";
-            *field = (int)f;
-            return false;
+    for (size_t f = 0; f < nf; f++) {
+        int64_t v = px[f];
+        if (r->changed >> f & 1) {
+            v = r->form[f] ? r->xval[f] : (int64_t)((uint64_t)px[f] + (uint64_t)r->xval[f]);
+            if (!value_ok(s, f, v)) {
+                *why = "a value of its type and width (FORMAT-flrep.md 12.2)";
+                *field = (int)f;
+                return false;
+            }
         }
         ox[f] = v;
     }
     return true;
+}
+
+/* The same with the schema's standard fields: the one the writer's self-check and the general path
+ * run; the fast path passes its copy's constant (the motion bits, which are all std is read for). */
+static inline __attribute__((always_inline)) bool apply_delta2(const dg_qentity *prev, const flrep_pred *pred,
+                                                               const int64_t *px, const flrep_rec2 *r,
+                                                               const flrep_tick_ctx *tc, dg_qentity *out,
+                                                               flrep_pred *out_pred, int64_t *ox, const char **why,
+                                                               int *field)
+{
+    return apply_delta2_std(prev, pred, px, r, tc, tc->v2->s.std_mask, out, out_pred, ox, why, field);
 }
 
 typedef struct blk2 {
@@ -384,6 +397,273 @@ static void copy_unchanged(const flrep_world *w, size_t from, size_t to, flrep_w
     *out += n;
 }
 
+/* ---- the fast path: the common DELTA record ------------------------------------------------------ */
+
+/* The fast path's bit reader (flrep_fast.h's fast_bits): the reader's state in locals, topped up
+ * to >= 56 counted bits without a branch on the fill level (once per record, or before each part
+ * of a longer one). The bits above n are the stream's next bits or zero (a refill ORs the same
+ * bits in again); they are cleared when fast2_body hands the state back to the dg_bitr. */
+typedef struct f2_bits {
+    const uint8_t *p, *end;
+    uint64_t acc;
+    unsigned n;
+} f2_bits;
+
+/* False when fewer than 8 bytes remain: the block's end is the general path's. With `once` (a
+ * constant in each copy) nothing: the record is read from the bits of one refill, n counting down
+ * past 0 (unsigned) where it is longer, which the caller checks once at its end. */
+static inline __attribute__((always_inline)) bool f2_refill(f2_bits *f, bool once)
+{
+    if (once)
+        return true;
+    if (__builtin_expect(f->end - f->p < 8, 0))
+        return false;
+    f->acc |= dg_le64(f->p) << f->n;
+    f->p += (63 - f->n) >> 3;
+    f->n |= 56;
+    return true;
+}
+
+static inline __attribute__((always_inline)) uint64_t f2_take(f2_bits *f, unsigned k)   /* k <= 56 */
+{
+    uint64_t v = f->acc & ((UINT64_C(1) << k) - 1);
+    f->acc >>= k;
+    f->n -= k;
+    return v;
+}
+
+/* An Exp-Golomb code of at most 31 bits (15 zeros) from the buffered bits, which hold >= 31
+ * counted ones after a refill (read `once`, the caller's end check catches a code past them);
+ * false for a longer code (the general path reads those). */
+static inline __attribute__((always_inline)) bool f2_eg_buffered(f2_bits *f, uint64_t *v)
+{
+    unsigned zeros = (unsigned)__builtin_ctzll(f->acc | (UINT64_C(1) << 63));
+    if (__builtin_expect(zeros > 15, 0))
+        return false;
+    *v = dg_eg_value(f->acc, zeros);
+    f->acc >>= 2 * zeros + 1;
+    f->n -= 2 * zeros + 1;
+    return true;
+}
+
+static inline __attribute__((always_inline)) bool f2_seg(f2_bits *f, bool once, int64_t *v)
+{
+    uint64_t z;
+    if (!f2_refill(f, once) || !f2_eg_buffered(f, &z))
+        return false;
+    *v = dg_unzigzag(z);
+    return true;
+}
+
+/* Three SEG codes: from the triple table when they fit in its bits, else one by one. */
+static inline __attribute__((always_inline)) bool f2_seg3(f2_bits *f, bool once, const dg_seg3_entry *t3,
+                                                          int64_t v[3])
+{
+    if (!f2_refill(f, once))
+        return false;
+    const dg_seg3_entry *e = &t3[f->acc & ((1u << DG_SEG3_BITS) - 1)];
+    if (e->bits) {
+        v[0] = e->v[0];
+        v[1] = e->v[1];
+        v[2] = e->v[2];
+        f2_take(f, e->bits);
+        return true;
+    }
+    /* one by one from the buffered bits, their lengths summed and checked once: a code that ran
+     * into the bits shifted in above the 64 loaded ones ends past n; then a refill before each */
+    uint64_t a = f->acc;
+    unsigned used = 0;
+    int64_t w[3];
+    for (int k = 0; k < 3; k++) {
+        unsigned zeros = (unsigned)__builtin_ctzll(a | (UINT64_C(1) << 63));
+        if (__builtin_expect(zeros > 15, 0))
+            return false;
+        w[k] = dg_unzigzag(dg_eg_value(a, zeros));
+        a >>= 2 * zeros + 1;
+        used += 2 * zeros + 1;
+    }
+    if (__builtin_expect(once || used <= f->n, 1)) {
+        memcpy(v, w, sizeof w);
+        f->acc = a;
+        f->n -= used;
+        return true;
+    }
+    return f2_seg(f, once, &v[0]) && f2_seg(f, once, &v[1]) && f2_seg(f, once, &v[2]);
+}
+
+/* A DELTA record's changed extra fields (§12.3), as read_delta2 reads them; false for a changed
+ * mask of 0 or a raw value wider than 55 bits (the general path's). */
+static inline __attribute__((always_inline)) bool f2_extras(f2_bits *f, bool once, const flrep_schema2 *s,
+                                                            flrep_rec2 *r)
+{
+    size_t nf = s->s.field_count;
+    if (!f2_refill(f, once))
+        return false;
+    r->changed = (uint32_t)f2_take(f, (unsigned)nf);
+    if (r->changed == 0)
+        return false;
+    for (uint32_t left = r->changed; left; left &= left - 1) {
+        unsigned k = (unsigned)__builtin_ctz(left);
+        if (!f2_refill(f, once))
+            return false;
+        r->form[k] = (uint8_t)f2_take(f, 1);
+        if (r->form[k] == 0) {
+            uint64_t z;
+            if (!f2_eg_buffered(f, &z))
+                return false;
+            r->xval[k] = dg_unzigzag(z);
+            continue;
+        }
+        unsigned w = s->width[k];
+        if (w > 55)
+            return false;
+        uint64_t v = f2_take(f, w);
+        r->xval[k] = s->is_signed[k] ? sign_extend(v, w) : (int64_t)v;
+    }
+    return true;
+}
+
+/* The head and fields of a DELTA record the fast path takes — kind DELTA, no rotFull, no attrs —
+ * into r, with read_delta2's values; false for anything else, or an error read_delta2 names. */
+static inline __attribute__((always_inline)) bool f2_delta(f2_bits *f, bool once, const flrep_schema2 *s,
+                                                           uint32_t std, const dg_seg3_entry *t3, unsigned flags,
+                                                           flrep_rec2 *r)
+{
+    bool vel = (std & DG_STD_VEL) != 0, pos = (std & DG_STD_POS) != 0, rot = (std & DG_STD_ROT) != 0;
+    if ((flags & 6) || ((flags & 1) && !(vel || pos || rot)) || ((flags & 8) && s->s.field_count == 0))
+        return false;
+    r->motion = flags & 1;
+    memset(r->vres, 0, sizeof r->vres);
+    memset(r->pres, 0, sizeof r->pres);
+    memset(r->rres, 0, sizeof r->rres);
+    if (r->motion && ((vel && !f2_seg3(f, once, t3, r->vres)) || (pos && !f2_seg3(f, once, t3, r->pres)) ||
+                      (rot && !f2_seg3(f, once, t3, r->rres))))
+        return false;
+    r->changed = 0;
+    return !(flags & 8) || f2_extras(f, once, s, r);
+}
+
+/* A whole record the fast path takes: the id gap (into *gap), kind DELTA, then f2_delta. */
+static inline __attribute__((always_inline)) bool f2_record(f2_bits *f, bool once, const flrep_schema2 *s,
+                                                            uint32_t std, const dg_seg3_entry *t3, uint64_t *gap,
+                                                            flrep_rec2 *r)
+{
+    if (!f2_refill(f, once))
+        return false;
+    *gap = 0;
+    if (f->acc & 1)   /* gap 0, the dense ids' code "1": no code to decode */
+        f2_take(f, 1);
+    else if (!f2_eg_buffered(f, gap))
+        return false;
+    unsigned head = (unsigned)f2_take(f, 6);   /* kind u(2), then motion, rotFull, attrs, extras */
+    return (head & 3) == FLREP_REC_DELTA && f2_delta(f, once, s, std, t3, head >> 2, r);
+}
+
+/* Where a run stands: the next record, previous-world entity and output slot, the previous id. */
+typedef struct f2_pos {
+    uint32_t i;
+    size_t wi, out;
+    uint64_t prev;
+} f2_pos;
+
+/* The fast path of a delta tick: the run of DELTA records without rotFull or attrs, of live
+ * entities, read with f2_bits and applied by apply_delta2 itself (so the arithmetic and its
+ * checks are the general path's); entities without a record before one are copied as
+ * copy_unchanged copies them. It stops at the first record it does not take — another kind or
+ * shape, a long code, the block's last 8 bytes, an absent entity, a result out of range — leaving
+ * *b and *m at that record, which the general path then decodes (and, if bad, reports): the two
+ * accept the same records with the same results. */
+static inline __attribute__((always_inline)) void fast2_body(dg_bitr *b, f2_pos *m, uint32_t nrec,
+                                                             const flrep_tick_ctx *ctx, const flrep_world *world,
+                                                             flrep_world *nx, const dg_seg3_entry *t3, uint32_t std)
+{
+    if (b->n >= 64)
+        return;   /* only after dg_bitr's byte-wise refill, at the block's end */
+    /* Everything the loop reads again in locals: through pointers it would be reloaded after
+     * every store to the output's extras (int64_t, which may alias any 64-bit integer). */
+    const flrep_tick_ctx lc = *ctx;
+    const flrep_schema2 *s = lc.v2;
+    const size_t x = s->s.field_count, wn = world->n;
+    const dg_qentity *const we = world->ents;
+    const flrep_pred *const wp = world->pred;
+    const int64_t *const wx = world->extras;
+    dg_qentity *const ne = nx->ents;
+    flrep_pred *const np = nx->pred;
+    int64_t *const nxx = nx->extras;
+    uint32_t i = m->i;
+    size_t wi = m->wi, out = m->out;
+    uint64_t prev = m->prev;
+    f2_bits f = {b->p, b->end, b->acc, b->n};
+    flrep_rec2 r;
+    r.rot_full = 0;
+    r.attr_mask = 0;
+    r.kind = FLREP_REC_DELTA;
+    while (i < nrec) {
+        /* the record from one refill's bits when it fits in them (most do), else refilled part by part */
+        f2_bits at = f;
+        uint64_t gap;
+        if (!f2_refill(&f, false))
+            break;
+        unsigned n0 = f.n;
+        bool ok = f2_record(&f, true, s, std, t3, &gap, &r) && f.n <= n0;
+        if (!ok) {
+            f = at;
+            ok = f2_record(&f, false, s, std, t3, &gap, &r);
+        }
+        uint64_t id = prev + 1 + gap;
+        size_t j = wi;
+        while (ok && j < wn && we[j].id < id)
+            j++;
+        if (!ok || j == wn || we[j].id != id) {
+            f = at;
+            break;
+        }
+        size_t o = out + (j - wi);
+        const char *why;
+        int field;
+        if (!apply_delta2_std(&we[j], &wp[j], x ? wx + j * x : NULL, &r, &lc, std, &ne[o], &np[o],
+                              x ? nxx + o * x : NULL, &why, &field)) {
+            f = at;   /* slot o is the general path's to write again */
+            break;
+        }
+        if (j > wi)
+            copy_unchanged(world, wi, j, nx, &out);
+        out++;
+        wi = j + 1;
+        prev = id;
+        i++;
+    }
+    m->i = i;
+    m->wi = wi;
+    m->out = out;
+    m->prev = prev;
+    b->p = f.p;
+    b->acc = f.acc & ((UINT64_C(1) << f.n) - 1);   /* n <= 63 */
+    b->n = f.n;
+}
+
+/* Two copies: position, velocity and rotation all in the schema (a constant: the bodies of a
+ * physics engine), and any other set (read from the schema). */
+enum { F2_MOTION = DG_STD_POS | DG_STD_VEL | DG_STD_ROT };
+static __attribute__((noinline)) void fast2_run_pvr(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx,
+                                                    const flrep_world *world, flrep_world *nx, const dg_seg3_entry *t3)
+{
+    fast2_body(b, m, nrec, ctx, world, nx, t3, F2_MOTION);
+}
+static __attribute__((noinline)) void fast2_run_any(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx,
+                                                    const flrep_world *world, flrep_world *nx, const dg_seg3_entry *t3)
+{
+    fast2_body(b, m, nrec, ctx, world, nx, t3, ctx->v2->s.std_mask & F2_MOTION);
+}
+static void fast2_run(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx, const flrep_world *world,
+                      flrep_world *nx, const dg_seg3_entry *t3)
+{
+    if ((ctx->v2->s.std_mask & F2_MOTION) == F2_MOTION)
+        fast2_run_pvr(b, m, nrec, ctx, world, nx, t3);
+    else
+        fast2_run_any(b, m, nrec, ctx, world, nx, t3);
+}
+
 dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32_t nrec, uint64_t block_offset,
                                 bool keyframe, uint64_t tick, const flrep_tick_ctx *ctx, const flrep_world *world,
                                 flrep_tick_scratch *s, const char *where, dg_error *err)
@@ -402,8 +682,19 @@ dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32
     uint64_t prev = 0;
     bool twice = ctx->fault_double_delta && tick == ctx->fault_double_delta_tick;
     const dg_seg3_entry *t3 = dg_seg3_table();
+    bool fast = !keyframe && !twice && !ctx->general_only;   /* the test hooks live on the general path */
     flrep_rec2 r;
-    for (uint32_t i = 0; i < nrec; i++) {
+    for (uint32_t i = 0;; i++) {
+        if (fast) {   /* the common records, then one record here where the fast path stopped */
+            f2_pos m = {i, wi, out, prev};
+            fast2_run(&b, &m, nrec, ctx, world, nx, t3);
+            i = m.i;
+            wi = m.wi;
+            out = m.out;
+            prev = m.prev;
+        }
+        if (i >= nrec)
+            break;
         uint64_t rec_at;
         if (decode_record2(&b, &k, i, keyframe, &prev, sc, t3, &r, &rec_at, err) != DG_OK)
             return err ? err->code : DG_E_MALFORMED;

@@ -20,7 +20,7 @@ worktrees() { git -C "$R" worktree list | wc -l; }
 
 R=$W/repo
 mkdir -p "$R"
-(cd "$SRC" && git ls-files -z --cached --others --exclude-standard -- CMakeLists.txt CMakePresets.json cmake codec \
+(cd "$SRC" && git ls-files -z --cached --others --exclude-standard -- CMakeLists.txt CMakePresets.json cmake base codec \
   hash sim_stub reports harness include corpus/scenarios) |
   (cd "$SRC" && tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -C "$R" -xf -
 commit() {

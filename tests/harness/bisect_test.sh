@@ -19,7 +19,7 @@ contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; cat "$1
 # The tree the builds need (the modules detgate is made of), as it is now in SRC.
 R=$W/repo
 mkdir -p "$R"
-(cd "$SRC" && git ls-files -z --cached --others --exclude-standard -- CMakeLists.txt CMakePresets.json cmake codec \
+(cd "$SRC" && git ls-files -z --cached --others --exclude-standard -- CMakeLists.txt CMakePresets.json cmake base codec \
   hash sim_stub reports harness include corpus/scenarios) |
   (cd "$SRC" && tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -C "$R" -xf -
 commit() {

@@ -13,16 +13,16 @@
 enum { CPU_UNKNOWN = 0, CPU_PORTABLE, CPU_AVX2 };
 static atomic_int cpu_choice;
 
-bool dg_cpu_env_forces_portable(const char *value)
+bool dg_cpu__env_forces_portable(const char *value)
 {
     return value && value[0] != '\0' && strcmp(value, "auto") != 0;
 }
 
-bool dg_cpu_runs_avx2_builds(void)
+bool dg_cpu__runs_avx2_builds(void)
 {
     int c = atomic_load_explicit(&cpu_choice, memory_order_relaxed);
     if (__builtin_expect(c == CPU_UNKNOWN, 0)) {
-        c = !dg_cpu_env_forces_portable(getenv("DETGATE_CPU")) && dg_cpu_supports_avx2_builds() ? CPU_AVX2
+        c = !dg_cpu__env_forces_portable(getenv("DETGATE_CPU")) && dg_cpu_supports_avx2_builds() ? CPU_AVX2
                                                                                                   : CPU_PORTABLE;
         atomic_store_explicit(&cpu_choice, c, memory_order_relaxed);
     }
@@ -32,7 +32,7 @@ bool dg_cpu_runs_avx2_builds(void)
 const char *dg_codec_cpu_build(void)
 {
 #if DG_FLREP_AVX2 && DG_QUANT_AVX2
-    return dg_cpu_runs_avx2_builds() ? "avx2" : "portable";
+    return dg_cpu__runs_avx2_builds() ? "avx2" : "portable";
 #else
     return "portable";
 #endif

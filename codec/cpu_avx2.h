@@ -22,11 +22,11 @@ static inline bool dg_cpu_supports_avx2_builds(void)
 /* The dispatch's answer (codec/cpu.c): the CPU's, unless the environment variable DETGATE_CPU
  * forces the portable builds of the decoder and the quantizer (docs/CLI.md, "Environment"). Read
  * once per process. */
-bool dg_cpu_runs_avx2_builds(void);
+bool dg_cpu__runs_avx2_builds(void);
 
 /* DETGATE_CPU's value -> true when it forces the portable builds: unset, empty or "auto" leave the
  * choice to the CPU; "portable", and any other value (a misspelt one must not silently leave a
  * gate on the AVX2 build), force it. */
-bool dg_cpu_env_forces_portable(const char *value);
+bool dg_cpu__env_forces_portable(const char *value);
 
 #endif

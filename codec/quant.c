@@ -140,7 +140,7 @@ static atomic_int quant_path;   /* QUANT_PATH_UNKNOWN until the first call */
 static int quant_path_of_this_cpu(void)
 {
 #ifdef QUANT_HAS_AVX2_BUILD
-    if (dg_cpu_runs_avx2_builds())
+    if (dg_cpu__runs_avx2_builds())
         return QUANT_PATH_AVX2;
 #endif
     return QUANT_PATH_PORTABLE;
@@ -156,9 +156,9 @@ static int quant_path_chosen(void)
     return path;
 }
 
-bool dg_quant_avx2_in_use(void) { return quant_path_chosen() == QUANT_PATH_AVX2; }
+bool dg_quant__avx2_in_use(void) { return quant_path_chosen() == QUANT_PATH_AVX2; }
 
-void dg_quant_allow_avx2(bool allow)
+void dg_quant__allow_avx2(bool allow)
 {
     atomic_store_explicit(&quant_path, allow ? QUANT_PATH_UNKNOWN : QUANT_PATH_PORTABLE, memory_order_relaxed);
 }
@@ -167,7 +167,7 @@ dg_status dg_quant_entities(const dg_entity_in *in, dg_qentity *out, size_t n, s
 {
 #ifdef QUANT_HAS_AVX2_BUILD
     if (quant_path_chosen() == QUANT_PATH_AVX2)
-        return dg_quant_entities_avx2(in, out, n, done, err);
+        return dg_quant__entities_avx2(in, out, n, done, err);
 #endif
     return quant_run(in, out, n, done, err);
 }

@@ -11,7 +11,7 @@
 #error "quant_avx2.c must be built without FMA: the quanta depend on every product being rounded"
 #endif
 
-dg_status dg_quant_entities_avx2(const dg_entity_in *in, dg_qentity *out, size_t n, size_t *done, dg_error *err)
+dg_status dg_quant__entities_avx2(const dg_entity_in *in, dg_qentity *out, size_t n, size_t *done, dg_error *err)
 {
     return quant_run(in, out, n, done, err);
 }

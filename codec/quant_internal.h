@@ -10,14 +10,14 @@
 
 /* dg_quant_entities built for AVX2 (codec/quant_avx2.c, compiled with -mavx2 -mbmi -mbmi2 where
  * CMake defines DG_QUANT_AVX2). Call it only on a CPU that has all three. */
-dg_status dg_quant_entities_avx2(const dg_entity_in *in, dg_qentity *out, size_t n, size_t *done, dg_error *err);
+dg_status dg_quant__entities_avx2(const dg_entity_in *in, dg_qentity *out, size_t n, size_t *done, dg_error *err);
 
 /* True when dg_quant_entities runs the AVX2 build: there is one, this CPU runs it, and
- * dg_quant_allow_avx2(false) did not turn it off. */
-bool dg_quant_avx2_in_use(void);
+ * dg_quant__allow_avx2(false) did not turn it off. */
+bool dg_quant__avx2_in_use(void);
 
 /* For tests: false makes dg_quant_entities run the portable build (SSE2 on x86-64) from now on,
  * true lets it choose by the CPU again. Not for use while another thread quantizes. */
-void dg_quant_allow_avx2(bool allow);
+void dg_quant__allow_avx2(bool allow);
 
 #endif

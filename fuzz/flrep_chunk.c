@@ -1,6 +1,6 @@
 /* fuzz/flrep_chunk.c — target: one chunk as it sits in the file: the 36-byte FLCK framing
- * (flrep_chunk_hdr_parse), its zstd frame (flrep_chunk_decompress: declared size, checksum flag,
- * exact length) and the framing's promises about the ticks inside (flrep_chunk_validate). */
+ * (dg_flrep__chunk_hdr_parse), its zstd frame (dg_flrep__chunk_decompress: declared size, checksum flag,
+ * exact length) and the framing's promises about the ticks inside (dg_flrep__chunk_validate). */
 #include "flrep_mutator.h"
 #include "fuzz_common.h"
 
@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dg_error_clear(&err);
     flrep_chunk_hdr h;
     uint64_t left = size - FLREP_CHUNK_HDR_SIZE;
-    dg_status st = flrep_chunk_hdr_parse(data, 0, left, DG_FLREP_KEYFRAME_MAX, DG_FUZZ_DECOMP_CAP, &h, &err);
+    dg_status st = dg_flrep__chunk_hdr_parse(data, 0, left, DG_FLREP_KEYFRAME_MAX, DG_FUZZ_DECOMP_CAP, &h, &err);
     if (st != DG_OK) {
         dg_fuzz_check_error(st, &err, size);
         return 0;
@@ -50,20 +50,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     (uint64_t)h.decompressed_size >= (uint64_t)h.tick_count * FLREP_TICK_HDR_SIZE,
                 "%s", "framing accepted against its own rules");
     uint8_t *content = malloc(h.decompressed_size ? h.decompressed_size : 1);
-    st = flrep_chunk_decompress(g_dctx, data + FLREP_CHUNK_HDR_SIZE, &h, content, 0, &err);
+    st = dg_flrep__chunk_decompress(g_dctx, data + FLREP_CHUNK_HDR_SIZE, &h, content, 0, &err);
     if (st != DG_OK) {
         dg_fuzz_check_error(st, &err, size);
     } else {
         flrep_world w = {0};
         flrep_tick_scratch s;
         memset(&s, 0, sizeof s);
-        st = flrep_chunk_validate(content, &h, 0, 0, &g_ctx, &w, &s, &err);
+        st = dg_flrep__chunk_validate(content, &h, 0, 0, &g_ctx, &w, &s, &err);
         if (st != DG_OK)
             dg_fuzz_check_error(st, &err, UINT64_MAX);
         else
             dg_fuzz_check_world(w.ents, w.n);
-        flrep_world_free(&w);
-        flrep_tick_scratch_free(&s);
+        dg_flrep__world_free(&w);
+        dg_flrep__tick_scratch_free(&s);
     }
     free(content);
     return 0;

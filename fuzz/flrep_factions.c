@@ -9,7 +9,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&t, 0, sizeof t);
     dg_error err;
     dg_error_clear(&err);
-    dg_status st = flrep_parse_factions(data, size, 0, &t, &err);
+    dg_status st = dg_flrep__parse_factions(data, size, 0, &t, &err);
     if (st != DG_OK) {
         dg_fuzz_check_error(st, &err, size);
         FUZZ_ASSERT(t.factions == NULL && t.hdr.faction_count == 0, "%s", "a failed parse left entries behind");
@@ -25,6 +25,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         "faction %zu: strings not UTF-8", i);
         }
     }
-    flrep_tables_free(&t);
+    dg_flrep__tables_free(&t);
     return 0;
 }

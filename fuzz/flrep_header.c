@@ -1,5 +1,5 @@
 /* fuzz/flrep_header.c — target: the .flrep header alone (frozen prefix with its version check, then
- * the length-prefixed body), through flrep_parse_prefix and flrep_parse_header_body. */
+ * the length-prefixed body), through dg_flrep__parse_prefix and dg_flrep__parse_header_body. */
 #include "fuzz_common.h"
 
 #include <math.h>
@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dg_error err;
     dg_error_clear(&err);
     size_t used = 0;
-    dg_status st = flrep_parse_prefix(data, size, 0, &h, &used, &err);
+    dg_status st = dg_flrep__parse_prefix(data, size, 0, &h, &used, &err);
     if (st != DG_OK) {
         dg_fuzz_check_error(st, &err, size);
         return 0;
@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t blen = dg_le32(data + used);
     if (blen > size - used - 4)
         return 0;  /* the reader refuses a body longer than the file before parsing it */
-    st = flrep_parse_header_body(data + used + 4, blen, used + 4, &h, &err);
+    st = dg_flrep__parse_header_body(data + used + 4, blen, used + 4, &h, &err);
     if (st != DG_OK) {
         dg_fuzz_check_error(st, &err, size);
         return 0;

@@ -112,7 +112,7 @@ DG_FUZZ_NO_COVERAGE static size_t mutate_chunk(uint8_t *d, size_t size, size_t m
             flrep_chunk_hdr h = {dg_le32(d + p + 4), dg_le64(d + p + 8), dg_le64(d + p + 16), (uint32_t)cs,
                                  (uint32_t)m};
             memmove(d + p + new_len, d + p + old_len, size - p - old_len);
-            flrep_chunk_hdr_encode(d + p, &h);
+            dg_flrep__chunk_hdr_encode(d + p, &h);
             memcpy(d + p + FLREP_CHUNK_HDR_SIZE, comp, cs);
             out = size - old_len + new_len;
             if (t.ok && t.toff >= p + old_len)

@@ -9,7 +9,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&t, 0, sizeof t);
     dg_error err;
     dg_error_clear(&err);
-    dg_status st = flrep_parse_roster(data, size, 0, &t, &err);
+    dg_status st = dg_flrep__parse_roster(data, size, 0, &t, &err);
     if (st != DG_OK) {
         dg_fuzz_check_error(st, &err, size);
         FUZZ_ASSERT(t.participants == NULL && t.mission_objects == NULL, "%s", "a failed parse left entries behind");
@@ -27,6 +27,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_ASSERT(dg_utf8_valid((const uint8_t *)m->object_id.s, m->object_id.len), "mission object %zu", i);
         }
     }
-    flrep_tables_free(&t);
+    dg_flrep__tables_free(&t);
     return 0;
 }

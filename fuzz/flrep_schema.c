@@ -1,5 +1,5 @@
 /* fuzz/flrep_schema.c — target: the entity schema section of format 2.0 (docs/FORMAT-flrep.md
- * §12.2) through flrep_parse_schema. Whatever it accepts must pass dg_schema_check, carry its
+ * §12.2) through dg_flrep__parse_schema. Whatever it accepts must pass dg_schema_check, carry its
  * widths, and survive encode then parse unchanged. */
 #include "fuzz_common.h"
 
@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     flrep_schema2 s;
     dg_error err;
     dg_error_clear(&err);
-    dg_status st = flrep_parse_schema(data, size, 0, &s, &err);
+    dg_status st = dg_flrep__parse_schema(data, size, 0, &s, &err);
     if (st != DG_OK) {
         dg_fuzz_check_error(st, &err, size);
         return 0;
@@ -39,14 +39,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(s.width[f] >= 1 && s.width[f] <= 64, "field %zu width %u", f, s.width[f]);
     dg_buf b;
     dg_buf_init(&b);
-    flrep_schema2_encode(&b, &s);
+    dg_flrep__schema2_encode(&b, &s);
     FUZZ_ASSERT(b.ok, "%s", "encode failed");
     flrep_schema2 t;
-    st = flrep_parse_schema(b.p, b.len, 0, &t, &err);
+    st = dg_flrep__parse_schema(b.p, b.len, 0, &t, &err);
     FUZZ_ASSERT(st == DG_OK, "the encoded schema does not parse: %s", err.msg);
     assert_same(&s, &t);
-    flrep_schema2_free(&t);
-    flrep_schema2_free(&s);
+    dg_flrep__schema2_free(&t);
+    dg_flrep__schema2_free(&s);
     dg_buf_free(&b);
     return 0;
 }

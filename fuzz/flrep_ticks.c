@@ -1,6 +1,6 @@
 /* fuzz/flrep_ticks.c — target: a chunk's decompressed tick stream: tick headers, the bit-packed
  * entity records (FULL, DELTA with prediction, REMOVE) and the event records, through
- * flrep_decode_tick tick after tick. Checks that a tick that fails leaves the world untouched and
+ * dg_flrep__decode_tick tick after tick. Checks that a tick that fails leaves the world untouched and
  * that every world it hands out is well-formed. */
 #include "fuzz_common.h"
 
@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const dg_event *ev;
         size_t nev;
         size_t at = c.pos;
-        dg_status st = flrep_decode_tick(&c, seq, &g_ctx, &w, &s, &tick, &kf, &ev, &nev, &err);
+        dg_status st = dg_flrep__decode_tick(&c, seq, &g_ctx, &w, &s, &tick, &kf, &ev, &nev, &err);
         if (st != DG_OK) {
             dg_fuzz_check_error(st, &err, UINT64_MAX);
             FUZZ_ASSERT(w.n == before_n && (w.n == 0 || memcmp(before, w.ents, w.n * sizeof *before) == 0),

@@ -9,7 +9,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&t, 0, sizeof t);
     dg_error err;
     dg_error_clear(&err);
-    dg_status st = flrep_parse_types(data, size, 0, &t, &err);
+    dg_status st = dg_flrep__parse_types(data, size, 0, &t, &err);
     if (st != DG_OK) {
         dg_fuzz_check_error(st, &err, size);
         FUZZ_ASSERT(t.types == NULL && t.hdr.type_count == 0, "%s", "a failed parse left entries behind");
@@ -26,6 +26,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         "type %zu: displayName points outside the payload", i);
         }
     }
-    flrep_tables_free(&t);
+    dg_flrep__tables_free(&t);
     return 0;
 }

@@ -391,8 +391,8 @@ void dg_fuzz_tick_ctx(uint32_t rate, flrep_index_set *types, flrep_index_set *fa
     dg_flrep_header h = dg_fuzz_header(rate, DG_FLREP_KEYFRAME_DEFAULT);
     dg_error err;
     dg_error_clear(&err);
-    FUZZ_ASSERT(flrep_check_tables(&h, types, factions, &err) == DG_OK, "%s", err.msg);
-    flrep_tick_ctx_init(ctx, h.tick_rate_hz, types, factions);
+    FUZZ_ASSERT(dg_flrep__check_tables(&h, types, factions, &err) == DG_OK, "%s", err.msg);
+    dg_flrep__tick_ctx_init(ctx, h.tick_rate_hz, types, factions);
 }
 
 dg_status dg_fuzz_open_behind_prefix(size_t prefix, const uint8_t *data, size_t size, bool require_trailer,

@@ -64,7 +64,7 @@ static uint8_t *with_sections(const rec *r, const uint8_t *extra, size_t extra_l
                                       dg_le32(c + 28)};
         dg_buf_put(&b, c, r->lay.chunks[i].length);
     }
-    flrep_trailer_encode(&b, ci, r->lay.nchunks, b.len);
+    dg_flrep__trailer_encode(&b, ci, r->lay.nchunks, b.len);
     *out_len = b.len;
     return b.p;
 }

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static harness__project p;
     dg_error err;
     dg_error_clear(&err);
-    harness__project_parse(&p, f, "fuzz/detgate.ini", &err);
+    dg_harness__project_parse(&p, f, "fuzz/detgate.ini", &err);
     fclose(f);
     return 0;
 }

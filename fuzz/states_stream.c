@@ -1,4 +1,4 @@
-/* fuzz/states_stream.c — fuzz target: a state stream read once (harness__source_stream: binary by its
+/* fuzz/states_stream.c — fuzz target: a state stream read once (dg_harness__source_stream: binary by its
  * first byte, else CSV or JSON Lines) on arbitrary bytes, every tick pulled until the end or an
  * error — the parsers a process engine's output goes through. */
 #define _GNU_SOURCE
@@ -19,12 +19,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     harness__source *s = NULL;
     dg_error err;
     dg_error_clear(&err);
-    if (harness__source_stream(&s, f, "fuzz", "fuzz", 0, &err) == DG_OK) {
+    if (dg_harness__source_stream(&s, f, "fuzz", "fuzz", 0, &err) == DG_OK) {
         harness__frame fr;
         for (int k = 0; k < 100000 && s->next(s, &fr, &err) == 1; k++) {
         }
     }
-    harness__source_free(s);
+    dg_harness__source_free(s);
     fclose(f);
     return 0;
 }

@@ -138,7 +138,7 @@ static void session_free(dg_harness_session *s)
     free(s->xq);
     free(s->q);
     free(s->sorted);
-    harness__stream_free(&s->rec);
+    dg_harness__stream_free(&s->rec);
     free(s);
 }
 
@@ -158,15 +158,15 @@ dg_status dg_harness_open(dg_harness_session **out, const dg_flrep_header *hdr, 
     if (!s)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_harness_open", "out of memory");
     s->opts = opts ? *opts : dg_harness_default_options();
-    harness__scenario_name(s->opts.name ? s->opts.name : "engine", s->name, sizeof s->name);
+    dg_harness__scenario_name(s->opts.name ? s->opts.name : "engine", s->name, sizeof s->name);
     if (s->opts.recording_path) {
         snprintf(s->rec_path, sizeof s->rec_path, "%s", s->opts.recording_path);
     } else {
-        s->temp_rec = harness__temp_path(s->rec_path, sizeof s->rec_path, NULL, "session", ".flrep");
+        s->temp_rec = dg_harness__temp_path(s->rec_path, sizeof s->rec_path, NULL, "session", ".flrep");
     }
     dg_status st = dg_flrep_writer_open(&s->w, s->rec_path, hdr, NULL, err);
     if (st == DG_OK && s->opts.keep_inputs) {
-        harness__temp_path(s->sp.path, sizeof s->sp.path, NULL, "spill", ".bin");
+        dg_harness__temp_path(s->sp.path, sizeof s->sp.path, NULL, "spill", ".bin");
         s->sp.f = fopen(s->sp.path, "w+b");
         if (!s->sp.f)
             st = dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, s->sp.path, "cannot create: %s", strerror(errno));
@@ -245,7 +245,7 @@ dg_status dg_harness_tick(dg_harness_session *s, uint64_t tick, const dg_entity_
     }
     dg_tick_hash th = dg_hash_tick(tick, s->q, n, events, nev, NULL);
     harness__tickrec r = {tick, th.state, th.events, th.combined, dg_hash_raw_end(&hs), th.entity_count, true};
-    if ((st = harness__stream_push(&s->rec, &r, err)) != DG_OK)
+    if ((st = dg_harness__stream_push(&s->rec, &r, err)) != DG_OK)
         s->failed = true;
     return st;
 }
@@ -331,7 +331,7 @@ dg_status dg_harness_tick_x(dg_harness_session *s, uint64_t tick, const dg_entit
     dg_tick_hash th = dg_hash_tick_x(tick, s->q, s->xq, nx, n, events, nev, NULL);
     harness__tickrec r = {tick, th.state, th.events, th.combined, dg_hash_raw_end(&hs), th.entity_count,
                           s->sp.f != NULL};
-    if ((st = harness__stream_push(&s->rec, &r, err)) != DG_OK)
+    if ((st = dg_harness__stream_push(&s->rec, &r, err)) != DG_OK)
         s->failed = true;
     return st;
 }
@@ -350,20 +350,20 @@ static void fill_result(dg_harness_result *out, const dg_report_scenario *sc, co
             out->first_divergent_tick = c->first_tick;
     }
     if (sc)
-        harness__api_first_entity(out, sc);
+        dg_harness__api_first_entity(out, sc);
 }
 
-void harness__api_result(dg_harness_result *out, const dg_report_scenario *sc)
+void dg_harness__api_result(dg_harness_result *out, const dg_report_scenario *sc)
 {
     fill_result(out, sc, NULL);
 }
 
 dg_status dg_harness_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out, dg_error *err)
 {
-    return harness__session_finish(s, report, out, NULL, err);
+    return dg_harness__session_finish(s, report, out, NULL, err);
 }
 
-dg_status harness__session_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out,
+dg_status dg_harness__session_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out,
                                   harness__stream *keep_rec, dg_error *err)
 {
     if (!s)
@@ -395,8 +395,8 @@ dg_status harness__session_finish(dg_harness_session *s, dg_report *report, dg_h
     harness__verify_opts vo = {.fault_tick = UINT64_MAX, .seek_fault_tick = UINT64_MAX,
                                .seek_random = s->opts.seek_random ? s->opts.seek_random : 32,
                                .skip_recovery = s->opts.skip_recovery};
-    harness__verify_file(sc, &s->src, s->rec_path, &s->rec, &vo);
-    st = harness__api_golden_and_log(sc, s->name, s->rec_path, &s->rec, &s->opts, err);
+    dg_harness__verify_file(sc, &s->src, s->rec_path, &s->rec, &vo);
+    st = dg_harness__api_golden_and_log(sc, s->name, s->rec_path, &s->rec, &s->opts, err);
     if (out)
         fill_result(out, sc, &s->rec);
     if (keep_rec) {
@@ -408,7 +408,7 @@ dg_status harness__session_finish(dg_harness_session *s, dg_report *report, dg_h
     return st;
 }
 
-dg_status harness__session_end(dg_harness_session *s, harness__stream *rec, char *path, size_t cap, dg_error *err)
+dg_status dg_harness__session_end(dg_harness_session *s, harness__stream *rec, char *path, size_t cap, dg_error *err)
 {
     if (s->failed) {
         session_free(s);
@@ -441,7 +441,7 @@ dg_status dg_harness_diff_files(const char *a, const char *b, const char *name, 
         dg_report_free(own);
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_harness_diff_files", "out of memory");
     }
-    uint64_t nd = harness__compare_files(c, sc, a, b, err);
+    uint64_t nd = dg_harness__compare_files(c, sc, a, b, err);
     dg_status st = DG_OK;
     if (nd == UINT64_MAX) {
         char buf[512];

@@ -38,7 +38,7 @@ static uint64_t golden_compare(dg_report_check *c, const char *golden, bool flre
     dg_error_clear(&err);
     *first_raw = DG_REPORT_TICK_NONE;
     if (flrep) {
-        uint64_t nd = harness__compare_files(c, NULL, golden, rec_path, &err);
+        uint64_t nd = dg_harness__compare_files(c, NULL, golden, rec_path, &err);
         if (nd == UINT64_MAX)
             golden_error(c, golden, &err);
         return nd;
@@ -46,17 +46,17 @@ static uint64_t golden_compare(dg_report_check *c, const char *golden, bool flre
     harness__stream g = {0};
     uint64_t nd = UINT64_MAX, first[1];
     size_t nfirst;
-    if (harness__load_log(golden, &g, NULL, &err) != DG_OK)
+    if (dg_harness__load_log(golden, &g, NULL, &err) != DG_OK)
         golden_error(c, golden, &err);
     else
-        nd = harness__compare_streams(c, &g, rec, DG_REPORT_TICK_NONE, first, 1, &nfirst, first_raw);
-    harness__stream_free(&g);
+        nd = dg_harness__compare_streams(c, &g, rec, DG_REPORT_TICK_NONE, first, 1, &nfirst, first_raw);
+    dg_harness__stream_free(&g);
     return nd;
 }
 
 static void check_golden(dg_report_scenario *sc, const char *golden, const char *rec_path, const harness__stream *rec)
 {
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "golden", DG_REPORT_PASS);
     if (!c)
         return;
@@ -80,9 +80,9 @@ static void check_golden(dg_report_scenario *sc, const char *golden, const char 
         dg_report_check_set_message(c, "%zu tick%s identical to the golden (%s)", rec->n, dg_report_plural_s(rec->n),
                                     flrep ? "recording" : "hash log");
     }
-    c->duration_s = harness__now() - t0;
+    c->duration_s = dg_harness__now() - t0;
     if (flrep) /* after the golden check is complete: adding a check moves the array */
-        harness__compare_headers(sc, golden, rec_path);
+        dg_harness__compare_headers(sc, golden, rec_path);
 }
 
 /* ---- the hash log -------------------------------------------------------------------------------- */
@@ -115,7 +115,7 @@ static dg_status put_log(const char *path, const char *name, const harness__stre
         snprintf(dir, sizeof dir, "/");
     size_t n = strlen(path);
     bool zst = n > 4 && strcmp(path + n - 4, ".zst") == 0;
-    if (!harness__temp_path(tmp, sizeof tmp, dir, "hashlog", zst ? ".hashlog.zst" : ".hashlog"))
+    if (!dg_harness__temp_path(tmp, sizeof tmp, dir, "hashlog", zst ? ".hashlog.zst" : ".hashlog"))
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, path, "the hash log's path is too long");
     dg_status st = write_log(tmp, name, rec, err);
     if (st == DG_OK && rename(tmp, path) != 0)
@@ -125,7 +125,7 @@ static dg_status put_log(const char *path, const char *name, const harness__stre
     return st;
 }
 
-dg_status harness__api_golden_and_log(dg_report_scenario *sc, const char *name, const char *rec_path,
+dg_status dg_harness__api_golden_and_log(dg_report_scenario *sc, const char *name, const char *rec_path,
                                       const harness__stream *rec, const dg_harness_options *opts, dg_error *err)
 {
     if (opts->golden_path) /* before the log: a log written over the golden must not be compared with */
@@ -135,7 +135,7 @@ dg_status harness__api_golden_and_log(dg_report_scenario *sc, const char *name, 
 
 /* ---- where it diverged first --------------------------------------------------------------------- */
 
-void harness__api_first_entity(dg_harness_result *out, const dg_report_scenario *sc)
+void dg_harness__api_first_entity(dg_harness_result *out, const dg_report_scenario *sc)
 {
     out->first_divergent_entity = 0;
     out->first_divergent_field[0] = 0;
@@ -178,7 +178,7 @@ static dg_status run_again(const dg_flrep_header *hdr, const dg_harness_options 
     if (st == DG_OK && (st = fn(user, s, k, err)) != DG_OK)
         dg_harness_abort(s);
     else if (st == DG_OK)
-        st = harness__session_end(s, rec, path, cap, err);
+        st = dg_harness__session_end(s, rec, path, cap, err);
     return st;
 }
 
@@ -188,7 +188,7 @@ static dg_status repeat_runs(dg_report_scenario *sc, const dg_flrep_header *hdr,
                              unsigned runs, dg_harness_run_fn fn, void *user, const char *first_path,
                              const harness__stream *first, dg_error *err)
 {
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "repeat", DG_REPORT_PASS);
     if (!c)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_harness_repeat", "out of memory");
@@ -205,13 +205,13 @@ static dg_status repeat_runs(dg_report_scenario *sc, const dg_flrep_header *hdr,
             dg_report_check_set_message(c, "run %u of %u could not record: %s", k, runs, buf);
             result = -1;
         } else {
-            result = harness__repeat_compare(c, first_path, first, path, &rec, k, false);
+            result = dg_harness__repeat_compare(c, first_path, first, path, &rec, k, false);
             remove(path);
         }
-        harness__stream_free(&rec);
+        dg_harness__stream_free(&rec);
     }
-    harness__repeat_conclude(c, runs, first, result);
-    c->duration_s = harness__now() - t0;
+    dg_harness__repeat_conclude(c, runs, first, result);
+    c->duration_s = dg_harness__now() - t0;
     return st;
 }
 
@@ -226,7 +226,7 @@ dg_status dg_harness_repeat(const dg_flrep_header *hdr, const dg_harness_options
     dg_harness_options o = opts ? *opts : dg_harness_default_options();
     char first_path[4096];
     bool temp_first = !o.recording_path; /* run 1's recording is what later runs are diffed against */
-    if (temp_first && !harness__temp_path(first_path, sizeof first_path, NULL, "repeat", ".flrep"))
+    if (temp_first && !dg_harness__temp_path(first_path, sizeof first_path, NULL, "repeat", ".flrep"))
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_harness_repeat", "the temp folder's path is too long");
     if (!temp_first)
         snprintf(first_path, sizeof first_path, "%s", o.recording_path);
@@ -241,14 +241,14 @@ dg_status dg_harness_repeat(const dg_flrep_header *hdr, const dg_harness_options
     if (st == DG_OK && (st = fn(user, s, 1, err)) != DG_OK)
         dg_harness_abort(s);
     else if (st == DG_OK)
-        st = harness__session_finish(s, report, NULL, &first, err); /* run 1: the verify checks, golden, log */
+        st = dg_harness__session_finish(s, report, NULL, &first, err); /* run 1: the verify checks, golden, log */
     if (st == DG_OK && report->n_scenarios > before) {
         dg_report_scenario *sc = &report->scenarios[report->n_scenarios - 1];
         st = repeat_runs(sc, hdr, &o, runs, fn, user, first_path, &first, err);
         if (out)
-            harness__api_result(out, sc);
+            dg_harness__api_result(out, sc);
     }
-    harness__stream_free(&first);
+    dg_harness__stream_free(&first);
     if (temp_first)
         remove(first_path);
     dg_report_free(own);

@@ -8,18 +8,18 @@
 
 /* After the verify checks of a finished session: the "golden" check (opts->golden_path) and the hash
  * log (opts->hash_log_path, temp + rename). DG_OK, or why the hash log could not be written. */
-dg_status harness__api_golden_and_log(dg_report_scenario *sc, const char *name, const char *rec_path,
+dg_status dg_harness__api_golden_and_log(dg_report_scenario *sc, const char *name, const char *rec_path,
                                       const harness__stream *rec, const dg_harness_options *opts, dg_error *err);
 /* Fills out's first_divergent_entity / _field / _check from the check of sc whose first divergent
  * tick is out->first_divergent_tick. */
-void harness__api_first_entity(dg_harness_result *out, const dg_report_scenario *sc);
+void dg_harness__api_first_entity(dg_harness_result *out, const dg_report_scenario *sc);
 /* dg_harness_finish that also moves the session's record-side stream into *keep_rec (may be NULL). */
-dg_status harness__session_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out,
+dg_status dg_harness__session_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out,
                                   harness__stream *keep_rec, dg_error *err);
 /* *out from a scenario's checks (its ticks and entity-ticks, counts, the first divergence). */
-void harness__api_result(dg_harness_result *out, const dg_report_scenario *sc);
+void dg_harness__api_result(dg_harness_result *out, const dg_report_scenario *sc);
 /* Ends a session without its checks: closes the recording (left at its path, which *path gets; the
  * caller removes it) and moves its record-side stream into *rec. Frees s (always). */
-dg_status harness__session_end(dg_harness_session *s, harness__stream *rec, char *path, size_t cap, dg_error *err);
+dg_status dg_harness__session_end(dg_harness_session *s, harness__stream *rec, char *path, size_t cap, dg_error *err);
 
 #endif

@@ -289,11 +289,11 @@ static bool project_record(const proj_engine *e, const char *src, const char *bd
     harness__stream rec = {0};
     harness__record_opts ro = {.hash_log = hash_log, .format_name = "flrep", .fault_self_check_tick = UINT64_MAX,
                                .fsync = DG_FLREP_FSYNC_CLOSE, .jobs = 1};
-    dg_status st = harness__source_process(&s, e->run, src, scn, e->time_limit, e->keyframe, &err);
+    dg_status st = dg_harness__source_process(&s, e->run, src, scn, e->time_limit, e->keyframe, &err);
     if (st == DG_OK)
-        st = rply ? harness__rply_record(s, out, e->keyframe, &rec, &err) : harness__record(s, out, &ro, &rec, &err);
-    harness__source_free(s);
-    harness__stream_free(&rec);
+        st = rply ? dg_harness__rply_record(s, out, e->keyframe, &rec, &err) : dg_harness__record(s, out, &ro, &rec, &err);
+    dg_harness__source_free(s);
+    dg_harness__stream_free(&rec);
     if (st == DG_OK)
         return true;
     char buf[900];
@@ -358,10 +358,10 @@ static uint64_t raw_drift(const char *good_log, const char *log)
     dg_error_clear(&err);
     uint64_t first[1], first_raw = DG_REPORT_TICK_NONE;
     size_t nf;
-    if (harness__load_log(good_log, &g, NULL, &err) == DG_OK && harness__load_log(log, &s, NULL, &err) == DG_OK)
-        harness__compare_streams(NULL, &g, &s, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
-    harness__stream_free(&g);
-    harness__stream_free(&s);
+    if (dg_harness__load_log(good_log, &g, NULL, &err) == DG_OK && dg_harness__load_log(log, &s, NULL, &err) == DG_OK)
+        dg_harness__compare_streams(NULL, &g, &s, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+    dg_harness__stream_free(&g);
+    dg_harness__stream_free(&s);
     return first_raw;
 }
 
@@ -375,7 +375,7 @@ static bisect_cmp compare_into(dg_report *rep, const char *name, const char *a, 
     dg_report_check *c = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
     if (!c)
         return r;
-    uint64_t nd = rply ? harness__rply_compare_files(c, sc, a, b, err) : harness__compare_files(c, sc, a, b, err);
+    uint64_t nd = rply ? dg_harness__rply_compare_files(c, sc, a, b, err) : dg_harness__compare_files(c, sc, a, b, err);
     if (nd == UINT64_MAX) {
         char buf[600];
         dg_error_format(err, buf, sizeof buf);
@@ -593,8 +593,8 @@ static void keep_log(const char *log, const char *kept)
     dg_error_clear(&err);
     tmp[0] = 0;
     bool ok = stat(log, &st) == 0 && (!slash || cli_mkdirs(dir)) &&
-              harness__temp_path(tmp, sizeof tmp, slash ? dir : ".", "bisect", ".log") &&
-              harness__copy_prefix(log, tmp, (uint64_t)st.st_size, &err) == DG_OK && rename(tmp, kept) == 0;
+              dg_harness__temp_path(tmp, sizeof tmp, slash ? dir : ".", "bisect", ".log") &&
+              dg_harness__copy_prefix(log, tmp, (uint64_t)st.st_size, &err) == DG_OK && rename(tmp, kept) == 0;
     if (!ok) {
         if (tmp[0])
             remove(tmp);
@@ -924,7 +924,7 @@ int cli_bisect(int argc, char **argv)
         return CLI_UNTESTED;
     }
     if (stat(scn_path, &sst) != 0 ||
-        harness__copy_prefix(scn_path, b.scn, (uint64_t)sst.st_size, &err) != DG_OK) {
+        dg_harness__copy_prefix(scn_path, b.scn, (uint64_t)sst.st_size, &err) != DG_OK) {
         cli_print_error("bisect", &err);
         return CLI_UNTESTED;
     }
@@ -941,11 +941,11 @@ int cli_bisect(int argc, char **argv)
     dg_report *rep = cli_report_new("bisect", &err);
     if (!rep)
         return CLI_UNTESTED;
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     char name[DG_HASH_LOG_NAME_MAX + 1];
-    harness__scenario_name(scn_path, name, sizeof name);
+    dg_harness__scenario_name(scn_path, name, sizeof name);
     int code = bisect_run(&b, rep, name);
-    rep->duration_s = harness__now() - t0;
+    rep->duration_s = dg_harness__now() - t0;
     remove_worktree(b.repo, b.wt);
     if (code == CLI_UNTESTED && drop_work && !bisect_sig) {
         char log[PATH_CAP];
@@ -961,7 +961,7 @@ int cli_bisect(int argc, char **argv)
         fprintf(stderr, "detgate bisect: interrupted; the worktree and the work folder were removed\n");
         dg_report_free(rep);
         cli_outs_discard(&rp.outs);
-        harness__temp_cleanup();
+        dg_harness__temp_cleanup();
         signal(sig, SIG_DFL);
         raise(sig);
     }
@@ -997,7 +997,7 @@ static void mplan_free(mplan *p)
         free(p->v[i].cc);
         free(p->v[i].flags);
         free(p->v[i].label);
-        harness__stream_free(&p->v[i].s);
+        dg_harness__stream_free(&p->v[i].s);
     }
     free(p->v);
     memset(p, 0, sizeof *p);
@@ -1211,7 +1211,7 @@ static void matrix_build_all(mplan *p, const char *src, const char *wdir, const 
                                                  project_record(e, src, bdir, scn, m->rec, hl, false, m->log)
                                            : build_tree(src, bdir, "Release", m->cc, flags, m->log) &&
                                                  record_with(bin, scn, m->rec, hl, false, m->log));
-        m->ok = recorded && harness__load_log(hl, &m->s, NULL, &err) == DG_OK;
+        m->ok = recorded && dg_harness__load_log(hl, &m->s, NULL, &err) == DG_OK;
         free(flags);
         if (!m->ok)
             fprintf(stderr, "detgate matrix: %s could not be built or run (see %s)\n", m->label, m->log);
@@ -1219,7 +1219,7 @@ static void matrix_build_all(mplan *p, const char *src, const char *wdir, const 
 }
 
 /* Classes: the configurations that record identically; raw groups: those whose raw floats are
- * identical too (harness__stream_classes). reps[c] is class c's first member, rreps[g] raw group g's. */
+ * identical too (dg_harness__stream_classes). reps[c] is class c's first member, rreps[g] raw group g's. */
 static size_t matrix_classes(mplan *p, size_t *reps, size_t *rreps)
 {
     const harness__stream **s = calloc(p->n ? p->n : 1, sizeof *s);
@@ -1228,8 +1228,8 @@ static size_t matrix_classes(mplan *p, size_t *reps, size_t *rreps)
     if (s && cls && raw) {
         for (size_t i = 0; i < p->n; i++)
             s[i] = p->v[i].ok ? &p->v[i].s : NULL;
-        nc = harness__stream_classes(s, p->n, false, cls, reps);
-        harness__stream_classes(s, p->n, true, raw, rreps);
+        nc = dg_harness__stream_classes(s, p->n, false, cls, reps);
+        dg_harness__stream_classes(s, p->n, true, raw, rreps);
         for (size_t i = 0; i < p->n; i++) {
             p->v[i].cls = cls[i];
             p->v[i].raw = raw[i];
@@ -1289,10 +1289,10 @@ static void matrix_pair(dg_report_scenario *sc, const mconf *x, const mconf *y, 
     dg_report_check *ck = dg_report_add_check(sc, name, DG_REPORT_PASS);
     dg_error err;
     dg_error_clear(&err);
-    uint64_t nd = ck ? harness__compare_files(ck, sc, x->rec, y->rec, &err) : 0;
+    uint64_t nd = ck ? dg_harness__compare_files(ck, sc, x->rec, y->rec, &err) : 0;
     uint64_t first[1], first_raw;
     size_t nf;
-    harness__compare_streams(NULL, &x->s, &y->s, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+    dg_harness__compare_streams(NULL, &x->s, &y->s, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
     if (ck && nd && nd != UINT64_MAX) {
         snprintf(a, sizeof a, "%llu", (unsigned long long)ck->first_tick);
         ck->status = DG_REPORT_FAIL;
@@ -1335,7 +1335,7 @@ static size_t matrix_raw_drift(dg_report_scenario *sc, const mplan *p, size_t nc
                 continue;
             uint64_t ft[1], first_raw;
             size_t nf;
-            harness__compare_streams(NULL, &first->s, &m->s, DG_REPORT_TICK_NONE, ft, 1, &nf, &first_raw);
+            dg_harness__compare_streams(NULL, &first->s, &m->s, DG_REPORT_TICK_NONE, ft, 1, &nf, &first_raw);
             drifting++;
             printf("  %s ~ %s: raw floats first differ at tick %llu\n", first->label, m->label,
                    (unsigned long long)first_raw);
@@ -1418,7 +1418,7 @@ static int matrix_report(dg_report *rep, mplan *p, const char *scn_name, cli_raw
     size_t unbuilt = matrix_unbuilt(sc, p);
     free(reps);
     free(rreps);
-    rep->duration_s = harness__now() - t0;
+    rep->duration_s = dg_harness__now() - t0;
     printf("detgate matrix: scenario %s, %zu configuration%s, %zu class%s, %.1f s\n", scn_name, p->n,
            p->n == 1 ? "" : "s", nc, nc == 1 ? "" : "es", rep->duration_s);
     if (nc > 1 || (raw == CLI_RAW_FAIL && drifting))
@@ -1505,7 +1505,7 @@ int cli_matrix(int argc, char **argv)
         return lrc;
     }
     char scn_name[DG_HASH_LOG_NAME_MAX + 1];
-    harness__scenario_name(scn_path, scn_name, sizeof scn_name);
+    dg_harness__scenario_name(scn_path, scn_name, sizeof scn_name);
     if (dry) {
         matrix_print_plan(&plan, scn_name, eng.build != NULL);
         mplan_free(&plan);
@@ -1523,7 +1523,7 @@ int cli_matrix(int argc, char **argv)
         fprintf(stderr, "detgate matrix: cannot find the source tree or create a work folder\n");
         return CLI_UNTESTED;
     }
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     matrix_build_all(&plan, src, wdir, scn_abs, &eng);
     dg_error err;
     dg_error_clear(&err);

@@ -210,7 +210,7 @@ void cli_progress_cb(void *user, uint64_t tick, uint64_t total)
     cli_progress *p = user;
     if (!p || !p->on)
         return;
-    double now = harness__now();
+    double now = dg_harness__now();
     if (now - p->last < 0.2)
         return;
     p->last = now;

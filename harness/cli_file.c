@@ -530,7 +530,7 @@ int cli_hash(int argc, char **argv)
         return CLI_USAGE;
     }
     bool rply = kind == CLI_KIND_RPLY;
-    harness__cpu_init(jobs);
+    dg_harness__cpu_init(jobs);
     /* On stdout, replay (and so validate) before printing anything, so a bad file prints no partial
      * log; without entity lines the log is written from this pass's stream. A log file (-o) is
      * written in the one pass, to a registered temp that an error discards. */
@@ -539,15 +539,15 @@ int cli_hash(int argc, char **argv)
     bool one_pass = log_out && !rply;
     dg_status st = rply ? DG_OK : hash_warn_recovered(path, &err);
     if (st == DG_OK && !one_pass)
-        st = rply ? harness__rply_replay_hash(path, NULL, false, &probe, &err)
-                  : harness__replay_hash_jobs(path, &ro, &probe, &err);
+        st = rply ? dg_harness__rply_replay_hash(path, NULL, false, &probe, &err)
+                  : dg_harness__replay_hash_jobs(path, &ro, &probe, &err);
     if (st != DG_OK) {
-        harness__stream_free(&probe);
+        dg_harness__stream_free(&probe);
         cli_print_error("hash", &err);
         return CLI_USAGE;
     }
     dg_hash_log_header lh = {0};
-    harness__scenario_name(path, lh.scenario, sizeof lh.scenario);
+    dg_harness__scenario_name(path, lh.scenario, sizeof lh.scenario);
     snprintf(lh.format, sizeof lh.format, "%s", rply ? "rply" : "flrep");
     lh.entities = entities;
     lh.raw = false;
@@ -561,14 +561,14 @@ int cli_hash(int argc, char **argv)
     ro.log = w;
     ro.log_entities = entities;
     if (st == DG_OK && (entities || one_pass))
-        st = rply ? harness__rply_replay_hash(path, w, entities, &s, &err) : harness__replay_hash_jobs(path, &ro, &s, &err);
+        st = rply ? dg_harness__rply_replay_hash(path, w, entities, &s, &err) : dg_harness__replay_hash_jobs(path, &ro, &s, &err);
     else if (st == DG_OK)
         st = write_stream_lines(w, &probe, &err);
     dg_status cst = dg_hash_log_close(w, st == DG_OK ? &err : NULL);
     if (st == DG_OK)
         st = cst;
-    harness__stream_free(&s);
-    harness__stream_free(&probe);
+    dg_harness__stream_free(&s);
+    dg_harness__stream_free(&probe);
     fflush(stdout);
     if (st != DG_OK) {
         cli_outs_discard(&outs);

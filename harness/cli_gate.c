@@ -122,8 +122,8 @@ static bool fresh_reads_back(const char *rec_path, bool rply)
     dg_error_clear(&err);
     if (rply) {
         harness__stream s = {0};
-        dg_status st = harness__rply_replay_hash(rec_path, NULL, false, &s, &err);
-        harness__stream_free(&s);
+        dg_status st = dg_harness__rply_replay_hash(rec_path, NULL, false, &s, &err);
+        dg_harness__stream_free(&s);
         return st == DG_OK;
     }
     dg_flrep_reader *r = NULL;
@@ -152,7 +152,7 @@ static void golden_error(dg_report_check *c, const dg_error *err, const char *go
 static void check_golden(dg_report_scenario *sc, const char *golden_dir, const char *rec_path,
                          const harness__stream *rec, cli_raw_policy raw, bool rply)
 {
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     char gf[4096], gl[4096];
     golden_paths(golden_dir, sc->name, rply, gf, gl, sizeof gf);
     dg_report_check *c = dg_report_add_check(sc, "golden", DG_REPORT_PASS);
@@ -172,8 +172,8 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
     cli_span rec_span = cli_stream_span(rec), golden_span = {false, 0, 0};
     if (have_f) {
         golden_span = cli_file_span(gf, rply ? CLI_KIND_RPLY : CLI_KIND_FLREP);
-        nd = rply ? harness__rply_compare_files(c, NULL, gf, rec_path, &err)
-                  : harness__compare_files(c, NULL, gf, rec_path, &err);
+        nd = rply ? dg_harness__rply_compare_files(c, NULL, gf, rec_path, &err)
+                  : dg_harness__compare_files(c, NULL, gf, rec_path, &err);
         if (nd == UINT64_MAX) {
             golden_error(c, &err, gf, rec_path, rply);
             return;
@@ -181,9 +181,9 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
     }
     if (have_l) {
         harness__stream g = {0};
-        if (harness__load_log(gl, &g, NULL, &err) != DG_OK) {
+        if (dg_harness__load_log(gl, &g, NULL, &err) != DG_OK) {
             golden_error(c, &err, gl, rec_path, rply);
-            harness__stream_free(&g);
+            dg_harness__stream_free(&g);
             return;
         }
         if (!have_f)
@@ -191,14 +191,14 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
         uint64_t first[1];
         size_t nfirst;
         /* With a .flrep golden the state diff is already in the check; the log adds the raw hashes. */
-        uint64_t nl = harness__compare_streams(have_f ? NULL : c, &g, rec, DG_REPORT_TICK_NONE, first, 1, &nfirst,
+        uint64_t nl = dg_harness__compare_streams(have_f ? NULL : c, &g, rec, DG_REPORT_TICK_NONE, first, 1, &nfirst,
                                                &first_raw);
         if (!have_f)
             nd = nl;
-        harness__stream_free(&g);
+        dg_harness__stream_free(&g);
         static const char *const sides[2] = {"the golden (A)", "the new recording (B)"};
         if (!have_f && nl > 0) /* spread and trajectory as far as the log's data allows */
-            harness__hash_views(c, gl, HARNESS_VIEW_LOG, rec_path, rply ? HARNESS_VIEW_OTHER : HARNESS_VIEW_FLREP,
+            dg_harness__hash_views(c, gl, HARNESS_VIEW_LOG, rec_path, rply ? HARNESS_VIEW_OTHER : HARNESS_VIEW_FLREP,
                                 sides);
     }
     if (first_raw != DG_REPORT_TICK_NONE) {
@@ -229,9 +229,9 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
                                     dg_report_plural_s(rec->n), have_f ? "recording" : "",
                                     have_f && have_l ? " + " : "", have_l ? "hash log with raw floats" : "");
     }
-    c->duration_s = harness__now() - t0;
+    c->duration_s = dg_harness__now() - t0;
     if (have_f) /* after the golden check is complete: adding a check moves the array */
-        rply ? harness__rply_compare_headers(sc, gf, rec_path) : harness__compare_headers(sc, gf, rec_path);
+        rply ? dg_harness__rply_compare_headers(sc, gf, rec_path) : dg_harness__compare_headers(sc, gf, rec_path);
 }
 
 /* ---- gate ---------------------------------------------------------------------------------------- */
@@ -468,8 +468,8 @@ static bool plan_make(gate_plan *p, const gate_opts *g, const name_list *all, ui
         if (!g->only.n || name_in(&g->only, all->v[i]))
             p->names[p->n++] = all->v[i];
     plan_costs(p, g);
-    return harness__shard_plan(p->cost, p->n, shards, p->shard_of, p->load) &&
-           harness__corpus_id(g->ro.rply ? "rply" : "flrep", p->names, p->cost, p->n, p->corpus_id);
+    return dg_harness__shard_plan(p->cost, p->n, shards, p->shard_of, p->load) &&
+           dg_harness__corpus_id(g->ro.rply ? "rply" : "flrep", p->names, p->cost, p->n, p->corpus_id);
 }
 
 /* `gate --plan N`: one line per shard (cost, share of the total, scenarios in name order), then the
@@ -523,7 +523,7 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
             check_error(ck, &err);
         return g->ro.run != NULL; /* an engine that fails to start is untested, not bad input */
     }
-    harness__temp_path(rec_path, sizeof rec_path, NULL, src->name, g->ro.rply ? ".rply" : ".flrep");
+    dg_harness__temp_path(rec_path, sizeof rec_path, NULL, src->name, g->ro.rply ? ".rply" : ".flrep");
     harness__stream rec = {0};
     dg_report_scenario *sc = NULL;
     int f = cli_record_and_verify(rep, src, rec_path, &g->ro, &rec, &sc, &err);
@@ -535,8 +535,8 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
         dg_error_format(&err, buf, sizeof buf);
         snprintf(errors, cap, "detgate gate: %s: %s\n", name, buf);
     }
-    harness__stream_free(&rec);
-    harness__source_free(src);
+    dg_harness__stream_free(&rec);
+    dg_harness__source_free(src);
     remove(rec_path);
     return !usage;
 }
@@ -608,7 +608,7 @@ static void gate_schedule(gate_job **order, gate_job *jobs, size_t n, const gate
 /* Caller holds p->mu. */
 static void gate_progress(gate_pool *p)
 {
-    double now = harness__now();
+    double now = dg_harness__now();
     if (!p->progress || (now - p->last < 0.2 && p->done < p->n))
         return;
     p->last = now;
@@ -628,7 +628,7 @@ static void *gate_worker(void *arg)
         size_t i = p->next < p->n ? p->next++ : p->n;
         pthread_mutex_unlock(&p->mu);
         if (i == p->n) {
-            harness__cpu_give(1);
+            dg_harness__cpu_give(1);
             return NULL;
         }
         gate_run_job(p->order[i], p->g);
@@ -649,12 +649,12 @@ static void gate_run_workers(gate_pool *p, unsigned want)
     bool have_attr = pthread_attr_init(&attr) == 0;
     if (have_attr) /* the same stack the main thread has by default: the checks keep path buffers on it */
         pthread_attr_setstacksize(&attr, 8u << 20);
-    harness__cpu_init(want); /* --jobs N in all: the workers first, then threads inside a recording */
-    unsigned tokens = harness__cpu_take(want - 1 < p->n ? want - 1 : (unsigned)(p->n ? p->n - 1 : 0));
+    dg_harness__cpu_init(want); /* --jobs N in all: the workers first, then threads inside a recording */
+    unsigned tokens = dg_harness__cpu_take(want - 1 < p->n ? want - 1 : (unsigned)(p->n ? p->n - 1 : 0));
     for (size_t k = 0; k < tokens; k++)
         if (pthread_create(&tid[started], have_attr ? &attr : NULL, gate_worker, p) == 0)
             started++;
-    harness__cpu_give(tokens - (unsigned)started);
+    dg_harness__cpu_give(tokens - (unsigned)started);
     if (have_attr)
         pthread_attr_destroy(&attr);
     if (started + 1 < want && started + 1 < p->n)
@@ -663,7 +663,7 @@ static void gate_run_workers(gate_pool *p, unsigned want)
     gate_worker(p);
     for (size_t k = 0; k < started; k++)
         pthread_join(tid[k], NULL);
-    harness__cpu_init(1); /* every worker gave its thread back; nothing runs in parallel from here */
+    dg_harness__cpu_init(1); /* every worker gave its thread back; nothing runs in parallel from here */
 }
 
 /* Runs the jobs, prints their messages and writes the reports; returns the exit code. rep receives
@@ -685,7 +685,7 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, size
     gate_run_workers(&pool, g->jobs);
     pthread_mutex_destroy(&pool.mu);
     free(order);
-    rep->duration_s = harness__now() - t0;
+    rep->duration_s = dg_harness__now() - t0;
     if (n == 0) /* more shards than scenarios: this machine has nothing to do, and says so */
         dg_report_set_note(rep, "shard %llu/%llu of %zu scenario%s: empty", (unsigned long long)g->shard_i,
                            (unsigned long long)g->shard_n, corpus_n, corpus_n == 1 ? "" : "s");
@@ -743,7 +743,7 @@ static int gate_project(gate_opts *g, name_list *all)
     if (code == 0 && have && !g->corpus) {
         dg_error err;
         dg_error_clear(&err);
-        if (harness__project_scenarios(&g->proj, &g->refs, &g->nrefs, &err) != DG_OK) {
+        if (dg_harness__project_scenarios(&g->proj, &g->refs, &g->nrefs, &err) != DG_OK) {
             cli_print_error("gate", &err);
             return CLI_USAGE;
         }
@@ -812,11 +812,11 @@ int cli_gate(int argc, char **argv)
         plan_free(&plan);
         free(g.only.v);
         free(all.v);
-        harness__scenario_refs_free(g.refs, g.nrefs);
+        dg_harness__scenario_refs_free(g.refs, g.nrefs);
         return code ? code : g.plan ? CLI_EQUAL : CLI_UNTESTED;
     }
     dg_report_set_shard(rep, (uint32_t)g.shard_i, (uint32_t)g.shard_n, plan.corpus_id);
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     gate_job *jobs = calloc(plan.n ? plan.n : 1, sizeof *jobs);
     size_t ran = 0;
     for (size_t i = 0; jobs && i < plan.n; i++)
@@ -835,7 +835,7 @@ int cli_gate(int argc, char **argv)
     plan_free(&plan);
     free(g.only.v);
     free(all.v);
-    harness__scenario_refs_free(g.refs, g.nrefs);
+    dg_harness__scenario_refs_free(g.refs, g.nrefs);
     dg_report_free(rep);
     return code;
 }
@@ -895,29 +895,29 @@ static void first_changed(const char *gf, const char *gl, bool rply, const harne
     dg_error_clear(&err);
     dg_status st;
     if (cli_file_exists(gl))
-        st = harness__load_log(gl, &old, NULL, &err);
+        st = dg_harness__load_log(gl, &old, NULL, &err);
     else if (cli_file_exists(gf))
-        st = rply ? harness__rply_replay_hash(gf, NULL, false, &old, &err)
-                  : harness__replay_hash(gf, UINT64_MAX, NULL, false, &old, &err);
+        st = rply ? dg_harness__rply_replay_hash(gf, NULL, false, &old, &err)
+                  : dg_harness__replay_hash(gf, UINT64_MAX, NULL, false, &old, &err);
     else {
         snprintf(out, cap, "new");
         return;
     }
     if (st != DG_OK) {
         snprintf(out, cap, "unknown");
-        harness__stream_free(&old);
+        dg_harness__stream_free(&old);
         return;
     }
     uint64_t first[1], first_raw;
     size_t nf;
-    uint64_t nd = harness__compare_streams(NULL, &old, rec, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+    uint64_t nd = dg_harness__compare_streams(NULL, &old, rec, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
     if (nd)
         snprintf(out, cap, "%llu", (unsigned long long)first[0]);
     else if (first_raw != DG_REPORT_TICK_NONE)
         snprintf(out, cap, "none (raw floats from %llu)", (unsigned long long)first_raw);
     else
         snprintf(out, cap, "none");
-    harness__stream_free(&old);
+    dg_harness__stream_free(&old);
 }
 
 static bool append_log(const char *golden, const char *name, const char *changed, size_t ticks, const char *reason)
@@ -962,13 +962,13 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
     char gf[4096], gl[4096], tf[4200], tl[4200];
     golden_paths(golden, name, rply, gf, gl, sizeof gf);
     /* temp names in the golden folder itself, so the final renames stay on one file system */
-    harness__temp_path(tf, sizeof tf, golden, name, rply ? ".rply" : ".flrep");
-    harness__temp_path(tl, sizeof tl, golden, name, ".hashlog.zst");
+    dg_harness__temp_path(tf, sizeof tf, golden, name, rply ? ".rply" : ".flrep");
+    dg_harness__temp_path(tl, sizeof tl, golden, name, ".hashlog.zst");
     ro.hash_log = rply ? NULL : tl;  /* the RPLY record side writes no log itself: written below */
     harness__stream rec = {0};
     dg_report_scenario *sc = NULL;
     int f = cli_record_and_verify(rep, src, tf, &ro, &rec, &sc, &err);
-    harness__source_free(src);
+    dg_harness__source_free(src);
     int code = CLI_EQUAL;
     if (f != 0) {
         fprintf(stderr, "detgate bless: %s does not verify (record vs replay, seek or recovery): not blessed\n", name);
@@ -999,7 +999,7 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
     }
     remove(tf);
     remove(tl);
-    harness__stream_free(&rec);
+    dg_harness__stream_free(&rec);
     return code;
 }
 
@@ -1059,13 +1059,13 @@ int cli_bless(int argc, char **argv)
         size_t n = 0;
         dg_error lerr;
         dg_error_clear(&lerr);
-        if (harness__project_scenarios(&proj, &v, &n, &lerr) != DG_OK) {
+        if (dg_harness__project_scenarios(&proj, &v, &n, &lerr) != DG_OK) {
             cli_print_error("bless", &lerr);
             return CLI_USAGE;
         }
         for (size_t i = 0; i < n; i++)
             names_add(&names, v[i].name);
-        harness__scenario_refs_free(v, n);
+        dg_harness__scenario_refs_free(v, n);
     } else if (all) {
         if (!list_corpus(corpus, &names))
             return cli_usage_error("bless", "cannot read the corpus folder %s", corpus);
@@ -1095,7 +1095,7 @@ int cli_bless(int argc, char **argv)
             worst = CLI_USAGE;
             continue;
         }
-        harness__scenario_name(scn, name, sizeof name);
+        dg_harness__scenario_name(scn, name, sizeof name);
         int code = bless_one(name, scn, golden, reason, max_bytes, &base, rep);
         if (code > worst || (worst == CLI_EQUAL && code))
             worst = code;

@@ -11,16 +11,16 @@ int cli_project_load(const char *cmd, const char *given, harness__project *p, bo
 {
     char found[HARNESS_PROJECT_PATH_MAX];
     *have = false;
-    if (!given && !harness__project_find(found, sizeof found))
+    if (!given && !dg_harness__project_find(found, sizeof found))
         return 0;
     dg_error err;
     dg_error_clear(&err);
-    if (harness__project_load(p, given ? given : found, &err) != DG_OK) {
+    if (dg_harness__project_load(p, given ? given : found, &err) != DG_OK) {
         cli_print_error(cmd, &err);
         return CLI_USAGE;
     }
     *have = true;
-    harness__decl_preset(&p->decl); /* every stream this command reads follows the project's fields */
+    dg_harness__decl_preset(&p->decl); /* every stream this command reads follows the project's fields */
     return 0;
 }
 
@@ -47,7 +47,7 @@ int cli_project_scenario(const char *cmd, const harness__project *p, const char 
     size_t n = 0;
     dg_error err;
     dg_error_clear(&err);
-    if (harness__project_scenarios(p, &v, &n, &err) != DG_OK) {
+    if (dg_harness__project_scenarios(p, &v, &n, &err) != DG_OK) {
         cli_print_error(cmd, &err);
         return CLI_USAGE;
     }
@@ -60,7 +60,7 @@ int cli_project_scenario(const char *cmd, const harness__project *p, const char 
     if (code)
         fprintf(stderr, "detgate %s: no scenario '%s' (not a file, and not one of %s's scenarios, %s)\n", cmd, arg,
                 p->path, p->scenarios);
-    harness__scenario_refs_free(v, n);
+    dg_harness__scenario_refs_free(v, n);
     return code;
 }
 
@@ -89,12 +89,12 @@ int cli_init(int argc, char **argv)
         return cli_usage_error("init", "--run and --scenarios are one line each");
     dg_error err;
     dg_error_clear(&err);
-    if (harness__project_write_template(out, run, scenarios, &err) != DG_OK) {
+    if (dg_harness__project_write_template(out, run, scenarios, &err) != DG_OK) {
         cli_print_error("init", &err);
         return err.code == DG_E_USAGE ? CLI_USAGE : CLI_UNTESTED;
     }
     harness__project p;
-    if (harness__project_load(&p, out, &err) != DG_OK) { /* e.g. a --run without {scenario} */
+    if (dg_harness__project_load(&p, out, &err) != DG_OK) { /* e.g. a --run without {scenario} */
         cli_print_error("init", &err);
         remove(out);
         return CLI_USAGE;

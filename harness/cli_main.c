@@ -217,8 +217,8 @@ static void main_help(FILE *f)
  * complete or absent. */
 static void on_signal(int sig)
 {
-    harness__temp_cleanup();
-    harness__process_kill_all();
+    dg_harness__temp_cleanup();
+    dg_harness__process_kill_all();
     signal(sig, SIG_DFL);
     raise(sig);
 }

@@ -180,7 +180,7 @@ int cli_outs_prepare(cli_outs *s, const char *cmd, const char *const *inputs, si
             char dir[CLI_PATH_CAP];
             out_folder(o->final, dir, sizeof dir);
             bool in_folder = o->how == CLI_OUT_RENAME;
-            if (!harness__temp_path(o->work, sizeof o->work, in_folder ? dir : NULL, "out", out_suffix(o->given)))
+            if (!dg_harness__temp_path(o->work, sizeof o->work, in_folder ? dir : NULL, "out", out_suffix(o->given)))
                 rc = out_refuse(cmd, o, "%s", "the path is too long");
         }
         if (rc) {
@@ -298,7 +298,7 @@ void cli_outs_discard(cli_outs *s)
 
 bool cli_out_write_buf(cli_out *o, const void *p, size_t n, dg_error *err)
 {
-    harness__temp_remember(o->work);
+    dg_harness__temp_remember(o->work);
     int fd = open(o->work, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, o->given, "cannot create %s: %s", o->work, strerror(errno));

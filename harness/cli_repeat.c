@@ -15,22 +15,22 @@ static dg_status record_again(const char *scenario, const cli_run_opts *o, const
     dg_status st = cli_open_source(scenario, o, &src, err);
     harness__record_opts ro = {.format_name = "flrep"};
     if (st == DG_OK)
-        st = o->rply ? harness__rply_record(src, path, o->keyframe, rec, err) : harness__record(src, path, &ro, rec, err);
-    harness__source_free(src);
+        st = o->rply ? dg_harness__rply_record(src, path, o->keyframe, rec, err) : dg_harness__record(src, path, &ro, rec, err);
+    dg_harness__source_free(src);
     return st;
 }
 
 int cli_verify_repeat(dg_report_scenario *sc, const char *scenario, const cli_run_opts *o, const char *first_path,
                       const harness__stream *first)
 {
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "repeat", DG_REPORT_PASS);
     if (!c)
         return -1;
     int result = 0;
     for (unsigned k = 2; k <= o->repeat && result == 0; k++) {
         char path[4096];
-        harness__temp_path(path, sizeof path, NULL, sc->name, o->rply ? ".rply" : ".flrep");
+        dg_harness__temp_path(path, sizeof path, NULL, sc->name, o->rply ? ".rply" : ".flrep");
         harness__stream rec = {0};
         dg_error err;
         dg_error_clear(&err);
@@ -41,12 +41,12 @@ int cli_verify_repeat(dg_report_scenario *sc, const char *scenario, const cli_ru
             dg_report_check_set_message(c, "run %u of %u could not record: %s", k, o->repeat, buf);
             result = -1;
         } else {
-            result = harness__repeat_compare(c, first_path, first, path, &rec, k, o->rply);
+            result = dg_harness__repeat_compare(c, first_path, first, path, &rec, k, o->rply);
         }
-        harness__stream_free(&rec);
+        dg_harness__stream_free(&rec);
         remove(path);
     }
-    harness__repeat_conclude(c, o->repeat, first, result);
-    c->duration_s = harness__now() - t0;
+    dg_harness__repeat_conclude(c, o->repeat, first, result);
+    c->duration_s = dg_harness__now() - t0;
     return result;
 }

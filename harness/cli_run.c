@@ -34,17 +34,17 @@ bool cli_parse_jobs(const char *s, unsigned *out)
 dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__source **out, dg_error *err)
 {
     if (o->states && strcmp(o->states, "-") == 0)
-        return harness__source_stream(out, stdin, "stdin", NULL, o->keyframe, err);
+        return dg_harness__source_stream(out, stdin, "stdin", NULL, o->keyframe, err);
     size_t n = o->states ? strlen(o->states) : 0;
     if (n > 4 && strcmp(o->states + n - 4, ".zst") == 0)
-        return harness__source_states_zst(out, o->states, o->keyframe, err);
-    if (o->states && harness__is_binary_stream(o->states))
-        return harness__source_binary_file(out, o->states, o->keyframe, err);
+        return dg_harness__source_states_zst(out, o->states, o->keyframe, err);
+    if (o->states && dg_harness__is_binary_stream(o->states))
+        return dg_harness__source_binary_file(out, o->states, o->keyframe, err);
     if (o->states)
-        return harness__source_states(out, o->states, o->keyframe, err);
+        return dg_harness__source_states(out, o->states, o->keyframe, err);
     if (o->run)
-        return harness__source_process(out, o->run, o->run_dir, scenario, o->time_limit, o->keyframe, err);
-    return harness__source_scenario(out, scenario, o->inject, o->keyframe, err);
+        return dg_harness__source_process(out, o->run, o->run_dir, scenario, o->time_limit, o->keyframe, err);
+    return dg_harness__source_scenario(out, scenario, o->inject, o->keyframe, err);
 }
 
 bool cli_bad_input(dg_status st)
@@ -93,9 +93,9 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
                                .fault_self_check = o->self_check_fault_tick != UINT64_MAX,
                                .fault_self_check_tick = o->self_check_fault_tick, .fsync = DG_FLREP_FSYNC_CLOSE,
                                .jobs = o->jobs};
-    double t0 = harness__now();
-    dg_status st = o->rply ? harness__rply_record(src, path, o->keyframe, rec, err)
-                           : harness__record(src, path, &ro, rec, err);
+    double t0 = dg_harness__now();
+    dg_status st = o->rply ? dg_harness__rply_record(src, path, o->keyframe, rec, err)
+                           : dg_harness__record(src, path, &ro, rec, err);
     cli_progress_done(&pr);
     if (st == DG_OK)
         st = check_fault_ticks(o, rec, err);
@@ -108,7 +108,7 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
             dg_report_check_set_message(c, own ? "the writer could not reproduce what it wrote (its self-check "
                                                  "failed: this build cannot read back its own recording): %s"
                                                : "could not record: %s", buf);
-            c->duration_s = harness__now() - t0;
+            c->duration_s = dg_harness__now() - t0;
         }
         return -1;
     }
@@ -117,11 +117,11 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     sc->entity_ticks = rec->entity_ticks;
     sc->file_bytes = stat(path, &stt) == 0 ? (uint64_t)stt.st_size : 0;
     if (o->rply) /* RPLY keeps no trailer to lose: record-vs-replay and seek only */
-        return harness__rply_verify_file(sc, path, rec, o->seek_random);
+        return dg_harness__rply_verify_file(sc, path, rec, o->seek_random);
     harness__verify_opts vo = {.fault_tick = o->fault_tick, .seek_fault_tick = o->seek_fault_tick,
                                .seek_random = o->seek_random, .seek_max_edges = o->seek_max_edges,
                                .skip_recovery = o->skip_recovery, .jobs = o->jobs};
-    return harness__verify_file(sc, src, path, rec, &vo);
+    return dg_harness__verify_file(sc, src, path, rec, &vo);
 }
 
 /* ---- option parsing shared by record and verify ------------------------------------------------- */
@@ -276,7 +276,7 @@ int cli_record(int argc, char **argv)
     cli_out *log_out = cli_outs_add(&outs, "--hash-log", o.hash_log, false);
     const char *inputs[] = {scn, o.states};
     if ((rc = cli_outs_prepare(&outs, "record", inputs, 2)) != 0) {
-        harness__source_free(src);
+        dg_harness__source_free(src);
         return rc;
     }
     harness__stream rec = {.count_only = true}; /* only counted: nothing compares them */
@@ -288,23 +288,23 @@ int cli_record(int argc, char **argv)
                                .format_name = "flrep", .progress = cli_progress_cb, .progress_user = &pr,
                                .fault_self_check = o.self_check_fault_tick != UINT64_MAX,
                                .fault_self_check_tick = o.self_check_fault_tick, .fsync = fsync, .jobs = 1};
-    dg_status st = o.rply ? harness__rply_record(src, rec_out->work, o.keyframe, &rec, &err)
-                          : harness__record(src, rec_out->work, &ro, &rec, &err);
+    dg_status st = o.rply ? dg_harness__rply_record(src, rec_out->work, o.keyframe, &rec, &err)
+                          : dg_harness__record(src, rec_out->work, &ro, &rec, &err);
     cli_progress_done(&pr);
-    harness__source_free(src);
+    dg_harness__source_free(src);
     if (st != DG_OK) {
         cli_outs_discard(&outs);
         cli_print_error("record", &err);
-        harness__stream_free(&rec);
+        dg_harness__stream_free(&rec);
         return CLI_BAD_INPUT(&o, st) ? CLI_USAGE : writer_refused_itself(&err) ? CLI_DIVERGED : CLI_UNTESTED;
     }
     if (!cli_outs_commit(&outs, "record")) {
-        harness__stream_free(&rec);
+        dg_harness__stream_free(&rec);
         return CLI_UNTESTED;
     }
     fprintf(stderr, "detgate record: %s: %zu tick%s, %llu entity-tick%s\n", out, rec.n, dg_report_plural_s(rec.n),
             (unsigned long long)rec.entity_ticks, dg_report_plural_s(rec.entity_ticks));
-    harness__stream_free(&rec);
+    dg_harness__stream_free(&rec);
     return CLI_EQUAL;
 }
 
@@ -363,7 +363,7 @@ int cli_verify(int argc, char **argv)
     cli_out *log_out = cli_outs_add(&rp.outs, "--hash-log", o.hash_log, false);
     const char *inputs[] = {scn, o.states};
     if ((rc = cli_reports_prepare(&rp, "verify", inputs, 2)) != 0) {
-        harness__source_free(src);
+        dg_harness__source_free(src);
         return rc;
     }
     if (log_out)
@@ -373,28 +373,28 @@ int cli_verify(int argc, char **argv)
     if (keep)
         snprintf(path, sizeof path, "%s", keep->work);
     else
-        harness__temp_path(path, sizeof path, NULL, src->name, o.rply ? ".rply" : ".flrep");
+        dg_harness__temp_path(path, sizeof path, NULL, src->name, o.rply ? ".rply" : ".flrep");
     dg_error err;
     dg_error_clear(&err);
     dg_report *rep = cli_report_new("verify", &err);
     if (!rep) {
         cli_outs_discard(&rp.outs);
-        harness__source_free(src);
+        dg_harness__source_free(src);
         cli_print_error("verify", &err);
         return CLI_UNTESTED;
     }
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     harness__stream rec = {0};
-    harness__cpu_init(o.jobs);
+    dg_harness__cpu_init(o.jobs);
     dg_report_scenario *sc = NULL;
     int failed = cli_record_and_verify(rep, src, path, &o, &rec, &sc, &err);
-    harness__source_free(src); /* before another run of a process engine starts */
+    dg_harness__source_free(src); /* before another run of a process engine starts */
     src = NULL;
     if (failed >= 0 && o.repeat && sc)
         cli_verify_repeat(sc, scn, &o, path, &rec);
-    rep->duration_s = harness__now() - t0;
-    harness__stream_free(&rec);
-    harness__source_free(src);
+    rep->duration_s = dg_harness__now() - t0;
+    dg_harness__stream_free(&rec);
+    dg_harness__source_free(src);
     if (temp)
         remove(path);
     bool usage = failed < 0 && CLI_BAD_INPUT(&o, err.code);
@@ -413,11 +413,11 @@ int cli_verify(int argc, char **argv)
 static dg_status load_side(const char *path, cli_kind kind, unsigned jobs, harness__stream *out, dg_error *err)
 {
     if (kind == CLI_KIND_HASHLOG)
-        return harness__load_log(path, out, NULL, err);
+        return dg_harness__load_log(path, out, NULL, err);
     if (kind == CLI_KIND_RPLY)
-        return harness__rply_replay_hash(path, NULL, false, out, err);
+        return dg_harness__rply_replay_hash(path, NULL, false, out, err);
     harness__replay_opts ro = {UINT64_MAX, NULL, false, jobs, NULL, NULL};
-    return harness__replay_hash_jobs(path, &ro, out, err);
+    return dg_harness__replay_hash_jobs(path, &ro, out, err);
 }
 
 /* Reads a hash log up to `tick`; true with *t filled when the tick is there (its arrays stay valid
@@ -493,9 +493,9 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
     } else {
         uint64_t first[1], first_raw;
         size_t nfirst;
-        uint64_t nd = harness__compare_streams(c, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw);
+        uint64_t nd = dg_harness__compare_streams(c, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw);
         if (nd)
-            harness__hash_views(c, a, view_kind(ka), b, view_kind(kb), NULL);
+            dg_harness__hash_views(c, a, view_kind(ka), b, view_kind(kb), NULL);
         sc->ticks = sb.n; /* both counts are B's, the side the scenario is named after */
         sc->entity_ticks = sb.entity_ticks;
         if (first_raw != DG_REPORT_TICK_NONE)
@@ -522,8 +522,8 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
         else
             dg_report_check_set_message(c, "%zu tick%s, identical", sb.n, dg_report_plural_s(sb.n));
     }
-    harness__stream_free(&sa);
-    harness__stream_free(&sb);
+    dg_harness__stream_free(&sa);
+    dg_harness__stream_free(&sb);
 }
 
 /* diff A B --log-a LA --log-b LB: two recordings hold quantized state only; their hash logs
@@ -535,13 +535,13 @@ static int diff_raw_from_logs(dg_report_check *ck, uint64_t nd, const char *la, 
     dg_error err;
     dg_error_clear(&err);
     int code = 0;
-    if (harness__load_log(la, &sa, NULL, &err) != DG_OK || harness__load_log(lb, &sb, NULL, &err) != DG_OK) {
+    if (dg_harness__load_log(la, &sa, NULL, &err) != DG_OK || dg_harness__load_log(lb, &sb, NULL, &err) != DG_OK) {
         cli_print_error("diff", &err);
         code = CLI_USAGE;
     } else {
         uint64_t first[1], first_raw;
         size_t nf;
-        uint64_t nl = harness__compare_streams(NULL, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+        uint64_t nl = dg_harness__compare_streams(NULL, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
         if ((nl > 0) != (nd > 0)) {
             fprintf(stderr, "detgate diff: the hash logs %s and %s %s, the recordings %s: they are not these "
                             "recordings' logs\n", la, lb, nl ? "differ" : "agree", nd ? "differ" : "agree");
@@ -556,8 +556,8 @@ static int diff_raw_from_logs(dg_report_check *ck, uint64_t nd, const char *la, 
             }
         }
     }
-    harness__stream_free(&sa);
-    harness__stream_free(&sb);
+    dg_harness__stream_free(&sa);
+    dg_harness__stream_free(&sb);
     return code;
 }
 
@@ -592,7 +592,7 @@ int cli_diff(int argc, char **argv)
         if (rc < 0)
             return cli_usage_error("diff", "unknown option or missing value '%s'", argv[optind - 1]);
     }
-    harness__cpu_init(jobs);
+    dg_harness__cpu_init(jobs);
     if (optind != argc - 2)
         return cli_usage_error("diff", "expected two files A B");
     if (!log_a != !log_b)
@@ -620,7 +620,7 @@ int cli_diff(int argc, char **argv)
     }
     dg_report *rep = cli_report_new("diff", &err);
     char name[DG_HASH_LOG_NAME_MAX + 1];
-    harness__scenario_name(b, name, sizeof name);
+    dg_harness__scenario_name(b, name, sizeof name);
     dg_report_scenario *sc = rep ? dg_report_add_scenario(rep, name, kb == CLI_KIND_RPLY ? "rply" : kb == CLI_KIND_FLREP ? "flrep" : "hashlog") : NULL;
     dg_report_check *ck = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
     if (!ck) {
@@ -628,12 +628,12 @@ int cli_diff(int argc, char **argv)
         fprintf(stderr, "detgate diff: out of memory\n");
         return CLI_UNTESTED;
     }
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     int code;
     struct stat bst; /* B's size, whatever B is (a recording or a hash log) */
     sc->file_bytes = stat(b, &bst) == 0 ? (uint64_t)bst.st_size : 0;
     if (rply || (ka == CLI_KIND_FLREP && kb == CLI_KIND_FLREP)) {
-        uint64_t nd = rply ? harness__rply_compare_files(ck, sc, a, b, &err) : harness__compare_files(ck, sc, a, b, &err);
+        uint64_t nd = rply ? dg_harness__rply_compare_files(ck, sc, a, b, &err) : dg_harness__compare_files(ck, sc, a, b, &err);
         if (nd == UINT64_MAX) {
             cli_print_error("diff", &err);
             dg_report_free(rep);
@@ -666,12 +666,12 @@ int cli_diff(int argc, char **argv)
             return CLI_USAGE;
         }
     }
-    ck->duration_s = harness__now() - t0;
+    ck->duration_s = dg_harness__now() - t0;
     if (ka == CLI_KIND_FLREP && kb == CLI_KIND_FLREP)
-        harness__compare_headers(sc, a, b); /* its own check: tables and header fields, not ticks */
+        dg_harness__compare_headers(sc, a, b); /* its own check: tables and header fields, not ticks */
     else if (rply)
-        harness__rply_compare_headers(sc, a, b);
-    rep->duration_s = harness__now() - t0;
+        dg_harness__rply_compare_headers(sc, a, b);
+    rep->duration_s = dg_harness__now() - t0;
     bool ok = cli_write_reports(rep, &rp, "diff");
     code = cli_exit_for(rep);
     dg_report_free(rep);

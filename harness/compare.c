@@ -13,7 +13,7 @@
 
 /* ---- world diffs ----------------------------------------------------------------------------- */
 
-uint32_t harness__count_diff(const dg_qentity *a, size_t na, const dg_qentity *b, size_t nb)
+uint32_t dg_harness__count_diff(const dg_qentity *a, size_t na, const dg_qentity *b, size_t nb)
 {
     size_t i = 0, j = 0;
     uint32_t n = 0;
@@ -38,12 +38,12 @@ static void add_entity(dg_report_tick *t, const dg_qentity *a, const dg_qentity 
 {
     char nb[DG_REPORT_NAME_CAP];
     uint32_t id = a ? a->id : b->id;
-    dg_report_entity *e = dg_report_tick_add_entity(t, id, harness__entity_name(names, id, nb, sizeof nb), k);
+    dg_report_entity *e = dg_report_tick_add_entity(t, id, dg_harness__entity_name(names, id, nb, sizeof nb), k);
     if (e && a && b)
         dg_report_entity_diff_qentity(e, a, b);
 }
 
-void harness__diff_worlds(dg_report_tick *t, const dg_qentity *a, size_t na, const dg_qentity *b,
+void dg_harness__diff_worlds(dg_report_tick *t, const dg_qentity *a, size_t na, const dg_qentity *b,
                           size_t nb, const dg_flrep_header *names)
 {
     size_t i = 0, j = 0;
@@ -72,7 +72,7 @@ static bool rec_equal(const harness__tickrec *a, const harness__tickrec *b)
 
 /* ---- two streams ------------------------------------------------------------------------------ */
 
-uint64_t harness__compare_streams(dg_report_check *c, const harness__stream *a, const harness__stream *b,
+uint64_t dg_harness__compare_streams(dg_report_check *c, const harness__stream *a, const harness__stream *b,
                                   uint64_t add_after, uint64_t *first_ticks, size_t max_first, size_t *n_first,
                                   uint64_t *first_raw)
 {
@@ -122,11 +122,11 @@ static bool extras_equal(harness__xworld a, size_t i, harness__xworld b, size_t 
     return nx == 0 || !a.x || !b.x || memcmp(a.x + i * nx, b.x + j * nx, nx * sizeof *a.x) == 0;
 }
 
-uint32_t harness__count_diff_x(harness__xworld a, harness__xworld b, const dg_schema *schema)
+uint32_t dg_harness__count_diff_x(harness__xworld a, harness__xworld b, const dg_schema *schema)
 {
     size_t nx = schema_nx(schema);
     if (nx == 0)
-        return harness__count_diff(a.ents, a.n, b.ents, b.n);
+        return dg_harness__count_diff(a.ents, a.n, b.ents, b.n);
     size_t i = 0, j = 0;
     uint32_t n = 0;
     while (i < a.n || j < b.n) {
@@ -185,7 +185,7 @@ static void add_entity_x(dg_report_tick *t, harness__xworld a, size_t i, harness
 {
     char nb[DG_REPORT_NAME_CAP];
     uint32_t id = k == DG_REPORT_ENTITY_ADDED ? b.ents[j].id : a.ents[i].id;
-    dg_report_entity *e = dg_report_tick_add_entity(t, id, harness__entity_name(names, id, nb, sizeof nb), k);
+    dg_report_entity *e = dg_report_tick_add_entity(t, id, dg_harness__entity_name(names, id, nb, sizeof nb), k);
     if (!e || k != DG_REPORT_ENTITY_CHANGED)
         return;
     dg_report_entity_diff_qentity(e, &a.ents[i], &b.ents[j]);
@@ -195,7 +195,7 @@ static void add_entity_x(dg_report_tick *t, harness__xworld a, size_t i, harness
         diff_extras(e, a.x + i * s->field_count, b.x + j * s->field_count, s);
 }
 
-void harness__diff_worlds_x(dg_report_tick *t, harness__xworld a, harness__xworld b, const dg_schema *schema,
+void dg_harness__diff_worlds_x(dg_report_tick *t, harness__xworld a, harness__xworld b, const dg_schema *schema,
                             const dg_flrep_header *names)
 {
     size_t i = 0, j = 0, nx = schema_nx(schema);
@@ -228,7 +228,7 @@ static bool field_def_equal(const dg_field_def *a, const dg_field_def *b)
     return true;
 }
 
-const dg_schema *harness__common_schema(const dg_flrep_header *a, const dg_flrep_header *b)
+const dg_schema *dg_harness__common_schema(const dg_flrep_header *a, const dg_flrep_header *b)
 {
     const dg_schema *x = a ? a->schema : NULL, *y = b ? b->schema : NULL;
     if (!x || !y || dg_schema_is_legacy(x) || x->std_mask != y->std_mask || x->pos_quantum_m != y->pos_quantum_m ||
@@ -270,7 +270,7 @@ static int source_to(harness__source *s, uint64_t tick, harness__frame *f, dg_er
     return rc;
 }
 
-dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *src, const char *path,
+dg_status dg_harness__detail_source_vs_file(dg_report_check *c, harness__source *src, const char *path,
                                          uint64_t fault_tick, const uint64_t *ticks, size_t n,
                                          const harness__stream *rec, uint64_t *not_reproduced, dg_error *err)
 {
@@ -288,8 +288,8 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
     if (fault_tick != UINT64_MAX)
         dg_flrep_reader_set_fault_double_delta(r, fault_tick);
     /* the source's declared fields, when the recording has the same (it was recorded from it) */
-    const dg_schema *xs = harness__common_schema(&src->hdr, dg_flrep_reader_header(r));
-    size_t nx = harness__source_fields(src);
+    const dg_schema *xs = dg_harness__common_schema(&src->hdr, dg_flrep_reader_header(r));
+    size_t nx = dg_harness__source_fields(src);
     for (size_t k = 0; k < n && st == DG_OK; k++) {
         harness__frame f;
         dg_flrep_tick t;
@@ -314,7 +314,7 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
             break;
         /* The re-run must reproduce what was recorded, or the diff would blame the codec for the
          * source's own nondeterminism. */
-        size_t ri = fs == 1 ? harness__stream_find(rec, ticks[k]) : SIZE_MAX;
+        size_t ri = fs == 1 ? dg_harness__stream_find(rec, ticks[k]) : SIZE_MAX;
         if (ri != SIZE_MAX && *not_reproduced == DG_REPORT_TICK_NONE) {
             dg_tick_hash th = dg_hash_tick_x(f.tick, q, f.extras, f.extras ? nx : 0, f.n, f.events, f.nev, NULL);
             if (th.state != rec->v[ri].state || th.events != rec->v[ri].events)
@@ -326,9 +326,9 @@ dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *sr
         size_t nb = rs == 1 ? t.ent_count : 0;
         harness__xworld wa = {qa, fs == 1 ? f.extras : NULL, na, src->hdr.schema},
                         wb = {qb, rs == 1 ? t.extras : NULL, nb, dg_flrep_reader_header(r)->schema};
-        ndiff = harness__count_diff_x(wa, wb, xs);
+        ndiff = dg_harness__count_diff_x(wa, wb, xs);
         if (rt) {
-            harness__diff_worlds_x(rt, wa, wb, xs, &src->hdr);
+            dg_harness__diff_worlds_x(rt, wa, wb, xs, &src->hdr);
             uint64_t ea = fs == 1 ? dg_hash_events(f.events, f.nev) : 0;
             uint64_t eb = rs == 1 ? dg_hash_events(t.events, t.event_count) : 0;
             rt->events_differ = ea != eb;
@@ -597,7 +597,7 @@ static void trajectories(dg_report_check *c, const follow *fw, const char *pa, c
     for (uint32_t i = 0; i < fw->n_picks; i++) {
         const pick *p = &fw->picks[i];
         char nb[DG_REPORT_NAME_CAP];
-        const char *name = harness__entity_name(names, p->id, nb, sizeof nb);
+        const char *name = dg_harness__entity_name(names, p->id, nb, sizeof nb);
         dg_status st = i == 0 ? dg_report_check_set_trajectory(c, p->id, name && name[0] ? name : NULL)
                               : dg_report_check_add_trajectory(c, p->id, name && name[0] ? name : NULL);
         if (st != DG_OK)
@@ -607,7 +607,7 @@ static void trajectories(dg_report_check *c, const follow *fw, const char *pa, c
     }
 }
 
-uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, const char *pa, const char *pb,
+uint64_t dg_harness__compare_files(dg_report_check *c, dg_report_scenario *sc, const char *pa, const char *pb,
                                 dg_error *err)
 {
     side a = {0}, b = {0};
@@ -619,15 +619,15 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
         st = dg_flrep_reader_open_file(&b.r, pb, NULL, err);
     harness__diff_skip skip = {0}; /* with --jobs: the equal ticks before the first difference */
     if (st == DG_OK)
-        st = harness__diff_skip_equal(pa, pb, &a.r, &b.r, &skip, err);
+        st = dg_harness__diff_skip_equal(pa, pb, &a.r, &b.r, &skip, err);
     b.entity_ticks = skip.b_entity_ticks;
     if (st == DG_OK && !skip.a_end)
         st = side_next(&a, err);
     if (st == DG_OK && !skip.b_end)
         st = side_next(&b, err);
     const dg_flrep_header *names = a.r ? dg_flrep_reader_header(a.r) : NULL;
-    const dg_schema *xs = a.r && b.r ? harness__common_schema(names, dg_flrep_reader_header(b.r)) : NULL;
-    size_t nxa = harness__reader_fields(a.r), nxb = harness__reader_fields(b.r);
+    const dg_schema *xs = a.r && b.r ? dg_harness__common_schema(names, dg_flrep_reader_header(b.r)) : NULL;
+    size_t nxa = dg_harness__reader_fields(a.r), nxb = dg_harness__reader_fields(b.r);
     while (st == DG_OK && (a.rc == 1 || b.rc == 1)) {
         bool only_a = b.rc != 1 || (a.rc == 1 && a.t.tick < b.t.tick);
         bool only_b = a.rc != 1 || (b.rc == 1 && b.t.tick < a.t.tick);
@@ -642,8 +642,8 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
          * (callers: "B ends at tick T"), not detailed as a tick whose every entity was lost */
         bool past_end = (only_a && b.rc != 1) || (only_b && a.rc != 1);
         if (!differs) {
-            dg_tick_hash ha = harness__hash_read_tick(&a.t, nxa, NULL);
-            dg_tick_hash hb = harness__hash_read_tick(&b.t, nxb, NULL);
+            dg_tick_hash ha = dg_harness__hash_read_tick(&a.t, nxa, NULL);
+            dg_tick_hash hb = dg_harness__hash_read_tick(&b.t, nxb, NULL);
             differs = ha.combined != hb.combined;
             events_differ = ha.events != hb.events;
         }
@@ -653,10 +653,10 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
                 follow_tick(&fw, c, tick, qa, na, qb, nb);
             harness__xworld wa = {qa, only_b ? NULL : a.t.extras, na, names->schema},
                             wb = {qb, only_a ? NULL : b.t.extras, nb, dg_flrep_reader_header(b.r)->schema};
-            dg_report_check_add_divergent(c, tick, harness__count_diff_x(wa, wb, xs));
+            dg_report_check_add_divergent(c, tick, dg_harness__count_diff_x(wa, wb, xs));
             dg_report_tick *rt = past_end ? NULL : dg_report_add_tick(c, tick);
             if (rt) {
-                harness__diff_worlds_x(rt, wa, wb, xs, names);
+                dg_harness__diff_worlds_x(rt, wa, wb, xs, names);
                 rt->events_differ = events_differ;
                 dg_report_tick_diff_events(rt, only_b ? NULL : a.t.events, only_b ? 0 : a.t.event_count,
                                            only_a ? NULL : b.t.events, only_a ? 0 : b.t.event_count);
@@ -681,7 +681,7 @@ uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, cons
 
 /* ---- a stream against a hash log (golden) ------------------------------------------------------- */
 
-dg_status harness__load_log(const char *log, harness__stream *out, dg_hash_log_header *hdr, dg_error *err)
+dg_status dg_harness__load_log(const char *log, harness__stream *out, dg_hash_log_header *hdr, dg_error *err)
 {
     dg_hash_log_reader *r = NULL;
     if (dg_hash_log_open(&r, log, err) != DG_OK)
@@ -693,13 +693,13 @@ dg_status harness__load_log(const char *log, harness__stream *out, dg_hash_log_h
     dg_status st = DG_OK;
     while (st == DG_OK && (st = dg_hash_log_next(r, &lt, &eof, err)) == DG_OK && !eof) {
         harness__tickrec rec = {lt.tick, lt.state, lt.events, 0, lt.raw, lt.entity_count, lt.has_raw};
-        st = harness__stream_push(out, &rec, err);
+        st = dg_harness__stream_push(out, &rec, err);
     }
     dg_hash_log_free(r);
     return st;
 }
 
-size_t harness__detail_max(void) { return DETAIL_MAX; }
+size_t dg_harness__detail_max(void) { return DETAIL_MAX; }
 
 /* ---- header and tables ------------------------------------------------------------------------ */
 
@@ -913,9 +913,9 @@ static void hdr_schema(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_head
     }
 }
 
-int harness__compare_headers(dg_report_scenario *sc, const char *pa, const char *pb)
+int dg_harness__compare_headers(dg_report_scenario *sc, const char *pa, const char *pb)
 {
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "header", DG_REPORT_PASS);
     if (!c)
         return -1;
@@ -961,6 +961,6 @@ int harness__compare_headers(dg_report_scenario *sc, const char *pa, const char 
     hdr_shown(c, a, b);
     dg_flrep_reader_close(ra);
     dg_flrep_reader_close(rb);
-    c->duration_s = harness__now() - t0;
+    c->duration_s = dg_harness__now() - t0;
     return h.n ? 1 : 0;
 }

@@ -21,7 +21,7 @@ static void pre_replay(void *arg, size_t i)
     dg_error err; /* not reported: the lockstep pass reads the file again and names any error */
     dg_error_clear(&err);
     harness__replay_opts ro = {UINT64_MAX, NULL, false, j->jobs, NULL, NULL};
-    j->st[i] = harness__replay_hash_jobs(j->path[i], &ro, &j->s[i], &err);
+    j->st[i] = dg_harness__replay_hash_jobs(j->path[i], &ro, &j->s[i], &err);
 }
 
 /* Where the lockstep walk of sa and sb finds its first difference: *ia, *ib index it (n = ended). */
@@ -50,15 +50,15 @@ static dg_status reopen(const char *pa, const char *pb, dg_flrep_reader **ra, dg
     return st == DG_OK ? dg_flrep_reader_open_file(rb, pb, NULL, err) : st;
 }
 
-dg_status harness__diff_skip_equal(const char *pa, const char *pb, dg_flrep_reader **ra, dg_flrep_reader **rb,
+dg_status dg_harness__diff_skip_equal(const char *pa, const char *pb, dg_flrep_reader **ra, dg_flrep_reader **rb,
                                    harness__diff_skip *out, dg_error *err)
 {
     memset(out, 0, sizeof *out);
-    unsigned spare = harness__cpu_spare();
+    unsigned spare = dg_harness__cpu_spare();
     if (spare == 0)
         return DG_OK;
     pre_job j = {{pa, pb}, (spare + 1) / 2 + 1, {{0}, {0}}, {DG_OK, DG_OK}};
-    harness__run_parallel(pre_replay, &j, 2);
+    dg_harness__run_parallel(pre_replay, &j, 2);
     dg_status st = DG_OK;
     size_t ia = 0, ib = 0;
     uint64_t et = 0;
@@ -81,7 +81,7 @@ dg_status harness__diff_skip_equal(const char *pa, const char *pb, dg_flrep_read
             st = reopen(pa, pb, ra, rb, err);
         }
     }
-    harness__stream_free(&j.s[0]);
-    harness__stream_free(&j.s[1]);
+    dg_harness__stream_free(&j.s[0]);
+    dg_harness__stream_free(&j.s[1]);
     return st;
 }

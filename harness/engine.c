@@ -12,13 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
-void harness__stream_free(harness__stream *s)
+void dg_harness__stream_free(harness__stream *s)
 {
     free(s->v);
     memset(s, 0, sizeof *s);
 }
 
-dg_status harness__stream_push(harness__stream *s, const harness__tickrec *r, dg_error *err)
+dg_status dg_harness__stream_push(harness__stream *s, const harness__tickrec *r, dg_error *err)
 {
     if (s->count_only) {
         s->n++;
@@ -38,7 +38,7 @@ dg_status harness__stream_push(harness__stream *s, const harness__tickrec *r, dg
     return DG_OK;
 }
 
-dg_status harness__stream_reserve(harness__stream *s, uint64_t n, dg_error *err)
+dg_status dg_harness__stream_reserve(harness__stream *s, uint64_t n, dg_error *err)
 {
     /* a count from a file or a scenario is a hint only: never reserve past 256 M ticks */
     if (s->count_only || n <= s->cap || n > (UINT64_C(1) << 28))
@@ -52,7 +52,7 @@ dg_status harness__stream_reserve(harness__stream *s, uint64_t n, dg_error *err)
     return DG_OK;
 }
 
-size_t harness__stream_find(const harness__stream *s, uint64_t tick)
+size_t dg_harness__stream_find(const harness__stream *s, uint64_t tick)
 {
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
@@ -114,11 +114,11 @@ static uint64_t entity_raw_hash(uint64_t tick, const dg_entity_in *e, const doub
 {
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
-    harness__raw_entity(&hs, e, xraw, k);
+    dg_harness__raw_entity(&hs, e, xraw, k);
     return dg_hash_raw_end(&hs);
 }
 
-void harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double *xraw, size_t k)
+void dg_harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double *xraw, size_t k)
 {
     double raw[HARNESS_RAW_FIELDS + HARNESS_DECL_MAX_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0],
                                                                 e->vel[1], e->vel[2], e->rot[0], e->rot[1],
@@ -129,12 +129,12 @@ void harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double
     dg_hash_raw_entity(hs, e->id, raw, HARNESS_RAW_FIELDS + (xraw ? k : 0));
 }
 
-uint64_t harness__raw_hash(uint64_t tick, const dg_entity_in *ents, size_t n)
+uint64_t dg_harness__raw_hash(uint64_t tick, const dg_entity_in *ents, size_t n)
 {
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
     for (size_t i = 0; i < n; i++)
-        harness__raw_entity(&hs, &ents[i], NULL, 0);
+        dg_harness__raw_entity(&hs, &ents[i], NULL, 0);
     return dg_hash_raw_end(&hs);
 }
 
@@ -199,7 +199,7 @@ static dg_status rec_tick_x(rec_state *rs, const harness__frame *f)
         return st;
     dg_tick_hash th = dg_hash_tick_x(f->tick, rs->sc.q, rs->xq, rs->nx, f->n, f->events, f->nev, rs->sc.eh);
     harness__tickrec r = {f->tick, th.state, th.events, th.combined, f->raw, th.entity_count, f->has_raw};
-    if ((st = harness__stream_push(rs->out, &r, rs->err)) != DG_OK)
+    if ((st = dg_harness__stream_push(rs->out, &r, rs->err)) != DG_OK)
         return st;
     return log_tick(rs->log, rs->log_entities, &th, f, rs->sc.q, &rs->sc, rs->err);
 }
@@ -208,7 +208,7 @@ static dg_status rec_tick(rec_state *rs, const harness__frame *fin)
 {
     harness__frame fr = *fin, *f = &fr;
     if (f->raw_later) { /* the source left it to this thread (record_loop, piped) */
-        f->raw = harness__raw_hash(f->tick, f->ents, f->n);
+        f->raw = dg_harness__raw_hash(f->tick, f->ents, f->n);
         f->raw_later = false;
     }
     if (rs->nx)
@@ -221,7 +221,7 @@ static dg_status rec_tick(rec_state *rs, const harness__frame *fin)
     /* The record side hashes what the writer handed back: exactly what went to disk. */
     dg_tick_hash th = dg_hash_tick(f->tick, rs->sc.q, f->n, f->events, f->nev, rs->sc.eh);
     harness__tickrec r = {f->tick, th.state, th.events, th.combined, f->raw, th.entity_count, f->has_raw};
-    if ((st = harness__stream_push(rs->out, &r, rs->err)) != DG_OK)
+    if ((st = dg_harness__stream_push(rs->out, &r, rs->err)) != DG_OK)
         return st;
     return log_tick(rs->log, rs->log_entities, &th, f, rs->sc.q, &rs->sc, rs->err);
 }
@@ -416,7 +416,7 @@ static dg_status pipe_finish(rec_pipe *p, pthread_t tid)
 {
     pipe_hand_over(p, true);
     pthread_join(tid, NULL);
-    harness__cpu_give(1);
+    dg_harness__cpu_give(1);
     for (int k = 0; k < REC_BLOCKS; k++)
         block_free(&p->blk[k]);
     pthread_cond_destroy(&p->cv);
@@ -438,10 +438,10 @@ static dg_status record_loop(harness__source *src, const harness__record_opts *o
     int rc;
     uint64_t k = 0;
     while ((rc = src->next(src, &f, piped ? &src_err : rs->err)) == 1) {
-        if (!piped && o && o->jobs > 1 && k % REC_BLOCK_TICKS == 0 && harness__cpu_take(1) == 1) {
+        if (!piped && o && o->jobs > 1 && k % REC_BLOCK_TICKS == 0 && dg_harness__cpu_take(1) == 1) {
             piped = pipe_start(&pipe, rs, &tid);
             if (!piped)
-                harness__cpu_give(1);
+                dg_harness__cpu_give(1);
             src->raw_later_ok = piped; /* the raw hash moves off the simulation's thread too */
         }
         k++;
@@ -473,11 +473,11 @@ static dg_status record_loop(harness__source *src, const harness__record_opts *o
     return st;
 }
 
-dg_status harness__record(harness__source *src, const char *path, const harness__record_opts *o,
+dg_status dg_harness__record(harness__source *src, const char *path, const harness__record_opts *o,
                           harness__stream *out, dg_error *err)
 {
-    rec_state rs = {.out = out, .err = err, .log_entities = o && o->log_entities, .nx = harness__source_fields(src)};
-    dg_status st = harness__stream_reserve(out, out->n + src->expected_ticks, err);
+    rec_state rs = {.out = out, .err = err, .log_entities = o && o->log_entities, .nx = dg_harness__source_fields(src)};
+    dg_status st = dg_harness__stream_reserve(out, out->n + src->expected_ticks, err);
     if (st == DG_OK)
     {
         dg_flrep_writer_opts wo = {0};
@@ -520,14 +520,14 @@ dg_status harness__record(harness__source *src, const char *path, const harness_
  * logged (they are already in out, hashed by the parallel replay), every later tick is hashed, pushed
  * and logged. A tick that cannot be read while skipping drops the records from it on, as a linear
  * pass that stopped there would have left them. */
-dg_status harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log_writer *log, bool log_entities,
+dg_status dg_harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log_writer *log, bool log_entities,
                                     harness__stream *out, dg_error *err)
 {
     scratch sc = {0};
     dg_status st = DG_OK;
     dg_flrep_tick t;
     int rc = 1;
-    size_t nx = harness__reader_fields(r);
+    size_t nx = dg_harness__reader_fields(r);
     for (size_t i = 0; i < skip; i++) {
         if ((rc = dg_flrep_reader_next(r, &t, err)) != 1) {
             for (size_t k = i; k < skip && out->n > 0; k++)
@@ -542,9 +542,9 @@ dg_status harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log
                 break;
             eh = sc.eh;
         }
-        dg_tick_hash th = harness__hash_read_tick(&t, nx, eh);
+        dg_tick_hash th = dg_harness__hash_read_tick(&t, nx, eh);
         harness__tickrec rec = {t.tick, th.state, th.events, th.combined, 0, th.entity_count, false};
-        if ((st = harness__stream_push(out, &rec, err)) != DG_OK)
+        if ((st = dg_harness__stream_push(out, &rec, err)) != DG_OK)
             break;
         if (log && (st = log_tick(log, log_entities, &th, NULL, t.ents, &sc, err)) != DG_OK)
             break;
@@ -555,7 +555,7 @@ dg_status harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log
     return st;
 }
 
-dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_log_writer *log,
+dg_status dg_harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_log_writer *log,
                                bool log_entities, harness__stream *out, dg_error *err)
 {
     dg_flrep_reader *r = NULL;
@@ -564,28 +564,28 @@ dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_lo
         return st;
     if (fault_tick != UINT64_MAX)
         dg_flrep_reader_set_fault_double_delta(r, fault_tick);
-    st = harness__stream_reserve(out, out->n + dg_flrep_reader_info(r)->tick_count, err);
+    st = dg_harness__stream_reserve(out, out->n + dg_flrep_reader_info(r)->tick_count, err);
     if (st == DG_OK)
-        st = harness__replay_hash_from(r, 0, log, log_entities, out, err);
+        st = dg_harness__replay_hash_from(r, 0, log, log_entities, out, err);
     dg_flrep_reader_close(r);
     return st;
 }
 
 /* ---- declared fields ------------------------------------------------------------------------ */
 
-size_t harness__reader_fields(const dg_flrep_reader *r)
+size_t dg_harness__reader_fields(const dg_flrep_reader *r)
 {
     const dg_flrep_header *h = r ? dg_flrep_reader_header(r) : NULL;
     return h && h->schema ? h->schema->field_count : 0;
 }
 
-dg_tick_hash harness__hash_read_tick(const dg_flrep_tick *t, size_t nx, uint64_t *entity_hashes)
+dg_tick_hash dg_harness__hash_read_tick(const dg_flrep_tick *t, size_t nx, uint64_t *entity_hashes)
 {
     return dg_hash_tick_x(t->tick, t->ents, t->extras, t->extras ? nx : 0, t->ent_count, t->events, t->event_count,
                           entity_hashes);
 }
 
-size_t harness__source_fields(const harness__source *s)
+size_t dg_harness__source_fields(const harness__source *s)
 {
     if (s->decl.declared)
         return s->decl.field_count;
@@ -594,42 +594,42 @@ size_t harness__source_fields(const harness__source *s)
 
 static const harness__decl *g_preset;
 
-void harness__decl_preset(const harness__decl *d) { g_preset = d && d->declared ? d : NULL; }
-const harness__decl *harness__decl_preset_get(void) { return g_preset; }
+void dg_harness__decl_preset(const harness__decl *d) { g_preset = d && d->declared ? d : NULL; }
+const harness__decl *dg_harness__decl_preset_get(void) { return g_preset; }
 
-dg_status harness__source_schema_ready(harness__source *s, dg_error *err)
+dg_status dg_harness__source_schema_ready(harness__source *s, dg_error *err)
 {
     const harness__decl *pre = g_preset;
     char msg[256];
-    if (pre && s->decl.declared && !harness__decl_equal(&s->decl, pre, msg, sizeof msg))
+    if (pre && s->decl.declared && !dg_harness__decl_equal(&s->decl, pre, msg, sizeof msg))
         return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, s->decl.where, "the stream's declared fields disagree "
                             "with the project file's (%s): %s (stream against project)", pre->where, msg);
-    if (pre && !s->decl.declared && !harness__decl_is_legacy(pre))
+    if (pre && !s->decl.declared && !dg_harness__decl_is_legacy(pre))
         return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, s->name, "the project file declares fields (%s) that "
                             "this stream cannot carry (a binary stream of version 1: write version 2)", pre->where);
-    harness__decl_view(&s->decl, &s->schema_view);
-    bool legacy = !s->decl.declared || harness__decl_is_legacy(&s->decl);
+    dg_harness__decl_view(&s->decl, &s->schema_view);
+    bool legacy = !s->decl.declared || dg_harness__decl_is_legacy(&s->decl);
     s->hdr.schema = legacy ? NULL : &s->schema_view.schema;
     return DG_OK;
 }
 
 /* ---- small utilities ------------------------------------------------------------------------ */
 
-double harness__now(void)
+double dg_harness__now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double harness__thread_cpu_now(void)
+double dg_harness__thread_cpu_now(void)
 {
 #if defined(CLOCK_THREAD_CPUTIME_ID)
     struct timespec ts;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
         return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 #endif
-    return harness__now();
+    return dg_harness__now();
 }
 
 /* Every temp path handed out is remembered (with the names the .flrep and RPLY writers write it under
@@ -677,9 +677,9 @@ static void temp_remember(const char *path)
     pthread_mutex_unlock(&temp_mu);
 }
 
-void harness__temp_remember(const char *path) { temp_remember(path); }
+void dg_harness__temp_remember(const char *path) { temp_remember(path); }
 
-void harness__temp_cleanup(void)
+void dg_harness__temp_cleanup(void)
 {
     for (int i = 0; i < TEMP_RING; i++)
         for (int k = 0; k < TEMP_NAMES; k++)
@@ -687,7 +687,7 @@ void harness__temp_cleanup(void)
                 unlink(temp_ring[i][k]);
 }
 
-bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem, const char *suffix)
+bool dg_harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem, const char *suffix)
 {
     static unsigned counter; /* under temp_mu: two threads never get the same name */
     if (!dir) {
@@ -708,7 +708,7 @@ bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem
     return true;
 }
 
-dg_status harness__copy_prefix(const char *src, const char *dst, uint64_t len, dg_error *err)
+dg_status dg_harness__copy_prefix(const char *src, const char *dst, uint64_t len, dg_error *err)
 {
     FILE *in = fopen(src, "rb");
     if (!in)
@@ -737,7 +737,7 @@ dg_status harness__copy_prefix(const char *src, const char *dst, uint64_t len, d
     return st;
 }
 
-const char *harness__entity_name(const dg_flrep_header *h, uint32_t id, char *buf, size_t cap)
+const char *dg_harness__entity_name(const dg_flrep_header *h, uint32_t id, char *buf, size_t cap)
 {
     if (!h || !buf || cap == 0)
         return NULL;
@@ -753,7 +753,7 @@ const char *harness__entity_name(const dg_flrep_header *h, uint32_t id, char *bu
     return NULL;
 }
 
-void harness__scenario_name(const char *path, char *out, size_t cap)
+void dg_harness__scenario_name(const char *path, char *out, size_t cap)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;

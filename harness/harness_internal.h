@@ -40,13 +40,13 @@ typedef struct harness__frame {
      * in declaration order, sorted like ents): they join the raw float hash. NULL / 0 when none. */
     const double *xraw;
     size_t nxraw;
-    /* has_raw, but raw is left to the consumer: harness__raw_hash of ents. Only for frames without
+    /* has_raw, but raw is left to the consumer: dg_harness__raw_hash of ents. Only for frames without
      * declared float fields (sim_stub's), whose raw hash is over the standard floats alone. */
     bool raw_later;
 } harness__frame;
 
 /* The raw float hash of a frame's entities (docs/STATE-HASH.md §6), in their order. */
-uint64_t harness__raw_hash(uint64_t tick, const dg_entity_in *ents, size_t n);
+uint64_t dg_harness__raw_hash(uint64_t tick, const dg_entity_in *ents, size_t n);
 
 typedef struct harness__source harness__source;
 struct harness__source {
@@ -74,16 +74,16 @@ struct harness__source {
 };
 
 /* Scenario file through sim_stub; inject may be NULL or "" for none. keyframe 0 = the scenario's. */
-dg_status harness__source_scenario(harness__source **out, const char *path, const char *inject,
+dg_status dg_harness__source_scenario(harness__source **out, const char *path, const char *inject,
                                    uint32_t keyframe, dg_error *err);
 /* A per-tick entity state stream (CSV or JSON Lines, docs/STATES-STREAM.md). */
-dg_status harness__source_states(harness__source **out, const char *path, uint32_t keyframe,
+dg_status dg_harness__source_states(harness__source **out, const char *path, uint32_t keyframe,
                                  dg_error *err);
 /* The same stream read once from f (a pipe, stdin; not closed by the source): no validation pass,
  * no rewind; label names it in errors, name (NULL = the header's or "stdin") is the scenario name. */
-dg_status harness__source_states_stream(harness__source **out, FILE *f, const char *label, const char *name,
+dg_status dg_harness__source_states_stream(harness__source **out, FILE *f, const char *label, const char *name,
                                         uint32_t keyframe, dg_error *err);
-void harness__source_free(harness__source *s);
+void dg_harness__source_free(harness__source *s);
 
 /* ---- the record side ------------------------------------------------------------------------ */
 
@@ -102,13 +102,13 @@ typedef struct harness__stream {
     bool count_only; /* keep n and entity_ticks, not the records (`record`: memory flat in the length) */
 } harness__stream;
 
-void harness__stream_free(harness__stream *s);
-dg_status harness__stream_push(harness__stream *s, const harness__tickrec *r, dg_error *err);
+void dg_harness__stream_free(harness__stream *s);
+dg_status dg_harness__stream_push(harness__stream *s, const harness__tickrec *r, dg_error *err);
 /* Room for n ticks up front (a hint: a count above 2^28 is ignored), so a known-length run never
  * reallocates per tick. */
-dg_status harness__stream_reserve(harness__stream *s, uint64_t n, dg_error *err);
+dg_status dg_harness__stream_reserve(harness__stream *s, uint64_t n, dg_error *err);
 /* Index of tick in s (binary search), or SIZE_MAX. */
-size_t harness__stream_find(const harness__stream *s, uint64_t tick);
+size_t dg_harness__stream_find(const harness__stream *s, uint64_t tick);
 
 typedef struct harness__record_opts {
     const char *hash_log;      /* also write a hash log here (".zst" compresses); NULL = none */
@@ -123,7 +123,7 @@ typedef struct harness__record_opts {
 } harness__record_opts;
 
 /* Source -> writer (path) -> quantized state -> hash. Fills *out (the record-side stream). */
-dg_status harness__record(harness__source *src, const char *path, const harness__record_opts *o,
+dg_status dg_harness__record(harness__source *src, const char *path, const harness__record_opts *o,
                           harness__stream *out, dg_error *err);
 
 /* ---- RPLY (harness/rply_gate.c): the same two sides for the RPLY v3 format ----------------------- */
@@ -131,35 +131,35 @@ dg_status harness__record(harness__source *src, const char *path, const harness_
 /* Records src as RPLY (positions in studs in the local frame, +Y up; health and flags as number
  * properties) and hashes the writer's tracked quantized state after every tick closes. Events are
  * not RPLY state and are not recorded. keyframe 0 = the header's interval. */
-dg_status harness__rply_record(harness__source *src, const char *path, uint32_t keyframe, harness__stream *out,
+dg_status dg_harness__rply_record(harness__source *src, const char *path, uint32_t keyframe, harness__stream *out,
                                dg_error *err);
 /* Replays an RPLY file and hashes every tick's rebuilt state (docs/CLI.md, "RPLY recordings"). */
-dg_status harness__rply_replay_hash(const char *path, dg_hash_log_writer *log, bool log_entities,
+dg_status dg_harness__rply_replay_hash(const char *path, dg_hash_log_writer *log, bool log_entities,
                                     harness__stream *out, dg_error *err);
 /* Record-vs-replay and seek checks for an RPLY recording whose record side is rec. */
-int harness__rply_verify_file(dg_report_scenario *sc, const char *path, const harness__stream *rec,
+int dg_harness__rply_verify_file(dg_report_scenario *sc, const char *path, const harness__stream *rec,
                               size_t seek_random);
 /* The RPLY header's comparable fields (tick rate, place version) as a "header" check, as
- * harness__compare_headers; version and start time shown, not compared. */
-int harness__rply_compare_headers(dg_report_scenario *sc, const char *a, const char *b);
-/* Lockstep comparison of two RPLY files, as harness__compare_files. */
-uint64_t harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc, const char *a, const char *b,
+ * dg_harness__compare_headers; version and start time shown, not compared. */
+int dg_harness__rply_compare_headers(dg_report_scenario *sc, const char *a, const char *b);
+/* Lockstep comparison of two RPLY files, as dg_harness__compare_files. */
+uint64_t dg_harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc, const char *a, const char *b,
                                      dg_error *err);
 
 /* ---- the replay side ------------------------------------------------------------------------- */
 
 /* Every tick of a recording, hashed; optional hash log writer. fault_tick != UINT64_MAX applies the
  * reader's double-delta fault at that tick (tests). */
-dg_status harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_log_writer *log,
+dg_status dg_harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash_log_writer *log,
                                bool log_entities, harness__stream *out, dg_error *err);
 
 /* The same from an open reader, linearly from where it stands: the first `skip` ticks are read but
  * not hashed or logged (the parallel replay's fallback: they are already in out). */
-dg_status harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log_writer *log, bool log_entities,
+dg_status dg_harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_log_writer *log, bool log_entities,
                                     harness__stream *out, dg_error *err);
 
 typedef struct harness__replay_opts {
-    uint64_t fault_tick;       /* as for harness__replay_hash */
+    uint64_t fault_tick;       /* as for dg_harness__replay_hash */
     dg_hash_log_writer *log;   /* NULL = no log */
     bool log_entities;
     unsigned jobs;             /* threads at most (1 = one linear pass); only spare ones are started */
@@ -167,32 +167,32 @@ typedef struct harness__replay_opts {
     unsigned *threads;         /* if non-NULL: threads that ran the pass (1 = linear, on the caller) */
 } harness__replay_opts;
 
-/* harness__replay_hash on up to o->jobs threads (harness/replay_parallel.c): the same stream, the
+/* dg_harness__replay_hash on up to o->jobs threads (harness/replay_parallel.c): the same stream, the
  * same log bytes, the same error and message whatever the thread count. */
-dg_status harness__replay_hash_jobs(const char *path, const harness__replay_opts *o, harness__stream *out,
+dg_status dg_harness__replay_hash_jobs(const char *path, const harness__replay_opts *o, harness__stream *out,
                                     dg_error *err);
 
 /* ---- the thread budget (harness/replay_parallel.c) ------------------------------------------- */
 
 /* The process may run `total` busy threads (--jobs); the calling thread holds one. Until it is
  * called there are no spare threads: everything runs on the caller. */
-void harness__cpu_init(unsigned total);
+void dg_harness__cpu_init(unsigned total);
 /* Takes up to want spare threads from the budget; returns how many it took. */
-unsigned harness__cpu_take(unsigned want);
-void harness__cpu_give(unsigned n);
+unsigned dg_harness__cpu_take(unsigned want);
+void dg_harness__cpu_give(unsigned n);
 /* Spare threads at this moment (a hint: another thread may take them first). */
-unsigned harness__cpu_spare(void);
+unsigned dg_harness__cpu_spare(void);
 /* Runs fn(arg, i) for i in 0..n-1, in index order, on the calling thread and as many helpers as
  * the budget spares (none: all on the caller); returns when all have returned. */
-void harness__run_parallel(void (*fn)(void *arg, size_t i), void *arg, size_t n);
+void dg_harness__run_parallel(void (*fn)(void *arg, size_t i), void *arg, size_t n);
 
 /* ---- comparisons ----------------------------------------------------------------------------- */
 
 /* Merges two sorted quantized worlds into the report tick: counts and per-entity field diffs. */
-void harness__diff_worlds(dg_report_tick *t, const dg_qentity *a, size_t na, const dg_qentity *b,
+void dg_harness__diff_worlds(dg_report_tick *t, const dg_qentity *a, size_t na, const dg_qentity *b,
                           size_t nb, const dg_flrep_header *names);
 /* Counts only (added + lost + changed). */
-uint32_t harness__count_diff(const dg_qentity *a, size_t na, const dg_qentity *b, size_t nb);
+uint32_t dg_harness__count_diff(const dg_qentity *a, size_t na, const dg_qentity *b, size_t nb);
 
 /* One side of a world diff with its declared fields: ents sorted by id, x[i * nx + f] (NULL when the
  * schema has none). */
@@ -202,21 +202,21 @@ typedef struct harness__xworld {
     size_t n;
     const dg_schema *schema; /* this side's (NULL = legacy): its pos/vel quanta give the metres */
 } harness__xworld;
-/* harness__diff_worlds / _count_diff under a schema (NULL = legacy): positions and velocities in
+/* dg_harness__diff_worlds / _count_diff under a schema (NULL = legacy): positions and velocities in
  * metres at its quanta, every declared field that differs named with its unit and both values as
  * the schema shows them. */
-void harness__diff_worlds_x(dg_report_tick *t, harness__xworld a, harness__xworld b, const dg_schema *schema,
+void dg_harness__diff_worlds_x(dg_report_tick *t, harness__xworld a, harness__xworld b, const dg_schema *schema,
                             const dg_flrep_header *names);
-uint32_t harness__count_diff_x(harness__xworld a, harness__xworld b, const dg_schema *schema);
+uint32_t dg_harness__count_diff_x(harness__xworld a, harness__xworld b, const dg_schema *schema);
 /* The schema two recordings share for a diff (NULL = legacy or they differ: then only the standard
  * fields are diffed, the header check names the difference). */
-const dg_schema *harness__common_schema(const dg_flrep_header *a, const dg_flrep_header *b);
+const dg_schema *dg_harness__common_schema(const dg_flrep_header *a, const dg_flrep_header *b);
 
 /* Compares two hash streams tick by tick (merged on tick number). Returns the number of divergent
  * ticks; the first max_first of them go to first_ticks; *first_raw gets the first tick whose raw
  * hashes differ (both sides carrying one), DG_REPORT_TICK_NONE if none. When c is non-NULL every
  * divergent tick after add_after (all when add_after is DG_REPORT_TICK_NONE) is added to c. */
-uint64_t harness__compare_streams(dg_report_check *c, const harness__stream *a, const harness__stream *b,
+uint64_t dg_harness__compare_streams(dg_report_check *c, const harness__stream *a, const harness__stream *b,
                                   uint64_t add_after, uint64_t *first_ticks, size_t max_first, size_t *n_first,
                                   uint64_t *first_raw);
 
@@ -224,13 +224,13 @@ uint64_t harness__compare_streams(dg_report_check *c, const harness__stream *a, 
  * tick: their quantized hashes, and with by_raw their raw float hashes too (ticks where both carry
  * one). cls[i] gets i's class (SIZE_MAX for NULL), reps[c] the first member of class c (room for n).
  * Returns the number of classes. */
-size_t harness__stream_classes(const harness__stream *const *s, size_t n, bool by_raw, size_t *cls, size_t *reps);
+size_t dg_harness__stream_classes(const harness__stream *const *s, size_t n, bool by_raw, size_t *cls, size_t *reps);
 
 /* Re-runs the source and diffs its quantized worlds with the recording's rebuilt worlds at the
- * given ticks (increasing), adding the detail to c. fault_tick as for harness__replay_hash.
+ * given ticks (increasing), adding the detail to c. fault_tick as for dg_harness__replay_hash.
  * *not_reproduced gets the first of those ticks where the re-run's hashes differ from rec (the
  * source is not deterministic), DG_REPORT_TICK_NONE when it reproduced them all. */
-dg_status harness__detail_source_vs_file(dg_report_check *c, harness__source *src, const char *path,
+dg_status dg_harness__detail_source_vs_file(dg_report_check *c, harness__source *src, const char *path,
                                          uint64_t fault_tick, const uint64_t *ticks, size_t n,
                                          const harness__stream *rec, uint64_t *not_reproduced,
                                          dg_error *err);
@@ -249,7 +249,7 @@ typedef enum harness__view_kind {
  * states, and one detail line for what the data does not allow, naming the sides names[0] and
  * names[1] (NULL: "side A", "side B"). Best effort (a read error only leaves a view out, with its line);
  * nothing when c has no divergent tick. */
-void harness__hash_views(dg_report_check *c, const char *a, harness__view_kind ka, const char *b,
+void dg_harness__hash_views(dg_report_check *c, const char *a, harness__view_kind ka, const char *b,
                          harness__view_kind kb, const char *const names[2]);
 
 /* With spare threads (harness/diff_parallel.c): replays both recordings at once, then seeks ra
@@ -261,31 +261,31 @@ typedef struct harness__diff_skip {
     bool a_end, b_end;
     uint64_t b_entity_ticks;
 } harness__diff_skip;
-dg_status harness__diff_skip_equal(const char *pa, const char *pb, dg_flrep_reader **ra, dg_flrep_reader **rb,
+dg_status dg_harness__diff_skip_equal(const char *pa, const char *pb, dg_flrep_reader **ra, dg_flrep_reader **rb,
                                    harness__diff_skip *out, dg_error *err);
-uint64_t harness__compare_files(dg_report_check *c, dg_report_scenario *sc, const char *a,
+uint64_t dg_harness__compare_files(dg_report_check *c, dg_report_scenario *sc, const char *a,
                                 const char *b, dg_error *err);
 
 /* Adds a "header" check to sc comparing what is deterministic in two .flrep headers (tick rate,
  * planet radius, keyframe interval, session flags, mission id, the type, faction, roster and mission
  * object tables), each difference named with both values; engine version, start time and format
  * version are shown as detail lines, never compared. 0 equal, 1 differ, -1 could not read (ERROR). */
-int harness__compare_headers(dg_report_scenario *sc, const char *a, const char *b);
+int dg_harness__compare_headers(dg_report_scenario *sc, const char *a, const char *b);
 
 /* Reads a whole hash log (plain or zstd) into a stream (a few dozen bytes per tick). */
-dg_status harness__load_log(const char *log, harness__stream *out, dg_hash_log_header *hdr, dg_error *err);
+dg_status dg_harness__load_log(const char *log, harness__stream *out, dg_hash_log_header *hdr, dg_error *err);
 /* Ticks diffed in detail when the record side must be re-derived from its source. */
-size_t harness__detail_max(void);
+size_t dg_harness__detail_max(void);
 
 /* ---- repeat runs (harness/repeat.c) ------------------------------------------------------------ */
 
 /* Run k (its recording path, its record-side stream rec) against run 1 (first_path, first) into the
  * "repeat" check c: 0 the same (a raw-only drift is noted on c), 1 differs (c FAIL, diffed to entity
  * and field), -1 could not compare (c ERROR). */
-int harness__repeat_compare(dg_report_check *c, const char *first_path, const harness__stream *first,
+int dg_harness__repeat_compare(dg_report_check *c, const char *first_path, const harness__stream *first,
                             const char *path, const harness__stream *rec, unsigned k, bool rply);
 /* The "repeat" check's message once every run compared equal (result 0); else leaves it. */
-void harness__repeat_conclude(dg_report_check *c, unsigned runs, const harness__stream *first, int result);
+void dg_harness__repeat_conclude(dg_report_check *c, unsigned runs, const harness__stream *first, int result);
 
 /* ---- the verify checks ---------------------------------------------------------------------- */
 
@@ -303,51 +303,51 @@ typedef struct harness__verify_opts {
 /* Runs record-vs-replay, seek and recovery on a recording whose record side is `rec` (and whose
  * source is src, for diffs). Adds checks to sc. Returns the number of failed checks, or -1 when a
  * check could not run (error check added). */
-int harness__verify_file(dg_report_scenario *sc, harness__source *src, const char *path,
+int dg_harness__verify_file(dg_report_scenario *sc, harness__source *src, const char *path,
                          const harness__stream *rec, const harness__verify_opts *o);
 
 /* ---- declared fields ------------------------------------------------------------------------ */
 
 /* One entity into a raw float hash: its 11 standard floats, then its k declared float fields' raw
  * values (docs/STATE-HASH.md §6 over 11 + k floats; k = 0 is the hash of before). */
-void harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double *xraw, size_t k);
+void dg_harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double *xraw, size_t k);
 
 /* Declared extra fields of a recording (0 for format 1.x). */
-size_t harness__reader_fields(const dg_flrep_reader *r);
-/* A read tick's hash with its extras (nx = harness__reader_fields). */
-dg_tick_hash harness__hash_read_tick(const dg_flrep_tick *t, size_t nx, uint64_t *entity_hashes);
+size_t dg_harness__reader_fields(const dg_flrep_reader *r);
+/* A read tick's hash with its extras (nx = dg_harness__reader_fields). */
+dg_tick_hash dg_harness__hash_read_tick(const dg_flrep_tick *t, size_t nx, uint64_t *entity_hashes);
 /* Declared extra fields of a source (0 when it declares none). */
-size_t harness__source_fields(const harness__source *s);
+size_t dg_harness__source_fields(const harness__source *s);
 /* After a source is opened: hdr.schema set from its declaration (NULL when legacy), the project's
- * declaration (harness__decl_preset) applied or checked against the stream's. */
-dg_status harness__source_schema_ready(harness__source *s, dg_error *err);
+ * declaration (dg_harness__decl_preset) applied or checked against the stream's. */
+dg_status dg_harness__source_schema_ready(harness__source *s, dg_error *err);
 /* The project file's declaration, for every stream the process reads (NULL = none): a stream that
  * declares nothing takes it, one that declares must agree (exit 2 naming both). Not copied: d must
  * live as long as the process reads streams. */
-void harness__decl_preset(const harness__decl *d);
-const harness__decl *harness__decl_preset_get(void);
+void dg_harness__decl_preset(const harness__decl *d);
+const harness__decl *dg_harness__decl_preset_get(void);
 
 /* ---- small utilities ------------------------------------------------------------------------ */
-double harness__now(void);
+double dg_harness__now(void);
 /* CPU seconds used by the calling thread (wall seconds where the platform has no thread CPU clock):
  * a throughput figure that other processes on a shared machine do not move. */
-double harness__thread_cpu_now(void);
+double dg_harness__thread_cpu_now(void);
 /* A temp path in dir (NULL = $TMPDIR or /tmp) with the given suffix; returns false on overflow.
- * The last 128 such paths whose files exist are remembered for harness__temp_cleanup. */
-bool harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem, const char *suffix);
+ * The last 128 such paths whose files exist are remembered for dg_harness__temp_cleanup. */
+bool dg_harness__temp_path(char *buf, size_t cap, const char *dir, const char *stem, const char *suffix);
 /* Removes every remembered temp file (and the writer's in-progress name for it). Only unlink():
  * safe in a signal handler. */
-void harness__temp_cleanup(void);
+void dg_harness__temp_cleanup(void);
 /* Remembers a temp path chosen earlier once more, just before it is written (a slot whose file does
  * not exist yet may have been reused by a long run in between). */
-void harness__temp_remember(const char *path);
+void dg_harness__temp_remember(const char *path);
 /* Copies the first len bytes of src to dst. */
-dg_status harness__copy_prefix(const char *src, const char *dst, uint64_t len, dg_error *err);
+dg_status dg_harness__copy_prefix(const char *src, const char *dst, uint64_t len, dg_error *err);
 /* Entity display name from the roster (callsign), or NULL. */
-const char *harness__entity_name(const dg_flrep_header *h, uint32_t id, char *buf, size_t cap);
+const char *dg_harness__entity_name(const dg_flrep_header *h, uint32_t id, char *buf, size_t cap);
 /* Basename of path without the extension, sanitized to a hash-log token. */
-void harness__scenario_name(const char *path, char *out, size_t cap);
+void dg_harness__scenario_name(const char *path, char *out, size_t cap);
 /* Levenshtein distance of two short names (64 when either is 64 bytes or longer): "did you mean". */
-size_t harness__edit_distance(const char *a, const char *b);
+size_t dg_harness__edit_distance(const char *a, const char *b);
 
 #endif

@@ -208,7 +208,7 @@ static void hv_trajectory(dg_report_check *c, const hv_side *a, const hv_side *b
     }
     char nb[DG_REPORT_NAME_CAP];
     const dg_flrep_header *h = dg_flrep_reader_header(sa ? a->rd : b->rd);
-    const char *name = harness__entity_name(h, id, nb, sizeof nb);
+    const char *name = dg_harness__entity_name(h, id, nb, sizeof nb);
     if (dg_report_check_set_trajectory(c, id, name && name[0] ? name : NULL) != DG_OK)
         return;
     dg_report_check_set_trajectory_reason(c, first, NULL, NULL, 0);
@@ -247,7 +247,7 @@ static void hv_open_both(hv_side *a, const char *pa, harness__view_kind ka, bool
         *ob = hv_open(b, pb, kb);
 }
 
-void harness__hash_views(dg_report_check *c, const char *pa, harness__view_kind ka, const char *pb,
+void dg_harness__hash_views(dg_report_check *c, const char *pa, harness__view_kind ka, const char *pb,
                          harness__view_kind kb, const char *const names[2])
 {
     static const char *const ab[2] = {"side A", "side B"};

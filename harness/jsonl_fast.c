@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool harness__jsonl_fast_off;
+bool dg_harness__jsonl_fast_off;
 
 static inline bool is_digit(char c)
 {
@@ -78,11 +78,11 @@ static const char *jf_number(const char *s, jf_num *n)
         n->d = (double)n->i;
         return s;
     }
-    if (harness__decimal_fast(b, len, &n->d))
+    if (dg_harness__decimal_fast(b, len, &n->d))
         return s;
     bool ok;
     int erange;
-    n->d = harness__strtod_n(b, len, &ok, &erange);
+    n->d = dg_harness__strtod_n(b, len, &ok, &erange);
     if (!ok || (erange && isinf(n->d))) /* jansson: "real number overflow" */
         return NULL;
     return s;
@@ -223,9 +223,9 @@ static const char *jf_entities(const char *s, harness__jsonl_tick *t)
 
 static const char *const k_tick[] = {"tick", "entities", NULL};
 
-bool harness__jsonl_fast_tick(const char *line, harness__jsonl_tick *t)
+bool dg_harness__jsonl_fast_tick(const char *line, harness__jsonl_tick *t)
 {
-    if (harness__jsonl_fast_off)
+    if (dg_harness__jsonl_fast_off)
         return false;
     t->n = 0;
     const char *s = ws(line);
@@ -249,7 +249,7 @@ bool harness__jsonl_fast_tick(const char *line, harness__jsonl_tick *t)
     return seen == 3 && *s == 0; /* both members, nothing after the object but whitespace */
 }
 
-void harness__jsonl_tick_free(harness__jsonl_tick *t)
+void dg_harness__jsonl_tick_free(harness__jsonl_tick *t)
 {
     free(t->ents);
     *t = (harness__jsonl_tick){0};

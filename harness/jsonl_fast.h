@@ -18,10 +18,10 @@ typedef struct harness__jsonl_tick {
 /* line (NUL-terminated, as jansson reads it) is {"tick":N,"entities":[...]} in any member order,
  * whose entities have only known members, each once, every value valid: true with t filled exactly
  * as jansson and source_states.c's checks would give it. False: parse the line with jansson. */
-bool harness__jsonl_fast_tick(const char *line, harness__jsonl_tick *t);
-void harness__jsonl_tick_free(harness__jsonl_tick *t);
+bool dg_harness__jsonl_fast_tick(const char *line, harness__jsonl_tick *t);
+void dg_harness__jsonl_tick_free(harness__jsonl_tick *t);
 
-/* Tests only: true makes harness__jsonl_fast_tick decline every line (the jansson path alone). */
-extern bool harness__jsonl_fast_off;
+/* Tests only: true makes dg_harness__jsonl_fast_tick decline every line (the jansson path alone). */
+extern bool dg_harness__jsonl_fast_off;
 
 #endif

@@ -119,7 +119,7 @@ static bool scan_decimal(const char *s, size_t len, bool *neg, uint64_t *mant, i
     return true;
 }
 
-bool harness__decimal_fast(const char *s, size_t len, double *out)
+bool dg_harness__decimal_fast(const char *s, size_t len, double *out)
 {
     bool neg;
     uint64_t m;
@@ -137,11 +137,11 @@ bool harness__decimal_fast(const char *s, size_t len, double *out)
     return true;
 }
 
-double harness__strtod_n(const char *s, size_t len, bool *ok, int *erange)
+double dg_harness__strtod_n(const char *s, size_t len, bool *ok, int *erange)
 {
     double v;
     *erange = 0;
-    if (harness__decimal_fast(s, len, &v)) {
+    if (dg_harness__decimal_fast(s, len, &v)) {
         *ok = true;
         return v;
     }
@@ -164,15 +164,15 @@ double harness__strtod_n(const char *s, size_t len, bool *ok, int *erange)
     return v;
 }
 
-bool harness__parse_f64(const char *s, size_t len, double *out)
+bool dg_harness__parse_f64(const char *s, size_t len, double *out)
 {
     if (len == 0 || len >= 64)
         return false;
-    if (harness__decimal_fast(s, len, out))
+    if (dg_harness__decimal_fast(s, len, out))
         return true;
     bool ok;
     int erange;
-    double v = harness__strtod_n(s, len, &ok, &erange);
+    double v = dg_harness__strtod_n(s, len, &ok, &erange);
     if (!ok || erange)
         return false;
     *out = v;

@@ -9,13 +9,13 @@
 /* s[0..len) as [+-]digits[.digits][(e|E)[+-]digits]: true with *out exactly strtod's value when one
  * of the exact fast paths applies; false (out untouched) for any other text or case, where strtod
  * must decide. Never reads past len. */
-bool harness__decimal_fast(const char *s, size_t len, double *out);
+bool dg_harness__decimal_fast(const char *s, size_t len, double *out);
 
 /* strtod of s[0..len) (not NUL-terminated): the value, *ok when it took all len bytes, *erange when
  * strtod set ERANGE. errno is left as it was. */
-double harness__strtod_n(const char *s, size_t len, bool *ok, int *erange);
+double dg_harness__strtod_n(const char *s, size_t len, bool *ok, int *erange);
 
 /* A CSV number: true when strtod takes all of s[0..len) (0 < len < 64) without ERANGE. */
-bool harness__parse_f64(const char *s, size_t len, double *out);
+bool dg_harness__parse_f64(const char *s, size_t len, double *out);
 
 #endif

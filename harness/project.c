@@ -86,7 +86,7 @@ static int unknown_key(ini_ctx *c, const char *section, const char *name)
     size_t best = SIZE_MAX, bk = 0;
     for (size_t k = 0; k < K_COUNT_; k++) {
         section_known |= strcmp(k_keys[k].section, section) == 0;
-        size_t d = harness__edit_distance(name, k_keys[k].name) + 2 * (strcmp(k_keys[k].section, section) != 0);
+        size_t d = dg_harness__edit_distance(name, k_keys[k].name) + 2 * (strcmp(k_keys[k].section, section) != 0);
         if (d < best)
             best = d, bk = k;
     }
@@ -96,8 +96,8 @@ static int unknown_key(ini_ctx *c, const char *section, const char *name)
         const char *sect[] = {"project", "engine", "build", "gate", "schema", "field NAME"};
         size_t bs = 0, bd = SIZE_MAX;
         for (size_t s = 0; s < 6; s++)
-            if (harness__edit_distance(section, sect[s]) < bd)
-                bd = harness__edit_distance(section, sect[s]), bs = s;
+            if (dg_harness__edit_distance(section, sect[s]) < bd)
+                bd = dg_harness__edit_distance(section, sect[s]), bs = s;
         return fail(c, "unknown section [%s]: expected [project], [engine], [build], [gate], [schema] or [field NAME] "
                     "(nearest: [%s])%s",
                     section, sect[bs], "");
@@ -230,7 +230,7 @@ static int decl_key(ini_ctx *c, const char *section, const char *name, const cha
     bool ok;
     if (strcmp(section, "schema") == 0) {
         c->schema_line = c->schema_line ? c->schema_line : c->line;
-        ok = harness__decl_schema_key(d, name, value, msg, sizeof msg);
+        ok = dg_harness__decl_schema_key(d, name, value, msg, sizeof msg);
     } else {
         ok = true;
         if (strcmp(section, c->field_section) != 0) {
@@ -238,9 +238,9 @@ static int decl_key(ini_ctx *c, const char *section, const char *name, const cha
             snprintf(where, sizeof where, "%.120s:%u", c->p->path, c->line);
             snprintf(c->field_section, sizeof c->field_section, "%s", section);
             const char *fname = section + 6;
-            ok = harness__decl_add_field(d, fname, where, msg, sizeof msg);
+            ok = dg_harness__decl_add_field(d, fname, where, msg, sizeof msg);
         }
-        ok = ok && harness__decl_field_key(d, name, value, msg, sizeof msg);
+        ok = ok && dg_harness__decl_field_key(d, name, value, msg, sizeof msg);
     }
     return ok ? 1 : fail_text(c, msg);
 }
@@ -289,7 +289,7 @@ static void project_defaults(harness__project *p, const char *path)
     else
         snprintf(p->dir, sizeof p->dir, "%.*s", (int)(slash - path), path);
     snprintf(p->raw, sizeof p->raw, "warn");
-    harness__decl_init(&p->decl);
+    dg_harness__decl_init(&p->decl);
 }
 
 /* The declaration complete: every field's rules (a float's quantum, an enum's values, ...), at the
@@ -298,7 +298,7 @@ static dg_status project_decl_finish(harness__project *p, ini_ctx *c, dg_error *
 {
     char msg[256];
     size_t bad;
-    if (!p->decl.declared || harness__decl_finish(&p->decl, &bad, msg, sizeof msg))
+    if (!p->decl.declared || dg_harness__decl_finish(&p->decl, &bad, msg, sizeof msg))
         return DG_OK;
     if (bad != SIZE_MAX)
         return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->decl.fields[bad].where, "%s", msg);
@@ -352,7 +352,7 @@ static dg_status project_complete(harness__project *p, ini_ctx *c, dg_error *err
         return c->line = c->seen[K_RUN],
                fail(c, "[engine] run is for kind = process; this project's engine is sim_stub%s%s%s", "", "", ""),
                err->code;
-    if (p->engine == HARNESS_ENGINE_SIM_STUB && p->decl.declared && !harness__decl_is_legacy(&p->decl))
+    if (p->engine == HARNESS_ENGINE_SIM_STUB && p->decl.declared && !dg_harness__decl_is_legacy(&p->decl))
         return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->decl.where, "[schema] / [field NAME] declare "
                             "what a process engine's stream carries; this project's engine is sim_stub, whose "
                             "fields are fixed"), err->code;
@@ -366,17 +366,17 @@ static dg_status project_complete(harness__project *p, ini_ctx *c, dg_error *err
     return DG_OK;
 }
 
-dg_status harness__project_load(harness__project *p, const char *path, dg_error *err)
+dg_status dg_harness__project_load(harness__project *p, const char *path, dg_error *err)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open the project file: %s", strerror(errno));
-    dg_status st = harness__project_parse(p, f, path, err);
+    dg_status st = dg_harness__project_parse(p, f, path, err);
     fclose(f);
     return st;
 }
 
-dg_status harness__project_parse(harness__project *p, FILE *f, const char *path, dg_error *err)
+dg_status dg_harness__project_parse(harness__project *p, FILE *f, const char *path, dg_error *err)
 {
     project_defaults(p, path);
     /* values verbatim (a shell command may hold ';'), whole-line comments only, long lines allowed */
@@ -409,7 +409,7 @@ dg_status harness__project_parse(harness__project *p, FILE *f, const char *path,
     return project_complete(p, &c, err);
 }
 
-bool harness__project_find(char *out, size_t cap)
+bool dg_harness__project_find(char *out, size_t cap)
 {
     char prefix[HARNESS_PROJECT_PATH_MAX] = "";
     char cwd[HARNESS_PROJECT_PATH_MAX];
@@ -438,7 +438,7 @@ static int cmp_ref(const void *a, const void *b)
     return strcmp(((const harness__scenario_ref *)a)->name, ((const harness__scenario_ref *)b)->name);
 }
 
-void harness__scenario_refs_free(harness__scenario_ref *v, size_t n)
+void dg_harness__scenario_refs_free(harness__scenario_ref *v, size_t n)
 {
     for (size_t i = 0; v && i < n; i++)
         free(v[i].path);
@@ -456,7 +456,7 @@ static bool wanted(const harness__project *p, const char *path)
     return p->engine != HARNESS_ENGINE_SIM_STUB || (n > 4 && strcmp(base + n - 4, ".scn") == 0);
 }
 
-dg_status harness__project_scenarios(const harness__project *p, harness__scenario_ref **out, size_t *n,
+dg_status dg_harness__project_scenarios(const harness__project *p, harness__scenario_ref **out, size_t *n,
                                      dg_error *err)
 {
     *out = NULL;
@@ -474,7 +474,7 @@ dg_status harness__project_scenarios(const harness__project *p, harness__scenari
     for (size_t i = 0; v && rc == 0 && i < g.gl_pathc; i++) {
         if (!wanted(p, g.gl_pathv[i]))
             continue;
-        harness__scenario_name(g.gl_pathv[i], v[k].name, sizeof v[k].name);
+        dg_harness__scenario_name(g.gl_pathv[i], v[k].name, sizeof v[k].name);
         v[k].path = strdup(g.gl_pathv[i]);
         if (!v[k++].path)
             break;
@@ -482,7 +482,7 @@ dg_status harness__project_scenarios(const harness__project *p, harness__scenari
     if (rc == 0)
         globfree(&g);
     if (!v || (k && !v[k - 1].path)) {
-        harness__scenario_refs_free(v, k);
+        dg_harness__scenario_refs_free(v, k);
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory");
     }
     if (k)
@@ -492,7 +492,7 @@ dg_status harness__project_scenarios(const harness__project *p, harness__scenari
             dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, p->path, "two scenarios are both named %s (%s and %s): "
                          "names are file names without the extension, and must differ", v[i].name, v[i - 1].path,
                          v[i].path);
-            harness__scenario_refs_free(v, k);
+            dg_harness__scenario_refs_free(v, k);
             return DG_E_USAGE;
         }
     *out = v;
@@ -502,7 +502,7 @@ dg_status harness__project_scenarios(const harness__project *p, harness__scenari
 
 /* ---- detgate init -------------------------------------------------------------------------------- */
 
-dg_status harness__project_write_template(const char *path, const char *run, const char *scenarios,
+dg_status dg_harness__project_write_template(const char *path, const char *run, const char *scenarios,
                                           dg_error *err)
 {
     char tmp[HARNESS_PROJECT_PATH_MAX + 16];

@@ -40,12 +40,12 @@ typedef struct harness__project {
 
 /* Reads and checks a project file. An unknown section or key, or a bad value, is DG_E_SYNTAX with
  * "file:line" in err->where, the nearest known key or the expected form in the message. */
-dg_status harness__project_load(harness__project *p, const char *path, dg_error *err);
+dg_status dg_harness__project_load(harness__project *p, const char *path, dg_error *err);
 /* The same from an open file (not closed); path names it and gives the folder paths are joined to. */
-dg_status harness__project_parse(harness__project *p, FILE *f, const char *path, dg_error *err);
+dg_status dg_harness__project_parse(harness__project *p, FILE *f, const char *path, dg_error *err);
 /* The nearest detgate.ini from the current folder upward (as git finds .git), as a path relative to
  * the current folder ("detgate.ini", "../detgate.ini", ...). False when there is none. */
-bool harness__project_find(char *out, size_t cap);
+bool dg_harness__project_find(char *out, size_t cap);
 
 /* One scenario of a project: its name (the file stem, a hash-log token) and its path. */
 typedef struct harness__scenario_ref {
@@ -54,31 +54,31 @@ typedef struct harness__scenario_ref {
 } harness__scenario_ref;
 /* The project's scenarios in name order: every *.scn of a sim_stub folder, every regular file of a
  * process engine's folder, or what the glob matches. Two with the same name are refused. */
-dg_status harness__project_scenarios(const harness__project *p, harness__scenario_ref **out, size_t *n,
+dg_status dg_harness__project_scenarios(const harness__project *p, harness__scenario_ref **out, size_t *n,
                                      dg_error *err);
-void harness__scenario_refs_free(harness__scenario_ref *v, size_t n);
+void dg_harness__scenario_refs_free(harness__scenario_ref *v, size_t n);
 
 /* The process engine: starts `run` (via /bin/sh -c in dir, {scenario} replaced by the shell-quoted
  * path) and reads its standard output once as a state stream (docs/STATES-STREAM.md); its stderr's
  * last lines are kept for the message. A non-zero exit, a signal, time_limit_s exceeded (0 = none)
  * or a malformed stream fails the source with DG_E_IO and says which. */
-dg_status harness__source_process(harness__source **out, const char *run, const char *dir, const char *scenario,
+dg_status dg_harness__source_process(harness__source **out, const char *run, const char *dir, const char *scenario,
                                   double time_limit_s, uint32_t keyframe, dg_error *err);
 /* A stream read once from f (not closed by the source): the binary state stream when its first byte
- * is 0x89 (harness/source_binary.c), else CSV or JSON Lines (harness__source_states_stream). */
-dg_status harness__source_stream(harness__source **out, FILE *f, const char *label, const char *name,
+ * is 0x89 (harness/source_binary.c), else CSV or JSON Lines (dg_harness__source_states_stream). */
+dg_status dg_harness__source_stream(harness__source **out, FILE *f, const char *label, const char *name,
                                  uint32_t keyframe, dg_error *err);
 /* Whether the file starts like a binary state stream (0x89); a binary stream file, read once. */
-bool harness__is_binary_stream(const char *path);
-dg_status harness__source_binary_file(harness__source **out, const char *path, uint32_t keyframe, dg_error *err);
+bool dg_harness__is_binary_stream(const char *path);
+dg_status dg_harness__source_binary_file(harness__source **out, const char *path, uint32_t keyframe, dg_error *err);
 /* A zstd-compressed state stream file, decompressed on the fly and read once (harness/source_zstd.c);
  * a corrupt or cut compression is DG_E_MALFORMED ("zstd: ..."). */
-dg_status harness__source_states_zst(harness__source **out, const char *path, uint32_t keyframe, dg_error *err);
+dg_status dg_harness__source_states_zst(harness__source **out, const char *path, uint32_t keyframe, dg_error *err);
 /* Kills every running engine process group (SIGKILL). Only kill(): safe in a signal handler. */
-void harness__process_kill_all(void);
+void dg_harness__process_kill_all(void);
 
 /* Writes a commented project file for a process engine (detgate init); refuses to overwrite. */
-dg_status harness__project_write_template(const char *path, const char *run, const char *scenarios,
+dg_status dg_harness__project_write_template(const char *path, const char *run, const char *scenarios,
                                           dg_error *err);
 
 #endif

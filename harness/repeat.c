@@ -3,12 +3,12 @@
  * down to tick, entity and field, as any other divergence. */
 #include "harness_internal.h"
 
-int harness__repeat_compare(dg_report_check *c, const char *first_path, const harness__stream *first,
+int dg_harness__repeat_compare(dg_report_check *c, const char *first_path, const harness__stream *first,
                             const char *path, const harness__stream *rec, unsigned k, bool rply)
 {
     uint64_t ft[1], first_raw;
     size_t nf;
-    uint64_t nd = harness__compare_streams(NULL, first, rec, DG_REPORT_TICK_NONE, ft, 1, &nf, &first_raw);
+    uint64_t nd = dg_harness__compare_streams(NULL, first, rec, DG_REPORT_TICK_NONE, ft, 1, &nf, &first_raw);
     if (nd == 0) {
         if (first_raw != DG_REPORT_TICK_NONE && c->status == DG_REPORT_PASS && c->first_raw_tick == DG_REPORT_TICK_NONE)
             dg_report_check_set_raw_divergence(c, first_raw);
@@ -17,8 +17,8 @@ int harness__repeat_compare(dg_report_check *c, const char *first_path, const ha
     dg_error err;
     dg_error_clear(&err);
     /* the state diff of the two recordings: entity and field of every divergent tick (the first ones) */
-    uint64_t n = rply ? harness__rply_compare_files(c, NULL, first_path, path, &err)
-                      : harness__compare_files(c, NULL, first_path, path, &err);
+    uint64_t n = rply ? dg_harness__rply_compare_files(c, NULL, first_path, path, &err)
+                      : dg_harness__compare_files(c, NULL, first_path, path, &err);
     if (n == UINT64_MAX) {
         char buf[600];
         dg_error_format(&err, buf, sizeof buf);
@@ -27,7 +27,7 @@ int harness__repeat_compare(dg_report_check *c, const char *first_path, const ha
         return -1;
     }
     if (n == 0) /* the hashes differ where the states do not: count the ticks by hash */
-        harness__compare_streams(c, first, rec, DG_REPORT_TICK_NONE, ft, 1, &nf, &first_raw);
+        dg_harness__compare_streams(c, first, rec, DG_REPORT_TICK_NONE, ft, 1, &nf, &first_raw);
     c->status = DG_REPORT_FAIL;
     dg_report_check_set_message(c, "run %u recorded another state than run 1: %llu tick%s differ%s; first at tick %llu "
                                    "(the engine is not deterministic from run to run)",
@@ -36,7 +36,7 @@ int harness__repeat_compare(dg_report_check *c, const char *first_path, const ha
     return 1;
 }
 
-void harness__repeat_conclude(dg_report_check *c, unsigned runs, const harness__stream *first, int result)
+void dg_harness__repeat_conclude(dg_report_check *c, unsigned runs, const harness__stream *first, int result)
 {
     if (result == 0 && c->first_raw_tick != DG_REPORT_TICK_NONE)
         dg_report_check_set_message(c, "%u runs: quantized state identical; raw floats differ from tick %llu "

@@ -29,9 +29,9 @@
  * threads. */
 static atomic_uint cpu_spare;
 
-void harness__cpu_init(unsigned total) { atomic_store(&cpu_spare, total > 1 ? total - 1 : 0); }
+void dg_harness__cpu_init(unsigned total) { atomic_store(&cpu_spare, total > 1 ? total - 1 : 0); }
 
-unsigned harness__cpu_take(unsigned want)
+unsigned dg_harness__cpu_take(unsigned want)
 {
     unsigned have = atomic_load(&cpu_spare);
     for (;;) {
@@ -43,9 +43,9 @@ unsigned harness__cpu_take(unsigned want)
     }
 }
 
-void harness__cpu_give(unsigned n) { atomic_fetch_add(&cpu_spare, n); }
+void dg_harness__cpu_give(unsigned n) { atomic_fetch_add(&cpu_spare, n); }
 
-unsigned harness__cpu_spare(void) { return atomic_load(&cpu_spare); }
+unsigned dg_harness__cpu_spare(void) { return atomic_load(&cpu_spare); }
 
 /* Runs fn(arg, 0..n-1) on the calling thread and up to n - 1 helpers (as many as the budget gives);
  * returns when every call has returned. Calls are taken in index order. */
@@ -68,7 +68,7 @@ static void *par_worker(void *p)
 /* Starts up to want helpers running fn(arg); returns how many started (their tokens taken). */
 static unsigned start_helpers(pthread_t *tid, unsigned want, void *(*fn)(void *), void *arg)
 {
-    unsigned got = harness__cpu_take(want), started = 0;
+    unsigned got = dg_harness__cpu_take(want), started = 0;
     pthread_attr_t attr;
     bool have_attr = pthread_attr_init(&attr) == 0;
     if (have_attr) /* the main thread's default stack: the checks keep path buffers on it */
@@ -78,7 +78,7 @@ static unsigned start_helpers(pthread_t *tid, unsigned want, void *(*fn)(void *)
             started++;
     if (have_attr)
         pthread_attr_destroy(&attr);
-    harness__cpu_give(got - started);
+    dg_harness__cpu_give(got - started);
     return started;
 }
 
@@ -86,12 +86,12 @@ static void join_helpers(pthread_t *tid, unsigned n)
 {
     for (unsigned k = 0; k < n; k++)
         pthread_join(tid[k], NULL);
-    harness__cpu_give(n);
+    dg_harness__cpu_give(n);
 }
 
 #define PAR_MAX 64
 
-void harness__run_parallel(void (*fn)(void *arg, size_t i), void *arg, size_t n)
+void dg_harness__run_parallel(void (*fn)(void *arg, size_t i), void *arg, size_t n)
 {
     par_tasks t = {fn, arg, n, 0};
     pthread_t tid[PAR_MAX];
@@ -203,13 +203,13 @@ static void rp_decode(rp_job *J, dg_flrep_reader **rd, size_t u, rp_slot *s)
             eh = s->eh + s->ent_n;
             s->ent_n += t.ent_count;
         }
-        dg_tick_hash th = harness__hash_read_tick(&t, harness__reader_fields(r), eh);
+        dg_tick_hash th = dg_harness__hash_read_tick(&t, dg_harness__reader_fields(r), eh);
         harness__tickrec rec = {t.tick, th.state, th.events, th.combined, 0, th.entity_count, false};
         dst[i] = rec;
     }
     s->seam_rc = dg_flrep_reader_next(r, &t, &err);
     if (s->seam_rc == 1) {
-        dg_tick_hash th = harness__hash_read_tick(&t, harness__reader_fields(r), NULL);
+        dg_tick_hash th = dg_harness__hash_read_tick(&t, dg_harness__reader_fields(r), NULL);
         harness__tickrec rec = {t.tick, th.state, th.events, th.combined, 0, th.entity_count, false};
         s->seam = rec;
     }
@@ -318,9 +318,9 @@ static void rp_work(rp_job *J)
 static void *rp_worker(void *arg)
 {
     rp_job *J = arg;
-    double c0 = harness__thread_cpu_now();
+    double c0 = dg_harness__thread_cpu_now();
     rp_work(J);
-    double used = harness__thread_cpu_now() - c0;
+    double used = dg_harness__thread_cpu_now() - c0;
     pthread_mutex_lock(&J->mu);
     J->cpu_s += used;
     pthread_mutex_unlock(&J->mu);
@@ -367,7 +367,7 @@ static void rp_run(rp_job *J, unsigned helpers)
     for (unsigned k = 0; k < helpers; k++)
         if (pthread_create(&tid[started], NULL, rp_worker, J) == 0)
             started++;
-    harness__cpu_give(helpers - started);
+    dg_harness__cpu_give(helpers - started);
     rp_work(J);
     join_helpers(tid, started);
 }
@@ -393,11 +393,11 @@ static bool rp_try(dg_flrep_reader *r, const char *path, const harness__replay_o
         want = (unsigned)(nunits - 1);
     if (want > PAR_MAX)
         want = PAR_MAX;
-    unsigned helpers = harness__cpu_take(want);
+    unsigned helpers = dg_harness__cpu_take(want);
     size_t nslots = 3 * ((size_t)helpers + 1);
     rp_slot *slots = helpers ? calloc(nslots, sizeof *slots) : NULL;
     if (!slots) {
-        harness__cpu_give(helpers);
+        dg_harness__cpu_give(helpers);
         free(units);
         return false;
     }
@@ -429,10 +429,10 @@ static bool rp_try(dg_flrep_reader *r, const char *path, const harness__replay_o
     return true;
 }
 
-dg_status harness__replay_hash_jobs(const char *path, const harness__replay_opts *o, harness__stream *out,
+dg_status dg_harness__replay_hash_jobs(const char *path, const harness__replay_opts *o, harness__stream *out,
                                     dg_error *err)
 {
-    double c0 = harness__thread_cpu_now(), helpers_s = 0;
+    double c0 = dg_harness__thread_cpu_now(), helpers_s = 0;
     if (o->threads)
         *o->threads = 1;
     dg_flrep_reader *r = NULL;
@@ -440,19 +440,19 @@ dg_status harness__replay_hash_jobs(const char *path, const harness__replay_opts
     if (st == DG_OK && o->fault_tick != UINT64_MAX)
         dg_flrep_reader_set_fault_double_delta(r, o->fault_tick);
     if (st == DG_OK)
-        st = harness__stream_reserve(out, out->n + dg_flrep_reader_info(r)->tick_count, err);
+        st = dg_harness__stream_reserve(out, out->n + dg_flrep_reader_info(r)->tick_count, err);
     size_t redo = 0;
     dg_status log_st = DG_OK;
     if (st == DG_OK && rp_try(r, path, o, out, &redo, &log_st, &helpers_s, err)) {
         if (log_st != DG_OK)
             st = log_st;
         else if (redo != SIZE_MAX) /* one linear pass from the start, hashing from where the threads stopped */
-            st = harness__replay_hash_from(r, redo, o->log, o->log_entities, out, err);
+            st = dg_harness__replay_hash_from(r, redo, o->log, o->log_entities, out, err);
     } else if (st == DG_OK) {
-        st = harness__replay_hash_from(r, 0, o->log, o->log_entities, out, err);
+        st = dg_harness__replay_hash_from(r, 0, o->log, o->log_entities, out, err);
     }
     dg_flrep_reader_close(r);
     if (o->cpu_s)
-        *o->cpu_s = harness__thread_cpu_now() - c0 + helpers_s;
+        *o->cpu_s = dg_harness__thread_cpu_now() - c0 + helpers_s;
     return st;
 }

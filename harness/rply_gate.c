@@ -276,7 +276,7 @@ static dg_status log_world(dg_hash_log_writer *log, bool entities, const harness
     return dg_hash_log_write(log, &lt, err);
 }
 
-dg_status harness__rply_replay_hash(const char *path, dg_hash_log_writer *log, bool log_entities,
+dg_status dg_harness__rply_replay_hash(const char *path, dg_hash_log_writer *log, bool log_entities,
                                     harness__stream *out, dg_error *err)
 {
     rg_file r;
@@ -287,13 +287,13 @@ dg_status harness__rply_replay_hash(const char *path, dg_hash_log_writer *log, b
     if (st != DG_OK)
         return st;
     uint32_t n = r.f.hdr.tick_count;
-    st = harness__stream_reserve(out, out->n + n, err);
+    st = dg_harness__stream_reserve(out, out->n + n, err);
     for (uint32_t t = 0; st == DG_OK && t < n; t++) {
         if ((st = dg_rply_player_advance(&r.p, t, err)) != DG_OK ||
             (st = world_from_state(&w, dg_rply_player_state(&r.p), err)) != DG_OK)
             break;
         harness__tickrec rec = tick_record(&w, t);
-        if ((st = harness__stream_push(out, &rec, err)) == DG_OK && log)
+        if ((st = dg_harness__stream_push(out, &rec, err)) == DG_OK && log)
             st = log_world(log, log_entities, &rec, &w, &ids, &ids_cap, err);
     }
     free(ids);
@@ -412,7 +412,7 @@ static dg_status hash_closed_tick(rg_rec *r, uint64_t tick, uint64_t raw, harnes
     harness__tickrec rec = tick_record(w, tick);
     rec.raw = raw;
     rec.has_raw = true;
-    return harness__stream_push(out, &rec, err);
+    return dg_harness__stream_push(out, &rec, err);
 }
 
 static dg_status apply_frame(rg_rec *r, const harness__source *src, const harness__frame *f, dg_error *err)
@@ -505,7 +505,7 @@ static void rec_close(rg_rec *r)
     world_free(&r->world);
 }
 
-dg_status harness__rply_record(harness__source *src, const char *path, uint32_t keyframe, harness__stream *out,
+dg_status dg_harness__rply_record(harness__source *src, const char *path, uint32_t keyframe, harness__stream *out,
                                dg_error *err)
 {
     if (src->hdr.schema && !dg_schema_is_legacy(src->hdr.schema)) /* RPLY's PROPs are number properties */
@@ -703,7 +703,7 @@ static void rg_trajectory(dg_report_check *c, const char *pa, const char *pb, co
     }
 }
 
-uint64_t harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc, const char *pa, const char *pb,
+uint64_t dg_harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc, const char *pa, const char *pb,
                                      dg_error *err)
 {
     rg_file a, b;
@@ -758,7 +758,7 @@ uint64_t harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc,
 
 static int check_rply_seek(dg_report_scenario *sc, const char *path, const harness__stream *rec, size_t nrandom)
 {
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "seek", DG_REPORT_PASS);
     rg_file r;
     rg_world w = {0};
@@ -797,7 +797,7 @@ static int check_rply_seek(dg_report_scenario *sc, const char *path, const harne
     for (int pass = 0; v && pass < 2; pass++)
         for (size_t i = 0; i < n; i++) {
             uint64_t t = v[pass == 0 ? i : n - 1 - i];
-            size_t k = harness__stream_find(rec, t);
+            size_t k = dg_harness__stream_find(rec, t);
             seeks++;
             bool same = k != SIZE_MAX && dg_rply_player_seek(&r.p, (uint32_t)t, &err) == DG_OK &&
                         world_from_state(&w, dg_rply_player_state(&r.p), &err) == DG_OK &&
@@ -824,24 +824,24 @@ static int check_rply_seek(dg_report_scenario *sc, const char *path, const harne
     free(v);
     world_free(&w);
     rg_close(&r);
-    c->duration_s = harness__now() - t0;
+    c->duration_s = dg_harness__now() - t0;
     return c->status == DG_REPORT_PASS ? 0 : c->status == DG_REPORT_FAIL ? 1 : -1;
 }
 
-int harness__rply_verify_file(dg_report_scenario *sc, const char *path, const harness__stream *rec,
+int dg_harness__rply_verify_file(dg_report_scenario *sc, const char *path, const harness__stream *rec,
                               size_t seek_random)
 {
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "record-vs-replay", DG_REPORT_PASS);
     if (!c)
         return -1;
     harness__stream rp = {0};
     dg_error err;
     dg_error_clear(&err);
-    dg_status st = harness__rply_replay_hash(path, NULL, false, &rp, &err);
+    dg_status st = dg_harness__rply_replay_hash(path, NULL, false, &rp, &err);
     uint64_t first[1], first_raw;
     size_t nf;
-    uint64_t nd = harness__compare_streams(c, rec, &rp, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+    uint64_t nd = dg_harness__compare_streams(c, rec, &rp, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
     int failed = 0;
     if (st != DG_OK) {
         char buf[600];
@@ -863,8 +863,8 @@ int harness__rply_verify_file(dg_report_scenario *sc, const char *path, const ha
                                     rec->n, dg_report_plural_s(rec->n), (unsigned long long)rec->entity_ticks,
                                     dg_report_plural_s(rec->entity_ticks));
     }
-    harness__stream_free(&rp);
-    c->duration_s = harness__now() - t0;
+    dg_harness__stream_free(&rp);
+    c->duration_s = dg_harness__now() - t0;
     int s = check_rply_seek(sc, path, rec, seek_random);
     return s < 0 ? -1 : failed + s;
 }
@@ -882,9 +882,9 @@ static dg_status rg_read_header(const char *path, dg_rply_header *h, dg_error *e
     return dg_rply_read_header(b, n, 0, h, err);
 }
 
-int harness__rply_compare_headers(dg_report_scenario *sc, const char *pa, const char *pb)
+int dg_harness__rply_compare_headers(dg_report_scenario *sc, const char *pa, const char *pb)
 {
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "header", DG_REPORT_PASS);
     if (!c)
         return -1;
@@ -918,6 +918,6 @@ int harness__rply_compare_headers(dg_report_scenario *sc, const char *pa, const 
     dg_report_check_add_detail(c, "not compared: RPLY version A %u, B %u", (unsigned)a.version, (unsigned)b.version);
     dg_report_check_add_detail(c, "not compared: start time A %.17g, B %.17g (Unix seconds)", a.start_unix,
                                b.start_unix);
-    c->duration_s = harness__now() - t0;
+    c->duration_s = dg_harness__now() - t0;
     return c->status == DG_REPORT_FAIL;
 }

@@ -12,7 +12,7 @@
 
 #include "harness_internal.h"
 
-const char *const harness__decl_std_names[7] = {"type", "faction", "pos", "vel", "rot", "health", "flags"};
+const char *const dg_harness__decl_std_names[7] = {"type", "faction", "pos", "vel", "rot", "health", "flags"};
 static const char *const k_std_list[] = {"type", "faction", "pos", "vel", "rot", "health", "flags", NULL};
 static const char *const k_type_names[] = {"?", "int", "uint", "float", "bool", "enum", "bytes"};
 static const char *const k_schema_keys[] = {"standard", "position_quantum", "velocity_quantum", NULL};
@@ -42,7 +42,7 @@ static const char *nearest(const char *s, const char *const *names)
     size_t best = SIZE_MAX;
     const char *b = NULL;
     for (size_t i = 0; names[i]; i++) {
-        size_t d = harness__edit_distance(s, names[i]);
+        size_t d = dg_harness__edit_distance(s, names[i]);
         if (d < best)
             best = d, b = names[i];
     }
@@ -50,20 +50,20 @@ static const char *nearest(const char *s, const char *const *names)
     return best <= (len < 4 ? 1 : 2) ? b : NULL;
 }
 
-const char *harness__decl_type_name(harness__ftype t)
+const char *dg_harness__decl_type_name(harness__ftype t)
 {
     return (unsigned)t < sizeof k_type_names / sizeof *k_type_names ? k_type_names[t] : "?";
 }
 
-int harness__decl_std_index(const char *name, size_t len)
+int dg_harness__decl_std_index(const char *name, size_t len)
 {
     for (int i = 0; i < 7; i++)
-        if (strlen(harness__decl_std_names[i]) == len && memcmp(harness__decl_std_names[i], name, len) == 0)
+        if (strlen(dg_harness__decl_std_names[i]) == len && memcmp(dg_harness__decl_std_names[i], name, len) == 0)
             return i;
     return -1;
 }
 
-void harness__decl_init(harness__decl *d)
+void dg_harness__decl_init(harness__decl *d)
 {
     memset(d, 0, sizeof *d);
     d->std_mask = HARNESS_STD_ALL;
@@ -80,14 +80,14 @@ static void field_free(harness__field_decl *f)
     f->enum_count = 0;
 }
 
-void harness__decl_free(harness__decl *d)
+void dg_harness__decl_free(harness__decl *d)
 {
     for (size_t i = 0; i < d->field_count; i++)
         field_free(&d->fields[i]);
-    harness__decl_init(d);
+    dg_harness__decl_init(d);
 }
 
-bool harness__decl_copy(harness__decl *dst, const harness__decl *src)
+bool dg_harness__decl_copy(harness__decl *dst, const harness__decl *src)
 {
     *dst = *src;
     for (size_t i = 0; i < src->field_count; i++) {
@@ -105,7 +105,7 @@ bool harness__decl_copy(harness__decl *dst, const harness__decl *src)
             if (!f->enum_names)
                 f->enum_count = 0;
             dst->field_count = i + 1;
-            harness__decl_free(dst);
+            dg_harness__decl_free(dst);
             return false;
         }
     }
@@ -194,7 +194,7 @@ static bool set_standard(harness__decl *d, const char *v, char *msg, size_t cap)
     char b[80], one[80];
     while (list_next(&s, &item, &len)) {
         snprintf(one, sizeof one, "%.*s", (int)(len < 70 ? len : 70), item);
-        int k = harness__decl_std_index(item, len);
+        int k = dg_harness__decl_std_index(item, len);
         if (k < 0) {
             const char *near = nearest(one, k_std_list);
             return say(msg, cap, "standard: unknown standard field \"%s\"%s%s%s; expected a comma-separated list of "
@@ -202,14 +202,14 @@ static bool set_standard(harness__decl *d, const char *v, char *msg, size_t cap)
                        near ? " (did you mean \"" : "", near ? near : "", near ? "\"?)" : "");
         }
         if (mask & (1u << k))
-            return say(msg, cap, "standard: \"%s\" is listed twice", harness__decl_std_names[k]);
+            return say(msg, cap, "standard: \"%s\" is listed twice", dg_harness__decl_std_names[k]);
         mask |= 1u << k;
     }
     d->std_mask = mask;
     return true;
 }
 
-bool harness__decl_schema_key(harness__decl *d, const char *key, const char *value, char *msg, size_t cap)
+bool dg_harness__decl_schema_key(harness__decl *d, const char *key, const char *value, char *msg, size_t cap)
 {
     d->declared = true;
     double q;
@@ -229,7 +229,7 @@ bool harness__decl_schema_key(harness__decl *d, const char *key, const char *val
                near ? "\"?)" : "");
 }
 
-bool harness__decl_add_field(harness__decl *d, const char *name, const char *where, char *msg, size_t cap)
+bool dg_harness__decl_add_field(harness__decl *d, const char *name, const char *where, char *msg, size_t cap)
 {
     char b[80];
     size_t len = strlen(name);
@@ -237,7 +237,7 @@ bool harness__decl_add_field(harness__decl *d, const char *name, const char *whe
     if (!name_ok(name, len, HARNESS_DECL_NAME_MAX))
         return say(msg, cap, "field name \"%s\": expected [a-z][a-z0-9_.]*, at most %d bytes",
                    quoted(name, b, sizeof b), HARNESS_DECL_NAME_MAX);
-    if (harness__decl_std_index(name, len) >= 0 || strcmp(name, "tick") == 0 || strcmp(name, "id") == 0)
+    if (dg_harness__decl_std_index(name, len) >= 0 || strcmp(name, "tick") == 0 || strcmp(name, "id") == 0)
         return say(msg, cap, "field name \"%s\" is a standard field's name: list standard fields under "
                    "standard = ..., declare only extra fields by name", name);
     for (size_t i = 0; i < d->field_count; i++)
@@ -293,7 +293,7 @@ static bool set_values(harness__field_decl *f, const char *v, char *msg, size_t 
     return true;
 }
 
-bool harness__decl_field_key(harness__decl *d, const char *key, const char *value, char *msg, size_t cap)
+bool dg_harness__decl_field_key(harness__decl *d, const char *key, const char *value, char *msg, size_t cap)
 {
     if (d->field_count == 0)
         return say(msg, cap, "\"%s\" outside a field declaration", key);
@@ -363,7 +363,7 @@ bool harness__decl_field_key(harness__decl *d, const char *key, const char *valu
 static bool field_finish(harness__field_decl *f, char *msg, size_t cap)
 {
     unsigned g = given_of(f);
-    const char *t = harness__decl_type_name(f->type);
+    const char *t = dg_harness__decl_type_name(f->type);
     if (!(g & GIVEN_TYPE))
         return say(msg, cap, "field \"%s\": no type: expected type = int, uint, float, bool, enum or bytes", f->name);
     if (f->type == HARNESS_FT_FLOAT && !(g & GIVEN_QUANTUM))
@@ -391,7 +391,7 @@ static bool field_finish(harness__field_decl *f, char *msg, size_t cap)
     return true;
 }
 
-bool harness__decl_finish(harness__decl *d, size_t *bad, char *msg, size_t cap)
+bool dg_harness__decl_finish(harness__decl *d, size_t *bad, char *msg, size_t cap)
 {
     *bad = SIZE_MAX;
     if (!(d->std_mask & HARNESS_STD_POS) && d->pos_quantum_m != HARNESS_DECL_POS_QUANTUM)
@@ -404,7 +404,7 @@ bool harness__decl_finish(harness__decl *d, size_t *bad, char *msg, size_t cap)
     return true;
 }
 
-bool harness__decl_is_legacy(const harness__decl *d)
+bool dg_harness__decl_is_legacy(const harness__decl *d)
 {
     return d->std_mask == HARNESS_STD_ALL && d->pos_quantum_m == HARNESS_DECL_POS_QUANTUM &&
            d->vel_quantum_mps == HARNESS_DECL_VEL_QUANTUM && d->field_count == 0;
@@ -416,7 +416,7 @@ static void std_list(uint32_t mask, char *out, size_t cap)
     out[0] = 0;
     for (int i = 0; i < 7; i++)
         if (mask & (1u << i))
-            n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s", n ? "," : "", harness__decl_std_names[i]);
+            n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s", n ? "," : "", dg_harness__decl_std_names[i]);
     if (!mask)
         snprintf(out, cap, "(none)");
 }
@@ -426,8 +426,8 @@ static bool field_equal(const harness__field_decl *a, const harness__field_decl 
     if (strcmp(a->name, b->name) != 0)
         return say(msg, cap, "field \"%s\" against field \"%s\"", a->name, b->name);
     if (a->type != b->type)
-        return say(msg, cap, "field \"%s\": type %s against %s", a->name, harness__decl_type_name(a->type),
-                   harness__decl_type_name(b->type));
+        return say(msg, cap, "field \"%s\": type %s against %s", a->name, dg_harness__decl_type_name(a->type),
+                   dg_harness__decl_type_name(b->type));
     if (strcmp(a->unit, b->unit) != 0)
         return say(msg, cap, "field \"%s\": unit \"%s\" against \"%s\"", a->name, a->unit, b->unit);
     if (a->bits != b->bits)
@@ -444,7 +444,7 @@ static bool field_equal(const harness__field_decl *a, const harness__field_decl 
     return true;
 }
 
-bool harness__decl_equal(const harness__decl *a, const harness__decl *b, char *msg, size_t cap)
+bool dg_harness__decl_equal(const harness__decl *a, const harness__decl *b, char *msg, size_t cap)
 {
     char la[80], lb[80];
     if (a->std_mask != b->std_mask) {
@@ -483,11 +483,11 @@ static bool uint_in_bits(uint64_t v, unsigned bits)
     return bits >= 64 || v < ((uint64_t)1 << bits);
 }
 
-bool harness__decl_value_f64(const harness__field_decl *f, double v, int64_t *slot, char *msg, size_t cap)
+bool dg_harness__decl_value_f64(const harness__field_decl *f, double v, int64_t *slot, char *msg, size_t cap)
 {
     if (f->type != HARNESS_FT_FLOAT)
         return say(msg, cap, "field \"%s\": expected a %s, found a number with a fraction", f->name,
-                   harness__decl_type_name(f->type));
+                   dg_harness__decl_type_name(f->type));
     double n = isfinite(v) ? round(v / f->quantum) : NAN; /* half away from zero */
     if (!(fabs(n) <= 9007199254740992.0))
         return say(msg, cap, "field \"%s\" = %.17g: expected finite and within +-2^53 quanta of %.17g %s", f->name, v,
@@ -496,7 +496,7 @@ bool harness__decl_value_f64(const harness__field_decl *f, double v, int64_t *sl
     return true;
 }
 
-bool harness__decl_value_bits(const harness__field_decl *f, uint64_t v, int64_t *slot, char *msg, size_t cap)
+bool dg_harness__decl_value_bits(const harness__field_decl *f, uint64_t v, int64_t *slot, char *msg, size_t cap)
 {
     int64_t s = (int64_t)v;
     bool ok;
@@ -506,7 +506,7 @@ bool harness__decl_value_bits(const harness__field_decl *f, uint64_t v, int64_t 
     case HARNESS_FT_BOOL: ok = v <= 1; break;
     case HARNESS_FT_ENUM: ok = v < f->enum_count; break;
     case HARNESS_FT_BYTES: ok = uint_in_bits(v, 8u * f->bits); break;
-    default: return harness__decl_value_f64(f, (double)s, slot, msg, cap);
+    default: return dg_harness__decl_value_f64(f, (double)s, slot, msg, cap);
     }
     if (!ok)
         return say(msg, cap, "field \"%s\" = 0x%016" PRIx64 ": out of range for %s", f->name, v,
@@ -523,7 +523,7 @@ static int hexval(char c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-bool harness__decl_parse_value(const harness__field_decl *f, const char *text, int64_t *slot, double *raw,
+bool dg_harness__decl_parse_value(const harness__field_decl *f, const char *text, int64_t *slot, double *raw,
                                char *msg, size_t cap)
 {
     char b[48];
@@ -537,7 +537,7 @@ bool harness__decl_parse_value(const harness__field_decl *f, const char *text, i
         if (!*text || *end || errno == ERANGE)
             return say(msg, cap, "field \"%s\": expected a number, found \"%s\"", f->name, t);
         *raw = d;
-        return harness__decl_value_f64(f, d, slot, msg, cap);
+        return dg_harness__decl_value_f64(f, d, slot, msg, cap);
     }
     case HARNESS_FT_INT: {
         long long v = strtoll(text, &end, 10);
@@ -573,7 +573,7 @@ bool harness__decl_parse_value(const harness__field_decl *f, const char *text, i
             char one[HARNESS_DECL_ENUM_NAME_MAX + 1];
             size_t best = SIZE_MAX, bk = 0;
             for (size_t k = 0; k < f->enum_count; k++) {
-                size_t dd = harness__edit_distance(text, names[k]);
+                size_t dd = dg_harness__edit_distance(text, names[k]);
                 if (dd < best)
                     best = dd, bk = k;
             }
@@ -605,7 +605,7 @@ _Static_assert((int)HARNESS_FT_INT == (int)DG_FIELD_INT && (int)HARNESS_FT_BYTES
 _Static_assert((int)HARNESS_STD_ALL == (int)DG_STD_ALL && (int)HARNESS_STD_HEALTH == (int)DG_STD_HEALTH, "one standard-field mask");
 _Static_assert(HARNESS_DECL_MAX_FIELDS == DG_SCHEMA_MAX_FIELDS, "one field limit");
 
-void harness__decl_view(const harness__decl *d, harness__schema_view *v)
+void dg_harness__decl_view(const harness__decl *d, harness__schema_view *v)
 {
     memset(v, 0, sizeof *v);
     for (size_t i = 0; i < d->field_count; i++) {
@@ -618,7 +618,7 @@ void harness__decl_view(const harness__decl *d, harness__schema_view *v)
                             .vel_quantum_mps = d->vel_quantum_mps, .fields = v->defs, .field_count = d->field_count};
 }
 
-void harness__decl_zero_absent(const harness__decl *d, dg_entity_in *e)
+void dg_harness__decl_zero_absent(const harness__decl *d, dg_entity_in *e)
 {
     uint32_t m = d->std_mask;
     if (!(m & HARNESS_STD_TYPE))

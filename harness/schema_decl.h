@@ -58,48 +58,48 @@ typedef struct harness__schema_view {
     dg_schema schema;
     dg_field_def defs[HARNESS_DECL_MAX_FIELDS];
 } harness__schema_view;
-void harness__decl_view(const harness__decl *d, harness__schema_view *v);
+void dg_harness__decl_view(const harness__decl *d, harness__schema_view *v);
 
 /* The legacy schema: every standard field, 1/64 m and 1/32 m/s, no extra field, declared false. */
-void harness__decl_init(harness__decl *d);
-void harness__decl_free(harness__decl *d);
+void dg_harness__decl_init(harness__decl *d);
+void dg_harness__decl_free(harness__decl *d);
 /* A deep copy (enum names included); false on out of memory (dst then freed and legacy). */
-bool harness__decl_copy(harness__decl *dst, const harness__decl *src);
+bool dg_harness__decl_copy(harness__decl *dst, const harness__decl *src);
 
 /* The schema's own keys (standard, position_quantum, velocity_quantum). False with the rule broken
  * and the nearest known key in msg. */
-bool harness__decl_schema_key(harness__decl *d, const char *key, const char *value, char *msg, size_t cap);
+bool dg_harness__decl_schema_key(harness__decl *d, const char *key, const char *value, char *msg, size_t cap);
 /* Starts a new extra field NAME declared at `where`; false (msg) on a bad or repeated name, a
  * standard field's name, or more than HARNESS_DECL_MAX_FIELDS. */
-bool harness__decl_add_field(harness__decl *d, const char *name, const char *where, char *msg, size_t cap);
+bool dg_harness__decl_add_field(harness__decl *d, const char *name, const char *where, char *msg, size_t cap);
 /* A key of the last field added (type, unit, quantum, bits, values). */
-bool harness__decl_field_key(harness__decl *d, const char *key, const char *value, char *msg, size_t cap);
+bool dg_harness__decl_field_key(harness__decl *d, const char *key, const char *value, char *msg, size_t cap);
 /* After the last key: every field complete (a type; a quantum for float; values for enum; bits for
  * int/uint/bytes default 64/64/8). *bad gets the index of the field at fault, SIZE_MAX for the schema. */
-bool harness__decl_finish(harness__decl *d, size_t *bad, char *msg, size_t cap);
+bool dg_harness__decl_finish(harness__decl *d, size_t *bad, char *msg, size_t cap);
 
 /* Whether a (finished) declaration is the legacy one: written as format 1.0. */
-bool harness__decl_is_legacy(const harness__decl *d);
+bool dg_harness__decl_is_legacy(const harness__decl *d);
 /* Whether two declarations say the same; msg names the first difference (both values). */
-bool harness__decl_equal(const harness__decl *a, const harness__decl *b, char *msg, size_t cap);
+bool dg_harness__decl_equal(const harness__decl *a, const harness__decl *b, char *msg, size_t cap);
 
 /* Extra field f's value from text (a CSV cell, a JSON string/number printed back): into its int64
  * slot (float: round(v / quantum) half away from zero). False with the expected form in msg. */
-bool harness__decl_parse_value(const harness__field_decl *f, const char *text, int64_t *slot, double *raw,
+bool dg_harness__decl_parse_value(const harness__field_decl *f, const char *text, int64_t *slot, double *raw,
                                char *msg, size_t cap);
 /* Extra field f's value given as a binary64 (float fields) or an integer bit pattern (all others):
  * range-checked into its slot. */
-bool harness__decl_value_f64(const harness__field_decl *f, double v, int64_t *slot, char *msg, size_t cap);
-bool harness__decl_value_bits(const harness__field_decl *f, uint64_t v, int64_t *slot, char *msg, size_t cap);
+bool dg_harness__decl_value_f64(const harness__field_decl *f, double v, int64_t *slot, char *msg, size_t cap);
+bool dg_harness__decl_value_bits(const harness__field_decl *f, uint64_t v, int64_t *slot, char *msg, size_t cap);
 
 /* Sets the standard fields the declaration lacks to what the recording holds for them (0; rotation
  * the identity), so the raw float hash does not see values that are not recorded. */
-void harness__decl_zero_absent(const harness__decl *d, dg_entity_in *e);
+void dg_harness__decl_zero_absent(const harness__decl *d, dg_entity_in *e);
 
 /* Index of the standard-field name ("type", "faction", "pos", "vel", "rot", "health", "flags"), -1. */
-int harness__decl_std_index(const char *name, size_t len);
-extern const char *const harness__decl_std_names[7];
+int dg_harness__decl_std_index(const char *name, size_t len);
+extern const char *const dg_harness__decl_std_names[7];
 /* The type's name ("float"), "?" for none. */
-const char *harness__decl_type_name(harness__ftype t);
+const char *dg_harness__decl_type_name(harness__ftype t);
 
 #endif

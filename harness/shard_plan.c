@@ -31,7 +31,7 @@ static uint32_t least_loaded(const uint64_t *load, uint32_t shards)
     return best;
 }
 
-bool harness__shard_plan(const uint64_t *cost, size_t n, uint32_t shards, uint32_t *shard_of, uint64_t *load)
+bool dg_harness__shard_plan(const uint64_t *cost, size_t n, uint32_t shards, uint32_t *shard_of, uint64_t *load)
 {
     plan_item *items = malloc((n ? n : 1) * sizeof *items);
     uint64_t *sum = calloc(shards ? shards : 1, sizeof *sum);
@@ -55,7 +55,7 @@ bool harness__shard_plan(const uint64_t *cost, size_t n, uint32_t shards, uint32
     return true;
 }
 
-bool harness__corpus_id(const char *format, const char *const *names, const uint64_t *cost, size_t n, char out[17])
+bool dg_harness__corpus_id(const char *format, const char *const *names, const uint64_t *cost, size_t n, char out[17])
 {
     static const unsigned char zero = 0;
     XXH3_state_t *xs = XXH3_createState();

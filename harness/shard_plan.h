@@ -13,11 +13,11 @@
  * shard with the least cost so far, the lowest index on ties. shard_of[i] gets 0..shards-1;
  * load (may be NULL, `shards` entries) gets each shard's total cost. shards >= 1. Returns false
  * only when it cannot allocate (shard_of untouched). */
-bool harness__shard_plan(const uint64_t *cost, size_t n, uint32_t shards, uint32_t *shard_of, uint64_t *load);
+bool dg_harness__shard_plan(const uint64_t *cost, size_t n, uint32_t shards, uint32_t *shard_of, uint64_t *load);
 
 /* The corpus id: XXH3-64 (seed 0) over the format token, a 0 byte, then for each scenario in the
  * order given (name order) its name, a 0 byte and its cost as 8 little-endian bytes. Written as
  * 16 lowercase hex digits and a NUL into out (17 bytes). False only when it cannot allocate. */
-bool harness__corpus_id(const char *format, const char *const *names, const uint64_t *cost, size_t n, char out[17]);
+bool dg_harness__corpus_id(const char *format, const char *const *names, const uint64_t *cost, size_t n, char out[17]);
 
 #endif

@@ -290,7 +290,7 @@ static dg_status bin_open(harness__source *s, bin_impl *b, uint32_t keyframe, dg
     s->hdr.factions = b->factions;
     s->hdr.faction_count = BIN_TABLE;
     dg_status st = version == 2 ? bin_open_v2(s, b, err) : DG_OK;
-    return st == DG_OK ? harness__source_schema_ready(s, err) : st;
+    return st == DG_OK ? dg_harness__source_schema_ready(s, err) : st;
 }
 
 /* ---- version 2: the header block (schema, tables) and ticks with extras and events ---------------- */
@@ -389,10 +389,10 @@ static bool h_schema(hcur *c, harness__decl *d)
         return h_fail(c, at, "stdMask: bit 7 is reserved (expected 0)");
     d->std_mask = mask;
     snprintf(num, sizeof num, "%.17g", pq); /* an absent field's quantum is not looked at */
-    if ((mask & HARNESS_STD_POS) && !harness__decl_schema_key(d, "position_quantum", num, msg, sizeof msg))
+    if ((mask & HARNESS_STD_POS) && !dg_harness__decl_schema_key(d, "position_quantum", num, msg, sizeof msg))
         return h_fail(c, at + 1, msg);
     snprintf(num, sizeof num, "%.17g", vq);
-    if ((mask & HARNESS_STD_VEL) && !harness__decl_schema_key(d, "velocity_quantum", num, msg, sizeof msg))
+    if ((mask & HARNESS_STD_VEL) && !dg_harness__decl_schema_key(d, "velocity_quantum", num, msg, sizeof msg))
         return h_fail(c, at + 9, msg);
     if (nf > HARNESS_DECL_MAX_FIELDS)
         return snprintf(msg, sizeof msg, "fieldCount %u: expected at most %d", nf, HARNESS_DECL_MAX_FIELDS),
@@ -417,21 +417,21 @@ static bool h_schema(hcur *c, harness__decl *d)
         if (c->bad)
             return false;
         snprintf(where, sizeof where, "%.120s at byte %llu", c->label, (unsigned long long)fat);
-        if (!harness__decl_add_field(d, name, where, msg, sizeof msg))
+        if (!dg_harness__decl_add_field(d, name, where, msg, sizeof msg))
             return h_fail(c, fat, msg);
         if (type < 1 || type > 6)
             return snprintf(msg, sizeof msg, "field \"%.63s\": type %u: expected 1..6 (int, uint, float, bool, enum, "
                             "bytes)", name, type), h_fail(c, fat, msg);
-        bool ok = harness__decl_field_key(d, "type", types[type], msg, sizeof msg);
+        bool ok = dg_harness__decl_field_key(d, "type", types[type], msg, sizeof msg);
         if (ok && unit[0])
-            ok = harness__decl_field_key(d, "unit", unit, msg, sizeof msg);
+            ok = dg_harness__decl_field_key(d, "unit", unit, msg, sizeof msg);
         if (ok && type == HARNESS_FT_FLOAT)
-            snprintf(num, sizeof num, "%.17g", q), ok = harness__decl_field_key(d, "quantum", num, msg, sizeof msg);
+            snprintf(num, sizeof num, "%.17g", q), ok = dg_harness__decl_field_key(d, "quantum", num, msg, sizeof msg);
         if (ok && (type == HARNESS_FT_INT || type == HARNESS_FT_UINT || type == HARNESS_FT_BYTES))
             snprintf(num, sizeof num, "%u", bits),
-                ok = harness__decl_field_key(d, type == HARNESS_FT_BYTES ? "length" : "bits", num, msg, sizeof msg);
+                ok = dg_harness__decl_field_key(d, type == HARNESS_FT_BYTES ? "length" : "bits", num, msg, sizeof msg);
         if (ok && type == HARNESS_FT_ENUM)
-            ok = harness__decl_field_key(d, "values", text, msg, sizeof msg);
+            ok = dg_harness__decl_field_key(d, "values", text, msg, sizeof msg);
         if (ok && type != HARNESS_FT_ENUM && ne)
             ok = (snprintf(msg, sizeof msg, "field \"%.63s\": enumCount %u for a %s (expected 0)", name, ne,
                            types[type]), false);
@@ -439,7 +439,7 @@ static bool h_schema(hcur *c, harness__decl *d)
             return h_fail(c, fat, msg);
     }
     size_t bad;
-    if (!c->bad && !harness__decl_finish(d, &bad, msg, sizeof msg))
+    if (!c->bad && !dg_harness__decl_finish(d, &bad, msg, sizeof msg))
         return h_fail(c, at, msg);
     return !c->bad;
 }
@@ -531,7 +531,7 @@ static dg_status bin_open_v2(harness__source *s, bin_impl *b, dg_error *err)
     b->ent_bytes = BIN_ENTITY_BYTES + 8 * b->nx;
     for (size_t f = 0; f < b->nx; f++)
         b->nxraw += b->decl->fields[f].type == HARNESS_FT_FLOAT;
-    s->hdr.planet_radius_m = harness__decl_is_legacy(b->decl) && planet == 0 ? 6371000.0 : planet;
+    s->hdr.planet_radius_m = dg_harness__decl_is_legacy(b->decl) && planet == 0 ? 6371000.0 : planet;
     if (b->declared_types)
         s->hdr.types = b->dtypes, s->hdr.type_count = b->s_nt;
     if (b->declared_factions)
@@ -562,8 +562,8 @@ static bool decode_extras(bin_impl *b, const uint8_t *p, int64_t *slot, double *
         uint64_t u = (uint64_t)le32(p + 8 * f) | (uint64_t)le32(p + 8 * f + 4) << 32;
         double v;
         memcpy(&v, &u, sizeof v);
-        bool ok = d->type == HARNESS_FT_FLOAT ? harness__decl_value_f64(d, v, &slot[f], msg, sizeof msg)
-                                              : harness__decl_value_bits(d, u, &slot[f], msg, sizeof msg);
+        bool ok = d->type == HARNESS_FT_FLOAT ? dg_harness__decl_value_f64(d, v, &slot[f], msg, sizeof msg)
+                                              : dg_harness__decl_value_bits(d, u, &slot[f], msg, sizeof msg);
         if (d->type == HARNESS_FT_FLOAT)
             xraw[k++] = v;
         if (!ok) {
@@ -708,7 +708,7 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
         dg_entity_in *e = &b->ents[i];
         decode_entity(p, e);
         if (b->decl->std_mask != HARNESS_STD_ALL)
-            harness__decl_zero_absent(b->decl, e);
+            dg_harness__decl_zero_absent(b->decl, e);
         if (!decode_extras(b, p + BIN_ENTITY_BYTES, b->xents + (size_t)i * b->nx, b->xraw + (size_t)i * b->nxraw,
                            e->id, tick, ents_at + (uint64_t)i * b->ent_bytes, err))
             return -1;
@@ -732,7 +732,7 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
     for (uint32_t i = 0; i < n; i++) /* declared float fields join the raw hash */
-        harness__raw_entity(&hs, &b->ents[i], b->nxraw ? b->xraw + (size_t)i * b->nxraw : NULL, b->nxraw);
+        dg_harness__raw_entity(&hs, &b->ents[i], b->nxraw ? b->xraw + (size_t)i * b->nxraw : NULL, b->nxraw);
     *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .events = b->evs, .nev = nev, .has_raw = true,
                           .raw = dg_hash_raw_end(&hs), .extras = b->nx ? b->xents : NULL,
                           .xraw = b->nxraw ? b->xraw : NULL, .nxraw = b->nxraw};
@@ -763,13 +763,13 @@ static void owned_destroy(harness__source *s)
     owned_impl *o = s->impl;
     if (!o)
         return;
-    harness__source_free(o->inner);
+    dg_harness__source_free(o->inner);
     if (o->f)
         fclose(o->f);
     free(o);
 }
 
-bool harness__is_binary_stream(const char *path)
+bool dg_harness__is_binary_stream(const char *path)
 {
     FILE *f = fopen(path, "rb");
     int c = f ? getc(f) : EOF;
@@ -778,7 +778,7 @@ bool harness__is_binary_stream(const char *path)
     return c == BIN_MAGIC0;
 }
 
-dg_status harness__source_binary_file(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
+dg_status dg_harness__source_binary_file(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
 {
     *out = NULL;
     harness__source *s = calloc(1, sizeof *s);
@@ -789,30 +789,30 @@ dg_status harness__source_binary_file(harness__source **out, const char *path, u
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
     }
     *s = (harness__source){.impl = o, .next = owned_next, .rewind = owned_rewind, .destroy = owned_destroy};
-    dg_status st = (o->f = fopen(path, "rb")) ? harness__source_stream(&o->inner, o->f, path, path, keyframe, err)
+    dg_status st = (o->f = fopen(path, "rb")) ? dg_harness__source_stream(&o->inner, o->f, path, path, keyframe, err)
                                               : dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open");
     if (st != DG_OK) {
-        harness__source_free(s);
+        dg_harness__source_free(s);
         return st;
     }
     snprintf(s->name, sizeof s->name, "%s", o->inner->name);
     s->hdr = o->inner->hdr;
-    if (!harness__decl_copy(&s->decl, &o->inner->decl)) {
-        harness__source_free(s);
+    if (!dg_harness__decl_copy(&s->decl, &o->inner->decl)) {
+        dg_harness__source_free(s);
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
     }
     *out = s;
     return DG_OK;
 }
 
-dg_status harness__source_stream(harness__source **out, FILE *f, const char *label, const char *name,
+dg_status dg_harness__source_stream(harness__source **out, FILE *f, const char *label, const char *name,
                                  uint32_t keyframe, dg_error *err)
 {
     int c = getc(f);
     if (c != EOF)
         ungetc(c, f);
     if (c != BIN_MAGIC0)
-        return harness__source_states_stream(out, f, label, name, keyframe, err);
+        return dg_harness__source_states_stream(out, f, label, name, keyframe, err);
     *out = NULL;
     harness__source *s = calloc(1, sizeof *s);
     bin_impl *b = calloc(1, sizeof *b);
@@ -824,12 +824,12 @@ dg_status harness__source_stream(harness__source **out, FILE *f, const char *lab
     b->f = f;
     snprintf(b->label, sizeof b->label, "%s", label);
     *s = (harness__source){.impl = b, .next = bin_next, .rewind = bin_rewind, .destroy = bin_destroy};
-    harness__decl_init(&s->decl);
+    dg_harness__decl_init(&s->decl);
     b->decl = &s->decl;
-    harness__scenario_name(name ? name : "stdin", s->name, sizeof s->name);
+    dg_harness__scenario_name(name ? name : "stdin", s->name, sizeof s->name);
     dg_status st = bin_open(s, b, keyframe, err);
     if (st != DG_OK) {
-        harness__source_free(s);
+        dg_harness__source_free(s);
         return st;
     }
     *out = s;

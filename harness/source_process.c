@@ -42,7 +42,7 @@ static void children_set(pid_t old, pid_t now)
     pthread_mutex_unlock(&g_children_mu);
 }
 
-void harness__process_kill_all(void)
+void dg_harness__process_kill_all(void)
 {
     for (size_t i = 0; i < PROC_SLOTS; i++)
         if (g_children[i] > 0)
@@ -59,7 +59,7 @@ typedef struct proc_impl {
     pid_t pid;
     bool reaped, timed_out, stopped; /* stopped: detgate sent the signal */
     int status;
-    double deadline, limit_s; /* harness__now() seconds; 0 = none */
+    double deadline, limit_s; /* dg_harness__now() seconds; 0 = none */
     char ring[PROC_RING];
     size_t ring_at, ring_len; /* next write position, bytes held */
     uint64_t ticks, bytes; /* ticks parsed, bytes read from stdout */
@@ -109,8 +109,8 @@ static void stop_child(proc_impl *p)
         return;
     p->stopped = true;
     kill(-p->pid, SIGTERM);
-    double until = harness__now() + PROC_TERM_GRACE;
-    while (!p->reaped && harness__now() < until) {
+    double until = dg_harness__now() + PROC_TERM_GRACE;
+    while (!p->reaped && dg_harness__now() < until) {
         reap(p, false);
         if (!p->reaped)
             poll(NULL, 0, 10);
@@ -123,7 +123,7 @@ static void stop_child(proc_impl *p)
 
 static bool past_deadline(proc_impl *p)
 {
-    if (p->deadline <= 0 || harness__now() < p->deadline)
+    if (p->deadline <= 0 || dg_harness__now() < p->deadline)
         return false;
     p->timed_out = true;
     stop_child(p);
@@ -140,7 +140,7 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t size)
             return -1;
         }
         struct pollfd fds[2] = {{p->fd_out, POLLIN, 0}, {p->fd_err, POLLIN, 0}};
-        double left = p->deadline - harness__now();
+        double left = p->deadline - dg_harness__now();
         int ms = p->deadline <= 0 ? -1 : left <= 0 ? 0 : (int)(left * 1000) + 1; /* never -1 by accident */
         int r = poll(fds, 2, ms);
         if (r < 0 && errno != EINTR)
@@ -230,7 +230,7 @@ static void diagnose(proc_impl *p, bool stream_failed, dg_error *err)
     char inner[400] = "", tail[170];
     if (stream_failed)
         dg_error_format(err, inner, sizeof inner);
-    for (double until = harness__now() + 0.5; !p->reaped && stream_failed && harness__now() < until;)
+    for (double until = dg_harness__now() + 0.5; !p->reaped && stream_failed && dg_harness__now() < until;)
         reap(p, false), poll(NULL, 0, 5); /* a bad stream may come from an engine dying on its own: say how */
     stop_child(p);
     drain_rest(p);
@@ -297,7 +297,7 @@ static void proc_destroy(harness__source *s)
         return;
     if (p->pid > 0)
         stop_child(p);
-    harness__source_free(p->inner);
+    dg_harness__source_free(p->inner);
     if (p->out)
         fclose(p->out);
     free(p->out_buf);
@@ -400,7 +400,7 @@ static dg_status spawn(proc_impl *p, char *cmd, const char *dir, dg_error *err)
     return DG_OK;
 }
 
-dg_status harness__source_process(harness__source **out, const char *run, const char *dir, const char *scenario,
+dg_status dg_harness__source_process(harness__source **out, const char *run, const char *dir, const char *scenario,
                                   double time_limit_s, uint32_t keyframe, dg_error *err)
 {
     *out = NULL;
@@ -413,7 +413,7 @@ dg_status harness__source_process(harness__source **out, const char *run, const 
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, scenario, "out of memory");
     }
     p->fd_out = p->fd_err = -1;
-    harness__scenario_name(scenario, p->name, sizeof p->name);
+    dg_harness__scenario_name(scenario, p->name, sizeof p->name);
     *s = (harness__source){.impl = p, .next = proc_next, .rewind = proc_rewind, .destroy = proc_destroy};
     dg_status st = DG_OK;
     if (!realpath(scenario, abs))
@@ -424,7 +424,7 @@ dg_status harness__source_process(harness__source **out, const char *run, const 
         st = spawn(p, cmd, dir, err);
     if (st == DG_OK) {
         p->limit_s = time_limit_s;
-        p->deadline = time_limit_s > 0 ? harness__now() + time_limit_s : 0;
+        p->deadline = time_limit_s > 0 ? dg_harness__now() + time_limit_s : 0;
         p->out = fopencookie(p, "r", (cookie_io_functions_t){.read = pipe_read});
         p->out_buf = malloc(PROC_FILE_BUF);
         if (!p->out || !p->out_buf || setvbuf(p->out, p->out_buf, _IOFBF, PROC_FILE_BUF) != 0)
@@ -434,14 +434,14 @@ dg_status harness__source_process(harness__source **out, const char *run, const 
     }
     char label[DG_HASH_LOG_NAME_MAX + 16];
     snprintf(label, sizeof label, "%s (stdout)", p->name);
-    if (st == DG_OK && harness__source_stream(&p->inner, p->out, label, scenario, keyframe, err) != DG_OK) {
+    if (st == DG_OK && dg_harness__source_stream(&p->inner, p->out, label, scenario, keyframe, err) != DG_OK) {
         diagnose(p, true, err);
         st = err->code;
     }
-    if (st == DG_OK && !harness__decl_copy(&s->decl, &p->inner->decl)) /* the stream's declared fields */
+    if (st == DG_OK && !dg_harness__decl_copy(&s->decl, &p->inner->decl)) /* the stream's declared fields */
         st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, scenario, "out of memory");
     if (st != DG_OK) {
-        harness__source_free(s);
+        dg_harness__source_free(s);
         return st;
     }
     snprintf(s->name, sizeof s->name, "%s", p->inner->name);

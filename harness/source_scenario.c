@@ -146,7 +146,7 @@ static dg_status fill_frame(scn_source *p, harness__frame *f, bool raw_later, dg
     f->nev = nev;
     f->has_raw = true;
     f->raw_later = raw_later;
-    f->raw = raw_later ? 0 : harness__raw_hash(tick, p->ents, n);
+    f->raw = raw_later ? 0 : dg_harness__raw_hash(tick, p->ents, n);
     return DG_OK;
 }
 
@@ -188,7 +188,7 @@ static void scn_destroy(harness__source *s)
     free(p);
 }
 
-dg_status harness__source_scenario(harness__source **out, const char *path, const char *inject,
+dg_status dg_harness__source_scenario(harness__source **out, const char *path, const char *inject,
                                    uint32_t keyframe, dg_error *err)
 {
     *out = NULL;
@@ -203,7 +203,7 @@ dg_status harness__source_scenario(harness__source **out, const char *path, cons
     s->next = scn_next;
     s->rewind = scn_rewind;
     s->destroy = scn_destroy;
-    harness__scenario_name(path, s->name, sizeof s->name);
+    dg_harness__scenario_name(path, s->name, sizeof s->name);
     /* A build may carry a compiled-in injection (builtin_inject.h): the bisect test breaks one
      * commit this way. An explicit --inject replaces it. */
     const char *spec = (inject && inject[0]) ? inject : DG_HARNESS_BUILTIN_INJECT;
@@ -215,7 +215,7 @@ dg_status harness__source_scenario(harness__source **out, const char *path, cons
     if (st == DG_OK)
         st = dg_sim_create(p->scn, &p->inj, &p->sim, err);
     if (st != DG_OK) {
-        harness__source_free(s);
+        dg_harness__source_free(s);
         return st;
     }
     *out = s;
@@ -223,12 +223,12 @@ dg_status harness__source_scenario(harness__source **out, const char *path, cons
 }
 
 
-void harness__source_free(harness__source *s)
+void dg_harness__source_free(harness__source *s)
 {
     if (!s)
         return;
     if (s->destroy)
         s->destroy(s);
-    harness__decl_free(&s->decl);
+    dg_harness__decl_free(&s->decl);
     free(s);
 }

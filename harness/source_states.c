@@ -159,7 +159,7 @@ static bool parse_u64(const char *s, size_t len, uint64_t *out)
 
 static bool parse_f64(const char *s, size_t len, double *out)
 {
-    return harness__parse_f64(s, len, out); /* strtod's value; plain decimals without strtod */
+    return dg_harness__parse_f64(s, len, out); /* strtod's value; plain decimals without strtod */
 }
 
 /* ---- growing arrays ----------------------------------------------------------------------------- */
@@ -228,7 +228,7 @@ static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, 
 {
     st_row r = {*e, line, index, (uint32_t)p->n};
     if (p->decl->declared && p->decl->std_mask != HARNESS_STD_ALL)
-        harness__decl_zero_absent(p->decl, &r.e);
+        dg_harness__decl_zero_absent(p->decl, &r.e);
     e = &r.e;
     char who[64];
     if (p->n == UINT16_MAX) {
@@ -344,7 +344,7 @@ static dg_status csv_header_extra(st_source *p, const char *s, size_t len, unsig
     const char *near = NULL;
     size_t best = 3;
     for (size_t f = 0; f < p->nx; f++) {
-        size_t d = harness__edit_distance(name, p->decl->fields[f].name);
+        size_t d = dg_harness__edit_distance(name, p->decl->fields[f].name);
         if (d < best)
             best = d, near = p->decl->fields[f].name;
     }
@@ -375,7 +375,7 @@ static dg_status csv_header(st_source *p, dg_error *err)
             return err->code;
         if (k < COL_COUNT_ && col_std(k) && !(mask & col_std(k)))
             return st_err_col(p, err, col, "column \"%s\": %s is not a standard field of the declared schema "
-                              "(add it to standard = ...)", name, harness__decl_std_names[__builtin_ctz(col_std(k))]);
+                              "(add it to standard = ...)", name, dg_harness__decl_std_names[__builtin_ctz(col_std(k))]);
         if (seen[k]++)
             return st_err(p, err, col, "column \"%s\" appears twice%s", name, NULL);
         if (p->ncols == ST_MAX_COLS)
@@ -413,7 +413,7 @@ static dg_status csv_decl_line(st_source *p, dg_error *err)
     bool ok = true;
     if (field) {
         char *name = strtok_r(NULL, " \t", &save);
-        ok = name ? harness__decl_add_field(p->decl, name, where, msg, sizeof msg)
+        ok = name ? dg_harness__decl_add_field(p->decl, name, where, msg, sizeof msg)
                   : (snprintf(msg, sizeof msg, "#! field: expected a field name"), false);
     } else {
         p->decl->declared = true;
@@ -426,8 +426,8 @@ static dg_status csv_decl_line(st_source *p, dg_error *err)
             break;
         }
         *eq = 0;
-        ok = schema ? harness__decl_schema_key(p->decl, tok, eq + 1, msg, sizeof msg)
-                    : harness__decl_field_key(p->decl, tok, eq + 1, msg, sizeof msg);
+        ok = schema ? dg_harness__decl_schema_key(p->decl, tok, eq + 1, msg, sizeof msg)
+                    : dg_harness__decl_field_key(p->decl, tok, eq + 1, msg, sizeof msg);
         if (!ok)
             return st_err_col(p, err, (unsigned)(tok - p->line) + 1, "%s", msg);
     }
@@ -440,13 +440,13 @@ static dg_status decl_done(st_source *p, dg_error *err)
     char msg[256];
     size_t bad;
     p->decl_read = true;
-    const harness__decl *pre = harness__decl_preset_get();
+    const harness__decl *pre = dg_harness__decl_preset_get();
     if (!p->decl->declared && pre) { /* the project file's declaration, for a stream that says nothing */
-        if (!harness__decl_copy(p->decl, pre))
+        if (!dg_harness__decl_copy(p->decl, pre))
             return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory");
     } else if (!p->decl->declared) {
         return DG_OK;
-    } else if (!harness__decl_finish(p->decl, &bad, msg, sizeof msg)) {
+    } else if (!dg_harness__decl_finish(p->decl, &bad, msg, sizeof msg)) {
         return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, bad != SIZE_MAX ? p->decl->fields[bad].where
                             : p->decl->where, "%s", msg);
     }
@@ -454,8 +454,8 @@ static dg_status decl_done(st_source *p, dg_error *err)
     p->nxraw = 0;
     for (size_t f = 0; f < p->nx; f++)
         p->xfloat[f] = p->decl->fields[f].type == HARNESS_FT_FLOAT ? (int)p->nxraw++ : -1;
-    harness__decl_view(p->decl, &p->view);
-    p->schema = harness__decl_is_legacy(p->decl) ? NULL : &p->view.schema;
+    dg_harness__decl_view(p->decl, &p->view);
+    p->schema = dg_harness__decl_is_legacy(p->decl) ? NULL : &p->view.schema;
     return DG_OK;
 }
 
@@ -493,7 +493,7 @@ static dg_status csv_extra(st_source *p, int f, const char *s, size_t len, unsig
     char text[96], msg[256], row[64] = "";
     double raw;
     snprintf(text, sizeof text, "%.*s", (int)(len < 95 ? len : 95), s);
-    if (harness__decl_parse_value(&p->decl->fields[f], text, &p->cur_x[f], &raw, msg, sizeof msg)) {
+    if (dg_harness__decl_parse_value(&p->decl->fields[f], text, &p->cur_x[f], &raw, msg, sizeof msg)) {
         if (p->xfloat[f] >= 0)
             p->cur_xraw[p->xfloat[f]] = raw;
         return DG_OK;
@@ -615,7 +615,7 @@ static const char *nearest_name(const char *key, const char *const *names)
     const char *best = NULL;
     size_t best_d = 3;
     for (size_t i = 0; names[i]; i++) {
-        size_t d = harness__edit_distance(key, names[i]), lk = strlen(key), ln = strlen(names[i]);
+        size_t d = dg_harness__edit_distance(key, names[i]), lk = strlen(key), ln = strlen(names[i]);
         size_t m = lk < ln ? lk : ln;
         if (m >= 3 && strncmp(key, names[i], m) == 0)
             d = d < 2 ? d : 2;
@@ -725,7 +725,7 @@ static dg_status json_entity_members(st_source *p, json_t *o, const char *what, 
     const char *key;
     json_t *v;
     json_object_foreach(o, key, v) {
-        int k = harness__decl_std_index(key, strlen(key));
+        int k = dg_harness__decl_std_index(key, strlen(key));
         if (k >= 0 && !(p->decl->std_mask & (1u << k)))
             return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: member \"%s\": %s is not a standard field of the "
                              "declared schema (add it to \"standard\")", what, key, key);
@@ -747,7 +747,7 @@ static dg_status json_extras(st_source *p, json_t *o, const char *what, dg_error
                              d->name);
         raw = json_is_number(v) ? json_number_value(v) : 0;
         if (d->type == HARNESS_FT_FLOAT && json_is_number(v))
-            ok = harness__decl_value_f64(d, raw, &p->cur_x[f], msg, sizeof msg);
+            ok = dg_harness__decl_value_f64(d, raw, &p->cur_x[f], msg, sizeof msg);
         else if (json_is_integer(v) || json_is_true(v) || json_is_false(v) || json_is_string(v)) {
             if (json_is_integer(v))
                 snprintf(text, sizeof text, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
@@ -755,12 +755,12 @@ static dg_status json_extras(st_source *p, json_t *o, const char *what, dg_error
                 snprintf(text, sizeof text, "%s", json_is_true(v) ? "true" : "false");
             else
                 snprintf(text, sizeof text, "%s", json_string_value(v));
-            ok = harness__decl_parse_value(d, text, &p->cur_x[f], &raw, msg, sizeof msg);
+            ok = dg_harness__decl_parse_value(d, text, &p->cur_x[f], &raw, msg, sizeof msg);
         } else {
             json_found(v, found, sizeof found);
             ok = false;
             snprintf(msg, sizeof msg, "field \"%s\": expected a %s value, found %s", d->name,
-                     harness__decl_type_name(d->type), found);
+                     dg_harness__decl_type_name(d->type), found);
         }
         if (!ok)
             return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "%s: %s", what, msg);
@@ -1013,8 +1013,8 @@ static dg_status json_decl_key(st_source *p, const char *what, const char *key, 
         return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "header %s \"%s\": expected a string, a number or an "
                          "array of strings, found %s", what, key, found);
     }
-    bool ok = field ? harness__decl_field_key(p->decl, key, text, msg, sizeof msg)
-                    : harness__decl_schema_key(p->decl, key, text, msg, sizeof msg);
+    bool ok = field ? dg_harness__decl_field_key(p->decl, key, text, msg, sizeof msg)
+                    : dg_harness__decl_schema_key(p->decl, key, text, msg, sizeof msg);
     return ok ? DG_OK : st_err_at(p, err, DG_E_SYNTAX, p->lineno, "header %s: %s", what, msg);
 }
 
@@ -1054,7 +1054,7 @@ static dg_status json_schema(st_source *p, json_t *o, dg_error *err)
         }
         if (json_known_members(p, f, what, k_field_members, err) != DG_OK)
             return err->code;
-        if (!harness__decl_add_field(p->decl, json_string_value(name), where, msg, sizeof msg))
+        if (!dg_harness__decl_add_field(p->decl, json_string_value(name), where, msg, sizeof msg))
             return st_err_at(p, err, DG_E_SYNTAX, p->lineno, "header %s: %s", what, msg);
         json_object_foreach(f, key, v)
             if (strcmp(key, "name") != 0 && json_decl_key(p, what, key, v, true, err) != DG_OK)
@@ -1074,7 +1074,7 @@ static dg_status json_header(st_source *p, json_t *o, harness__source *s, dg_err
         json_uint(p, o, "header", "keyframe_interval", DG_FLREP_KEYFRAME_MIN, DG_FLREP_KEYFRAME_MAX, 0, &kf, err))
         return err->code;
     if (scenario)
-        harness__scenario_name(scenario, p->scenario, sizeof p->scenario);
+        dg_harness__scenario_name(scenario, p->scenario, sizeof p->scenario);
     s->hdr.tick_rate_hz = (uint32_t)rate;
     if (kf)
         s->hdr.keyframe_interval_ticks = (uint32_t)kf;
@@ -1152,7 +1152,7 @@ static int json_tick(st_source *p, harness__source *s, uint64_t *tick, dg_error 
         if (p->line[0] == 0)
             continue;
         /* the fast parser knows the legacy members only: a stream with declarations takes jansson */
-        if (!p->decl->declared && harness__jsonl_fast_tick(p->line, &p->fast))
+        if (!p->decl->declared && dg_harness__jsonl_fast_tick(p->line, &p->fast))
             return json_fast_tick(p, tick, err) == DG_OK ? 1 : -1;
         json_error_t je;
         json_t *o = json_loads(p->line, JSON_REJECT_DUPLICATES, &je);
@@ -1202,7 +1202,7 @@ static int st_next(harness__source *s, harness__frame *f, dg_error *err)
     dg_hash_raw_begin(&hs, tick);
     if (p->nxraw) { /* declared float fields join the raw hash */
         for (size_t i = 0; i < p->n; i++)
-            harness__raw_entity(&hs, &p->ents[i], p->xents_raw + i * p->nxraw, p->nxraw);
+            dg_harness__raw_entity(&hs, &p->ents[i], p->xents_raw + i * p->nxraw, p->nxraw);
     } else {
         for (size_t i = 0; i < p->n; i++) {
             const dg_entity_in *e = &p->ents[i];
@@ -1288,7 +1288,7 @@ static void st_destroy(harness__source *s)
     free(p->xents);
     free(p->xrows_raw);
     free(p->xents_raw);
-    harness__jsonl_tick_free(&p->fast);
+    dg_harness__jsonl_tick_free(&p->fast);
     free(p);
 }
 
@@ -1363,7 +1363,7 @@ static bool looks_jsonl(const char *path)
 
 static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe, dg_error *err);
 
-dg_status harness__source_states(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
+dg_status dg_harness__source_states(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
 {
     *out = NULL;
     harness__source *s = calloc(1, sizeof *s);
@@ -1379,13 +1379,13 @@ dg_status harness__source_states(harness__source **out, const char *path, uint32
     memcpy(pc, path, pl);
     p->path = pc;
     s->impl = p;
-    harness__decl_init(&s->decl);
+    dg_harness__decl_init(&s->decl);
     p->decl = &s->decl;
     s->next = st_next;
     s->rewind = st_rewind;
     s->destroy = st_destroy;
     p->jsonl = looks_jsonl(path);
-    harness__scenario_name(path, p->scenario, sizeof p->scenario);
+    dg_harness__scenario_name(path, p->scenario, sizeof p->scenario);
     s->hdr.tick_rate_hz = 60;
     s->hdr.planet_radius_m = 6371000.0;
     /* Validation pass: the whole stream is read once so bad input fails before recording. */
@@ -1407,11 +1407,11 @@ dg_status harness__source_states(harness__source **out, const char *path, uint32
     if (st == DG_OK)
         st = st_open_file(p, err);
     if (st != DG_OK) {
-        harness__source_free(s);
+        dg_harness__source_free(s);
         return st;
     }
     if (st_finish_open(s, p, ticks, keyframe, err) != DG_OK) {
-        harness__source_free(s);
+        dg_harness__source_free(s);
         return err->code;
     }
     *out = s;
@@ -1436,7 +1436,7 @@ static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks
     s->hdr.participant_count = p->nroster;
     if (p->schema && !p->planet_given)
         s->hdr.planet_radius_m = 0; /* a declared schema assumes no planet unless the stream names one */
-    return harness__source_schema_ready(s, err);
+    return dg_harness__source_schema_ready(s, err);
 }
 
 /* The JSONL header line (if the first line is one) is read now: the tables must be known before the
@@ -1473,7 +1473,7 @@ static dg_status st_open_once(harness__source *s, st_source *p, dg_error *err)
     return st;
 }
 
-dg_status harness__source_states_stream(harness__source **out, FILE *f, const char *label, const char *name,
+dg_status dg_harness__source_states_stream(harness__source **out, FILE *f, const char *label, const char *name,
                                         uint32_t keyframe, dg_error *err)
 {
     *out = NULL;
@@ -1488,18 +1488,18 @@ dg_status harness__source_states_stream(harness__source **out, FILE *f, const ch
     }
     *p = (st_source){.path = pc, .f = f, .once = true};
     *s = (harness__source){.impl = p, .next = st_next, .rewind = st_rewind, .destroy = st_destroy};
-    harness__decl_init(&s->decl);
+    dg_harness__decl_init(&s->decl);
     p->decl = &s->decl;
     s->hdr.tick_rate_hz = 60;
     s->hdr.planet_radius_m = 6371000.0;
     snprintf(p->scenario, sizeof p->scenario, "%s", name ? name : "stdin");
     dg_status st = st_open_once(s, p, err);
     if (st == DG_OK && name)
-        harness__scenario_name(name, p->scenario, sizeof p->scenario);
+        dg_harness__scenario_name(name, p->scenario, sizeof p->scenario);
     if (st == DG_OK)
         st = st_finish_open(s, p, 0, keyframe, err);
     if (st != DG_OK) {
-        harness__source_free(s);
+        dg_harness__source_free(s);
         return st;
     }
     *out = s;

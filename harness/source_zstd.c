@@ -72,7 +72,7 @@ static void zst_destroy(harness__source *s)
     zst_impl *z = s->impl;
     if (!z)
         return;
-    harness__source_free(z->inner);
+    dg_harness__source_free(z->inner);
     if (z->out)
         fclose(z->out);
     if (z->raw)
@@ -82,7 +82,7 @@ static void zst_destroy(harness__source *s)
     free(z);
 }
 
-dg_status harness__source_states_zst(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
+dg_status dg_harness__source_states_zst(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
 {
     *out = NULL;
     zst_impl *z = calloc(1, sizeof *z);
@@ -107,16 +107,16 @@ dg_status harness__source_states_zst(harness__source **out, const char *path, ui
         st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
     if (st == DG_OK) {
         ZSTD_initDStream(z->ds);
-        st = harness__source_stream(&z->inner, z->out, path, path, keyframe, err);
+        st = dg_harness__source_stream(&z->inner, z->out, path, path, keyframe, err);
         if (st != DG_OK && z->failed) {
             dg_error_clear(err);
             st = dg_error_set(err, DG_E_MALFORMED, DG_OFFSET_NONE, path, "zstd: %s", z->why);
         }
     }
-    if (st == DG_OK && !harness__decl_copy(&s->decl, &z->inner->decl)) /* the stream's declared fields */
+    if (st == DG_OK && !dg_harness__decl_copy(&s->decl, &z->inner->decl)) /* the stream's declared fields */
         st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
     if (st != DG_OK) {
-        harness__source_free(s);
+        dg_harness__source_free(s);
         return st;
     }
     snprintf(s->name, sizeof s->name, "%s", z->inner->name);

@@ -7,11 +7,11 @@ static bool streams_equal(const harness__stream *a, const harness__stream *b, bo
 {
     uint64_t first[1], first_raw;
     size_t nf;
-    uint64_t nd = harness__compare_streams(NULL, a, b, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+    uint64_t nd = dg_harness__compare_streams(NULL, a, b, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
     return nd == 0 && (!by_raw || first_raw == DG_REPORT_TICK_NONE);
 }
 
-size_t harness__stream_classes(const harness__stream *const *s, size_t n, bool by_raw, size_t *cls, size_t *reps)
+size_t dg_harness__stream_classes(const harness__stream *const *s, size_t n, bool by_raw, size_t *cls, size_t *reps)
 {
     size_t nc = 0;
     for (size_t i = 0; i < n; i++) {

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-size_t harness__edit_distance(const char *a, const char *b)
+size_t dg_harness__edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b), row[64];
     if (lb >= 64 || la >= 64)

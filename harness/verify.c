@@ -27,7 +27,7 @@ static int fail_error(dg_report_check *c, const dg_error *err)
 static int check_record_vs_replay(dg_report_check *c, harness__source *src, const char *path,
                                   const harness__stream *rec, const harness__verify_opts *o, harness__stream *out_rp)
 {
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     harness__stream rp = {0};
     dg_error err;
     dg_error_clear(&err);
@@ -35,7 +35,7 @@ static int check_record_vs_replay(dg_report_check *c, harness__source *src, cons
      * the load other processes put on a shared machine; per core, whatever --jobs was. */
     double replay_s = 0;
     harness__replay_opts ro = {o->fault_tick, NULL, false, o->jobs ? o->jobs : 1, &replay_s, NULL};
-    dg_status st = harness__replay_hash_jobs(path, &ro, &rp, &err);
+    dg_status st = dg_harness__replay_hash_jobs(path, &ro, &rp, &err);
     char rerr[512] = "";
     harness__stream want = *rec;
     if (st != DG_OK) {
@@ -45,8 +45,8 @@ static int check_record_vs_replay(dg_report_check *c, harness__source *src, cons
         want.n = rp.n < rec->n ? rp.n : rec->n;
     }
     uint64_t first[64], first_raw;
-    size_t nfirst = 0, want_detail = harness__detail_max();
-    uint64_t nd = harness__compare_streams(NULL, &want, &rp, DG_REPORT_TICK_NONE, first, want_detail, &nfirst,
+    size_t nfirst = 0, want_detail = dg_harness__detail_max();
+    uint64_t nd = dg_harness__compare_streams(NULL, &want, &rp, DG_REPORT_TICK_NONE, first, want_detail, &nfirst,
                                            &first_raw);
     uint64_t not_reproduced = DG_REPORT_TICK_NONE;
     char note[200] = "";
@@ -54,14 +54,14 @@ static int check_record_vs_replay(dg_report_check *c, harness__source *src, cons
     if (nd > 0) {
         dg_error derr;
         dg_error_clear(&derr);
-        dg_status ds = harness__detail_source_vs_file(c, src, path, o->fault_tick, first, nfirst, rec,
+        dg_status ds = dg_harness__detail_source_vs_file(c, src, path, o->fault_tick, first, nfirst, rec,
                                                       &not_reproduced, &derr);
         if (ds != DG_OK) /* the detail stopped early: still count the ticks it did not reach */
             for (size_t k = 0; k < nfirst; k++)
                 if (c->n_ranges == 0 || first[k] > c->ranges[c->n_ranges - 1].last)
                     dg_report_check_add_divergent(c, first[k], 0);
         size_t detailed = nfirst; /* the call below resets nfirst */
-        harness__compare_streams(c, &want, &rp, first[nfirst - 1], first, 0, &nfirst, &first_raw);
+        dg_harness__compare_streams(c, &want, &rp, first[nfirst - 1], first, 0, &nfirst, &first_raw);
         /* the charts need both sides' states over the whole divergence; say why there are none */
         dg_report_check_add_detail(c, "no spread or trajectory: the record side keeps only its hashes; its states "
                                       "are re-derived (the source run again) for the entity tables of the first %zu "
@@ -96,7 +96,7 @@ static int check_record_vs_replay(dg_report_check *c, harness__source *src, cons
                                     replay_s > 0 ? (double)rec->entity_ticks / replay_s / 1e6 : 0.0);
     }
     *out_rp = rp;
-    c->duration_s = harness__now() - t0;
+    c->duration_s = dg_harness__now() - t0;
     return failed;
 }
 
@@ -165,14 +165,14 @@ static bool seek_matches(dg_flrep_reader *r, const harness__stream *lin, const h
         return false;
     }
     const harness__stream *ref = lin;
-    size_t k = harness__stream_find(lin, tick);
+    size_t k = dg_harness__stream_find(lin, tick);
     if (k == SIZE_MAX) {
         ref = rec;
-        k = harness__stream_find(rec, tick);
+        k = dg_harness__stream_find(rec, tick);
     }
     if (t.tick != tick || k == SIZE_MAX)
         return false;
-    dg_tick_hash h = harness__hash_read_tick(&t, harness__reader_fields(r), NULL);
+    dg_tick_hash h = dg_harness__hash_read_tick(&t, dg_harness__reader_fields(r), NULL);
     return h.state == ref->v[k].state && h.events == ref->v[k].events && h.entity_count == ref->v[k].count;
 }
 
@@ -204,11 +204,11 @@ static void seek_detail(dg_report_check *c, const char *path, const harness__ver
         bool ha = ra == 1 && a.tick == bad[k], hb = rb == 1 && b.tick == bad[k];
         harness__xworld wa = {ha ? a.ents : NULL, ha ? a.extras : NULL, ha ? a.ent_count : 0, names->schema},
                         wb = {hb ? b.ents : NULL, hb ? b.extras : NULL, hb ? b.ent_count : 0, names->schema};
-        const dg_schema *xs = harness__common_schema(names, names);
-        dg_report_check_add_divergent(c, bad[k], harness__count_diff_x(wa, wb, xs));
+        const dg_schema *xs = dg_harness__common_schema(names, names);
+        dg_report_check_add_divergent(c, bad[k], dg_harness__count_diff_x(wa, wb, xs));
         dg_report_tick *rt = dg_report_add_tick(c, bad[k]);
         if (rt)
-            harness__diff_worlds_x(rt, wa, wb, xs, names);
+            dg_harness__diff_worlds_x(rt, wa, wb, xs, names);
         if (ra != 1)
             break;
     }
@@ -219,7 +219,7 @@ static void seek_detail(dg_report_check *c, const char *path, const harness__ver
 static int check_seek(dg_report_check *c, const char *path, const harness__stream *rec,
                       const harness__stream *lin, const harness__verify_opts *o)
 {
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     dg_flrep_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
@@ -274,7 +274,7 @@ static int check_seek(dg_report_check *c, const char *path, const harness__strea
     }
     free(sample);
     free(bad);
-    c->duration_s = harness__now() - t0;
+    c->duration_s = dg_harness__now() - t0;
     return failed;
 }
 
@@ -312,11 +312,11 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
     char tmp[512];
     dg_error err;
     dg_error_clear(&err);
-    if (!harness__temp_path(tmp, sizeof tmp, NULL, "recovery", ".flrep")) {
+    if (!dg_harness__temp_path(tmp, sizeof tmp, NULL, "recovery", ".flrep")) {
         snprintf(msg, cap, "%s: the temp folder's path is too long for a recovery copy", label);
         return -1;
     }
-    if (harness__copy_prefix(path, tmp, cut, &err) != DG_OK) {
+    if (dg_harness__copy_prefix(path, tmp, cut, &err) != DG_OK) {
         remove(tmp); /* a copy cut short by a full disk is still a file */
         char ebuf[400];
         dg_error_format(&err, ebuf, sizeof ebuf);
@@ -340,16 +340,16 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
     dg_flrep_tick t;
     int rc = 0;
     while (st == DG_OK && (rc = dg_flrep_reader_next(r, &t, &err)) == 1) {
-        dg_tick_hash th = harness__hash_read_tick(&t, harness__reader_fields(r), NULL);
+        dg_tick_hash th = dg_harness__hash_read_tick(&t, dg_harness__reader_fields(r), NULL);
         harness__tickrec rec = {t.tick, th.state, th.events, th.combined, 0, th.entity_count, false};
-        st = harness__stream_push(&got, &rec, &err);
+        st = dg_harness__stream_push(&got, &rec, &err);
     }
     if (st == DG_OK && rc < 0)
         st = err.code;
     dg_flrep_reader_close(r);
     remove(tmp);
     harness__stream tail = *want;
-    size_t k = harness__stream_find(want, from);
+    size_t k = dg_harness__stream_find(want, from);
     tail.v += k == SIZE_MAX ? 0 : k;
     tail.n -= k == SIZE_MAX ? 0 : k;
     int failed = 1;
@@ -373,8 +373,8 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
         recovery_error(&err, tmp, ebuf, sizeof ebuf);
         snprintf(msg, cap, "%s (first %llu bytes): playback from tick %llu stopped after %zu of %zu ticks: %s", label,
                  (unsigned long long)cut, (unsigned long long)from, got.n, tail.n, ebuf);
-    } else if (harness__compare_streams(NULL, &tail, &got, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw) > 0) {
-        harness__compare_streams(c, &tail, &got, DG_REPORT_TICK_NONE, first, 0, &nfirst, &first_raw);
+    } else if (dg_harness__compare_streams(NULL, &tail, &got, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw) > 0) {
+        dg_harness__compare_streams(c, &tail, &got, DG_REPORT_TICK_NONE, first, 0, &nfirst, &first_raw);
         snprintf(msg, cap, "%s (first %llu bytes): playback from tick %llu differs from the recording at tick %llu "
                            "(%zu ticks played, %zu expected)",
                  label, (unsigned long long)cut, (unsigned long long)from, (unsigned long long)first[0], got.n, tail.n);
@@ -383,14 +383,14 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
         snprintf(msg, cap, "%s (first %llu bytes): index rebuilt with %s; playback from tick %llu identical (%zu tick%s)",
                  label, (unsigned long long)cut, span_got, (unsigned long long)from, got.n, got.n == 1 ? "" : "s");
     }
-    harness__stream_free(&got);
+    dg_harness__stream_free(&got);
     return failed;
 }
 
 static int check_recovery(dg_report_check *c, const char *path, const harness__stream *rec)
 {
     static const char *const label1 = "trailer cut off", *const label2 = "last chunk cut short";
-    double t0 = harness__now();
+    double t0 = dg_harness__now();
     dg_flrep_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
@@ -440,7 +440,7 @@ static int check_recovery(dg_report_check *c, const char *path, const harness__s
     else
         dg_report_check_set_message(c, "%s%s: every complete chunk recovered and played back identically", label1,
                                     ran2 ? " and last chunk cut short" : "");
-    c->duration_s = harness__now() - t0;
+    c->duration_s = dg_harness__now() - t0;
     return failed;
 }
 
@@ -470,10 +470,10 @@ static void verify_task(void *arg, size_t i)
     harness__stream lin = {0};
     v->failed[0] = check_record_vs_replay(c, v->src, v->path, v->rec, v->o, &lin);
     v->failed[1] = check_seek(c + 1, v->path, v->rec, &lin, v->o);
-    harness__stream_free(&lin);
+    dg_harness__stream_free(&lin);
 }
 
-int harness__verify_file(dg_report_scenario *sc, harness__source *src, const char *path,
+int dg_harness__verify_file(dg_report_scenario *sc, harness__source *src, const char *path,
                          const harness__stream *rec, const harness__verify_opts *o)
 {
     /* every check is added before any runs: a check's address holds only until the next is added */
@@ -483,7 +483,7 @@ int harness__verify_file(dg_report_scenario *sc, harness__source *src, const cha
     for (size_t i = 0; i < nchecks; i++)
         if (!dg_report_add_check(sc, names[i], DG_REPORT_PASS))
             return -1;
-    harness__run_parallel(verify_task, &v, nchecks == 3 && o->jobs > 1 ? 2 : 1);
+    dg_harness__run_parallel(verify_task, &v, nchecks == 3 && o->jobs > 1 ? 2 : 1);
     if (nchecks == 3 && o->jobs <= 1)
         verify_task(&v, 1);
     int a = v.failed[0], b = v.failed[1], c = v.failed[2];

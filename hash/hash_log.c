@@ -43,7 +43,7 @@ static dg_status log__emit(dg_hash_log_writer *w, const char *line, int n, dg_er
 {
     if (n < 0 || n >= LOG__LINE_MAX)
         return dg_error_set(err, DG_E_LIMIT, DG_OFFSET_NONE, "hash log writer", "line too long");
-    return hash__sink_write(w->sink, line, (size_t)n, err);
+    return dg_hash__sink_write(w->sink, line, (size_t)n, err);
 }
 
 static dg_status log__write_header(dg_hash_log_writer *w, dg_error *err)
@@ -60,14 +60,14 @@ static dg_status log__writer_new(dg_hash_log_writer **out, hash__sink *sink,
 {
     dg_hash_log_writer *w = calloc(1, sizeof *w);
     if (!w) {
-        hash__sink_close(sink, NULL);
+        dg_hash__sink_close(sink, NULL);
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "hash log writer", "allocation");
     }
     w->sink = sink;
     w->h = *h;
     dg_status st = log__write_header(w, err);
     if (st != DG_OK) {
-        hash__sink_close(sink, NULL);
+        dg_hash__sink_close(sink, NULL);
         free(w);
         return st;
     }
@@ -105,7 +105,7 @@ dg_status dg_hash_log_create(dg_hash_log_writer **out, const char *path, const d
     dg_status st = log__check_header(h, err);
     hash__sink *sink = NULL;
     if (st == DG_OK)
-        st = hash__sink_open_file(&sink, path, log__ends_with_zst(path), err);
+        st = dg_hash__sink_open_file(&sink, path, log__ends_with_zst(path), err);
     return st == DG_OK ? log__writer_new(out, sink, h, err) : st;
 }
 
@@ -115,7 +115,7 @@ dg_status dg_hash_log_create_fp(dg_hash_log_writer **out, FILE *fp, bool zstd,
     dg_status st = log__check_header(h, err);
     hash__sink *sink = NULL;
     if (st == DG_OK)
-        st = hash__sink_open_fp(&sink, fp, zstd, err);
+        st = dg_hash__sink_open_fp(&sink, fp, zstd, err);
     return st == DG_OK ? log__writer_new(out, sink, h, err) : st;
 }
 
@@ -179,7 +179,7 @@ static dg_status log__write_entities(dg_hash_log_writer *w, const dg_hash_log_ti
             dg_hash_hex(t->raw_hashes[i], hex);
             memcpy(line + hash_at + 17, hex, 16);
         }
-        dg_status st = hash__sink_write(w->sink, line, len, err);
+        dg_status st = dg_hash__sink_write(w->sink, line, len, err);
         if (st != DG_OK)
             return st;
     }
@@ -217,7 +217,7 @@ dg_status dg_hash_log_close(dg_hash_log_writer *w, dg_error *err)
     char line[LOG__LINE_MAX];
     int n = snprintf(line, sizeof line, "# end ticks=%" PRIu64 "\n", w->ticks);
     dg_status st = log__emit(w, line, n, err);
-    dg_status st2 = hash__sink_close(w->sink, st == DG_OK ? err : NULL);
+    dg_status st2 = dg_hash__sink_close(w->sink, st == DG_OK ? err : NULL);
     free(w);
     return st != DG_OK ? st : st2;
 }
@@ -360,7 +360,7 @@ static void log__expect_eol(log__lc *c)
 static dg_status log__fill(dg_hash_log_reader *r, dg_error *err)
 {
     size_t got = 0;
-    dg_status st = hash__src_read(r->src, r->chunk, LOG__READ_CHUNK, &got, r->name, err);
+    dg_status st = dg_hash__src_read(r->src, r->chunk, LOG__READ_CHUNK, &got, r->name, err);
     if (st != DG_OK) {
         r->failed = true;
         return st;
@@ -482,7 +482,7 @@ static dg_status log__reader_new(dg_hash_log_reader **out, hash__src *src, const
     if (!r || !chunk) {
         free(r);
         free(chunk);
-        hash__src_close(src);
+        dg_hash__src_close(src);
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, name, "reader allocation");
     }
     r->src = src;
@@ -500,14 +500,14 @@ static dg_status log__reader_new(dg_hash_log_reader **out, hash__src *src, const
 dg_status dg_hash_log_open(dg_hash_log_reader **out, const char *path, dg_error *err)
 {
     hash__src *src = NULL;
-    dg_status st = hash__src_open_file(&src, path, err);
+    dg_status st = dg_hash__src_open_file(&src, path, err);
     return st == DG_OK ? log__reader_new(out, src, path, err) : st;
 }
 
 dg_status dg_hash_log_open_fp(dg_hash_log_reader **out, FILE *fp, const char *name, dg_error *err)
 {
     hash__src *src = NULL;
-    dg_status st = hash__src_open_fp(&src, fp, err);
+    dg_status st = dg_hash__src_open_fp(&src, fp, err);
     return st == DG_OK ? log__reader_new(out, src, name, err) : st;
 }
 
@@ -515,7 +515,7 @@ dg_status dg_hash_log_open_mem(dg_hash_log_reader **out, const void *buf, size_t
                                const char *name, dg_error *err)
 {
     hash__src *src = NULL;
-    dg_status st = hash__src_open_mem(&src, buf, len, err);
+    dg_status st = dg_hash__src_open_mem(&src, buf, len, err);
     return st == DG_OK ? log__reader_new(out, src, name, err) : st;
 }
 
@@ -525,7 +525,7 @@ void dg_hash_log_free(dg_hash_log_reader *r)
 {
     if (!r)
         return;
-    hash__src_close(r->src);
+    dg_hash__src_close(r->src);
     free(r->chunk);
     free(r->ids);
     free(r->hashes);

@@ -84,14 +84,14 @@ static dg_status io__src_new(hash__src **out, FILE *fp, bool own_fp, const void 
     s->mem_len = len;
     dg_status st = io__sniff(s, err);
     if (st != DG_OK) {
-        hash__src_close(s);
+        dg_hash__src_close(s);
         return st;
     }
     *out = s;
     return DG_OK;
 }
 
-dg_status hash__src_open_file(hash__src **out, const char *path, dg_error *err)
+dg_status dg_hash__src_open_file(hash__src **out, const char *path, dg_error *err)
 {
     FILE *fp = fopen(path, "rb");
     if (!fp)
@@ -100,12 +100,12 @@ dg_status hash__src_open_file(hash__src **out, const char *path, dg_error *err)
     return io__src_new(out, fp, true, NULL, 0, err);
 }
 
-dg_status hash__src_open_fp(hash__src **out, FILE *fp, dg_error *err)
+dg_status dg_hash__src_open_fp(hash__src **out, FILE *fp, dg_error *err)
 {
     return io__src_new(out, fp, false, NULL, 0, err);
 }
 
-dg_status hash__src_open_mem(hash__src **out, const void *buf, size_t len, dg_error *err)
+dg_status dg_hash__src_open_mem(hash__src **out, const void *buf, size_t len, dg_error *err)
 {
     return io__src_new(out, NULL, false, buf ? buf : "", buf ? len : 0, err);
 }
@@ -141,7 +141,7 @@ static dg_status io__zstd_read(hash__src *s, void *buf, size_t cap, size_t *got,
     return DG_OK;
 }
 
-dg_status hash__src_read(hash__src *s, void *buf, size_t cap, size_t *got, const char *name,
+dg_status dg_hash__src_read(hash__src *s, void *buf, size_t cap, size_t *got, const char *name,
                          dg_error *err)
 {
     *got = 0;
@@ -159,7 +159,7 @@ dg_status hash__src_read(hash__src *s, void *buf, size_t cap, size_t *got, const
     return io__raw_read(s, buf, cap, got, err);
 }
 
-void hash__src_close(hash__src *s)
+void dg_hash__src_close(hash__src *s)
 {
     if (!s)
         return;
@@ -216,7 +216,7 @@ static dg_status io__flush(hash__sink *s, dg_error *err)
     return st;
 }
 
-dg_status hash__sink_open_fp(hash__sink **out, FILE *fp, bool zstd, dg_error *err)
+dg_status dg_hash__sink_open_fp(hash__sink **out, FILE *fp, bool zstd, dg_error *err)
 {
     hash__sink *s = calloc(1, sizeof *s);
     if (s)
@@ -244,13 +244,13 @@ dg_status hash__sink_open_fp(hash__sink **out, FILE *fp, bool zstd, dg_error *er
     return DG_OK;
 }
 
-dg_status hash__sink_open_file(hash__sink **out, const char *path, bool zstd, dg_error *err)
+dg_status dg_hash__sink_open_file(hash__sink **out, const char *path, bool zstd, dg_error *err)
 {
     FILE *fp = fopen(path, "wb");
     if (!fp)
         return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open for writing: %s",
                             strerror(errno));
-    dg_status st = hash__sink_open_fp(out, fp, zstd, err);
+    dg_status st = dg_hash__sink_open_fp(out, fp, zstd, err);
     if (st != DG_OK) {
         fclose(fp);
         return st;
@@ -259,7 +259,7 @@ dg_status hash__sink_open_file(hash__sink **out, const char *path, bool zstd, dg
     return DG_OK;
 }
 
-dg_status hash__sink_write(hash__sink *s, const void *p, size_t n, dg_error *err)
+dg_status dg_hash__sink_write(hash__sink *s, const void *p, size_t n, dg_error *err)
 {
     const uint8_t *b = p;
     while (n) {
@@ -279,7 +279,7 @@ dg_status hash__sink_write(hash__sink *s, const void *p, size_t n, dg_error *err
     return DG_OK;
 }
 
-dg_status hash__sink_close(hash__sink *s, dg_error *err)
+dg_status dg_hash__sink_close(hash__sink *s, dg_error *err)
 {
     if (!s)
         return DG_OK;

@@ -15,12 +15,12 @@
 
 /* ---- sink ------------------------------------------------------------------------------------- */
 
-void dg_rsink_init(dg_rsink *s)
+void dg_rep__sink_init(dg_rsink *s)
 {
     memset(s, 0, sizeof *s);
 }
 
-void dg_rsink_free(dg_rsink *s)
+void dg_rep__sink_free(dg_rsink *s)
 {
     free(s->p);
     memset(s, 0, sizeof *s);
@@ -55,7 +55,7 @@ static bool rsink__reserve(dg_rsink *s, size_t extra)
     return true;
 }
 
-void dg_rsink_put(dg_rsink *s, const char *bytes, size_t n)
+void dg_rep__sink_put(dg_rsink *s, const char *bytes, size_t n)
 {
     if (n == 0 || !rsink__reserve(s, n))
         return;
@@ -64,13 +64,13 @@ void dg_rsink_put(dg_rsink *s, const char *bytes, size_t n)
     s->p[s->len] = '\0';
 }
 
-void dg_rsink_puts(dg_rsink *s, const char *str)
+void dg_rep__sink_puts(dg_rsink *s, const char *str)
 {
     if (str)
-        dg_rsink_put(s, str, strlen(str));
+        dg_rep__sink_put(s, str, strlen(str));
 }
 
-void dg_rsink_printf(dg_rsink *s, const char *fmt, ...)
+void dg_rep__sink_printf(dg_rsink *s, const char *fmt, ...)
 {
     char small[256];
     va_list ap;
@@ -80,7 +80,7 @@ void dg_rsink_printf(dg_rsink *s, const char *fmt, ...)
     if (n < 0)
         return;
     if ((size_t)n < sizeof small) {
-        dg_rsink_put(s, small, (size_t)n);
+        dg_rep__sink_put(s, small, (size_t)n);
         return;
     }
     if (!rsink__reserve(s, (size_t)n + 1))
@@ -91,7 +91,7 @@ void dg_rsink_printf(dg_rsink *s, const char *fmt, ...)
     s->len += (size_t)n;
 }
 
-void dg_rsink_truncate(dg_rsink *s, size_t len)
+void dg_rep__sink_truncate(dg_rsink *s, size_t len)
 {
     if (len < s->len) {
         s->len = len;
@@ -126,7 +126,7 @@ void dg_rep__put_utf8(dg_rsink *s, uint32_t cp)
         b[0] = (char)(0xF0 | cp >> 18), b[1] = (char)(0x80 | (cp >> 12 & 0x3F));
         b[2] = (char)(0x80 | (cp >> 6 & 0x3F)), b[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
     }
-    dg_rsink_put(s, b, n);
+    dg_rep__sink_put(s, b, n);
 }
 
 /* Walks str code point by code point, handing each (already repaired) to emit. */
@@ -146,19 +146,19 @@ void dg_rep__put_utf8(dg_rsink *s, uint32_t cp)
 void dg_rep__json_str(dg_rsink *s, const char *str)
 {
     if (!str) {
-        dg_rsink_puts(s, "null");
+        dg_rep__sink_puts(s, "null");
         return;
     }
-    dg_rsink_put(s, "\"", 1);
+    dg_rep__sink_put(s, "\"", 1);
     char esc[8];
     DG_REP_FOREACH_CP(str, cp, {
         const char *e = dg_json_escape_cp(cp, esc);
         if (e)
-            dg_rsink_puts(s, e);
+            dg_rep__sink_puts(s, e);
         else
             dg_rep__put_utf8(s, cp);
     });
-    dg_rsink_put(s, "\"", 1);
+    dg_rep__sink_put(s, "\"", 1);
 }
 
 static bool rep__xml_char_ok(uint32_t cp)
@@ -179,19 +179,19 @@ static void rep__xml(dg_rsink *s, const char *str, bool attr)
         return;
     DG_REP_FOREACH_CP(str, cp, {
         if (!attr && (cp == '\n' || cp == '\t')) {
-            dg_rsink_put(s, cp == '\n' ? "\n" : "\t", 1);
+            dg_rep__sink_put(s, cp == '\n' ? "\n" : "\t", 1);
             continue;
         }
         switch (cp) {
-        case '&': dg_rsink_puts(s, "&amp;"); break;
-        case '<': dg_rsink_puts(s, "&lt;"); break;
-        case '>': dg_rsink_puts(s, "&gt;"); break;
-        case '"': dg_rsink_puts(s, "&quot;"); break;
-        case '\'': dg_rsink_puts(s, "&#39;"); break;
+        case '&': dg_rep__sink_puts(s, "&amp;"); break;
+        case '<': dg_rep__sink_puts(s, "&lt;"); break;
+        case '>': dg_rep__sink_puts(s, "&gt;"); break;
+        case '"': dg_rep__sink_puts(s, "&quot;"); break;
+        case '\'': dg_rep__sink_puts(s, "&#39;"); break;
         /* Attribute values normalise raw newlines/tabs to spaces: keep them as references. */
-        case '\n': dg_rsink_puts(s, "&#10;"); break;
-        case '\r': dg_rsink_puts(s, "&#13;"); break;
-        case '\t': dg_rsink_puts(s, "&#9;"); break;
+        case '\n': dg_rep__sink_puts(s, "&#10;"); break;
+        case '\r': dg_rep__sink_puts(s, "&#13;"); break;
+        case '\t': dg_rep__sink_puts(s, "&#9;"); break;
         default: dg_rep__put_utf8(s, rep__xml_char_ok(cp) ? cp : 0xFFFD);
         }
     });
@@ -213,17 +213,17 @@ void dg_rep__md_text(dg_rsink *s, const char *str)
         return;
     DG_REP_FOREACH_CP(str, cp, {
         if (cp == '&')
-            dg_rsink_puts(s, "&amp;");
+            dg_rep__sink_puts(s, "&amp;");
         else if (cp == '<')
-            dg_rsink_puts(s, "&lt;");
+            dg_rep__sink_puts(s, "&lt;");
         else if (cp == '>')
-            dg_rsink_puts(s, "&gt;");
+            dg_rep__sink_puts(s, "&gt;");
         else if (cp == '@') /* no accidental @mentions in a PR comment */
-            dg_rsink_puts(s, "&#64;");
+            dg_rep__sink_puts(s, "&#64;");
         else if (cp < 0x80 && strchr("\\`*_[]|~$#!", (int)cp) && cp != 0)
-            dg_rsink_printf(s, "\\%c", (char)cp);
+            dg_rep__sink_printf(s, "\\%c", (char)cp);
         else if (cp == '\n' || cp == '\r' || cp == '\t')
-            dg_rsink_put(s, " ", 1);
+            dg_rep__sink_put(s, " ", 1);
         else
             dg_rep__put_utf8(s, rep__xml_char_ok(cp) ? cp : 0xFFFD);
     });
@@ -311,7 +311,7 @@ void dg_rep__double(dg_rsink *s, double v, bool json)
 {
     char buf[40];
     dg_rep__double_buf(buf, sizeof buf, v, json);
-    dg_rsink_puts(s, buf);
+    dg_rep__sink_puts(s, buf);
 }
 
 void dg_rep__quat_buf(char *buf, size_t cap, const double q[4])
@@ -369,57 +369,57 @@ void dg_rep__entity_list(dg_rsink *s, const dg_report_check *c, uint32_t max_ids
     const dg_report_tick *t = rep__first_detail(c);
     if (!t || t->n_entities == 0)
         return;
-    dg_rsink_puts(s, t->n_entities + t->entities_cut == 1 ? "entity " : "entities ");
+    dg_rep__sink_puts(s, t->n_entities + t->entities_cut == 1 ? "entity " : "entities ");
     uint32_t shown = t->n_entities < max_ids ? t->n_entities : max_ids;
     for (uint32_t i = 0; i < shown; i++)
-        dg_rsink_printf(s, "%s%u", i ? ", " : "", (unsigned)t->entities[i].id);
+        dg_rep__sink_printf(s, "%s%u", i ? ", " : "", (unsigned)t->entities[i].id);
     uint64_t more = (uint64_t)(t->n_entities - shown) + t->entities_cut;
     if (more)
-        dg_rsink_printf(s, " and %llu more", (unsigned long long)more);
-    dg_rsink_puts(s, t->n_entities + t->entities_cut == 1 ? " differs" : " differ");
+        dg_rep__sink_printf(s, " and %llu more", (unsigned long long)more);
+    dg_rep__sink_puts(s, t->n_entities + t->entities_cut == 1 ? " differs" : " differ");
 }
 
 static void rep__counts_phrase(dg_rsink *s, const dg_report_tick *t)
 {
     const char *sep = "";
     if (t->changed) {
-        dg_rsink_printf(s, "%u %s changed", (unsigned)t->changed, t->changed == 1 ? "entity" : "entities");
+        dg_rep__sink_printf(s, "%u %s changed", (unsigned)t->changed, t->changed == 1 ? "entity" : "entities");
         sep = ", ";
     }
     if (t->added) {
-        dg_rsink_printf(s, "%s%u added", sep, (unsigned)t->added);
+        dg_rep__sink_printf(s, "%s%u added", sep, (unsigned)t->added);
         sep = ", ";
     }
     if (t->lost) {
-        dg_rsink_printf(s, "%s%u lost", sep, (unsigned)t->lost);
+        dg_rep__sink_printf(s, "%s%u lost", sep, (unsigned)t->lost);
         sep = ", ";
     }
     uint64_t ev = (uint64_t)t->n_event_diffs + t->event_diffs_cut;
     if (t->events_differ && ev)
-        dg_rsink_printf(s, "%s%llu event%s differ%s", sep, (unsigned long long)ev, ev == 1 ? "" : "s",
+        dg_rep__sink_printf(s, "%s%llu event%s differ%s", sep, (unsigned long long)ev, ev == 1 ? "" : "s",
                         ev == 1 ? "s" : "");
     else if (t->events_differ) /* hashes only: no event lists to align */
-        dg_rsink_printf(s, "%sevents differ (A %u, B %u)", sep, (unsigned)t->events_a, (unsigned)t->events_b);
+        dg_rep__sink_printf(s, "%sevents differ (A %u, B %u)", sep, (unsigned)t->events_a, (unsigned)t->events_b);
     else if (!*sep)
-        dg_rsink_puts(s, "state differs");
+        dg_rep__sink_puts(s, "state differs");
 }
 
 void dg_rep__check_headline(dg_rsink *s, const dg_report_check *c, void (*esc)(dg_rsink *, const char *))
 {
     if (c->status == DG_REPORT_ERROR) {
-        dg_rsink_puts(s, "could not test: ");
+        dg_rep__sink_puts(s, "could not test: ");
         esc(s, dg_rep__str_or(c->message, "no reason given"));
         return;
     }
     if (c->first_tick != DG_REPORT_TICK_NONE) {
-        dg_rsink_printf(s, "first divergent tick %llu: ", (unsigned long long)c->first_tick);
+        dg_rep__sink_printf(s, "first divergent tick %llu: ", (unsigned long long)c->first_tick);
         const dg_report_tick *t = rep__first_detail(c);
         if (t)
             rep__counts_phrase(s, t);
         else
-            dg_rsink_puts(s, "state differs");
+            dg_rep__sink_puts(s, "state differs");
         if (c->divergent_ticks > 1)
-            dg_rsink_printf(s, " (%llu divergent ticks)", (unsigned long long)c->divergent_ticks);
+            dg_rep__sink_printf(s, " (%llu divergent ticks)", (unsigned long long)c->divergent_ticks);
     } else if (c->status == DG_REPORT_FAIL) {
         esc(s, dg_rep__str_or(c->message, "failed"));
         return;
@@ -427,7 +427,7 @@ void dg_rep__check_headline(dg_rsink *s, const dg_report_check *c, void (*esc)(d
         esc(s, dg_rep__str_or(c->message, "identical"));
     }
     if (c->sub_quantum && c->first_raw_tick != DG_REPORT_TICK_NONE)
-        dg_rsink_printf(s, "; sub-quantum: raw float hashes differed from tick %llu while quantized state equal",
+        dg_rep__sink_printf(s, "; sub-quantum: raw float hashes differed from tick %llu while quantized state equal",
                         (unsigned long long)c->first_raw_tick);
 }
 
@@ -437,9 +437,9 @@ static void rep__event_kind(dg_rsink *s, uint8_t kind)
 {
     const char *k = dg_report_event_kind_name(kind);
     if (k)
-        dg_rsink_puts(s, k);
+        dg_rep__sink_puts(s, k);
     else
-        dg_rsink_printf(s, "kind %u", (unsigned)kind);
+        dg_rep__sink_printf(s, "kind %u", (unsigned)kind);
 }
 
 static uint32_t rep__event_field(const dg_report_event *e, char f)
@@ -452,16 +452,16 @@ static void rep__event_field_label(dg_rsink *s, uint8_t kind, char f)
 {
     const char *n = dg_report_event_field_name(kind, f);
     if (n)
-        dg_rsink_printf(s, "%s (%c)", n, f);
+        dg_rep__sink_printf(s, "%s (%c)", n, f);
     else
-        dg_rsink_printf(s, "%c", f);
+        dg_rep__sink_printf(s, "%c", f);
 }
 
 static void rep__event_text(dg_rsink *s, const dg_report_event *e, void (*esc)(dg_rsink *, const char *))
 {
-    dg_rsink_puts(s, "\"");
+    dg_rep__sink_puts(s, "\"");
     esc(s, e->text);
-    dg_rsink_printf(s, "%s\" (%lu byte%s)", strlen(e->text) < e->text_len ? "…" : "", (unsigned long)e->text_len,
+    dg_rep__sink_printf(s, "%s\" (%lu byte%s)", strlen(e->text) < e->text_len ? "…" : "", (unsigned long)e->text_len,
                     e->text_len == 1 ? "" : "s");
 }
 
@@ -469,87 +469,87 @@ static void rep__event_text(dg_rsink *s, const dg_report_event *e, void (*esc)(d
 static void rep__event_whole(dg_rsink *s, const dg_report_event *e, void (*esc)(dg_rsink *, const char *))
 {
     rep__event_kind(s, e->kind);
-    dg_rsink_puts(s, " {");
+    dg_rep__sink_puts(s, " {");
     const char *sep = "";
     for (char f = 'a'; f <= 'd'; f++) {
         uint32_t v = rep__event_field(e, f);
         if (!dg_report_event_field_name(e->kind, f) && v == 0)
             continue;
-        dg_rsink_puts(s, sep);
+        dg_rep__sink_puts(s, sep);
         rep__event_field_label(s, e->kind, f);
-        dg_rsink_printf(s, " %lu", (unsigned long)v);
+        dg_rep__sink_printf(s, " %lu", (unsigned long)v);
         sep = ", ";
     }
     if (e->text_len || e->kind == DG_EV_CHAT || e->kind == DG_EV_ADMIN) {
-        dg_rsink_printf(s, "%stext ", sep);
+        dg_rep__sink_printf(s, "%stext ", sep);
         rep__event_text(s, e, esc);
     }
-    dg_rsink_puts(s, "}");
+    dg_rep__sink_puts(s, "}");
 }
 
 void dg_rep__event_diff_line(dg_rsink *s, const dg_report_event_diff *d, const dg_report_tick *t,
                              void (*esc)(dg_rsink *, const char *))
 {
-    dg_rsink_printf(s, "event %lu: ", (unsigned long)d->index);
+    dg_rep__sink_printf(s, "event %lu: ", (unsigned long)d->index);
     if (!d->in_a || !d->in_b) {
-        dg_rsink_puts(s, d->in_a ? "A only: " : "B only: ");
+        dg_rep__sink_puts(s, d->in_a ? "A only: " : "B only: ");
         rep__event_whole(s, d->in_a ? &d->a : &d->b, esc);
-        dg_rsink_printf(s, " (A has %lu event%s at this tick, B %lu)", (unsigned long)t->events_a,
+        dg_rep__sink_printf(s, " (A has %lu event%s at this tick, B %lu)", (unsigned long)t->events_a,
                         t->events_a == 1 ? "" : "s", (unsigned long)t->events_b);
         return;
     }
     if (d->a.kind != d->b.kind) {
-        dg_rsink_puts(s, "A ");
+        dg_rep__sink_puts(s, "A ");
         rep__event_whole(s, &d->a, esc);
-        dg_rsink_puts(s, ", B ");
+        dg_rep__sink_puts(s, ", B ");
         rep__event_whole(s, &d->b, esc);
         return;
     }
     rep__event_kind(s, d->a.kind);
-    dg_rsink_puts(s, ": ");
+    dg_rep__sink_puts(s, ": ");
     const char *sep = "";
     for (char f = 'a'; f <= 'd'; f++) {
         uint32_t va = rep__event_field(&d->a, f), vb = rep__event_field(&d->b, f);
         if (va == vb)
             continue;
-        dg_rsink_puts(s, sep);
+        dg_rep__sink_puts(s, sep);
         rep__event_field_label(s, d->a.kind, f);
-        dg_rsink_printf(s, " A %lu, B %lu", (unsigned long)va, (unsigned long)vb);
+        dg_rep__sink_printf(s, " A %lu, B %lu", (unsigned long)va, (unsigned long)vb);
         sep = "; ";
     }
     if (d->text_diff_at != UINT32_MAX) {
-        dg_rsink_printf(s, "%stext A ", sep);
+        dg_rep__sink_printf(s, "%stext A ", sep);
         rep__event_text(s, &d->a, esc);
-        dg_rsink_puts(s, ", B ");
+        dg_rep__sink_puts(s, ", B ");
         rep__event_text(s, &d->b, esc);
-        dg_rsink_printf(s, ", first difference at byte %lu", (unsigned long)d->text_diff_at);
+        dg_rep__sink_printf(s, ", first difference at byte %lu", (unsigned long)d->text_diff_at);
     }
 }
 
 void dg_rep__value_line(dg_rsink *s, const dg_report_value *v, void (*esc)(dg_rsink *, const char *))
 {
     esc(s, v->field);
-    dg_rsink_puts(s, ": A ");
+    dg_rep__sink_puts(s, ": A ");
     esc(s, v->a ? v->a : "(none)");
-    dg_rsink_puts(s, ", B ");
+    dg_rep__sink_puts(s, ", B ");
     esc(s, v->b ? v->b : "(none)");
 }
 
 void dg_rep__ranges_line(dg_rsink *s, const dg_report_check *c, uint32_t max_shown)
 {
-    dg_rsink_printf(s, "divergent ticks: %llu in %u range%s%s", (unsigned long long)c->divergent_ticks,
+    dg_rep__sink_printf(s, "divergent ticks: %llu in %u range%s%s", (unsigned long long)c->divergent_ticks,
                     (unsigned)c->n_ranges, c->n_ranges == 1 ? "" : "s", c->n_ranges ? ": " : "");
     uint32_t shown = c->n_ranges < max_shown ? c->n_ranges : max_shown;
     for (uint32_t i = 0; i < shown; i++) {
         const dg_report_range *g = &c->ranges[i];
-        dg_rsink_printf(s, "%s%llu", i ? ", " : "", (unsigned long long)g->first);
+        dg_rep__sink_printf(s, "%s%llu", i ? ", " : "", (unsigned long long)g->first);
         if (g->first != g->last)
-            dg_rsink_printf(s, "..%llu", (unsigned long long)g->last);
+            dg_rep__sink_printf(s, "..%llu", (unsigned long long)g->last);
     }
     if (c->n_ranges > shown)
-        dg_rsink_printf(s, ", ... %u more", (unsigned)(c->n_ranges - shown));
+        dg_rep__sink_printf(s, ", ... %u more", (unsigned)(c->n_ranges - shown));
     if (c->ranges_coalesced)
-        dg_rsink_puts(s, " (range cap reached: the last range holds gaps)");
+        dg_rep__sink_puts(s, " (range cap reached: the last range holds gaps)");
 }
 
 void dg_rep__seconds(char *buf, size_t cap, double v)
@@ -573,7 +573,7 @@ void dg_rep__tally_line(dg_rsink *s, const dg_report *r)
     char warned[40] = ""; /* only when there is one: reports without a WARN read as before */
     if (t.sc_warn)
         snprintf(warned, sizeof warned, ", %u warned", (unsigned)t.sc_warn);
-    dg_rsink_printf(s, "%u scenario%s (%u passed%s, %u failed, %u could not be tested), %u check%s, %s",
+    dg_rep__sink_printf(s, "%u scenario%s (%u passed%s, %u failed, %u could not be tested), %u check%s, %s",
                     (unsigned)t.scenarios, t.scenarios == 1 ? "" : "s", (unsigned)t.sc_pass, warned,
                     (unsigned)t.sc_fail, (unsigned)t.sc_error, (unsigned)t.checks, t.checks == 1 ? "" : "s", d);
 }

@@ -73,14 +73,14 @@ static void ht__num(dg_rsink *s, double v)
     for (char *p = b; *p; p++)
         if (*p == ',')
             *p = '.';
-    dg_rsink_puts(s, b);
+    dg_rep__sink_puts(s, b);
 }
 
 static void ht__attr_num(dg_rsink *s, const char *name, double v)
 {
-    dg_rsink_printf(s, " %s=\"", name);
+    dg_rep__sink_printf(s, " %s=\"", name);
     ht__num(s, v);
-    dg_rsink_puts(s, "\"");
+    dg_rep__sink_puts(s, "\"");
 }
 
 static const char *ht__status_word(dg_report_status st)
@@ -90,58 +90,58 @@ static const char *ht__status_word(dg_report_status st)
 
 static void ht__badge(dg_rsink *s, dg_report_status st)
 {
-    dg_rsink_printf(s, "<span class=\"badge %s\">%s</span>", dg_report_status_name(st),
+    dg_rep__sink_printf(s, "<span class=\"badge %s\">%s</span>", dg_report_status_name(st),
                     ht__status_word(st));
 }
 
 static void ht__text_el(dg_rsink *s, double x, double y, const char *anchor, const char *extra, const char *text)
 {
-    dg_rsink_puts(s, "<text");
+    dg_rep__sink_puts(s, "<text");
     ht__attr_num(s, "x", x);
     ht__attr_num(s, "y", y);
-    dg_rsink_printf(s, " text-anchor=\"%s\"%s>", anchor, extra ? extra : "");
+    dg_rep__sink_printf(s, " text-anchor=\"%s\"%s>", anchor, extra ? extra : "");
     ht__esc(s, text);
-    dg_rsink_puts(s, "</text>\n");
+    dg_rep__sink_puts(s, "</text>\n");
 }
 
 /* Text turned a quarter left about its own anchor (a y-axis title). */
 static void ht__vtext(dg_rsink *s, double x, double y, const char *text)
 {
-    dg_rsink_puts(s, "<text");
+    dg_rep__sink_puts(s, "<text");
     ht__attr_num(s, "x", x);
     ht__attr_num(s, "y", y);
-    dg_rsink_puts(s, " text-anchor=\"middle\" transform=\"rotate(-90 ");
+    dg_rep__sink_puts(s, " text-anchor=\"middle\" transform=\"rotate(-90 ");
     ht__num(s, x);
-    dg_rsink_puts(s, " ");
+    dg_rep__sink_puts(s, " ");
     ht__num(s, y);
-    dg_rsink_puts(s, ")\">");
+    dg_rep__sink_puts(s, ")\">");
     ht__esc(s, text);
-    dg_rsink_puts(s, "</text>\n");
+    dg_rep__sink_puts(s, "</text>\n");
 }
 
 static void ht__line(dg_rsink *s, double x1, double y1, double x2, double y2, const char *style)
 {
-    dg_rsink_puts(s, "<line");
+    dg_rep__sink_puts(s, "<line");
     ht__attr_num(s, "x1", x1);
     ht__attr_num(s, "y1", y1);
     ht__attr_num(s, "x2", x2);
     ht__attr_num(s, "y2", y2);
-    dg_rsink_printf(s, " %s/>\n", style);
+    dg_rep__sink_printf(s, " %s/>\n", style);
 }
 
 static void ht__svg_open(dg_rsink *s, double h, const char *label)
 {
-    dg_rsink_puts(s, "<svg viewBox=\"0 0 ");
+    dg_rep__sink_puts(s, "<svg viewBox=\"0 0 ");
     ht__num(s, HT_W);
-    dg_rsink_puts(s, " ");
+    dg_rep__sink_puts(s, " ");
     ht__num(s, h);
-    dg_rsink_puts(s, "\" width=\"");
+    dg_rep__sink_puts(s, "\" width=\"");
     ht__num(s, HT_W);
-    dg_rsink_puts(s, "\" height=\"");
+    dg_rep__sink_puts(s, "\" height=\"");
     ht__num(s, h);
-    dg_rsink_puts(s, "\" role=\"img\" aria-label=\"");
+    dg_rep__sink_puts(s, "\" role=\"img\" aria-label=\"");
     ht__esc(s, label);
-    dg_rsink_puts(s, "\">\n");
+    dg_rep__sink_puts(s, "\">\n");
 }
 
 /* ---- timeline --------------------------------------------------------------------------------- */
@@ -186,7 +186,7 @@ static void ht__timeline(dg_rsink *s, const dg_report_scenario *sc, const dg_rep
     for (uint32_t i = 0; i < c->n_buckets; i++)
         if (c->buckets[i].entities > max_ent)
             max_ent = c->buckets[i].entities;
-    dg_rsink_printf(s, "<h3>Timeline: divergent entities per tick%s</h3>\n",
+    dg_rep__sink_printf(s, "<h3>Timeline: divergent entities per tick%s</h3>\n",
                     c->bucket_width > 1 ? " (each bar the most in its bucket)" : "");
     ht__svg_open(s, HT_TL_H, "timeline of divergent entities per tick");
     ht__timeline_axes(s, span, max_ent);
@@ -197,17 +197,17 @@ static void ht__timeline(dg_rsink *s, const dg_report_scenario *sc, const dg_rep
         double h = ph * (double)b->entities / (double)max_ent;
         if (h < 2)
             h = 2; /* an events-only divergence still shows */
-        dg_rsink_puts(s, "<rect");
+        dg_rep__sink_puts(s, "<rect");
         ht__attr_num(s, "x", x0);
         ht__attr_num(s, "y", base - h);
         ht__attr_num(s, "width", x1 - x0 < 1 ? 1 : x1 - x0);
         ht__attr_num(s, "height", h);
-        dg_rsink_printf(s, " fill=\"%s\"><title>ticks %llu..%llu: %u divergent tick%s, up to %u entit%s</title></rect>\n",
+        dg_rep__sink_printf(s, " fill=\"%s\"><title>ticks %llu..%llu: %u divergent tick%s, up to %u entit%s</title></rect>\n",
                         HT_COL_BAR, (unsigned long long)b->first, (unsigned long long)b->last, (unsigned)b->ticks,
                         dg_report_plural_s(b->ticks), (unsigned)b->entities, b->entities == 1 ? "y" : "ies");
     }
     double fx = HT_ML + pw * (double)c->first_tick / (double)span;
-    dg_rsink_printf(s, "<g id=\"%s\" class=\"first-divergence\" data-tick=\"%llu\">\n", marker_id,
+    dg_rep__sink_printf(s, "<g id=\"%s\" class=\"first-divergence\" data-tick=\"%llu\">\n", marker_id,
                     (unsigned long long)c->first_tick);
     ht__line(s, fx, HT_MT - 14, fx, base, "stroke=\"#111\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"");
     char label[64];
@@ -215,7 +215,7 @@ static void ht__timeline(dg_rsink *s, const dg_report_scenario *sc, const dg_rep
     bool right_half = fx > HT_ML + pw * 0.6;
     ht__text_el(s, right_half ? fx - 4 : fx + 4, HT_MT - 6, right_half ? "end" : "start", " font-weight=\"bold\"",
                 label);
-    dg_rsink_puts(s, "</g>\n</svg>\n");
+    dg_rep__sink_puts(s, "</g>\n</svg>\n");
 }
 
 /* ---- trajectory ------------------------------------------------------------------------------- */
@@ -326,17 +326,17 @@ static void ht__polyline(dg_rsink *s, const ht_proj *pj, const dg_report_point *
 {
     if (n == 0)
         return;
-    dg_rsink_puts(s, "<polyline fill=\"none\" points=\"");
+    dg_rep__sink_puts(s, "<polyline fill=\"none\" points=\"");
     for (uint32_t i = 0; i < n; i++) {
         if (!isfinite(p[i].x) || !isfinite(p[i].y) || !isfinite(p[i].z))
             continue;
         if (i)
-            dg_rsink_puts(s, " ");
+            dg_rep__sink_puts(s, " ");
         ht__num(s, ht__px(pj, &p[i]));
-        dg_rsink_puts(s, ",");
+        dg_rep__sink_puts(s, ",");
         ht__num(s, ht__py(pj, &p[i]));
     }
-    dg_rsink_printf(s, "\" %s/>\n", style);
+    dg_rep__sink_printf(s, "\" %s/>\n", style);
 }
 
 /* The point at the first divergent tick (or the first one after it). */
@@ -352,10 +352,10 @@ static void ht__marker(dg_rsink *s, const ht_proj *pj, const dg_report_point *p,
 {
     if (!p)
         return;
-    dg_rsink_puts(s, "<circle");
+    dg_rep__sink_puts(s, "<circle");
     ht__attr_num(s, "cx", ht__px(pj, p));
     ht__attr_num(s, "cy", ht__py(pj, p));
-    dg_rsink_printf(s, " r=\"5\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"><title>tick %llu</title></circle>\n",
+    dg_rep__sink_printf(s, " r=\"5\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"><title>tick %llu</title></circle>\n",
                     colour, (unsigned long long)p->tick);
 }
 
@@ -391,14 +391,14 @@ static void ht__traj_axes(dg_rsink *s, const ht_proj *pj)
     static const char *const axis_name[3] = {"x", "y", "z"};
     const double base = HT_MT + pj->box_h;
     ht__traj_grid(s, pj);
-    dg_rsink_puts(s, "<rect class=\"plot\"");
+    dg_rep__sink_puts(s, "<rect class=\"plot\"");
     ht__attr_num(s, "x", HT_ML);
     ht__attr_num(s, "y", HT_MT);
     ht__attr_num(s, "width", pj->box_w);
     ht__attr_num(s, "height", pj->box_h);
     char mpp[40];
     dg_rep__double_buf(mpp, sizeof mpp, 1.0 / pj->scale, true);
-    dg_rsink_printf(s, " data-m-per-px=\"%s\" fill=\"none\" stroke=\"#bbb\"/>\n", mpp);
+    dg_rep__sink_printf(s, " data-m-per-px=\"%s\" fill=\"none\" stroke=\"#bbb\"/>\n", mpp);
     char b[160], step[40];
     dg_rep__double_buf(step, sizeof step, ht__grid_step(pj->scale), false);
     snprintf(b, sizeof b, "%s (m) · grid %s m on both axes", axis_name[pj->h], step);
@@ -417,10 +417,10 @@ static void ht__legend(dg_rsink *s, const dg_report_trajectory *t, uint64_t firs
     ht__line(s, x, y + 26, x + 28, y + 26, "stroke=\"" HT_COL_B "\" stroke-width=\"2\" stroke-dasharray=\"5 3\"");
     snprintf(b, sizeof b, "B, %u pts", (unsigned)t->n_b);
     ht__text_el(s, x + 34, y + 30, "start", NULL, b);
-    dg_rsink_puts(s, "<circle");
+    dg_rep__sink_puts(s, "<circle");
     ht__attr_num(s, "cx", x + 14);
     ht__attr_num(s, "cy", y + 46);
-    dg_rsink_puts(s, " r=\"5\" fill=\"none\" stroke=\"#111\" stroke-width=\"2\"/>\n");
+    dg_rep__sink_puts(s, " r=\"5\" fill=\"none\" stroke=\"#111\" stroke-width=\"2\"/>\n");
     snprintf(b, sizeof b, "tick %llu (diverges)", (unsigned long long)first_tick);
     ht__text_el(s, x + 34, y + 50, "start", NULL, b);
 }
@@ -487,10 +487,10 @@ static void ht__sep_point(void *ctx, uint64_t tick, double d)
     double base = HT_SEP_H - HT_MB, ph = base - HT_MT;
     double max = w->r->max > 0 ? w->r->max : 1.0;
     if (!w->first)
-        dg_rsink_puts(w->s, " ");
+        dg_rep__sink_puts(w->s, " ");
     w->first = false;
     ht__num(w->s, ht__sep_x(w->r, tick));
-    dg_rsink_puts(w->s, ",");
+    dg_rep__sink_puts(w->s, ",");
     ht__num(w->s, base - ph * d / max);
 }
 
@@ -502,12 +502,12 @@ static void ht__separation(dg_rsink *s, const dg_report_trajectory *t, uint64_t 
     if (r.n < 2)
         return;
     if (!(r.max > 0)) {
-        dg_rsink_puts(s, "<p class=\"note\">The two sides' paths coincide at every tick drawn (the difference is "
+        dg_rep__sink_puts(s, "<p class=\"note\">The two sides' paths coincide at every tick drawn (the difference is "
                          "elsewhere: see the table).</p>\n");
         return;
     }
     const double base = HT_SEP_H - HT_MB, pw = HT_W - HT_ML - HT_MR;
-    dg_rsink_puts(s, "<h3>Separation between the sides, |B − A| in metres</h3>\n");
+    dg_rep__sink_puts(s, "<h3>Separation between the sides, |B − A| in metres</h3>\n");
     ht__svg_open(s, HT_SEP_H, "distance between side A and side B per tick");
     ht__line(s, HT_ML, base, HT_ML + pw, base, "stroke=\"#555\"");
     ht__line(s, HT_ML, HT_MT, HT_ML, base, "stroke=\"#555\"");
@@ -534,30 +534,30 @@ static void ht__separation(dg_rsink *s, const dg_report_trajectory *t, uint64_t 
         bool right_half = fx > HT_ML + pw * 0.6;
         ht__text_el(s, right_half ? fx - 4 : fx + 4, HT_MT - 2, right_half ? "end" : "start", NULL, b);
     }
-    dg_rsink_puts(s, "<polyline fill=\"none\" stroke=\"" HT_COL_BAR "\" stroke-width=\"2\" points=\"");
+    dg_rep__sink_puts(s, "<polyline fill=\"none\" stroke=\"" HT_COL_BAR "\" stroke-width=\"2\" points=\"");
     ht_sep_draw w = {s, &r, true};
     ht__pairs(t, ht__sep_point, &w);
-    dg_rsink_puts(s, "\"/>\n</svg>\n");
+    dg_rep__sink_puts(s, "\"/>\n</svg>\n");
 }
 
 /* "Δ pos 0.53 m", "present on side B only", "Δ flags +256": an entity's largest difference. */
 static void ht__why_delta(dg_rsink *s, const dg_report_trajectory *t)
 {
     if (strcmp(t->why_field, "added") == 0 || strcmp(t->why_field, "lost") == 0) {
-        dg_rsink_printf(s, "present on side %s only", t->why_field[0] == 'a' ? "B" : "A");
+        dg_rep__sink_printf(s, "present on side %s only", t->why_field[0] == 'a' ? "B" : "A");
         return;
     }
     if (t->why_unit[0] == '\0') { /* flags, type, faction: which one, the table says how */
         ht__esc(s, t->why_field);
-        dg_rsink_puts(s, " differ");
+        dg_rep__sink_puts(s, " differ");
         return;
     }
-    dg_rsink_puts(s, "Δ ");
+    dg_rep__sink_puts(s, "Δ ");
     ht__esc(s, t->why_field);
-    dg_rsink_puts(s, " ");
+    dg_rep__sink_puts(s, " ");
     dg_rep__double(s, t->why_delta, false);
     if (t->why_unit[0]) {
-        dg_rsink_puts(s, " ");
+        dg_rep__sink_puts(s, " ");
         ht__esc(s, t->why_unit);
     }
 }
@@ -573,11 +573,11 @@ static uint32_t ht__first_tick_entities(const dg_report_check *c)
 
 static void ht__entity_label(dg_rsink *s, const dg_report_trajectory *t)
 {
-    dg_rsink_printf(s, "entity %u", (unsigned)t->entity_id);
+    dg_rep__sink_printf(s, "entity %u", (unsigned)t->entity_id);
     if (t->name[0]) {
-        dg_rsink_puts(s, " (");
+        dg_rep__sink_puts(s, " (");
         ht__esc(s, t->name);
-        dg_rsink_puts(s, ")");
+        dg_rep__sink_puts(s, ")");
     }
 }
 
@@ -585,24 +585,24 @@ static void ht__entity_label(dg_rsink *s, const dg_report_trajectory *t)
  * "entity 3: diverged at tick 542, largest Δ pos 0.015625 m" (another one). */
 static void ht__why(dg_rsink *s, const dg_report_check *c, const dg_report_trajectory *t, bool main)
 {
-    dg_rsink_puts(s, "<p class=\"why\">");
+    dg_rep__sink_puts(s, "<p class=\"why\">");
     ht__entity_label(s, t);
     if (t->first_tick == DG_REPORT_TICK_NONE) {
-        dg_rsink_puts(s, main ? ": the first divergent entity</p>\n" : "</p>\n");
+        dg_rep__sink_puts(s, main ? ": the first divergent entity</p>\n" : "</p>\n");
         return;
     }
     bool first = t->first_tick == c->first_tick;
-    dg_rsink_printf(s, ": %s, at tick %llu", first ? "first to diverge" : "diverged", (unsigned long long)t->first_tick);
+    dg_rep__sink_printf(s, ": %s, at tick %llu", first ? "first to diverge" : "diverged", (unsigned long long)t->first_tick);
     uint32_t with = first ? ht__first_tick_entities(c) : 0;
     if (main && with > 1)
-        dg_rsink_printf(s, " (with %u other%s; it differs most)", (unsigned)(with - 1), dg_report_plural_s(with - 1));
+        dg_rep__sink_printf(s, " (with %u other%s; it differs most)", (unsigned)(with - 1), dg_report_plural_s(with - 1));
     if (t->why_field[0]) {
-        dg_rsink_puts(s, ", ");
+        dg_rep__sink_puts(s, ", ");
         if (main && t->why_unit[0])
-            dg_rsink_puts(s, "largest ");
+            dg_rep__sink_puts(s, "largest ");
         ht__why_delta(s, t);
     }
-    dg_rsink_puts(s, "</p>\n");
+    dg_rep__sink_puts(s, "</p>\n");
 }
 
 /* One entity's picture: the path on both sides (equal scale) and the separation per tick. */
@@ -611,7 +611,7 @@ static void ht__trajectory_one(dg_rsink *s, const dg_report_check *c, const dg_r
     uint64_t first = t->first_tick != DG_REPORT_TICK_NONE ? t->first_tick : c->first_tick;
     ht__why(s, c, t, main);
     if (t->n_a == 0 && t->n_b == 0) {
-        dg_rsink_puts(s, "<p class=\"note\">no points on either side</p>\n");
+        dg_rep__sink_puts(s, "<p class=\"note\">no points on either side</p>\n");
         return;
     }
     ht_proj pj;
@@ -627,10 +627,10 @@ static void ht__trajectory_one(dg_rsink *s, const dg_report_check *c, const dg_r
     ht__marker(s, &pj, ht__at_tick(t->a, t->n_a, first), HT_COL_A);
     ht__marker(s, &pj, ht__at_tick(t->b, t->n_b, first), HT_COL_B);
     ht__legend(s, t, first);
-    dg_rsink_puts(s, "</svg>\n");
+    dg_rep__sink_puts(s, "</svg>\n");
     ht__separation(s, t, first);
     if (t->cut_a || t->cut_b)
-        dg_rsink_printf(s, "<p class=\"note\">%u points on side A and %u on side B beyond the cap are not drawn.</p>\n",
+        dg_rep__sink_printf(s, "<p class=\"note\">%u points on side A and %u on side B beyond the cap are not drawn.</p>\n",
                         (unsigned)t->cut_a, (unsigned)t->cut_b);
 }
 
@@ -642,27 +642,27 @@ static const dg_report_trajectory *ht__traj_at(const dg_report_check *c, uint32_
 /* The picker: a plain <select>; every entity's picture is already in the page, dgPick shows one. */
 static void ht__traj_picker(dg_rsink *s, const dg_report_check *c, uint32_t idx)
 {
-    dg_rsink_printf(s, "<p><label>Divergent entity: <select class=\"traj-pick\" data-check=\"check-%u\" "
+    dg_rep__sink_printf(s, "<p><label>Divergent entity: <select class=\"traj-pick\" data-check=\"check-%u\" "
                        "onchange=\"dgPick(this)\">\n",
                     (unsigned)idx);
     for (uint32_t i = 0; i <= c->n_more_trajectories; i++) {
         const dg_report_trajectory *t = ht__traj_at(c, i);
-        dg_rsink_printf(s, "<option value=\"%u\"%s>", (unsigned)i, i == 0 ? " selected=\"selected\"" : "");
+        dg_rep__sink_printf(s, "<option value=\"%u\"%s>", (unsigned)i, i == 0 ? " selected=\"selected\"" : "");
         ht__entity_label(s, t);
         if (t->first_tick != DG_REPORT_TICK_NONE)
-            dg_rsink_printf(s, " — tick %llu", (unsigned long long)t->first_tick);
+            dg_rep__sink_printf(s, " — tick %llu", (unsigned long long)t->first_tick);
         if (t->why_field[0]) {
-            dg_rsink_puts(s, ", ");
+            dg_rep__sink_puts(s, ", ");
             ht__why_delta(s, t);
         }
-        dg_rsink_puts(s, "</option>\n");
+        dg_rep__sink_puts(s, "</option>\n");
     }
-    dg_rsink_puts(s, "</select></label>");
+    dg_rep__sink_puts(s, "</select></label>");
     if (c->trajectories_cut)
-        dg_rsink_printf(s, " <span class=\"note\">(%u more divergent entit%s not drawn: cap %u)</span>",
+        dg_rep__sink_printf(s, " <span class=\"note\">(%u more divergent entit%s not drawn: cap %u)</span>",
                         (unsigned)c->trajectories_cut, c->trajectories_cut == 1 ? "y" : "ies",
                         (unsigned)(c->n_more_trajectories + 1));
-    dg_rsink_puts(s, "</p>\n");
+    dg_rep__sink_puts(s, "</p>\n");
 }
 
 static void ht__trajectory(dg_rsink *s, const dg_report_check *c, uint32_t idx)
@@ -671,7 +671,7 @@ static void ht__trajectory(dg_rsink *s, const dg_report_check *c, uint32_t idx)
     if (!t->present)
         return;
     /* a comparison with a hash log has states on one side only (harness/hash_views.c) */
-    dg_rsink_puts(s, t->n_a && !t->n_b   ? "<h3>Trajectory on side A (side B has no states)</h3>\n"
+    dg_rep__sink_puts(s, t->n_a && !t->n_b   ? "<h3>Trajectory on side A (side B has no states)</h3>\n"
                      : t->n_b && !t->n_a ? "<h3>Trajectory on side B (side A has no states)</h3>\n"
                                          : "<h3>Trajectory on both sides</h3>\n");
     if (c->n_more_trajectories == 0) {
@@ -680,10 +680,10 @@ static void ht__trajectory(dg_rsink *s, const dg_report_check *c, uint32_t idx)
     }
     ht__traj_picker(s, c, idx);
     for (uint32_t i = 0; i <= c->n_more_trajectories; i++) {
-        dg_rsink_printf(s, "<div class=\"traj\" data-check=\"check-%u\" data-entity=\"%u\"%s>\n", (unsigned)idx,
+        dg_rep__sink_printf(s, "<div class=\"traj\" data-check=\"check-%u\" data-entity=\"%u\"%s>\n", (unsigned)idx,
                         (unsigned)ht__traj_at(c, i)->entity_id, i ? " hidden=\"hidden\"" : "");
         ht__trajectory_one(s, c, ht__traj_at(c, i), i == 0);
-        dg_rsink_puts(s, "</div>\n");
+        dg_rep__sink_puts(s, "</div>\n");
     }
 }
 
@@ -725,41 +725,41 @@ static void ht__spread(dg_rsink *s, const dg_report_scenario *sc, const dg_repor
     uint64_t t0 = p[0].tick, t1 = p[n - 1].tick;
     if (c->n_ranges && c->ranges[c->n_ranges - 1].last > t1)
         t1 = c->ranges[c->n_ranges - 1].last;
-    dg_rsink_puts(s, "<h3>Spread: entities diverged so far</h3>\n<p class=\"spread-line\">");
-    dg_rsink_printf(s, "%u entit%s at tick %llu", (unsigned)p[0].entities, p[0].entities == 1 ? "y" : "ies",
+    dg_rep__sink_puts(s, "<h3>Spread: entities diverged so far</h3>\n<p class=\"spread-line\">");
+    dg_rep__sink_printf(s, "%u entit%s at tick %llu", (unsigned)p[0].entities, p[0].entities == 1 ? "y" : "ies",
                     (unsigned long long)t0);
     if (n > 1)
-        dg_rsink_printf(s, "; %u by tick %llu", (unsigned)p[n - 1].entities, (unsigned long long)p[n - 1].tick);
+        dg_rep__sink_printf(s, "; %u by tick %llu", (unsigned)p[n - 1].entities, (unsigned long long)p[n - 1].tick);
     if (sc->ticks && sc->entity_ticks)
-        dg_rsink_printf(s, " (about %llu live at a time)",
+        dg_rep__sink_printf(s, " (about %llu live at a time)",
                         (unsigned long long)((sc->entity_ticks + sc->ticks / 2) / sc->ticks));
-    dg_rsink_puts(s, n > 1 && p[0].entities * 2 <= p[n - 1].entities ? ": it spread" : "");
-    dg_rsink_puts(s, ".</p>\n");
+    dg_rep__sink_puts(s, n > 1 && p[0].entities * 2 <= p[n - 1].entities ? ": it spread" : "");
+    dg_rep__sink_puts(s, ".</p>\n");
     ht__svg_open(s, HT_SP_H, "spread: distinct entities diverged by each tick");
     ht__spread_axes(s, t0, t1, max);
     const double base = HT_SP_H - HT_MB, ph = base - HT_MT;
-    dg_rsink_puts(s, "<polyline class=\"spread\" fill=\"none\" stroke=\"" HT_COL_BAR "\" stroke-width=\"2\" points=\"");
+    dg_rep__sink_puts(s, "<polyline class=\"spread\" fill=\"none\" stroke=\"" HT_COL_BAR "\" stroke-width=\"2\" points=\"");
     double prev_y = base;
     for (uint32_t i = 0; i < n; i++) {
         double x = ht__sp_x(t0, t1, p[i].tick), y = base - ph * (double)p[i].entities / (double)max;
         if (i)
-            dg_rsink_puts(s, " ");
+            dg_rep__sink_puts(s, " ");
         ht__num(s, x);
-        dg_rsink_puts(s, ",");
+        dg_rep__sink_puts(s, ",");
         ht__num(s, prev_y);
-        dg_rsink_puts(s, " ");
+        dg_rep__sink_puts(s, " ");
         ht__num(s, x);
-        dg_rsink_puts(s, ",");
+        dg_rep__sink_puts(s, ",");
         ht__num(s, y);
         prev_y = y;
     }
-    dg_rsink_puts(s, " ");
+    dg_rep__sink_puts(s, " ");
     ht__num(s, ht__sp_x(t0, t1, t1));
-    dg_rsink_puts(s, ",");
+    dg_rep__sink_puts(s, ",");
     ht__num(s, prev_y);
-    dg_rsink_puts(s, "\"/>\n</svg>\n");
+    dg_rep__sink_puts(s, "\"/>\n</svg>\n");
     if (c->spread_cut)
-        dg_rsink_printf(s, "<p class=\"note\">%u later step%s folded into the last (cap).</p>\n",
+        dg_rep__sink_printf(s, "<p class=\"note\">%u later step%s folded into the last (cap).</p>\n",
                         (unsigned)c->spread_cut, dg_report_plural_s(c->spread_cut));
 }
 
@@ -767,10 +767,10 @@ static void ht__spread(dg_rsink *s, const dg_report_scenario *sc, const dg_repor
 
 static void ht__td_num(dg_rsink *s, double v, bool show)
 {
-    dg_rsink_puts(s, "<td class=\"num\">");
+    dg_rep__sink_puts(s, "<td class=\"num\">");
     if (show)
         dg_rep__double(s, v, false);
-    dg_rsink_puts(s, "</td>");
+    dg_rep__sink_puts(s, "</td>");
 }
 
 /* A rotation cell: the orientation's unit quaternion, w x y z (6 decimals: 0.001 deg shows). */
@@ -778,39 +778,39 @@ static void ht__td_quat(dg_rsink *s, const double q[4])
 {
     char b[96];
     dg_rep__quat_buf(b, sizeof b, q);
-    dg_rsink_printf(s, "<td class=\"q\" title=\"quaternion w, x, y, z\">%s</td>", b);
+    dg_rep__sink_printf(s, "<td class=\"q\" title=\"quaternion w, x, y, z\">%s</td>", b);
 }
 
 static void ht__td_hex(dg_rsink *s, int64_t v)
 {
-    dg_rsink_printf(s, "<td class=\"num\">0x%04llX</td>", (unsigned long long)v);
+    dg_rep__sink_printf(s, "<td class=\"num\">0x%04llX</td>", (unsigned long long)v);
 }
 
 /* span > 0: this is the entity's first row, its id/name/kind cells span `span` rows. */
 static void ht__field_row(dg_rsink *s, const dg_report_entity *e, const dg_report_field *f, uint32_t span)
 {
-    dg_rsink_puts(s, "<tr>");
+    dg_rep__sink_puts(s, "<tr>");
     if (span) {
-        dg_rsink_printf(s, "<td class=\"num\" rowspan=\"%u\">%u</td><td rowspan=\"%u\">", (unsigned)span,
+        dg_rep__sink_printf(s, "<td class=\"num\" rowspan=\"%u\">%u</td><td rowspan=\"%u\">", (unsigned)span,
                         (unsigned)e->id, (unsigned)span);
         ht__esc(s, e->name);
-        dg_rsink_printf(s, "</td><td rowspan=\"%u\">%s</td>", (unsigned)span, dg_report_entity_kind_name(e->kind));
+        dg_rep__sink_printf(s, "</td><td rowspan=\"%u\">%s</td>", (unsigned)span, dg_report_entity_kind_name(e->kind));
     }
     if (!f) {
-        dg_rsink_puts(s, "<td>—</td><td></td><td></td><td></td><td></td><td></td></tr>\n");
+        dg_rep__sink_puts(s, "<td>—</td><td></td><td></td><td></td><td></td><td></td></tr>\n");
         return;
     }
     char fb[400];
     bool bits = dg_rep__flag_bits(fb, sizeof fb, f);
-    dg_rsink_puts(s, "<td><code>");
+    dg_rep__sink_puts(s, "<td><code>");
     ht__esc(s, f->name);
-    dg_rsink_puts(s, "</code></td>");
+    dg_rep__sink_puts(s, "</code></td>");
     if (f->has_text) { /* a declared field, as its schema shows it */
-        dg_rsink_puts(s, "<td class=\"num\">");
+        dg_rep__sink_puts(s, "<td class=\"num\">");
         ht__esc(s, f->a_text);
-        dg_rsink_puts(s, "</td><td class=\"num\">");
+        dg_rep__sink_puts(s, "</td><td class=\"num\">");
         ht__esc(s, f->b_text);
-        dg_rsink_puts(s, "</td>");
+        dg_rep__sink_puts(s, "</td>");
     } else if (f->has_quats) {
         ht__td_quat(s, f->quat_a);
         ht__td_quat(s, f->quat_b);
@@ -821,82 +821,82 @@ static void ht__field_row(dg_rsink *s, const dg_report_entity *e, const dg_repor
         ht__td_num(s, f->a, f->has_values);
         ht__td_num(s, f->b, f->has_values);
     }
-    dg_rsink_puts(s, "<td class=\"num\">");
+    dg_rep__sink_puts(s, "<td class=\"num\">");
     if (bits) {
         ht__esc(s, fb);
     } else if (f->has_text && !f->has_values) {
-        dg_rsink_puts(s, "—");
+        dg_rep__sink_puts(s, "—");
     } else {
         if (f->delta > 0)
-            dg_rsink_puts(s, "+");
+            dg_rep__sink_puts(s, "+");
         dg_rep__double(s, f->delta, false);
     }
-    dg_rsink_puts(s, "</td><td>");
+    dg_rep__sink_puts(s, "</td><td>");
     ht__esc(s, f->unit);
-    dg_rsink_puts(s, "</td><td class=\"num\">");
+    dg_rep__sink_puts(s, "</td><td class=\"num\">");
     if (f->has_quanta)
-        dg_rsink_printf(s, "%lld → %lld (%+lld)", (long long)f->a_q, (long long)f->b_q, (long long)f->delta_q);
-    dg_rsink_puts(s, "</td></tr>\n");
+        dg_rep__sink_printf(s, "%lld → %lld (%+lld)", (long long)f->a_q, (long long)f->b_q, (long long)f->delta_q);
+    dg_rep__sink_puts(s, "</td></tr>\n");
 }
 
 static void ht__events(dg_rsink *s, const dg_report_tick *t)
 {
     if (t->n_event_diffs == 0 && t->event_diffs_cut == 0)
         return;
-    dg_rsink_puts(s, "<ul class=\"events\">\n");
+    dg_rep__sink_puts(s, "<ul class=\"events\">\n");
     for (uint32_t i = 0; i < t->n_event_diffs; i++) {
-        dg_rsink_puts(s, "<li>");
+        dg_rep__sink_puts(s, "<li>");
         dg_rep__event_diff_line(s, &t->event_diffs[i], t, ht__esc);
-        dg_rsink_puts(s, "</li>\n");
+        dg_rep__sink_puts(s, "</li>\n");
     }
     if (t->event_diffs_cut)
-        dg_rsink_printf(s, "<li class=\"note\">… %u more differing events</li>\n", (unsigned)t->event_diffs_cut);
-    dg_rsink_puts(s, "</ul>\n");
+        dg_rep__sink_printf(s, "<li class=\"note\">… %u more differing events</li>\n", (unsigned)t->event_diffs_cut);
+    dg_rep__sink_puts(s, "</ul>\n");
 }
 
 /* A check's differing header/table values, then its own lines (one per case). */
 static void ht__check_lines(dg_rsink *s, const dg_report_check *c)
 {
     if (c->n_values) {
-        dg_rsink_puts(s, "<table><thead><tr><th>Field</th><th>A</th><th>B</th></tr></thead><tbody>\n");
+        dg_rep__sink_puts(s, "<table><thead><tr><th>Field</th><th>A</th><th>B</th></tr></thead><tbody>\n");
         for (uint32_t i = 0; i < c->n_values; i++) {
             const dg_report_value *v = &c->values[i];
-            dg_rsink_puts(s, "<tr><td><code>");
+            dg_rep__sink_puts(s, "<tr><td><code>");
             ht__esc(s, v->field);
-            dg_rsink_puts(s, "</code></td><td>");
+            dg_rep__sink_puts(s, "</code></td><td>");
             ht__esc(s, v->a ? v->a : "(none)");
-            dg_rsink_puts(s, "</td><td>");
+            dg_rep__sink_puts(s, "</td><td>");
             ht__esc(s, v->b ? v->b : "(none)");
-            dg_rsink_puts(s, "</td></tr>\n");
+            dg_rep__sink_puts(s, "</td></tr>\n");
         }
-        dg_rsink_puts(s, "</tbody></table>\n");
+        dg_rep__sink_puts(s, "</tbody></table>\n");
     }
     if (c->values_cut)
-        dg_rsink_printf(s, "<p class=\"note\">… %u more differing values</p>\n", (unsigned)c->values_cut);
+        dg_rep__sink_printf(s, "<p class=\"note\">… %u more differing values</p>\n", (unsigned)c->values_cut);
     if (c->n_details == 0 && c->details_cut == 0)
         return;
-    dg_rsink_puts(s, "<ul class=\"details\">\n");
+    dg_rep__sink_puts(s, "<ul class=\"details\">\n");
     for (uint32_t i = 0; i < c->n_details; i++) {
-        dg_rsink_puts(s, "<li>");
+        dg_rep__sink_puts(s, "<li>");
         ht__esc(s, c->details[i]);
-        dg_rsink_puts(s, "</li>\n");
+        dg_rep__sink_puts(s, "</li>\n");
     }
     if (c->details_cut)
-        dg_rsink_printf(s, "<li class=\"note\">… %u more lines</li>\n", (unsigned)c->details_cut);
-    dg_rsink_puts(s, "</ul>\n");
+        dg_rep__sink_printf(s, "<li class=\"note\">… %u more lines</li>\n", (unsigned)c->details_cut);
+    dg_rep__sink_puts(s, "</ul>\n");
 }
 
 static void ht__tick_table(dg_rsink *s, const dg_report_tick *t, uint32_t max_rows)
 {
-    dg_rsink_printf(s, "<p>tick %llu: %u changed, %u added, %u lost", (unsigned long long)t->tick, (unsigned)t->changed,
+    dg_rep__sink_printf(s, "<p>tick %llu: %u changed, %u added, %u lost", (unsigned long long)t->tick, (unsigned)t->changed,
                     (unsigned)t->added, (unsigned)t->lost);
     if (t->events_differ)
-        dg_rsink_printf(s, "; events differ (A %u, B %u)", (unsigned)t->events_a, (unsigned)t->events_b);
-    dg_rsink_puts(s, "</p>\n");
+        dg_rep__sink_printf(s, "; events differ (A %u, B %u)", (unsigned)t->events_a, (unsigned)t->events_b);
+    dg_rep__sink_puts(s, "</p>\n");
     ht__events(s, t);
     if (t->n_entities == 0)
         return;
-    dg_rsink_puts(s, "<table><thead><tr><th>Entity</th><th>Name</th><th>Kind</th><th>Field</th><th>A</th><th>B</th>"
+    dg_rep__sink_puts(s, "<table><thead><tr><th>Entity</th><th>Name</th><th>Kind</th><th>Field</th><th>A</th><th>B</th>"
                      "<th>Δ</th><th>Unit</th><th>Quanta A → B (Δ)</th></tr></thead><tbody>\n");
     uint64_t rows = 0, shown = 0;
     for (uint32_t i = 0; i < t->n_entities; i++) {
@@ -910,31 +910,31 @@ static void ht__tick_table(dg_rsink *s, const dg_report_tick *t, uint32_t max_ro
                 shown++;
             }
     }
-    dg_rsink_puts(s, "</tbody></table>\n");
+    dg_rep__sink_puts(s, "</tbody></table>\n");
     if (rows > shown)
-        dg_rsink_printf(s, "<p class=\"note\">… %llu more row%s</p>\n", (unsigned long long)(rows - shown),
+        dg_rep__sink_printf(s, "<p class=\"note\">… %llu more row%s</p>\n", (unsigned long long)(rows - shown),
                         dg_report_plural_s(rows - shown));
     if (t->entities_cut)
-        dg_rsink_printf(s, "<p class=\"note\">… %u more entit%s beyond the per-tick cap</p>\n",
+        dg_rep__sink_printf(s, "<p class=\"note\">… %u more entit%s beyond the per-tick cap</p>\n",
                         (unsigned)t->entities_cut, t->entities_cut == 1 ? "y" : "ies");
 }
 
 static void ht__ranges(dg_rsink *s, const dg_report_check *c)
 {
-    dg_rsink_printf(s, "<p>%llu divergent tick%s in %u range%s:", (unsigned long long)c->divergent_ticks,
+    dg_rep__sink_printf(s, "<p>%llu divergent tick%s in %u range%s:", (unsigned long long)c->divergent_ticks,
                     dg_report_plural_s(c->divergent_ticks), (unsigned)c->n_ranges, dg_report_plural_s(c->n_ranges));
     for (uint32_t i = 0; i < c->n_ranges && i < 40; i++) {
         const dg_report_range *g = &c->ranges[i];
         if (g->first == g->last)
-            dg_rsink_printf(s, " <code>%llu</code>", (unsigned long long)g->first);
+            dg_rep__sink_printf(s, " <code>%llu</code>", (unsigned long long)g->first);
         else
-            dg_rsink_printf(s, " <code>%llu..%llu</code>", (unsigned long long)g->first, (unsigned long long)g->last);
+            dg_rep__sink_printf(s, " <code>%llu..%llu</code>", (unsigned long long)g->first, (unsigned long long)g->last);
     }
     if (c->n_ranges > 40)
-        dg_rsink_printf(s, " … %u more", (unsigned)(c->n_ranges - 40));
+        dg_rep__sink_printf(s, " … %u more", (unsigned)(c->n_ranges - 40));
     if (c->ranges_coalesced)
-        dg_rsink_puts(s, " <span class=\"note\">(range cap reached: the last range holds gaps)</span>");
-    dg_rsink_puts(s, "</p>\n");
+        dg_rep__sink_puts(s, " <span class=\"note\">(range cap reached: the last range holds gaps)</span>");
+    dg_rep__sink_puts(s, "</p>\n");
 }
 
 static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t idx,
@@ -945,19 +945,19 @@ static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const d
         snprintf(marker_id, sizeof marker_id, "first-divergence");
     else
         snprintf(marker_id, sizeof marker_id, "first-divergence-%u", (unsigned)idx);
-    dg_rsink_printf(s, "<section class=\"check\" id=\"check-%u\">\n<h2>", (unsigned)idx);
+    dg_rep__sink_printf(s, "<section class=\"check\" id=\"check-%u\">\n<h2>", (unsigned)idx);
     ht__badge(s, c->status);
-    dg_rsink_puts(s, " ");
+    dg_rep__sink_puts(s, " ");
     ht__esc(s, sc->name);
-    dg_rsink_puts(s, " · ");
+    dg_rep__sink_puts(s, " · ");
     ht__esc(s, c->name);
-    dg_rsink_puts(s, "</h2>\n<p class=\"headline\">");
+    dg_rep__sink_puts(s, "</h2>\n<p class=\"headline\">");
     dg_rep__check_headline(s, c, ht__esc);
-    dg_rsink_puts(s, "</p>\n");
+    dg_rep__sink_puts(s, "</p>\n");
     if (c->message && c->first_tick != DG_REPORT_TICK_NONE) {
-        dg_rsink_puts(s, "<p>");
+        dg_rep__sink_puts(s, "<p>");
         ht__esc(s, c->message);
-        dg_rsink_puts(s, "</p>\n");
+        dg_rep__sink_puts(s, "</p>\n");
     }
     ht__check_lines(s, c);
     if (c->first_tick != DG_REPORT_TICK_NONE) {
@@ -968,19 +968,19 @@ static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const d
     ht__trajectory(s, c, idx);
     for (uint32_t i = 0; i < c->n_ticks; i++) {
         if (i == 0) {
-            dg_rsink_printf(s, "<h3>Tick %llu</h3>\n", (unsigned long long)c->ticks[0].tick);
+            dg_rep__sink_printf(s, "<h3>Tick %llu</h3>\n", (unsigned long long)c->ticks[0].tick);
             ht__tick_table(s, &c->ticks[0], max_rows);
             continue;
         }
-        dg_rsink_printf(s, "<details><summary>tick %llu</summary>\n", (unsigned long long)c->ticks[i].tick);
+        dg_rep__sink_printf(s, "<details><summary>tick %llu</summary>\n", (unsigned long long)c->ticks[i].tick);
         ht__tick_table(s, &c->ticks[i], max_rows);
-        dg_rsink_puts(s, "</details>\n");
+        dg_rep__sink_puts(s, "</details>\n");
     }
     if (c->ticks_cut)
-        dg_rsink_printf(s, "<p class=\"note\">%llu further divergent tick%s %s not detailed (cap %u).</p>\n",
+        dg_rep__sink_printf(s, "<p class=\"note\">%llu further divergent tick%s %s not detailed (cap %u).</p>\n",
                         (unsigned long long)c->ticks_cut, dg_report_plural_s(c->ticks_cut),
                         c->ticks_cut == 1 ? "is" : "are", (unsigned)c->n_ticks);
-    dg_rsink_puts(s, "</section>\n");
+    dg_rep__sink_puts(s, "</section>\n");
 }
 
 /* ---- page ------------------------------------------------------------------------------------- */
@@ -989,11 +989,11 @@ static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const d
 /* The scenario's own cells, spanning its `span` rows. */
 static void ht__scenario_cells(dg_rsink *s, const dg_report_scenario *sc, unsigned span)
 {
-    dg_rsink_printf(s, "<td rowspan=\"%u\">", span);
+    dg_rep__sink_printf(s, "<td rowspan=\"%u\">", span);
     ht__esc(s, sc->name);
-    dg_rsink_printf(s, "</td><td rowspan=\"%u\">", span);
+    dg_rep__sink_printf(s, "</td><td rowspan=\"%u\">", span);
     ht__esc(s, dg_rep__str_or(sc->format, ""));
-    dg_rsink_printf(s, "</td><td class=\"num\" rowspan=\"%u\">%llu</td><td class=\"num\" rowspan=\"%u\">%llu</td>",
+    dg_rep__sink_printf(s, "</td><td class=\"num\" rowspan=\"%u\">%llu</td><td class=\"num\" rowspan=\"%u\">%llu</td>",
                     span, (unsigned long long)sc->ticks, span, (unsigned long long)sc->entity_ticks);
 }
 
@@ -1001,60 +1001,60 @@ static void ht__scenario_cells(dg_rsink *s, const dg_report_scenario *sc, unsign
  * span > 0: this is the scenario's first row. */
 static void ht__passed_checks_row(dg_rsink *s, const dg_report_scenario *sc, uint32_t n_pass, bool all, unsigned span)
 {
-    dg_rsink_printf(s, "<tr class=\"pass-row\">");
+    dg_rep__sink_printf(s, "<tr class=\"pass-row\">");
     if (span)
         ht__scenario_cells(s, sc, span);
-    dg_rsink_printf(s, "<td>%u%s check%s pass%s: ", (unsigned)n_pass, all ? "" : " more", dg_report_plural_s(n_pass),
+    dg_rep__sink_printf(s, "<td>%u%s check%s pass%s: ", (unsigned)n_pass, all ? "" : " more", dg_report_plural_s(n_pass),
                     n_pass == 1 ? "es" : "");
     bool any = false, noted = false;
     for (uint32_t j = 0; j < sc->n_checks; j++) {
         if (sc->checks[j].status != DG_REPORT_PASS)
             continue;
-        dg_rsink_puts(s, any ? ", " : "");
+        dg_rep__sink_puts(s, any ? ", " : "");
         ht__esc(s, sc->checks[j].name);
         any = true;
     }
-    dg_rsink_puts(s, "</td><td>");
+    dg_rep__sink_puts(s, "</td><td>");
     ht__badge(s, DG_REPORT_PASS);
-    dg_rsink_puts(s, "</td><td></td><td>");
+    dg_rep__sink_puts(s, "</td><td></td><td>");
     for (uint32_t j = 0; j < sc->n_checks && !noted; j++) /* a pass can carry a note: sub-quantum drift */
         if (sc->checks[j].status == DG_REPORT_PASS && sc->checks[j].sub_quantum) {
             ht__esc(s, sc->checks[j].name);
-            dg_rsink_puts(s, ": ");
+            dg_rep__sink_puts(s, ": ");
             dg_rep__check_headline(s, &sc->checks[j], ht__esc);
             noted = true;
         }
-    dg_rsink_puts(s, "</td></tr>\n");
+    dg_rep__sink_puts(s, "</td></tr>\n");
 }
 
 static void ht__summary_row(dg_rsink *s, const dg_report_scenario *sc, const dg_report_check *c, uint32_t idx,
                             bool linked, unsigned span)
 {
-    dg_rsink_puts(s, "<tr>");
+    dg_rep__sink_puts(s, "<tr>");
     if (span) {
         ht__scenario_cells(s, sc, span);
     }
-    dg_rsink_puts(s, "<td>");
+    dg_rep__sink_puts(s, "<td>");
     if (!c) {
-        dg_rsink_puts(s, "—</td><td></td><td></td><td>no checks</td></tr>\n");
+        dg_rep__sink_puts(s, "—</td><td></td><td></td><td>no checks</td></tr>\n");
         return;
     }
     if (c->status == DG_REPORT_FAIL && linked) {
-        dg_rsink_printf(s, "<a href=\"#check-%u\">", (unsigned)idx);
+        dg_rep__sink_printf(s, "<a href=\"#check-%u\">", (unsigned)idx);
         ht__esc(s, c->name);
-        dg_rsink_puts(s, "</a>");
+        dg_rep__sink_puts(s, "</a>");
     } else {
         ht__esc(s, c->name);
     }
-    dg_rsink_puts(s, "</td><td>");
+    dg_rep__sink_puts(s, "</td><td>");
     ht__badge(s, c->status);
-    dg_rsink_puts(s, "</td><td class=\"num\">");
+    dg_rep__sink_puts(s, "</td><td class=\"num\">");
     if (c->first_tick != DG_REPORT_TICK_NONE)
-        dg_rsink_printf(s, "%llu", (unsigned long long)c->first_tick);
-    dg_rsink_puts(s, "</td><td>");
+        dg_rep__sink_printf(s, "%llu", (unsigned long long)c->first_tick);
+    dg_rep__sink_puts(s, "</td><td>");
     if (c->status != DG_REPORT_PASS || c->sub_quantum || c->message)
         dg_rep__check_headline(s, c, ht__esc);
-    dg_rsink_puts(s, "</td></tr>\n");
+    dg_rep__sink_puts(s, "</td></tr>\n");
 }
 
 /* One scenario's rows: each check that did not pass (failing ones linked to their sections when
@@ -1090,7 +1090,7 @@ static void ht__summary_block(dg_rsink *s, const dg_report_scenario *sc, uint32_
  * checks link to their sections (#check-N, N counting checks in report order). */
 static void ht__summary(dg_rsink *s, const dg_report *r, uint32_t max_sections)
 {
-    dg_rsink_puts(s, "<h2>Summary</h2>\n<table class=\"summary\"><thead><tr><th>Scenario</th><th>Format</th><th>Ticks</th>"
+    dg_rep__sink_puts(s, "<h2>Summary</h2>\n<table class=\"summary\"><thead><tr><th>Scenario</th><th>Format</th><th>Ticks</th>"
                      "<th>Entity-ticks</th><th>Check</th><th>Result</th><th>First divergent tick</th><th>Note</th>"
                      "</tr></thead><tbody>\n");
     for (int pass = 0; pass < 2; pass++) {
@@ -1106,46 +1106,46 @@ static void ht__summary(dg_rsink *s, const dg_report *r, uint32_t max_sections)
                 failing += sc->checks[j].status == DG_REPORT_FAIL;
         }
     }
-    dg_rsink_puts(s, "</tbody></table>\n");
+    dg_rep__sink_puts(s, "</tbody></table>\n");
 }
 
 static void ht__bisect(dg_rsink *s, const dg_report_bisect *b)
 {
     if (!b->present)
         return;
-    dg_rsink_puts(s, "<section class=\"check\">\n<h2>Bisect");
+    dg_rep__sink_puts(s, "<section class=\"check\">\n<h2>Bisect");
     if (b->scenario) {
-        dg_rsink_puts(s, " · ");
+        dg_rep__sink_puts(s, " · ");
         ht__esc(s, b->scenario);
     }
-    dg_rsink_puts(s, "</h2>\n<p class=\"headline\">");
+    dg_rep__sink_puts(s, "</h2>\n<p class=\"headline\">");
     if (b->first_bad_commit) {
-        dg_rsink_puts(s, "First bad commit <code>");
+        dg_rep__sink_puts(s, "First bad commit <code>");
         ht__esc(s, b->first_bad_commit);
-        dg_rsink_puts(s, "</code> ");
+        dg_rep__sink_puts(s, "</code> ");
         ht__esc(s, b->subject);
         if (b->first_tick != DG_REPORT_TICK_NONE)
-            dg_rsink_printf(s, " — first divergent tick %llu", (unsigned long long)b->first_tick);
+            dg_rep__sink_printf(s, " — first divergent tick %llu", (unsigned long long)b->first_tick);
     } else {
-        dg_rsink_puts(s, "No first bad commit found");
+        dg_rep__sink_puts(s, "No first bad commit found");
     }
-    dg_rsink_puts(s, "</p>\n<p>good <code>");
+    dg_rep__sink_puts(s, "</p>\n<p>good <code>");
     ht__esc(s, dg_rep__str_or(b->good_rev, "?"));
-    dg_rsink_puts(s, "</code>, bad <code>");
+    dg_rep__sink_puts(s, "</code>, bad <code>");
     ht__esc(s, dg_rep__str_or(b->bad_rev, "?"));
-    dg_rsink_puts(s, "</code></p>\n<table><thead><tr><th>Step</th><th>Commit</th><th>Verdict</th>"
+    dg_rep__sink_puts(s, "</code></p>\n<table><thead><tr><th>Step</th><th>Commit</th><th>Verdict</th>"
                      "<th>First divergent tick</th></tr></thead><tbody>\n");
     for (uint32_t i = 0; i < b->n_steps; i++) {
         const dg_report_bisect_step *st = &b->steps[i];
-        dg_rsink_printf(s, "<tr><td class=\"num\">%u</td><td><code>", (unsigned)(i + 1));
+        dg_rep__sink_printf(s, "<tr><td class=\"num\">%u</td><td><code>", (unsigned)(i + 1));
         ht__esc(s, st->commit);
-        dg_rsink_printf(s, "</code></td><td>%s</td><td class=\"num\">",
+        dg_rep__sink_printf(s, "</code></td><td>%s</td><td class=\"num\">",
                         st->verdict == DG_REPORT_GOOD ? "good" : st->verdict == DG_REPORT_SKIP ? "skip" : "bad");
         if (st->first_tick != DG_REPORT_TICK_NONE)
-            dg_rsink_printf(s, "%llu", (unsigned long long)st->first_tick);
-        dg_rsink_puts(s, "</td></tr>\n");
+            dg_rep__sink_printf(s, "%llu", (unsigned long long)st->first_tick);
+        dg_rep__sink_puts(s, "</td></tr>\n");
     }
-    dg_rsink_puts(s, "</tbody></table>\n</section>\n");
+    dg_rep__sink_puts(s, "</tbody></table>\n</section>\n");
 }
 
 /* Whether some failing check has more than one trajectory to choose from (then the page gets
@@ -1164,33 +1164,33 @@ static bool ht__has_picker(const dg_report *r)
 static void ht__head(dg_rsink *s, const dg_report *r)
 {
     dg_report_status st = dg_report_overall_status(r);
-    dg_rsink_puts(s, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+    dg_rep__sink_puts(s, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>detgate ");
     ht__esc(s, dg_rep__str_or(r->command, "report"));
-    dg_rsink_printf(s, " — %s</title>\n<style>", ht__status_word(st));
-    dg_rsink_puts(s, ht__css);
-    dg_rsink_puts(s, "</style>\n");
+    dg_rep__sink_printf(s, " — %s</title>\n<style>", ht__status_word(st));
+    dg_rep__sink_puts(s, ht__css);
+    dg_rep__sink_puts(s, "</style>\n");
     if (ht__has_picker(r))
-        dg_rsink_printf(s, "<script>%s</script>\n", ht__script);
-    dg_rsink_puts(s, "</head>\n<body>\n<main>\n<h1>detgate ");
+        dg_rep__sink_printf(s, "<script>%s</script>\n", ht__script);
+    dg_rep__sink_puts(s, "</head>\n<body>\n<main>\n<h1>detgate ");
     ht__esc(s, dg_rep__str_or(r->command, "report"));
-    dg_rsink_puts(s, " ");
+    dg_rep__sink_puts(s, " ");
     ht__badge(s, st);
-    dg_rsink_puts(s, "</h1>\n");
-    dg_rsink_puts(s, "<p class=\"meta\">");
+    dg_rep__sink_puts(s, "</h1>\n");
+    dg_rep__sink_puts(s, "<p class=\"meta\">");
     dg_rep__tally_line(s, r);
     time_t tt = (time_t)r->started_unix;
     struct tm tmv;
     char when[40];
     if (r->started_unix != 0 && gmtime_r(&tt, &tmv) && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tmv))
-        dg_rsink_printf(s, " · started %s", when);
+        dg_rep__sink_printf(s, " · started %s", when);
     if (r->nomem)
-        dg_rsink_puts(s, " · <strong>incomplete: out of memory while building</strong>");
-    dg_rsink_puts(s, "</p>\n");
+        dg_rep__sink_puts(s, " · <strong>incomplete: out of memory while building</strong>");
+    dg_rep__sink_puts(s, "</p>\n");
     if (r->note) {
-        dg_rsink_puts(s, "<p class=\"note\">");
+        dg_rep__sink_puts(s, "<p class=\"note\">");
         ht__esc(s, r->note);
-        dg_rsink_puts(s, "</p>\n");
+        dg_rep__sink_puts(s, "</p>\n");
     }
 }
 
@@ -1215,12 +1215,12 @@ void dg_rep__html(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
         }
     }
     if (more)
-        dg_rsink_printf(s, "<p class=\"note\">%llu more failing checks are not drawn here (their first divergent "
+        dg_rep__sink_printf(s, "<p class=\"note\">%llu more failing checks are not drawn here (their first divergent "
                            "ticks are in the summary; the JSON report has every detail).</p>\n",
                         (unsigned long long)more);
-    dg_rsink_puts(s, "<footer>detgate ");
+    dg_rep__sink_puts(s, "<footer>detgate ");
     ht__esc(s, dg_rep__str_or(r->tool_version, ""));
-    dg_rsink_printf(s, " · report schema %d · A is the reference side (recording, golden or first file), B the "
+    dg_rep__sink_printf(s, " · report schema %d · A is the reference side (recording, golden or first file), B the "
                        "other.</footer>\n</main>\n</body>\n</html>\n",
                     DG_REPORT_SCHEMA_VERSION);
 }

@@ -17,17 +17,17 @@ typedef struct dg_rsink {
     bool nomem;
 } dg_rsink;
 
-void dg_rsink_init(dg_rsink *s);
-void dg_rsink_free(dg_rsink *s);
-void dg_rsink_put(dg_rsink *s, const char *bytes, size_t n);
-void dg_rsink_puts(dg_rsink *s, const char *str);
-void dg_rsink_printf(dg_rsink *s, const char *fmt, ...)
+void dg_rep__sink_init(dg_rsink *s);
+void dg_rep__sink_free(dg_rsink *s);
+void dg_rep__sink_put(dg_rsink *s, const char *bytes, size_t n);
+void dg_rep__sink_puts(dg_rsink *s, const char *str);
+void dg_rep__sink_printf(dg_rsink *s, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* Shrinks back to an earlier length (used to drop a section that would break a size cap). */
-void dg_rsink_truncate(dg_rsink *s, size_t len);
+void dg_rep__sink_truncate(dg_rsink *s, size_t len);
 
 /* Decodes one UTF-8 scalar from s[0..n). Returns the bytes consumed (>= 1). Ill-formed input
  * (overlong, surrogate, > U+10FFFF, truncated) yields *cp = U+FFFD and consumes one byte. */

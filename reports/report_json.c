@@ -16,9 +16,9 @@ typedef struct jw {
 
 static void jw__indent(jw *w)
 {
-    dg_rsink_put(w->s, "\n", 1);
+    dg_rep__sink_put(w->s, "\n", 1);
     for (int i = 0; i < w->depth; i++)
-        dg_rsink_put(w->s, "  ", 2);
+        dg_rep__sink_put(w->s, "  ", 2);
 }
 
 static void jw__sep(jw *w)
@@ -27,11 +27,11 @@ static void jw__sep(jw *w)
     w->first[w->depth] = false;
     if (w->flat[w->depth]) {
         if (!first)
-            dg_rsink_put(w->s, ", ", 2);
+            dg_rep__sink_put(w->s, ", ", 2);
         return;
     }
     if (!first)
-        dg_rsink_put(w->s, ",", 1);
+        dg_rep__sink_put(w->s, ",", 1);
     jw__indent(w);
 }
 
@@ -40,14 +40,14 @@ static void jw__key(jw *w, const char *key)
     jw__sep(w);
     if (key) {
         dg_rep__json_str(w->s, key);
-        dg_rsink_put(w->s, ": ", 2);
+        dg_rep__sink_put(w->s, ": ", 2);
     }
 }
 
 static void jw__open(jw *w, const char *key, char bracket, bool flat)
 {
     jw__key(w, key);
-    dg_rsink_put(w->s, &bracket, 1);
+    dg_rep__sink_put(w->s, &bracket, 1);
     w->depth++; /* the model nests 11 levels at most: well under JW_MAX_DEPTH */
     w->first[w->depth] = true;
     w->flat[w->depth] = flat || w->flat[w->depth - 1];
@@ -69,7 +69,7 @@ static void jw_close(jw *w, char bracket)
     w->depth--;
     if (!empty && !flat)
         jw__indent(w);
-    dg_rsink_put(w->s, &bracket, 1);
+    dg_rep__sink_put(w->s, &bracket, 1);
 }
 
 static void jw_str(jw *w, const char *key, const char *v)
@@ -81,20 +81,20 @@ static void jw_str(jw *w, const char *key, const char *v)
 static void jw_i64(jw *w, const char *key, int64_t v)
 {
     jw__key(w, key);
-    dg_rsink_printf(w->s, "%lld", (long long)v);
+    dg_rep__sink_printf(w->s, "%lld", (long long)v);
 }
 
 static void jw_u64(jw *w, const char *key, uint64_t v)
 {
     jw__key(w, key);
-    dg_rsink_printf(w->s, "%llu", (unsigned long long)v);
+    dg_rep__sink_printf(w->s, "%llu", (unsigned long long)v);
 }
 
 static void jw_tick(jw *w, const char *key, uint64_t tick)
 {
     if (tick == DG_REPORT_TICK_NONE) {
         jw__key(w, key);
-        dg_rsink_puts(w->s, "null");
+        dg_rep__sink_puts(w->s, "null");
     } else {
         jw_u64(w, key, tick);
     }
@@ -103,7 +103,7 @@ static void jw_tick(jw *w, const char *key, uint64_t tick)
 static void jw_bool(jw *w, const char *key, bool v)
 {
     jw__key(w, key);
-    dg_rsink_puts(w->s, v ? "true" : "false");
+    dg_rep__sink_puts(w->s, v ? "true" : "false");
 }
 
 static void jw_double(jw *w, const char *key, double v)
@@ -115,7 +115,7 @@ static void jw_double(jw *w, const char *key, double v)
 static void jw_null(jw *w, const char *key)
 {
     jw__key(w, key);
-    dg_rsink_puts(w->s, "null");
+    dg_rep__sink_puts(w->s, "null");
 }
 
 /* ---- pieces ----------------------------------------------------------------------------------- */
@@ -486,7 +486,7 @@ void dg_rep__json(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
     memset(&w, 0, sizeof w);
     w.s = s;
     w.first[0] = true;
-    dg_rsink_put(s, "{", 1);
+    dg_rep__sink_put(s, "{", 1);
     w.depth = 1;
     w.first[1] = true;
     jw_u64(&w, "schemaVersion", DG_REPORT_SCHEMA_VERSION);
@@ -508,5 +508,5 @@ void dg_rep__json(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
     jw_close(&w, ']');
     json__bisect(&w, &r->bisect);
     jw_close(&w, '}');
-    dg_rsink_put(s, "\n", 1);
+    dg_rep__sink_put(s, "\n", 1);
 }

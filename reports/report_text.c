@@ -20,7 +20,7 @@ typedef struct txt {
 static void txt__sgr(txt *t, const char *code)
 {
     if (t->colour)
-        dg_rsink_printf(t->s, "\x1b[%sm", code);
+        dg_rep__sink_printf(t->s, "\x1b[%sm", code);
 }
 
 static void txt__status(txt *t, dg_report_status st)
@@ -30,28 +30,28 @@ static void txt__status(txt *t, dg_report_status st)
     if ((unsigned)st > DG_REPORT_WARN)
         st = DG_REPORT_ERROR;
     txt__sgr(t, colour[st]);
-    dg_rsink_puts(t->s, word[st]);
+    dg_rep__sink_puts(t->s, word[st]);
     txt__sgr(t, "0");
 }
 
 static void txt__summary_header(txt *t, const dg_report *r)
 {
     txt__sgr(t, "1");
-    dg_rsink_puts(t->s, "detgate ");
+    dg_rep__sink_puts(t->s, "detgate ");
     dg_rep__term_text(t->s, dg_rep__str_or(r->command, "report"));
     if (r->tool_version) {
-        dg_rsink_puts(t->s, " ");
+        dg_rep__sink_puts(t->s, " ");
         dg_rep__term_text(t->s, r->tool_version);
     }
     txt__sgr(t, "0");
-    dg_rsink_puts(t->s, ": ");
+    dg_rep__sink_puts(t->s, ": ");
     txt__status(t, dg_report_overall_status(r));
-    dg_rsink_puts(t->s, " — ");
+    dg_rep__sink_puts(t->s, " — ");
     dg_rep__tally_line(t->s, r);
-    dg_rsink_printf(t->s, "%s\n", r->nomem ? " (INCOMPLETE: out of memory while building)" : "");
+    dg_rep__sink_printf(t->s, "%s\n", r->nomem ? " (INCOMPLETE: out of memory while building)" : "");
     if (r->note) {
         dg_rep__term_text(t->s, r->note);
-        dg_rsink_puts(t->s, "\n");
+        dg_rep__sink_puts(t->s, "\n");
     }
 }
 
@@ -63,7 +63,7 @@ static bool txt__noteworthy(const dg_report_check *c)
 static void txt__check_line(txt *t, const dg_report_check *c)
 {
     dg_rep__term_text(t->s, c->name);
-    dg_rsink_puts(t->s, ": ");
+    dg_rep__sink_puts(t->s, ": ");
     dg_rep__check_headline(t->s, c, dg_rep__term_text);
 }
 
@@ -71,11 +71,11 @@ static void txt__scenario_line(txt *t, const dg_report_scenario *sc)
 {
     dg_report_status st = dg_report_scenario_status(sc);
     txt__status(t, st);
-    dg_rsink_puts(t->s, " ");
+    dg_rep__sink_puts(t->s, " ");
     dg_rep__term_text(t->s, sc->name);
-    dg_rsink_puts(t->s, " (");
+    dg_rep__sink_puts(t->s, " (");
     dg_rep__term_text(t->s, dg_rep__str_or(sc->format, "?"));
-    dg_rsink_printf(t->s, ", %llu tick%s, %llu entity-tick%s)", (unsigned long long)sc->ticks,
+    dg_rep__sink_printf(t->s, ", %llu tick%s, %llu entity-tick%s)", (unsigned long long)sc->ticks,
                     dg_report_plural_s(sc->ticks), (unsigned long long)sc->entity_ticks,
                     dg_report_plural_s(sc->entity_ticks));
     bool inline_done = false;
@@ -84,17 +84,17 @@ static void txt__scenario_line(txt *t, const dg_report_scenario *sc)
         if (!txt__noteworthy(c))
             continue;
         if (!inline_done && c->status == st) {
-            dg_rsink_puts(t->s, " ");
+            dg_rep__sink_puts(t->s, " ");
             txt__check_line(t, c);
             inline_done = true;
             continue;
         }
-        dg_rsink_puts(t->s, "\n  ");
+        dg_rep__sink_puts(t->s, "\n  ");
         txt__status(t, c->status);
-        dg_rsink_puts(t->s, " ");
+        dg_rep__sink_puts(t->s, " ");
         txt__check_line(t, c);
     }
-    dg_rsink_puts(t->s, "\n");
+    dg_rep__sink_puts(t->s, "\n");
 }
 
 /* ---- the first divergent tick as a table ------------------------------------------------------ */
@@ -117,24 +117,24 @@ static void txt__cell(char *dst, const char *escaped)
 static void txt__cellf_entity(char *dst, const dg_report_entity *e)
 {
     dg_rsink tmp;
-    dg_rsink_init(&tmp);
-    dg_rsink_printf(&tmp, "%u", (unsigned)e->id);
+    dg_rep__sink_init(&tmp);
+    dg_rep__sink_printf(&tmp, "%u", (unsigned)e->id);
     if (e->name[0]) {
-        dg_rsink_puts(&tmp, " ");
+        dg_rep__sink_puts(&tmp, " ");
         dg_rep__term_text(&tmp, e->name);
     }
     txt__cell(dst, tmp.p ? tmp.p : "");
-    dg_rsink_free(&tmp);
+    dg_rep__sink_free(&tmp);
 }
 
 /* A harness-supplied string (field name, unit) made terminal-safe into a cell. */
 static void txt__cell_term(char *dst, const char *str)
 {
     dg_rsink tmp;
-    dg_rsink_init(&tmp);
+    dg_rep__sink_init(&tmp);
     dg_rep__term_text(&tmp, str);
     txt__cell(dst, tmp.p ? tmp.p : "");
-    dg_rsink_free(&tmp);
+    dg_rep__sink_free(&tmp);
 }
 
 static void txt__fill_row(txt_row *row, const dg_report_entity *e, const dg_report_field *f)
@@ -205,85 +205,85 @@ static void txt__table(txt *t, const txt_row *rows, uint32_t n)
                 w[c] = cw;
         }
     }
-    dg_rsink_puts(t->s, "   ");
+    dg_rep__sink_puts(t->s, "   ");
     txt__sgr(t, "1");
     for (int c = 0; c < TXT_COLS; c++)
-        dg_rsink_printf(t->s, " %-*s", c == TXT_COLS - 1 ? 0 : (int)w[c], head[c]);
+        dg_rep__sink_printf(t->s, " %-*s", c == TXT_COLS - 1 ? 0 : (int)w[c], head[c]);
     txt__sgr(t, "0");
-    dg_rsink_puts(t->s, "\n");
+    dg_rep__sink_puts(t->s, "\n");
     for (uint32_t i = 0; i < n; i++) {
-        dg_rsink_puts(t->s, "   ");
+        dg_rep__sink_puts(t->s, "   ");
         for (int c = 0; c < TXT_COLS; c++) {
             /* Numbers right-aligned so digits line up; names left-aligned. */
             bool right = c >= 3 && c <= 5;
             size_t pad = w[c] - dg_rep__term_width(rows[i].cell[c]);
-            dg_rsink_puts(t->s, " ");
+            dg_rep__sink_puts(t->s, " ");
             if (right)
-                dg_rsink_printf(t->s, "%*s", (int)pad, "");
-            dg_rsink_puts(t->s, rows[i].cell[c]);
+                dg_rep__sink_printf(t->s, "%*s", (int)pad, "");
+            dg_rep__sink_puts(t->s, rows[i].cell[c]);
             if (!right && c != TXT_COLS - 1)
-                dg_rsink_printf(t->s, "%*s", (int)pad, "");
+                dg_rep__sink_printf(t->s, "%*s", (int)pad, "");
         }
         while (t->s->len > 0 && t->s->p[t->s->len - 1] == ' ') /* rows with empty tail cells */
-            dg_rsink_truncate(t->s, t->s->len - 1);
-        dg_rsink_puts(t->s, "\n");
+            dg_rep__sink_truncate(t->s, t->s->len - 1);
+        dg_rep__sink_puts(t->s, "\n");
     }
 }
 
 static void txt__ranges(txt *t, const dg_report_check *c)
 {
-    dg_rsink_puts(t->s, "  ");
+    dg_rep__sink_puts(t->s, "  ");
     dg_rep__ranges_line(t->s, c, TXT_RANGES_SHOWN);
-    dg_rsink_puts(t->s, "\n");
+    dg_rep__sink_puts(t->s, "\n");
 }
 
 /* The check's differing header/table values, then its own lines (one per case). */
 static void txt__details(txt *t, const dg_report_check *c)
 {
     for (uint32_t i = 0; i < c->n_values; i++) {
-        dg_rsink_puts(t->s, "    ");
+        dg_rep__sink_puts(t->s, "    ");
         dg_rep__value_line(t->s, &c->values[i], dg_rep__term_text);
-        dg_rsink_puts(t->s, "\n");
+        dg_rep__sink_puts(t->s, "\n");
     }
     if (c->values_cut)
-        dg_rsink_printf(t->s, "    ... %u more differing values\n", (unsigned)c->values_cut);
+        dg_rep__sink_printf(t->s, "    ... %u more differing values\n", (unsigned)c->values_cut);
     for (uint32_t i = 0; i < c->n_details; i++) {
-        dg_rsink_puts(t->s, "  - ");
+        dg_rep__sink_puts(t->s, "  - ");
         dg_rep__term_text(t->s, c->details[i]);
-        dg_rsink_puts(t->s, "\n");
+        dg_rep__sink_puts(t->s, "\n");
     }
     if (c->details_cut)
-        dg_rsink_printf(t->s, "  ... %u more lines\n", (unsigned)c->details_cut);
+        dg_rep__sink_printf(t->s, "  ... %u more lines\n", (unsigned)c->details_cut);
 }
 
 static void txt__events(txt *t, const dg_report_tick *tk)
 {
-    dg_rsink_printf(t->s, "  events at tick %llu: A has %u, B %u\n", (unsigned long long)tk->tick,
+    dg_rep__sink_printf(t->s, "  events at tick %llu: A has %u, B %u\n", (unsigned long long)tk->tick,
                     (unsigned)tk->events_a, (unsigned)tk->events_b);
     for (uint32_t i = 0; i < tk->n_event_diffs; i++) {
-        dg_rsink_puts(t->s, "    ");
+        dg_rep__sink_puts(t->s, "    ");
         dg_rep__event_diff_line(t->s, &tk->event_diffs[i], tk, dg_rep__term_text);
-        dg_rsink_puts(t->s, "\n");
+        dg_rep__sink_puts(t->s, "\n");
     }
     if (tk->event_diffs_cut)
-        dg_rsink_printf(t->s, "    ... %u more differing events\n", (unsigned)tk->event_diffs_cut);
+        dg_rep__sink_printf(t->s, "    ... %u more differing events\n", (unsigned)tk->event_diffs_cut);
 }
 
 static void txt__detail(txt *t, const dg_report_scenario *sc, const dg_report_check *c, uint32_t max_rows)
 {
-    dg_rsink_puts(t->s, "\n");
+    dg_rep__sink_puts(t->s, "\n");
     txt__sgr(t, "1");
     dg_rep__term_text(t->s, sc->name);
-    dg_rsink_puts(t->s, " / ");
+    dg_rep__sink_puts(t->s, " / ");
     dg_rep__term_text(t->s, c->name);
     txt__sgr(t, "0");
-    dg_rsink_puts(t->s, ": ");
+    dg_rep__sink_puts(t->s, ": ");
     dg_rep__check_headline(t->s, c, dg_rep__term_text);
-    dg_rsink_puts(t->s, "\n");
+    dg_rep__sink_puts(t->s, "\n");
     if (c->message && c->first_tick != DG_REPORT_TICK_NONE) {
-        dg_rsink_puts(t->s, "  ");
+        dg_rep__sink_puts(t->s, "  ");
         dg_rep__term_text(t->s, c->message);
-        dg_rsink_puts(t->s, "\n");
+        dg_rep__sink_puts(t->s, "\n");
     }
     txt__details(t, c);
     if (c->first_tick != DG_REPORT_TICK_NONE)
@@ -306,9 +306,9 @@ static void txt__detail(txt *t, const dg_report_scenario *sc, const dg_report_ch
         txt__table(t, rows, n);
     free(rows);
     if (total > n)
-        dg_rsink_printf(t->s, "    ... %llu more row%s\n", (unsigned long long)(total - n), dg_report_plural_s(total - n));
+        dg_rep__sink_printf(t->s, "    ... %llu more row%s\n", (unsigned long long)(total - n), dg_report_plural_s(total - n));
     if (tk->entities_cut)
-        dg_rsink_printf(t->s, "    ... %u more entit%s not kept (cap %u per tick)\n", (unsigned)tk->entities_cut,
+        dg_rep__sink_printf(t->s, "    ... %u more entit%s not kept (cap %u per tick)\n", (unsigned)tk->entities_cut,
                         tk->entities_cut == 1 ? "y" : "ies",
                         (unsigned)(tk->n_entities));
 }
@@ -317,41 +317,41 @@ static void txt__bisect(txt *t, const dg_report_bisect *b)
 {
     if (!b->present)
         return;
-    dg_rsink_puts(t->s, "\nbisect");
+    dg_rep__sink_puts(t->s, "\nbisect");
     if (b->scenario) {
-        dg_rsink_puts(t->s, " (");
+        dg_rep__sink_puts(t->s, " (");
         dg_rep__term_text(t->s, b->scenario);
-        dg_rsink_puts(t->s, ")");
+        dg_rep__sink_puts(t->s, ")");
     }
-    dg_rsink_puts(t->s, ": ");
+    dg_rep__sink_puts(t->s, ": ");
     if (b->first_bad_commit) {
-        dg_rsink_puts(t->s, "first bad commit ");
+        dg_rep__sink_puts(t->s, "first bad commit ");
         txt__sgr(t, "1;31");
         dg_rep__term_text(t->s, b->first_bad_commit);
         txt__sgr(t, "0");
         if (b->subject) {
-            dg_rsink_puts(t->s, " \"");
+            dg_rep__sink_puts(t->s, " \"");
             dg_rep__term_text(t->s, b->subject);
-            dg_rsink_puts(t->s, "\"");
+            dg_rep__sink_puts(t->s, "\"");
         }
         if (b->first_tick != DG_REPORT_TICK_NONE)
-            dg_rsink_printf(t->s, ", first divergent tick %llu", (unsigned long long)b->first_tick);
+            dg_rep__sink_printf(t->s, ", first divergent tick %llu", (unsigned long long)b->first_tick);
     } else {
-        dg_rsink_puts(t->s, "no first bad commit found");
+        dg_rep__sink_puts(t->s, "no first bad commit found");
     }
-    dg_rsink_puts(t->s, "\n  good ");
+    dg_rep__sink_puts(t->s, "\n  good ");
     dg_rep__term_text(t->s, dg_rep__str_or(b->good_rev, "?"));
-    dg_rsink_puts(t->s, ", bad ");
+    dg_rep__sink_puts(t->s, ", bad ");
     dg_rep__term_text(t->s, dg_rep__str_or(b->bad_rev, "?"));
-    dg_rsink_printf(t->s, ", %u steps\n", (unsigned)b->n_steps);
+    dg_rep__sink_printf(t->s, ", %u steps\n", (unsigned)b->n_steps);
     for (uint32_t i = 0; i < b->n_steps; i++) {
         const dg_report_bisect_step *st = &b->steps[i];
-        dg_rsink_puts(t->s, "  ");
+        dg_rep__sink_puts(t->s, "  ");
         dg_rep__term_text(t->s, st->commit);
-        dg_rsink_puts(t->s, st->verdict == DG_REPORT_GOOD ? " good" : st->verdict == DG_REPORT_SKIP ? " skip" : " bad");
+        dg_rep__sink_puts(t->s, st->verdict == DG_REPORT_GOOD ? " good" : st->verdict == DG_REPORT_SKIP ? " skip" : " bad");
         if (st->first_tick != DG_REPORT_TICK_NONE)
-            dg_rsink_printf(t->s, " (first divergent tick %llu)", (unsigned long long)st->first_tick);
-        dg_rsink_puts(t->s, "\n");
+            dg_rep__sink_printf(t->s, " (first divergent tick %llu)", (unsigned long long)st->first_tick);
+        dg_rep__sink_puts(t->s, "\n");
     }
 }
 
@@ -376,7 +376,7 @@ void dg_rep__text(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
         }
     }
     if (more)
-        dg_rsink_printf(s, "\n... %llu more failing checks not shown in detail (see the summary lines above)\n",
+        dg_rep__sink_printf(s, "\n... %llu more failing checks not shown in detail (see the summary lines above)\n",
                         (unsigned long long)more);
     txt__bisect(&t, &r->bisect);
 }

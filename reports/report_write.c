@@ -33,10 +33,10 @@ static dg_status report__render_sink(const dg_report *r, dg_report_kind kind, co
     if (!r || !fn)
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "report", "no report or unknown report kind %d",
                             (int)kind);
-    dg_rsink_init(s);
+    dg_rep__sink_init(s);
     fn(r, opts ? opts : &defaults, s);
     if (s->nomem) {
-        dg_rsink_free(s);
+        dg_rep__sink_free(s);
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, dg_report_kind_name(kind),
                             "out of memory while rendering the report");
     }
@@ -73,7 +73,7 @@ dg_status dg_report_write(const dg_report *r, dg_report_kind kind, FILE *f, cons
         return st;
     bool ok = fwrite(s.p ? s.p : "", 1, s.len, f) == s.len && fflush(f) == 0;
     int e = errno;
-    dg_rsink_free(&s);
+    dg_rep__sink_free(&s);
     if (!ok)
         return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, dg_report_kind_name(kind),
                             "writing the report failed: %s", strerror(e));
@@ -139,7 +139,7 @@ dg_status dg_report_write_file(const dg_report *r, dg_report_kind kind, const ch
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 16);
     if (!tmp) {
-        dg_rsink_free(&s);
+        dg_rep__sink_free(&s);
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
     }
     /* Same folder as the target, so rename() cannot cross a filesystem. */
@@ -168,6 +168,6 @@ dg_status dg_report_write_file(const dg_report *r, dg_report_kind kind, const ch
     }
 done:
     free(tmp);
-    dg_rsink_free(&s);
+    dg_rep__sink_free(&s);
     return st;
 }

@@ -146,7 +146,7 @@ double dg_sim__atan2(double y, double x)
     return y < 0.0 ? -a : a;
 }
 
-void dgq_mul(const double a[4], const double b[4], double o[4])
+void dg_sim__q_mul(const double a[4], const double b[4], double o[4])
 {
     double w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
     double x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
@@ -158,7 +158,7 @@ void dgq_mul(const double a[4], const double b[4], double o[4])
     o[3] = z;
 }
 
-void dgq_rotate(const double q[4], const double v[3], double o[3])
+void dg_sim__q_rotate(const double q[4], const double v[3], double o[3])
 {
     /* v' = v + 2w(u x v) + 2 u x (u x v), u = (x, y, z) */
     const double u[3] = {q[1], q[2], q[3]};
@@ -171,7 +171,7 @@ void dgq_rotate(const double q[4], const double v[3], double o[3])
     o[2] = v[2] + q[0] * t[2] + t2[2];
 }
 
-void dgq_normalize(double q[4])
+void dg_sim__q_normalize(double q[4])
 {
     double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     if (n > 0.0) {
@@ -186,7 +186,7 @@ void dgq_normalize(double q[4])
     }
 }
 
-void dgq_from_basis(const double f[3], const double l[3], const double u[3], double q[4])
+void dg_sim__q_from_basis(const double f[3], const double l[3], const double u[3], double q[4])
 {
     /* rotation matrix columns are f, l, u: m[row][col] */
     double m00 = f[0], m01 = l[0], m02 = u[0];
@@ -224,5 +224,5 @@ void dgq_from_basis(const double f[3], const double l[3], const double u[3], dou
         q[2] = -q[2];
         q[3] = -q[3];
     }
-    dgq_normalize(q);
+    dg_sim__q_normalize(q);
 }

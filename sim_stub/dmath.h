@@ -63,10 +63,10 @@ static inline double dg_clamp(double x, double lo, double hi)
 }
 
 /* Quaternions are w, x, y, z. */
-void dgq_mul(const double a[4], const double b[4], double o[4]);
-void dgq_rotate(const double q[4], const double v[3], double o[3]);
-void dgq_normalize(double q[4]);
+void dg_sim__q_mul(const double a[4], const double b[4], double o[4]);
+void dg_sim__q_rotate(const double q[4], const double v[3], double o[3]);
+void dg_sim__q_normalize(double q[4]);
 /* Rotation whose body axes (x forward, y left, z up) are the given orthonormal world vectors. */
-void dgq_from_basis(const double fwd[3], const double left[3], const double up[3], double q[4]);
+void dg_sim__q_from_basis(const double fwd[3], const double left[3], const double up[3], double q[4]);
 
 #endif

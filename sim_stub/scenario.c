@@ -1806,9 +1806,9 @@ void dg_sim_local_pose(const dg_sim_scenario *s, const dg_sim_entity *e, double 
     pos_enu[1] = dgv_dot(rel, s->frame_north);
     pos_enu[2] = dgv_dot(rel, s->frame_up);
     double qf[4], conj[4];
-    dgq_from_basis(s->frame_east, s->frame_north, s->frame_up, qf); /* local axes -> world */
+    dg_sim__q_from_basis(s->frame_east, s->frame_north, s->frame_up, qf); /* local axes -> world */
     conj[0] = qf[0], conj[1] = -qf[1], conj[2] = -qf[2], conj[3] = -qf[3];
-    dgq_mul(conj, e->rot, rot_enu);
+    dg_sim__q_mul(conj, e->rot, rot_enu);
     if (rot_enu[0] < 0.0)
         for (int i = 0; i < 4; i++)
             rot_enu[i] = -rot_enu[i];

@@ -310,7 +310,7 @@ static void heading_basis(const dg_sim *sim, double psi, const double e[3], cons
     for (int i = 0; i < 3; i++)
         fwd[i] = n[i] * c + e[i] * s;
     dgv_cross(u, fwd, left);
-    dgq_from_basis(fwd, left, u, q);
+    dg_sim__q_from_basis(fwd, left, u, q);
 }
 
 static void frame_point(const dg_sim *sim, double e, double n, double u, double out[3])
@@ -356,7 +356,7 @@ static void ground_pose(dg_sim *sim, rec *r, dg_sim_entity *e, int set_height)
         fwd[i] -= nrm[i] * k;
     dgv_normalize(fwd);
     dgv_cross(nrm, fwd, left);
-    dgq_from_basis(fwd, left, nrm, q);
+    dg_sim__q_from_basis(fwd, left, nrm, q);
     memcpy(e->rot, q, sizeof q);
 }
 
@@ -485,7 +485,7 @@ static void launch_missile(dg_sim *sim, uint32_t shooter, uint32_t target, uint1
     dg_sim_entity *e = &sim->ents[i];
     static const double xb[3] = {1.0, 0.0, 0.0};
     double fwd[3];
-    dgq_rotate(srot, xb, fwd);
+    dg_sim__q_rotate(srot, xb, fwd);
     for (int k = 0; k < 3; k++) {
         e->pos[k] = spos[k] + fwd[k] * 20.0;
         e->vel[k] = svel[k] + fwd[k] * 50.0;
@@ -820,8 +820,8 @@ static void rotate_body(const dg_sim *sim, double q[4], const double w[3])
         return;
     double half = 0.5 * wl * sim->dt, s = sim->sin_fn(half) / wl;
     double dq[4] = {sim->cos_fn(half), w[0] * s, w[1] * s, w[2] * s}, o[4];
-    dgq_mul(q, dq, o);
-    dgq_normalize(o);
+    dg_sim__q_mul(q, dq, o);
+    dg_sim__q_normalize(o);
     memcpy(q, o, sizeof o);
 }
 
@@ -834,9 +834,9 @@ static void step_aircraft(dg_sim *sim, rec *r, dg_sim_entity *e, double wake)
     double rr = dgv_len(e->pos);
     dgv_copy(ae.U, e->pos);
     dgv_scale(ae.U, 1.0 / rr);
-    dgq_rotate(e->rot, xb, ae.f);
-    dgq_rotate(e->rot, yb, ae.l);
-    dgq_rotate(e->rot, zb, ae.u);
+    dg_sim__q_rotate(e->rot, xb, ae.f);
+    dg_sim__q_rotate(e->rot, yb, ae.l);
+    dg_sim__q_rotate(e->rot, zb, ae.u);
     ae.alt = rr - ss->planet_radius_m;
     double ratio = ss->planet_radius_m / rr;
     ae.g = ss->gravity_mps2 * ratio * ratio;
@@ -920,7 +920,7 @@ static void step_missile(dg_sim *sim, rec *r, dg_sim_entity *e)
     if (dgv_normalize(left) < 1e-9)
         dgv_copy(left, N);
     dgv_cross(dir, left, up);
-    dgq_from_basis(dir, left, up, e->rot);
+    dg_sim__q_from_basis(dir, left, up, e->rot);
     r->age++;
     if ((double)r->age > ty->lifetime_s * (double)ss->tick_rate_hz)
         r->dead = 1; /* self-destruct after its lifetime: gone, no kill */

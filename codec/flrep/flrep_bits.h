@@ -261,7 +261,7 @@ typedef struct dg_seg3_entry {
     int8_t v[3];
 } dg_seg3_entry;
 
-extern const dg_seg3_entry *dg_seg3_table(void);
+extern const dg_seg3_entry *dg_flrep__seg3_table(void);
 
 /* The rare case: some code of the triple is longer. By value in and out, so that the caller's
  * reader never has its address taken and stays in registers. */

@@ -17,13 +17,13 @@
 #define FLREP_VERIFY_CHECKS 1
 #endif
 
-void flrep_chunk_where(char *buf, size_t cap, size_t chunk_no, const flrep_chunk_hdr *h)
+void dg_flrep__chunk_where(char *buf, size_t cap, size_t chunk_no, const flrep_chunk_hdr *h)
 {
     snprintf(buf, cap, "chunk %zu (ticks %llu..%llu)", chunk_no, (unsigned long long)h->first_tick,
              (unsigned long long)h->last_tick);
 }
 
-void flrep_chunk_hdr_encode(uint8_t out[FLREP_CHUNK_HDR_SIZE], const flrep_chunk_hdr *h)
+void dg_flrep__chunk_hdr_encode(uint8_t out[FLREP_CHUNK_HDR_SIZE], const flrep_chunk_hdr *h)
 {
     memcpy(out, "FLCK", 4);
     dg_put_le32(out + 4, h->tick_count);
@@ -34,7 +34,7 @@ void flrep_chunk_hdr_encode(uint8_t out[FLREP_CHUNK_HDR_SIZE], const flrep_chunk
     dg_put_le32(out + 32, (uint32_t)XXH3_64bits(out, 32));
 }
 
-dg_status flrep_chunk_hdr_parse(const uint8_t in[FLREP_CHUNK_HDR_SIZE], uint64_t offset, uint64_t bytes_left,
+dg_status dg_flrep__chunk_hdr_parse(const uint8_t in[FLREP_CHUNK_HDR_SIZE], uint64_t offset, uint64_t bytes_left,
                                 uint32_t keyframe_interval, uint32_t cap, flrep_chunk_hdr *h, dg_error *err)
 {
     const char *where = "chunk framing";
@@ -73,7 +73,7 @@ dg_status flrep_chunk_hdr_parse(const uint8_t in[FLREP_CHUNK_HDR_SIZE], uint64_t
     return DG_OK;
 }
 
-dg_status flrep_chunk_decompress(void *dctx, const uint8_t *src, const flrep_chunk_hdr *h, uint8_t *out,
+dg_status dg_flrep__chunk_decompress(void *dctx, const uint8_t *src, const flrep_chunk_hdr *h, uint8_t *out,
                                  uint64_t offset, dg_error *err)
 {
     const char *where = "chunk frame";
@@ -101,11 +101,11 @@ dg_status flrep_chunk_decompress(void *dctx, const uint8_t *src, const flrep_chu
     return DG_OK;
 }
 
-dg_status flrep_chunk_validate(const uint8_t *content, const flrep_chunk_hdr *h, uint64_t offset, size_t chunk_no,
+dg_status dg_flrep__chunk_validate(const uint8_t *content, const flrep_chunk_hdr *h, uint64_t offset, size_t chunk_no,
                                const flrep_tick_ctx *ctx, flrep_world *world, flrep_tick_scratch *s, dg_error *err)
 {
     char where[96];
-    flrep_chunk_where(where, sizeof where, chunk_no, h);
+    dg_flrep__chunk_where(where, sizeof where, chunk_no, h);
     dg_cur c;
     dg_cur_init(&c, content, h->decompressed_size, 0, where, err);
     uint64_t prev = 0;
@@ -114,7 +114,7 @@ dg_status flrep_chunk_validate(const uint8_t *content, const flrep_chunk_hdr *h,
         bool kf;
         const dg_event *ev;
         size_t nev;
-        dg_status st = flrep_decode_tick(&c, i, ctx, world, s, &tick, &kf, &ev, &nev, err);
+        dg_status st = dg_flrep__decode_tick(&c, i, ctx, world, s, &tick, &kf, &ev, &nev, err);
         if (st != DG_OK)
             return st;
         bool order_ok = i == 0 ? tick == h->first_tick : tick > prev;
@@ -134,7 +134,7 @@ dg_status flrep_chunk_validate(const uint8_t *content, const flrep_chunk_hdr *h,
     return DG_OK;
 }
 
-void flrep_trailer_encode(dg_buf *out, const dg_flrep_chunk_info *chunks, size_t n, uint64_t table_offset)
+void dg_flrep__trailer_encode(dg_buf *out, const dg_flrep_chunk_info *chunks, size_t n, uint64_t table_offset)
 {
     size_t start = out->len;
     uint64_t ticks = 0;

@@ -568,9 +568,9 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
 #undef FLUSH_PENDING
 }
 
-/* The record loop built with -mavx2 (flrep_tick_avx2.c), when DG_FLREP_AVX2; flrep_encode_tick calls
+/* The record loop built with -mavx2 (flrep_tick_avx2.c), when DG_FLREP_AVX2; dg_flrep__encode_tick calls
  * it when ctx->fast_avx2. */
-bool flrep_encode_records_avx2(dg_bitw *b, const flrep_tick_ctx *tc, const flrep_world *world, size_t wn,
+bool dg_flrep__encode_records_avx2(dg_bitw *b, const flrep_tick_ctx *tc, const flrep_world *world, size_t wn,
                                flrep_world *next, const dg_qentity *cur, size_t n, size_t *nrec);
 
 #endif

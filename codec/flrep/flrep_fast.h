@@ -592,13 +592,13 @@ static inline void fast_run_pick(merge_pos *m, uint32_t nrec, const dg_seg3_entr
 /* The fast path's entry points: one copy per instruction set. DG_FLREP_AVX2 (set by CMake when it
  * builds flrep_tick_avx2.c) says the AVX2 one exists; flrep_cpu_has_avx2 whether this CPU runs it
  * (AVX2 and the BMI1/BMI2 that file is built with). */
-void flrep_fast_run_avx2(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
+void dg_flrep__fast_run_avx2(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
                          const flrep_world *world, flrep_world *nx, bool sparse);
 
 static inline bool flrep_cpu_has_avx2(void)
 {
 #if DG_FLREP_AVX2
-    return dg_cpu_runs_avx2_builds();
+    return dg_cpu__runs_avx2_builds();
 #else
     return false;
 #endif

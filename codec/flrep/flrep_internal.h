@@ -45,16 +45,16 @@ typedef struct flrep_schema2 {
 
 /* Copies src (checked with dg_schema_check first) into *dst, with pred_num/pred_den as the writer
  * chooses them (§12.4). */
-dg_status flrep_schema2_from(flrep_schema2 *dst, const dg_schema *src, dg_error *err);
-void flrep_schema2_free(flrep_schema2 *s);
+dg_status dg_flrep__schema2_from(flrep_schema2 *dst, const dg_schema *src, dg_error *err);
+void dg_flrep__schema2_free(flrep_schema2 *s);
 /* The section 0x0005 payload. */
-void flrep_schema2_encode(dg_buf *b, const flrep_schema2 *s);
+void dg_flrep__schema2_encode(dg_buf *b, const flrep_schema2 *s);
 /* Parses section 0x0005 (base: absolute offset of buf[0]); on success *out is owned by the caller. */
-dg_status flrep_parse_schema(const uint8_t *buf, size_t len, uint64_t base, flrep_schema2 *out, dg_error *err);
+dg_status dg_flrep__parse_schema(const uint8_t *buf, size_t len, uint64_t base, flrep_schema2 *out, dg_error *err);
 
 enum flrep_rec_kind { FLREP_REC_DELTA = 0, FLREP_REC_FULL = 1, FLREP_REC_REMOVE = 2 };
 
-const char *flrep_section_name(uint16_t id);
+const char *dg_flrep__section_name(uint16_t id);
 
 /* The public functions accept err == NULL (error.h allows it); inside, code reads err->code, so
  * they substitute a local one. */
@@ -77,12 +77,12 @@ static inline bool flrep_set_has(const flrep_index_set *s, uint16_t i) { return 
 static inline void flrep_set_add(flrep_index_set *s, uint16_t i) { s->bits[i >> 3] |= (uint8_t)(1u << (i & 7)); }
 
 /* Serializes header + all sections + end marker (what every rotated file starts with). */
-dg_status flrep_encode_preamble(dg_buf *out, const dg_flrep_header *hdr, dg_error *err);
+dg_status dg_flrep__encode_preamble(dg_buf *out, const dg_flrep_header *hdr, dg_error *err);
 /* The same for format 2.0 (§12.1): major 2, the schema section, tables only where required or given. */
-dg_status flrep_encode_preamble2(dg_buf *out, const dg_flrep_header *hdr, const flrep_schema2 *schema, dg_error *err);
+dg_status dg_flrep__encode_preamble2(dg_buf *out, const dg_flrep_header *hdr, const flrep_schema2 *schema, dg_error *err);
 
 /* Validates the writer's tables (unique indices, string lengths) and fills the index sets. */
-dg_status flrep_check_tables(const dg_flrep_header *hdr, flrep_index_set *types, flrep_index_set *factions,
+dg_status dg_flrep__check_tables(const dg_flrep_header *hdr, flrep_index_set *types, flrep_index_set *factions,
                              dg_error *err);
 
 /* Decoded tables owned by the reader: arrays allocated here, strings point into `keep` buffers. */
@@ -98,17 +98,17 @@ typedef struct flrep_tables {
     flrep_schema2 *schema2;   /* format 2.x: the parsed schema section; NULL for 1.x */
 } flrep_tables;
 
-void flrep_tables_free(flrep_tables *t);
+void dg_flrep__tables_free(flrep_tables *t);
 
 /* Parsers of one piece each (the fuzz targets call them directly). `base` is the absolute offset
  * of buf[0] for error messages. On success the arrays are owned by t. */
-dg_status flrep_parse_prefix(const uint8_t *buf, size_t len, uint64_t base, dg_flrep_header *hdr,
+dg_status dg_flrep__parse_prefix(const uint8_t *buf, size_t len, uint64_t base, dg_flrep_header *hdr,
                              size_t *consumed, dg_error *err);
-dg_status flrep_parse_header_body(const uint8_t *buf, size_t len, uint64_t base, dg_flrep_header *hdr,
+dg_status dg_flrep__parse_header_body(const uint8_t *buf, size_t len, uint64_t base, dg_flrep_header *hdr,
                                   dg_error *err);
-dg_status flrep_parse_types(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err);
-dg_status flrep_parse_factions(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err);
-dg_status flrep_parse_roster(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err);
+dg_status dg_flrep__parse_types(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err);
+dg_status dg_flrep__parse_factions(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err);
+dg_status dg_flrep__parse_roster(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err);
 
 /* ---- the tick codec (flrep_tick.c) -------------------------------------------------------- */
 
@@ -130,9 +130,9 @@ typedef struct flrep_world {
     size_t nx;
 } flrep_world;
 
-void flrep_world_free(flrep_world *w);
-bool flrep_world_reserve(flrep_world *w, size_t n);
-void flrep_world_swap(flrep_world *a, flrep_world *b);
+void dg_flrep__world_free(flrep_world *w);
+bool dg_flrep__world_reserve(flrep_world *w, size_t n);
+void dg_flrep__world_swap(flrep_world *a, flrep_world *b);
 
 /* Everything a tick decoder needs besides the bytes. */
 typedef struct flrep_tick_ctx {
@@ -154,7 +154,7 @@ typedef struct flrep_tick_ctx {
 } flrep_tick_ctx;
 
 /* Makes ctx decode and encode format 2.0 records of schema v2 (v2 must outlive ctx). */
-void flrep_tick_ctx_set_schema(flrep_tick_ctx *ctx, const flrep_schema2 *v2);
+void dg_flrep__tick_ctx_set_schema(flrep_tick_ctx *ctx, const flrep_schema2 *v2);
 
 __extension__ typedef unsigned __int128 flrep_u128;
 
@@ -180,18 +180,18 @@ typedef struct flrep_tick_scratch {
     flrep_world next;
 } flrep_tick_scratch;
 
-void flrep_tick_scratch_free(flrep_tick_scratch *s);
+void dg_flrep__tick_scratch_free(flrep_tick_scratch *s);
 
 /* Decodes one tick at c (its position) and, only if every byte of it is valid, replaces *world by
  * the world after it (the previous world is left untouched on error). seq is the tick's index within
  * its chunk. Outputs tick index, keyframe flag and the events (pointing into c's buffer). */
-dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, flrep_world *world,
+dg_status dg_flrep__decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, flrep_world *world,
                             flrep_tick_scratch *s, uint64_t *tick_out, bool *keyframe_out,
                             const dg_event **events_out, size_t *nev_out, dg_error *err);
 
 /* Encodes one tick: on success the world moves from *world to `cur` (sorted, distinct ids), with
  * the prediction contexts a reader will have; `next` is scratch. On error *world is unchanged. */
-dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *ctx,
+dg_status dg_flrep__encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *ctx,
                             flrep_world *world, flrep_world *next, const dg_qentity *cur, size_t n,
                             const dg_event *ev, size_t nev, dg_buf *scratch_bits, dg_error *err);
 
@@ -199,18 +199,18 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
 
 /* Decodes a 2.0 record block (§12.3) and builds the world after the tick in s->next, as
  * decode_and_merge does for 1.0; *world is only read. */
-dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32_t nrec, uint64_t block_offset,
+dg_status dg_flrep__decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32_t nrec, uint64_t block_offset,
                                 bool keyframe, uint64_t tick, const flrep_tick_ctx *ctx, const flrep_world *world,
                                 flrep_tick_scratch *s, const char *where, dg_error *err);
 
-/* Encodes one 2.0 tick (header, records, events) as flrep_encode_tick does; xcur: n x nx extras. */
-dg_status flrep_encode_tick2(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *ctx,
+/* Encodes one 2.0 tick (header, records, events) as dg_flrep__encode_tick does; xcur: n x nx extras. */
+dg_status dg_flrep__encode_tick2(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *ctx,
                              flrep_world *world, flrep_world *next, const dg_qentity *cur, const int64_t *xcur,
                              size_t n, const dg_event *ev, size_t nev, dg_buf *scratch_bits, dg_error *err);
 
 /* Shared by both record formats (flrep_tick.c). */
-dg_status flrep_check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_error *err);
-void flrep_write_events(dg_buf *out, uint64_t tick, const dg_event *ev, size_t nev);
+dg_status dg_flrep__check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_error *err);
+void dg_flrep__write_events(dg_buf *out, uint64_t tick, const dg_event *ev, size_t nev);
 
 /* ---- chunks and trailer (flrep_chunk.c) --------------------------------------------------- */
 typedef struct flrep_chunk_hdr {
@@ -219,28 +219,28 @@ typedef struct flrep_chunk_hdr {
     uint32_t compressed_size, decompressed_size;
 } flrep_chunk_hdr;
 
-void flrep_chunk_hdr_encode(uint8_t out[FLREP_CHUNK_HDR_SIZE], const flrep_chunk_hdr *h);
+void dg_flrep__chunk_hdr_encode(uint8_t out[FLREP_CHUNK_HDR_SIZE], const flrep_chunk_hdr *h);
 /* Checks magic, check value, field rules (keyframe interval, cap) and that the compressed bytes fit
  * in `bytes_left` (what follows the framing). */
-dg_status flrep_chunk_hdr_parse(const uint8_t in[FLREP_CHUNK_HDR_SIZE], uint64_t offset, uint64_t bytes_left,
+dg_status dg_flrep__chunk_hdr_parse(const uint8_t in[FLREP_CHUNK_HDR_SIZE], uint64_t offset, uint64_t bytes_left,
                                 uint32_t keyframe_interval, uint32_t cap, flrep_chunk_hdr *h, dg_error *err);
 
 /* Decompresses exactly h->decompressed_size bytes into out (capacity >= that), verifying the
  * frame's declared content size and checksum. */
-dg_status flrep_chunk_decompress(void *dctx, const uint8_t *src, const flrep_chunk_hdr *h, uint8_t *out,
+dg_status dg_flrep__chunk_decompress(void *dctx, const uint8_t *src, const flrep_chunk_hdr *h, uint8_t *out,
                                  uint64_t offset, dg_error *err);
 
 /* Decodes every tick of a decompressed chunk against its header's promises; world ends as the
  * world after the chunk's last tick. */
-dg_status flrep_chunk_validate(const uint8_t *content, const flrep_chunk_hdr *h, uint64_t offset,
+dg_status dg_flrep__chunk_validate(const uint8_t *content, const flrep_chunk_hdr *h, uint64_t offset,
                                size_t chunk_no, const flrep_tick_ctx *ctx, flrep_world *world,
                                flrep_tick_scratch *s, dg_error *err);
 
 /* Fills ctx (rate, magic, sets, fault hook off). */
-void flrep_tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep_index_set *types,
+void dg_flrep__tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep_index_set *types,
                          const flrep_index_set *factions);
 
-void flrep_chunk_where(char *buf, size_t cap, size_t chunk_no, const flrep_chunk_hdr *h);
+void dg_flrep__chunk_where(char *buf, size_t cap, size_t chunk_no, const flrep_chunk_hdr *h);
 
 typedef struct flrep_trailer {
     uint32_t entry_count;
@@ -249,10 +249,10 @@ typedef struct flrep_trailer {
 } flrep_trailer;
 
 /* Appends the trailer for these chunks (offsets absolute) at table_offset. */
-void flrep_trailer_encode(dg_buf *out, const dg_flrep_chunk_info *chunks, size_t n, uint64_t table_offset);
+void dg_flrep__trailer_encode(dg_buf *out, const dg_flrep_chunk_info *chunks, size_t n, uint64_t table_offset);
 
 /* Test hook: the reader decodes every record through the general path (ctx.general_only), so
  * that a test compares it with the fast paths on whole files. */
-void flrep_reader_set_general_only(dg_flrep_reader *r, bool on);
+void dg_flrep__reader_set_general_only(dg_flrep_reader *r, bool on);
 
 #endif

@@ -104,12 +104,12 @@ static dg_status read_header(dg_flrep_reader *r, uint64_t *pos, dg_error *err)
         return err->code;
     size_t used = 0;
     if (have < sizeof fixed)  /* let the prefix parser name the missing field */
-        return flrep_parse_prefix(fixed, have, 0, h, &used, err);
+        return dg_flrep__parse_prefix(fixed, have, 0, h, &used, err);
     size_t plen = sizeof fixed + dg_le16(fixed + 8);
     const uint8_t *prefix = src_keep(r, 0, plen <= r->size ? plen : (size_t)r->size, "header", err);
     if (!prefix)
         return err->code;
-    dg_status st = flrep_parse_prefix(prefix, plen <= r->size ? plen : (size_t)r->size, 0, h, &used, err);
+    dg_status st = dg_flrep__parse_prefix(prefix, plen <= r->size ? plen : (size_t)r->size, 0, h, &used, err);
     if (st != DG_OK)
         return st;
     uint8_t lb[4];
@@ -119,7 +119,7 @@ static dg_status read_header(dg_flrep_reader *r, uint64_t *pos, dg_error *err)
     const uint8_t *body = src_keep(r, used + 4, blen, "header body", err);
     if (!body)
         return err->code;
-    st = flrep_parse_header_body(body, blen, used + 4, h, err);
+    st = dg_flrep__parse_header_body(body, blen, used + 4, h, err);
     *pos = used + 4 + blen;
     return st;
 }
@@ -145,7 +145,7 @@ static dg_status parse_schema_section(dg_flrep_reader *r, const uint8_t *p, uint
     flrep_schema2 *s = calloc(1, sizeof *s);
     if (!s)
         return dg_error_set(err, DG_E_NOMEM, off, "section 0x0005 (entity schema)", "out of memory");
-    dg_status st = flrep_parse_schema(p, len, off, s, err);
+    dg_status st = dg_flrep__parse_schema(p, len, off, s, err);
     if (st != DG_OK) {
         free(s);
         return st;
@@ -159,9 +159,9 @@ static dg_status parse_known_section(dg_flrep_reader *r, uint16_t id, const uint
 {
     switch (id) {
     case FLREP_SEC_SCHEMA: return parse_schema_section(r, p, len, off, err);
-    case FLREP_SEC_TYPES: return flrep_parse_types(p, len, off, &r->tables, err);
-    case FLREP_SEC_FACTIONS: return flrep_parse_factions(p, len, off, &r->tables, err);
-    default: return flrep_parse_roster(p, len, off, &r->tables, err);
+    case FLREP_SEC_TYPES: return dg_flrep__parse_types(p, len, off, &r->tables, err);
+    case FLREP_SEC_FACTIONS: return dg_flrep__parse_factions(p, len, off, &r->tables, err);
+    default: return dg_flrep__parse_roster(p, len, off, &r->tables, err);
     }
 }
 
@@ -169,7 +169,7 @@ static dg_status parse_known_section(dg_flrep_reader *r, uint16_t id, const uint
  * its sections formats none (five per open were 1 % of the recovery fuzzer's time). */
 static const char *section_where(char *buf, size_t cap, uint16_t id)
 {
-    snprintf(buf, cap, "section 0x%04X (%s)", id, flrep_section_name(id));
+    snprintf(buf, cap, "section 0x%04X (%s)", id, dg_flrep__section_name(id));
     return buf;
 }
 
@@ -188,7 +188,7 @@ static dg_status check_sections2(dg_flrep_reader *r, const bool seen[6], dg_erro
     if (missing)
         return dg_error_set(err, DG_E_MALFORMED, r->info.data_start - 6, "sections",
                             "expected required section 0x%04X (%s) of a format 2.0 file%s, found none", missing,
-                            flrep_section_name(missing),
+                            dg_flrep__section_name(missing),
                             missing == FLREP_SEC_SCHEMA ? "" : " whose schema has that field");
     r->tables.hdr.schema = &s->s;
     return DG_OK;
@@ -239,7 +239,7 @@ static dg_status read_sections(dg_flrep_reader *r, uint64_t pos, dg_error *err)
     for (uint16_t id = FLREP_SEC_TYPES; id <= FLREP_SEC_ROSTER; id++)
         if (!seen[id])
             return dg_error_set(err, DG_E_MALFORMED, r->info.data_start - 6, "sections",
-                                "expected required section 0x%04X (%s), found none", id, flrep_section_name(id));
+                                "expected required section 0x%04X (%s), found none", id, dg_flrep__section_name(id));
     r->tables.hdr.schema = dg_schema_legacy();
     return DG_OK;
 }
@@ -251,7 +251,7 @@ static dg_status read_chunk_hdr(dg_flrep_reader *r, uint64_t off, flrep_chunk_hd
     uint8_t b[FLREP_CHUNK_HDR_SIZE];
     if (src_read(r, off, sizeof b, b, "chunk framing", err))
         return err->code;
-    return flrep_chunk_hdr_parse(b, off, r->size - off - sizeof b, r->tables.hdr.keyframe_interval_ticks, r->cap, h,
+    return dg_flrep__chunk_hdr_parse(b, off, r->size - off - sizeof b, r->tables.hdr.keyframe_interval_ticks, r->cap, h,
                                  err);
 }
 
@@ -388,7 +388,7 @@ static bool recover_chunk(dg_flrep_reader *r, size_t k, const flrep_chunk_hdr *h
 {
     r->loaded = -1;
     return load_chunk(r, k, why) == DG_OK &&
-           flrep_chunk_validate(r->content, h, r->chunks[k].offset, k, &r->ctx, &r->world, &r->scratch, why) ==
+           dg_flrep__chunk_validate(r->content, h, r->chunks[k].offset, k, &r->ctx, &r->world, &r->scratch, why) ==
                DG_OK;
 }
 
@@ -591,12 +591,12 @@ static dg_status load_chunk(dg_flrep_reader *r, size_t k, dg_error *err)
     r->loaded = -1;
     if (!r->dctx && open_dctx(r, ci->offset, err))
         return err->code;
-    dg_status st = flrep_chunk_decompress(r->dctx, src, &h, r->content, ci->offset, err);
+    dg_status st = dg_flrep__chunk_decompress(r->dctx, src, &h, r->content, ci->offset, err);
     if (st == DG_OK)
         st = check_chunk_structure(r->content, ci, content_where(r, k), err);
     if (st != DG_OK) {
         char where[96];
-        flrep_chunk_where(where, sizeof where, k, &h);
+        dg_flrep__chunk_where(where, sizeof where, k, &h);
         if (err && strncmp(err->where, "chunk ", 6) != 0) {
             char w2[sizeof err->where + sizeof where + 2];
             snprintf(w2, sizeof w2, "%s: %s", where, err->where);
@@ -626,7 +626,7 @@ static int step(dg_flrep_reader *r, flrep_world *world, uint64_t *tick, bool *kf
     dg_cur c;
     dg_cur_init(&c, r->content, ci->decompressed_size, 0, content_where(r, r->pos_chunk), err);
     c.pos = r->content_pos;
-    if (flrep_decode_tick(&c, r->seq, &r->ctx, world, &r->scratch, tick, kf, ev, nev, err) != DG_OK)
+    if (dg_flrep__decode_tick(&c, r->seq, &r->ctx, world, &r->scratch, tick, kf, ev, nev, err) != DG_OK)
         return -1;
     r->content_pos = c.pos;
     r->seq++;
@@ -685,7 +685,7 @@ static size_t chunk_for_tick(const dg_flrep_reader *r, uint64_t tick)
 static bool fault_copy_world(dg_flrep_reader *r)
 {
     const flrep_world *w = &r->seek_world;
-    if (!flrep_world_reserve(&r->fault_world, w->n))
+    if (!dg_flrep__world_reserve(&r->fault_world, w->n))
         return false;
     if (w->n) {
         memcpy(r->fault_world.ents, w->ents, w->n * sizeof *w->ents);
@@ -741,7 +741,7 @@ dg_status dg_flrep_reader_seek(dg_flrep_reader *r, uint64_t tick, dg_error *err)
         r->seq = seq;
         return st;
     }
-    flrep_world_swap(&r->world, &r->seek_world);
+    dg_flrep__world_swap(&r->world, &r->seek_world);
     return DG_OK;
 }
 
@@ -766,7 +766,7 @@ dg_status dg_flrep_reader_validate(dg_flrep_reader *r, dg_error *err)
     return rc < 0 ? err->code : DG_OK;
 }
 
-void flrep_reader_set_general_only(dg_flrep_reader *r, bool on)
+void dg_flrep__reader_set_general_only(dg_flrep_reader *r, bool on)
 {
     r->ctx.general_only = on;
 }
@@ -798,9 +798,9 @@ static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opt
         st = read_sections(r, pos, err);
     if (st != DG_OK)
         return st;
-    flrep_tick_ctx_init(&r->ctx, r->tables.hdr.tick_rate_hz, &r->tables.type_set, &r->tables.faction_set);
+    dg_flrep__tick_ctx_init(&r->ctx, r->tables.hdr.tick_rate_hz, &r->tables.type_set, &r->tables.faction_set);
     if (r->tables.schema2) {
-        flrep_tick_ctx_set_schema(&r->ctx, r->tables.schema2);
+        dg_flrep__tick_ctx_set_schema(&r->ctx, r->tables.schema2);
         size_t nx = r->tables.schema2->s.field_count;
         r->world.nx = r->seek_world.nx = r->fault_world.nx = r->scratch.next.nx = nx;
     }
@@ -886,16 +886,16 @@ void dg_flrep_reader_close(dg_flrep_reader *r)
     if (r->f)
         fclose(r->f);
     free(r->path);
-    flrep_tables_free(&r->tables);
+    dg_flrep__tables_free(&r->tables);
     free(r->sections);
     free(r->chunks);
     release_dctx(r->dctx);
     dg_buf_free(&r->comp);
     free(r->content);
-    flrep_world_free(&r->world);
-    flrep_world_free(&r->seek_world);
-    flrep_world_free(&r->fault_world);
-    flrep_tick_scratch_free(&r->scratch);
+    dg_flrep__world_free(&r->world);
+    dg_flrep__world_free(&r->seek_world);
+    dg_flrep__world_free(&r->fault_world);
+    dg_flrep__tick_scratch_free(&r->scratch);
     free(r);
 }
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void flrep_schema2_free(flrep_schema2 *s)
+void dg_flrep__schema2_free(flrep_schema2 *s)
 {
     if (!s)
         return;
@@ -122,7 +122,7 @@ static dg_status copy_schema(flrep_schema2 *dst, const dg_schema *src, dg_error 
     return DG_OK;
 }
 
-dg_status flrep_schema2_from(flrep_schema2 *dst, const dg_schema *src, dg_error *err)
+dg_status dg_flrep__schema2_from(flrep_schema2 *dst, const dg_schema *src, dg_error *err)
 {
     dg_status st = dg_schema_check(src, err);
     if (st == DG_OK)
@@ -134,7 +134,7 @@ dg_status flrep_schema2_from(flrep_schema2 *dst, const dg_schema *src, dg_error 
 
 static void put_cstr(dg_buf *b, const char *s) { dg_buf_str16(b, s ? s : "", s ? strlen(s) : 0); }
 
-void flrep_schema2_encode(dg_buf *b, const flrep_schema2 *s)
+void dg_flrep__schema2_encode(dg_buf *b, const flrep_schema2 *s)
 {
     dg_buf_u8(b, (uint8_t)s->s.std_mask);
     dg_buf_f64(b, s->s.pos_quantum_m);
@@ -260,7 +260,7 @@ static dg_status parse_head(dg_cur *c, uint64_t base, dg_schema *s, uint32_t *nu
     return DG_OK;
 }
 
-dg_status flrep_parse_schema(const uint8_t *buf, size_t len, uint64_t base, flrep_schema2 *out, dg_error *err)
+dg_status dg_flrep__parse_schema(const uint8_t *buf, size_t len, uint64_t base, flrep_schema2 *out, dg_error *err)
 {
     dg_cur c;
     dg_cur_init(&c, buf, len, base, SCHEMA_WHERE, err);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *flrep_section_name(uint16_t id)
+const char *dg_flrep__section_name(uint16_t id)
 {
     switch (id) {
     case FLREP_SEC_END: return "end of sections";
@@ -96,7 +96,7 @@ static void encode_header(dg_buf *out, const dg_flrep_header *h, uint16_t major)
         dg_put_le32(out->p + len_at, (uint32_t)(out->len - start));
 }
 
-dg_status flrep_encode_preamble(dg_buf *out, const dg_flrep_header *h, dg_error *err)
+dg_status dg_flrep__encode_preamble(dg_buf *out, const dg_flrep_header *h, dg_error *err)
 {
     encode_header(out, h, DG_FLREP_MAJOR);
     encode_section(out, FLREP_SEC_TYPES, h, encode_types);
@@ -109,14 +109,14 @@ dg_status flrep_encode_preamble(dg_buf *out, const dg_flrep_header *h, dg_error 
     return DG_OK;
 }
 
-dg_status flrep_encode_preamble2(dg_buf *out, const dg_flrep_header *h, const flrep_schema2 *schema, dg_error *err)
+dg_status dg_flrep__encode_preamble2(dg_buf *out, const dg_flrep_header *h, const flrep_schema2 *schema, dg_error *err)
 {
     encode_header(out, h, DG_FLREP_MAJOR_SCHEMA);
     dg_buf_u16(out, FLREP_SEC_SCHEMA);
     size_t len_at = out->len;
     dg_buf_u32(out, 0);
     size_t start = out->len;
-    flrep_schema2_encode(out, schema);
+    dg_flrep__schema2_encode(out, schema);
     if (out->ok)
         dg_put_le32(out->p + len_at, (uint32_t)(out->len - start));
     /* §12.1: a table is written where the schema has its field or the caller gave entries */
@@ -171,7 +171,7 @@ static dg_status check_strings(const dg_flrep_header *h, dg_error *err)
     return st;
 }
 
-dg_status flrep_check_tables(const dg_flrep_header *h, flrep_index_set *types, flrep_index_set *factions,
+dg_status dg_flrep__check_tables(const dg_flrep_header *h, flrep_index_set *types, flrep_index_set *factions,
                              dg_error *err)
 {
     if (h->tick_rate_hz < 1 || h->tick_rate_hz > FLREP_TICK_RATE_MAX)
@@ -212,10 +212,10 @@ dg_status flrep_check_tables(const dg_flrep_header *h, flrep_index_set *types, f
 
 /* ---- reading ----------------------------------------------------------------------------- */
 
-void flrep_tables_free(flrep_tables *t)
+void dg_flrep__tables_free(flrep_tables *t)
 {
     if (t->schema2) {
-        flrep_schema2_free(t->schema2);
+        dg_flrep__schema2_free(t->schema2);
         free(t->schema2);
     }
     free(t->types);
@@ -227,7 +227,7 @@ void flrep_tables_free(flrep_tables *t)
     memset(t, 0, sizeof *t);
 }
 
-dg_status flrep_parse_prefix(const uint8_t *buf, size_t len, uint64_t base, dg_flrep_header *hdr,
+dg_status dg_flrep__parse_prefix(const uint8_t *buf, size_t len, uint64_t base, dg_flrep_header *hdr,
                              size_t *consumed, dg_error *err)
 {
     dg_cur c;
@@ -254,7 +254,7 @@ dg_status flrep_parse_prefix(const uint8_t *buf, size_t len, uint64_t base, dg_f
     return DG_OK;
 }
 
-dg_status flrep_parse_header_body(const uint8_t *buf, size_t len, uint64_t base, dg_flrep_header *hdr,
+dg_status dg_flrep__parse_header_body(const uint8_t *buf, size_t len, uint64_t base, dg_flrep_header *hdr,
                                   dg_error *err)
 {
     dg_cur c;
@@ -299,7 +299,7 @@ static void *alloc_entries(dg_cur *c, uint16_t count, size_t min_size, size_t el
     return p;
 }
 
-dg_status flrep_parse_types(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err)
+dg_status dg_flrep__parse_types(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err)
 {
     dg_cur c;
     dg_cur_init(&c, buf, len, base, "section 0x0001 (entity-type manifest)", err);
@@ -331,7 +331,7 @@ dg_status flrep_parse_types(const uint8_t *buf, size_t len, uint64_t base, flrep
     return DG_OK;
 }
 
-dg_status flrep_parse_factions(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err)
+dg_status dg_flrep__parse_factions(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err)
 {
     dg_cur c;
     dg_cur_init(&c, buf, len, base, "section 0x0002 (faction table)", err);
@@ -387,7 +387,7 @@ static bool find_duplicate_participant(const dg_flrep_participant *p, uint16_t n
     return found;
 }
 
-dg_status flrep_parse_roster(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err)
+dg_status dg_flrep__parse_roster(const uint8_t *buf, size_t len, uint64_t base, flrep_tables *t, dg_error *err)
 {
     dg_cur c;
     dg_cur_init(&c, buf, len, base, "section 0x0003 (roster)", err);

@@ -14,7 +14,7 @@
 
 /* ---- worlds and scratch ------------------------------------------------------------------ */
 
-void flrep_world_free(flrep_world *w)
+void dg_flrep__world_free(flrep_world *w)
 {
     free(w->ents);
     free(w->pred);
@@ -24,7 +24,7 @@ void flrep_world_free(flrep_world *w)
     w->nx = nx;   /* what the owner set stays: the world may be used again */
 }
 
-bool flrep_world_reserve(flrep_world *w, size_t n)
+bool dg_flrep__world_reserve(flrep_world *w, size_t n)
 {
     if (n <= w->cap)
         return true;
@@ -49,17 +49,17 @@ bool flrep_world_reserve(flrep_world *w, size_t n)
     return true;
 }
 
-void flrep_world_swap(flrep_world *a, flrep_world *b)
+void dg_flrep__world_swap(flrep_world *a, flrep_world *b)
 {
     flrep_world t = *a;
     *a = *b;
     *b = t;
 }
 
-void flrep_tick_scratch_free(flrep_tick_scratch *s)
+void dg_flrep__tick_scratch_free(flrep_tick_scratch *s)
 {
     free(s->events);
-    flrep_world_free(&s->next);
+    dg_flrep__world_free(&s->next);
     memset(s, 0, sizeof *s);
 }
 
@@ -80,7 +80,7 @@ static bool reserve_events(flrep_tick_scratch *s, size_t n)
 
 /* ---- the predictor (shared by both directions, so they cannot disagree) ------------------ */
 
-void flrep_tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep_index_set *types,
+void dg_flrep__tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep_index_set *types,
                          const flrep_index_set *factions)
 {
     ctx->tick_rate_hz = tick_rate_hz;
@@ -100,7 +100,7 @@ void flrep_tick_ctx_init(flrep_tick_ctx *ctx, uint32_t tick_rate_hz, const flrep
     ctx->pred_b = 0;
 }
 
-void flrep_tick_ctx_set_schema(flrep_tick_ctx *ctx, const flrep_schema2 *v2)
+void dg_flrep__tick_ctx_set_schema(flrep_tick_ctx *ctx, const flrep_schema2 *v2)
 {
     ctx->v2 = v2;
     uint64_t b = v2 ? (uint64_t)v2->pred_den * ctx->tick_rate_hz : 0;
@@ -169,7 +169,7 @@ static void seg3_fill(void)
     }
 }
 
-const dg_seg3_entry *dg_seg3_table(void)
+const dg_seg3_entry *dg_flrep__seg3_table(void)
 {
     pthread_once(&seg3_once, seg3_fill);
     return seg3_table;
@@ -220,7 +220,7 @@ typedef struct tick_hdr {
 } tick_hdr;
 
 /* A record's error: where (its first byte, and the bit the reader had reached), which record and
- * entity, and the rule ("expected ..."); the tick is added by flrep_decode_tick. */
+ * entity, and the rule ("expected ..."); the tick is added by dg_flrep__decode_tick. */
 __attribute__((cold, noinline)) static dg_status record_error(dg_error *err, dg_status code, uint64_t rec_at,
                                                               const dg_bitr *b, const uint8_t *block,
                                                               const tick_hdr *th, const char *where, uint32_t i,
@@ -306,7 +306,7 @@ static void fast_runs(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, cons
             break;
 #if DG_FLREP_AVX2
         if (ctx->fast_avx2) {
-            flrep_fast_run_avx2(m, nrec, t3, ctx, world, nx, sparse);
+            dg_flrep__fast_run_avx2(m, nrec, t3, ctx, world, nx, sparse);
             continue;
         }
 #endif
@@ -387,10 +387,10 @@ static dg_status decode_and_merge(const uint8_t *block, const flrep_world *world
                                   dg_error *err)
 {
     flrep_world *nx = &s->next;
-    if (!flrep_world_reserve(nx, (keyframe ? 0 : world->n) + th->nrec))
+    if (!dg_flrep__world_reserve(nx, (keyframe ? 0 : world->n) + th->nrec))
         return dg_error_set(err, DG_E_NOMEM, th->block_offset, where, "out of memory for %zu entities",
                             world->n + th->nrec);
-    const dg_seg3_entry *t3 = dg_seg3_table();
+    const dg_seg3_entry *t3 = dg_flrep__seg3_table();
     merge_pos m = {.wi = 0, .out = 0, .prev = 0, .i = 0};
     dg_bitr_init(&m.b, block, th->rec_bytes);
     size_t wn = keyframe ? 0 : world->n;
@@ -559,7 +559,7 @@ static void name_tick_in_error(dg_error *err, const char *where, uint64_t tick)
     snprintf(err->where + n, sizeof err->where - n, ", tick %llu", (unsigned long long)tick);
 }
 
-dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, flrep_world *world,
+dg_status dg_flrep__decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, flrep_world *world,
                             flrep_tick_scratch *s, uint64_t *tick_out, bool *keyframe_out,
                             const dg_event **events_out, size_t *nev_out, dg_error *err)
 {
@@ -592,7 +592,7 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
     if (!reserve_events(s, th.nev))
         return dg_error_set(err, DG_E_NOMEM, start, c->where, "out of memory for tick %llu",
                             (unsigned long long)th.tick);
-    dg_status st = ctx->v2 ? flrep_decode_records2(block, th.rec_bytes, th.nrec, th.block_offset, keyframe, th.tick,
+    dg_status st = ctx->v2 ? dg_flrep__decode_records2(block, th.rec_bytes, th.nrec, th.block_offset, keyframe, th.tick,
                                                    ctx, world, s, c->where, err)
                            : decode_and_merge(block, world, &th, keyframe, ctx, s, c->where, err);
     size_t nev = 0;
@@ -603,7 +603,7 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
         name_tick_in_error(err, c->where, th.tick);
         return st;
     }
-    flrep_world_swap(world, &s->next);
+    dg_flrep__world_swap(world, &s->next);
     *tick_out = th.tick;
     *keyframe_out = keyframe;
     *events_out = s->events;
@@ -613,7 +613,7 @@ dg_status flrep_decode_tick(dg_cur *c, uint32_t seq, const flrep_tick_ctx *ctx, 
 
 /* ---- encoding (the per-record part is flrep_encode.h) --------------------------------- */
 
-void flrep_write_events(dg_buf *out, uint64_t tick, const dg_event *ev, size_t nev)
+void dg_flrep__write_events(dg_buf *out, uint64_t tick, const dg_event *ev, size_t nev)
 {
     for (size_t i = 0; i < nev; i++) {
         const dg_event *e = &ev[i];
@@ -650,7 +650,7 @@ static bool event_fields_stored(const dg_event *e)
     }
 }
 
-dg_status flrep_check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_error *err)
+dg_status dg_flrep__check_events(uint64_t tick, const dg_event *ev, size_t nev, dg_error *err)
 {
     if (nev > UINT16_MAX)
         return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu: expected at most 65535 events, found %zu",
@@ -684,13 +684,13 @@ static __attribute__((noinline)) bool encode_records(dg_bitw *b, const flrep_tic
     return encode_records_body(b, tc, world, wn, next, cur, n, nrec);
 }
 
-dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *tc,
+dg_status dg_flrep__encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *tc,
                             flrep_world *world, flrep_world *next, const dg_qentity *cur, size_t n, const dg_event *ev,
                             size_t nev, dg_buf *bits, dg_error *err)
 {
-    if (flrep_check_events(tick, ev, nev, err))
+    if (dg_flrep__check_events(tick, ev, nev, err))
         return err ? err->code : DG_E_RANGE;
-    if (!flrep_world_reserve(next, n))
+    if (!dg_flrep__world_reserve(next, n))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory for %zu entities", n);
     next->n = 0;
     bool tracked;
@@ -704,7 +704,7 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
     size_t wn = keyframe ? 0 : world->n;
 #if DG_FLREP_AVX2
     if (tc->fast_avx2)
-        tracked = flrep_encode_records_avx2(&b, tc, world, wn, next, cur, n, &nrec);
+        tracked = dg_flrep__encode_records_avx2(&b, tc, world, wn, next, cur, n, &nrec);
     else
 #endif
         tracked = encode_records(&b, tc, world, wn, next, cur, n, &nrec);
@@ -725,10 +725,10 @@ dg_status flrep_encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flr
     dg_buf_u16(out, (uint16_t)nev);
     dg_buf_u32(out, (uint32_t)bits->len);
     dg_buf_put(out, bits->p, bits->len);
-    flrep_write_events(out, tick, ev, nev);
+    dg_flrep__write_events(out, tick, ev, nev);
     if (!out->ok || !bits->ok)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
                             (unsigned long long)tick);
-    flrep_world_swap(world, next);
+    dg_flrep__world_swap(world, next);
     return DG_OK;
 }

@@ -664,7 +664,7 @@ static void fast2_run(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx
         fast2_run_any(b, m, nrec, ctx, world, nx, t3);
 }
 
-dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32_t nrec, uint64_t block_offset,
+dg_status dg_flrep__decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32_t nrec, uint64_t block_offset,
                                 bool keyframe, uint64_t tick, const flrep_tick_ctx *ctx, const flrep_world *world,
                                 flrep_tick_scratch *s, const char *where, dg_error *err)
 {
@@ -673,7 +673,7 @@ dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32
     flrep_world *nx = &s->next;
     nx->nx = sc->s.field_count;
     size_t wn = keyframe ? 0 : world->n;
-    if (!flrep_world_reserve(nx, wn + nrec))
+    if (!dg_flrep__world_reserve(nx, wn + nrec))
         return dg_error_set(err, DG_E_NOMEM, block_offset, where, "out of memory for %zu entities", wn + nrec);
     blk2 k = {block, block_offset, tick, nrec, where};
     dg_bitr b;
@@ -681,7 +681,7 @@ dg_status flrep_decode_records2(const uint8_t *block, uint32_t rec_bytes, uint32
     size_t wi = 0, out = 0, x = sc->s.field_count;
     uint64_t prev = 0;
     bool twice = ctx->fault_double_delta && tick == ctx->fault_double_delta_tick;
-    const dg_seg3_entry *t3 = dg_seg3_table();
+    const dg_seg3_entry *t3 = dg_flrep__seg3_table();
     bool fast = !keyframe && !twice && !ctx->general_only;   /* the test hooks live on the general path */
     flrep_rec2 r;
     for (uint32_t i = 0;; i++) {
@@ -987,15 +987,15 @@ static bool encode_records2(dg_bitw *b, const flrep_tick_ctx *tc, const flrep_wo
     return tracked;
 }
 
-dg_status flrep_encode_tick2(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *tc,
+dg_status dg_flrep__encode_tick2(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *tc,
                              flrep_world *world, flrep_world *next, const dg_qentity *cur, const int64_t *xcur,
                              size_t n, const dg_event *ev, size_t nev, dg_buf *bits, dg_error *err)
 {
-    if (flrep_check_events(tick, ev, nev, err))
+    if (dg_flrep__check_events(tick, ev, nev, err))
         return err ? err->code : DG_E_RANGE;
     size_t x = tc->v2->s.field_count;
     next->nx = x;
-    if (!flrep_world_reserve(next, n))
+    if (!dg_flrep__world_reserve(next, n))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory for %zu entities", n);
     next->n = 0;
     dg_buf_reset(bits);
@@ -1022,10 +1022,10 @@ dg_status flrep_encode_tick2(dg_buf *out, uint64_t tick, bool keyframe, const fl
     dg_buf_u16(out, (uint16_t)nev);
     dg_buf_u32(out, (uint32_t)bits->len);
     dg_buf_put(out, bits->p, bits->len);
-    flrep_write_events(out, tick, ev, nev);
+    dg_flrep__write_events(out, tick, ev, nev);
     if (!out->ok || !bits->ok)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
                             (unsigned long long)tick);
-    flrep_world_swap(world, next);
+    dg_flrep__world_swap(world, next);
     return DG_OK;
 }

@@ -8,13 +8,13 @@
 #error "flrep_tick_avx2.c is built with -mavx2 -mbmi -mbmi2 (see codec/CMakeLists.txt)"
 #endif
 
-void flrep_fast_run_avx2(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
+void dg_flrep__fast_run_avx2(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t3, const flrep_tick_ctx *ctx,
                          const flrep_world *world, flrep_world *nx, bool sparse)
 {
     fast_run_pick(m, nrec, t3, ctx, world, nx, sparse);
 }
 
-bool flrep_encode_records_avx2(dg_bitw *b, const flrep_tick_ctx *tc, const flrep_world *world, size_t wn,
+bool dg_flrep__encode_records_avx2(dg_bitw *b, const flrep_tick_ctx *tc, const flrep_world *world, size_t wn,
                                flrep_world *next, const dg_qentity *cur, size_t n, size_t *nrec)
 {
     return encode_records_body(b, tc, world, wn, next, cur, n, nrec);

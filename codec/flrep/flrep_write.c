@@ -125,7 +125,7 @@ static dg_status finish_file(dg_flrep_writer *w, dg_error *err)
 {
     dg_buf t;
     dg_buf_init(&t);
-    flrep_trailer_encode(&t, w->chunks, w->nchunks, w->file_pos);
+    dg_flrep__trailer_encode(&t, w->chunks, w->nchunks, w->file_pos);
     dg_status st = t.ok ? write_bytes(w, t.p, t.len, err)
                         : dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, w->path, "out of memory for the trailer");
     dg_buf_free(&t);
@@ -192,7 +192,7 @@ static dg_status flush_chunk(dg_flrep_writer *w, dg_error *err)
     }
     flrep_chunk_hdr h = {w->seq, w->chunk_first, w->chunk_last, (uint32_t)csize, (uint32_t)w->content.len};
     uint8_t fr[FLREP_CHUNK_HDR_SIZE];
-    flrep_chunk_hdr_encode(fr, &h);
+    dg_flrep__chunk_hdr_encode(fr, &h);
     if (w->nchunks == w->chunk_cap) {
         size_t cap = w->chunk_cap ? w->chunk_cap * 2 : 64;
         dg_flrep_chunk_info *nc = realloc(w->chunks, cap * sizeof *nc);
@@ -244,13 +244,13 @@ dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg
     dg_buf_init(&w->content);
     dg_buf_init(&w->bits);
     dg_buf_init(&w->comp);
-    dg_status st = flrep_check_tables(&h, &w->types, &w->factions, err);
+    dg_status st = dg_flrep__check_tables(&h, &w->types, &w->factions, err);
     w->v2 = !dg_schema_is_legacy(h.schema);
     if (st == DG_OK && w->v2)
-        st = flrep_schema2_from(&w->schema2, h.schema, err);
+        st = dg_flrep__schema2_from(&w->schema2, h.schema, err);
     if (st == DG_OK)
-        st = w->v2 ? flrep_encode_preamble2(&w->preamble, &h, &w->schema2, err)
-                   : flrep_encode_preamble(&w->preamble, &h, err);
+        st = w->v2 ? dg_flrep__encode_preamble2(&w->preamble, &h, &w->schema2, err)
+                   : dg_flrep__encode_preamble(&w->preamble, &h, err);
     w->path = dup_str(path);
     w->cctx = ZSTD_createCCtx();
     if (st == DG_OK && (!w->path || !w->cctx))
@@ -262,9 +262,9 @@ dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg
         ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
         w->rate = h.tick_rate_hz;
         w->kf_interval = h.keyframe_interval_ticks;
-        flrep_tick_ctx_init(&w->ctx, w->rate, &w->types, &w->factions);
+        dg_flrep__tick_ctx_init(&w->ctx, w->rate, &w->types, &w->factions);
         if (w->v2) {
-            flrep_tick_ctx_set_schema(&w->ctx, &w->schema2);
+            dg_flrep__tick_ctx_set_schema(&w->ctx, &w->schema2);
             w->world.nx = w->scratch.next.nx = w->schema2.s.field_count;
         }
         w->data_start = w->preamble.len;
@@ -420,9 +420,9 @@ static dg_status append_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity
 {
     size_t mark = w->content.len;
     bool keyframe = w->seq == 0;
-    dg_status st = w->v2 ? flrep_encode_tick2(&w->content, tick, keyframe, &w->ctx, &w->world, &w->scratch.next, e, x,
+    dg_status st = w->v2 ? dg_flrep__encode_tick2(&w->content, tick, keyframe, &w->ctx, &w->world, &w->scratch.next, e, x,
                                               n, ev, nev, &w->bits, err)
-                         : flrep_encode_tick(&w->content, tick, keyframe, &w->ctx, &w->world, &w->scratch.next, e, n,
+                         : dg_flrep__encode_tick(&w->content, tick, keyframe, &w->ctx, &w->world, &w->scratch.next, e, n,
                                              ev, nev, &w->bits, err);
     if (st != DG_OK) {
         w->content.len = mark;
@@ -602,13 +602,13 @@ static void free_writer(dg_flrep_writer *w)
     dg_buf_free(&w->bits);
     dg_buf_free(&w->comp);
     ZSTD_freeCCtx(w->cctx);
-    flrep_world_free(&w->world);
-    flrep_tick_scratch_free(&w->scratch);
+    dg_flrep__world_free(&w->world);
+    dg_flrep__tick_scratch_free(&w->scratch);
     free(w->chunks);
     free(w->qbuf);
     free(w->xbuf);
     free(w->perm);
-    flrep_schema2_free(&w->schema2);
+    dg_flrep__schema2_free(&w->schema2);
     free(w);
 }
 

@@ -8,26 +8,26 @@
 
 #include "rply_internal.h"
 
-void rply__load_keyframe(dg_rply_iter *it);
-int rply__op_fail(const dg_rply_iter *it, dg_error *err, uint32_t at, unsigned code, dg_status st,
+void dg_rply__load_keyframe(dg_rply_iter *it);
+int dg_rply__op_fail(const dg_rply_iter *it, dg_error *err, uint32_t at, unsigned code, dg_status st,
                   const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 6, 7)))
 #endif
     ;
-int rply__kf_fail(const dg_rply_iter *it, dg_error *err);
+int dg_rply__kf_fail(const dg_rply_iter *it, dg_error *err);
 
 #define NEED(n)                                                                                      \
     do {                                                                                             \
         if (RPLY_UNLIKELY((uint64_t)(n) > left))                                                     \
-            return rply__op_fail(it, err, pos + (uint32_t)left, code, DG_E_TRUNCATED,                      \
+            return dg_rply__op_fail(it, err, pos + (uint32_t)left, code, DG_E_TRUNCATED,                      \
                            "expected %llu bytes of op, found %u left in the OpStream",               \
                            (unsigned long long)(n), left);                                           \
     } while (0)
 #define STRID(v, at, what)                                                                           \
     do {                                                                                             \
         if (RPLY_UNLIKELY((v) >= nstr))                                                              \
-            return rply__op_fail(it, err, pos + (at), code, DG_E_RANGE,                                    \
+            return dg_rply__op_fail(it, err, pos + (at), code, DG_E_RANGE,                                    \
                            "%s string id %u out of range (stringCount %u)", what, (unsigned)(v),     \
                            nstr);                                                                    \
     } while (0)
@@ -45,7 +45,7 @@ static inline int decode_prop(const dg_rply_iter *it, const uint8_t *p, uint32_t
     case DG_RPLY_PROP_BOOL:
         NEED(7);
         if (q[0] > 1)
-            return rply__op_fail(it, err, pos + 6, code, DG_E_RANGE, "bool value must be 0 or 1, found %u",
+            return dg_rply__op_fail(it, err, pos + 6, code, DG_E_RANGE, "bool value must be 0 or 1, found %u",
                            q[0]);
         v->u.b = q[0];
         op->size = 7;
@@ -74,7 +74,7 @@ static inline int decode_prop(const dg_rply_iter *it, const uint8_t *p, uint32_t
         op->size = 18;
         break;
     default:
-        return rply__op_fail(it, err, pos + 5, code, DG_E_RANGE, "typeTag %u is not 0..5", v->tag);
+        return dg_rply__op_fail(it, err, pos + 5, code, DG_E_RANGE, "typeTag %u is not 0..5", v->tag);
     }
     return 1;
 }
@@ -85,7 +85,7 @@ static inline int decode_xform(const dg_rply_iter *it, const uint8_t *p, uint32_
     const unsigned code = DG_RPLY_OP_XFORM;
     uint8_t m = p[3];
     if (m == 0 || (m & ~7u) || (m & 6) == 6)
-        return rply__op_fail(it, err, pos + 3, code, DG_E_MALFORMED,
+        return dg_rply__op_fail(it, err, pos + 3, code, DG_E_MALFORMED,
                        "mask 0x%02x: expected bits 1|2|4, not zero, not 2 and 4 together", m);
     uint32_t size = 4 + ((m & 1) ? 12 : 0) + ((m & 2) ? 6 : 0) + ((m & 4) ? 2 : 0);
     NEED(size);
@@ -126,7 +126,7 @@ static inline int decode_xform_d(const dg_rply_iter *it, const uint8_t *p, uint3
     }
     uint8_t m = p[at];
     if (m == 0 || (m & ~15u) || (m & 3) == 3 || (m & 12) == 12)
-        return rply__op_fail(it, err, pos + at, code, DG_E_MALFORMED,
+        return dg_rply__op_fail(it, err, pos + at, code, DG_E_MALFORMED,
                        "mask 0x%02x: expected bits 1|2|4|8, not zero, not 1 and 2 together, not 4 "
                        "and 8 together",
                        m);
@@ -162,17 +162,17 @@ static inline int rply__iter_next(dg_rply_iter *it, dg_rply_op *op, dg_error *er
     const dg_rply_file *f = it->f;
     const uint32_t pos = it->pos;
     if (RPLY_UNLIKELY(it->kf_offset < pos))
-        return rply__kf_fail(it, err);
+        return dg_rply__kf_fail(it, err);
     const uint32_t total = f->hdr.op_bytes;
     if (pos >= total)
         return 0; /* every keyframe offset is < opBytes, so all were matched by now */
     const uint8_t *p = f->ops + pos;
     const uint32_t left = total - pos;
     const unsigned code = p[0];
-    const int head = rply__head[code] - 1;
+    const int head = dg_rply__head[code] - 1;
     const uint32_t nstr = f->hdr.string_count;
     if (RPLY_UNLIKELY(head < 0))
-        return rply__op_fail(it, err, pos, code, DG_E_MALFORMED,
+        return dg_rply__op_fail(it, err, pos, code, DG_E_MALFORMED,
                        "opcode %u is not an RPLY v3 op (0..11 and 14 are)", code);
     NEED(1 + (uint32_t)head);
     uint32_t tick = it->tick;
@@ -185,14 +185,14 @@ static inline int rply__iter_next(dg_rply_iter *it, dg_rply_op *op, dg_error *er
     case DG_RPLY_OP_TICK: {
         uint32_t t = dg_le32(p + 1);
         if (it->opened && t <= tick)
-            return rply__op_fail(it, err, pos + 1, code, DG_E_STATE,
+            return dg_rply__op_fail(it, err, pos + 1, code, DG_E_STATE,
                            "TICK %u does not move past the current tick %u", t, tick);
         tick = t;
         break;
     }
     case DG_RPLY_OP_TICK_NEXT:
         if (tick == UINT32_MAX)
-            return rply__op_fail(it, err, pos, code, DG_E_RANGE, "TICK_NEXT past tick 4294967295");
+            return dg_rply__op_fail(it, err, pos, code, DG_E_RANGE, "TICK_NEXT past tick 4294967295");
         tick++;
         break;
     case DG_RPLY_OP_SPAWN:
@@ -277,21 +277,21 @@ static inline int rply__iter_next(dg_rply_iter *it, dg_rply_op *op, dg_error *er
         break;
     }
     default:
-        return rply__op_fail(it, err, pos, code, DG_E_MALFORMED, "opcode %u is not an RPLY v3 op", code);
+        return dg_rply__op_fail(it, err, pos, code, DG_E_MALFORMED, "opcode %u is not an RPLY v3 op", code);
     }
     if (RPLY_UNLIKELY(tick >= f->hdr.tick_count))
-        return rply__op_fail(it, err, pos, code, DG_E_RANGE,
+        return dg_rply__op_fail(it, err, pos, code, DG_E_RANGE,
                        "op belongs to tick %u, expected tick < tickCount %u", tick,
                        f->hdr.tick_count);
     if (RPLY_UNLIKELY(it->kf_offset == pos)) {
         if (code != DG_RPLY_OP_TICK || tick != it->kf_tick)
-            return rply__op_fail(it, err, pos, code, DG_E_MALFORMED,
+            return dg_rply__op_fail(it, err, pos, code, DG_E_MALFORMED,
                            "keyframe index entry %u (tick %u, offset %u) must land on a TICK %u, "
                            "found %s",
                            it->next_kf, it->kf_tick, pos, it->kf_tick,
                            code == DG_RPLY_OP_TICK ? "a TICK of another tick" : dg_rply_op_name(code));
         it->next_kf++;
-        rply__load_keyframe(it);
+        dg_rply__load_keyframe(it);
     }
     op->tick = tick;
     it->tick = tick;

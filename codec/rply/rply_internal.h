@@ -45,10 +45,10 @@ static inline uint64_t rply__f64_bits(double d)
 }
 
 /* Head sizes by opcode, -1 for undefined opcodes (generated from DG_RPLY_OP_LIST). */
-extern const signed char rply__head[256];
+extern const signed char dg_rply__head[256];
 
 /* Bit-exact equality of two PROP values (NaN payloads included). */
-bool rply__value_equal(const dg_rply_value *a, const dg_rply_value *b);
+bool dg_rply__value_equal(const dg_rply_value *a, const dg_rply_value *b);
 
 /* Wrapping i32 add: accumulators are defined modulo 2^32 (docs/FORMAT-rply.md), so no UB. */
 static inline int32_t rply__wrap_add(int32_t a, int32_t b)
@@ -117,7 +117,7 @@ static inline void rply__xstate_apply_delta(dg_rply_xstate *x, const dg_rply_op 
 }
 
 /* Every op but the hot ones below, with all state rules (rply_state.c). */
-dg_status rply__apply_other(dg_rply_state *s, const dg_rply_file *f, const dg_rply_op *op,
+dg_status dg_rply__apply_other(dg_rply_state *s, const dg_rply_file *f, const dg_rply_op *op,
                             dg_error *err);
 
 /* One op applied to the state: ticks and transforms inline, the rest out of line. */
@@ -144,7 +144,7 @@ static inline dg_status rply__apply(dg_rply_state *s, const dg_rply_file *f, con
             return DG_OK;
         }
     }
-    return rply__apply_other(s, f, op, err);
+    return dg_rply__apply_other(s, f, op, err);
 }
 
 #endif

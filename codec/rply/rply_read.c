@@ -6,7 +6,7 @@
 
 #include "rply_decode.h"
 
-const signed char rply__head[256] = {
+const signed char dg_rply__head[256] = {
 #define RPLY_HEAD_ENTRY(name, code, head) [code] = (signed char)((head) + 1),
     DG_RPLY_OP_LIST(RPLY_HEAD_ENTRY)
 #undef RPLY_HEAD_ENTRY
@@ -27,7 +27,7 @@ const char *dg_rply_op_name(unsigned opcode)
 
 int dg_rply_op_head_size(unsigned opcode)
 {
-    return opcode < 256 ? rply__head[opcode] - 1 : -1;
+    return opcode < 256 ? dg_rply__head[opcode] - 1 : -1;
 }
 
 /* ---- header, strings, keyframe index ------------------------------------------------------- */
@@ -180,7 +180,7 @@ dg_rply_keyframe dg_rply_file_keyframe(const dg_rply_file *f, uint32_t index)
 }
 
 /* ---- op iterator --------------------------------------------------------------------------- */
-void rply__load_keyframe(dg_rply_iter *it)
+void dg_rply__load_keyframe(dg_rply_iter *it)
 {
     if (it->next_kf < it->f->hdr.keyframe_count) {
         dg_rply_keyframe k = dg_rply_file_keyframe(it->f, it->next_kf);
@@ -196,12 +196,12 @@ void dg_rply_iter_init(dg_rply_iter *it, const dg_rply_file *f)
 {
     memset(it, 0, sizeof *it);
     it->f = f;
-    rply__load_keyframe(it);
+    dg_rply__load_keyframe(it);
 }
 
 /* Every op error goes through here: names the op, its ordinal, stream offset and tick, and puts the
  * absolute byte offset of the offending field in err->offset. */
-RPLY_COLD int rply__op_fail(const dg_rply_iter *it, dg_error *err, uint32_t at, unsigned code,
+RPLY_COLD int dg_rply__op_fail(const dg_rply_iter *it, dg_error *err, uint32_t at, unsigned code,
                              dg_status st, const char *fmt, ...)
 {
     if (!err || err->code != DG_OK)
@@ -223,7 +223,7 @@ RPLY_COLD int rply__op_fail(const dg_rply_iter *it, dg_error *err, uint32_t at, 
     return -1;
 }
 
-RPLY_COLD int rply__kf_fail(const dg_rply_iter *it, dg_error *err)
+RPLY_COLD int dg_rply__kf_fail(const dg_rply_iter *it, dg_error *err)
 {
     const dg_rply_file *f = it->f;
     const uint32_t pos = it->pos;

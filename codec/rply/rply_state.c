@@ -42,7 +42,7 @@ void dg_rply_xstate_rotation(const dg_rply_xstate *x, double out[3])
         out[i] = x->rot[i] * unit + x->drot[i] / 128.0;
 }
 
-bool rply__value_equal(const dg_rply_value *a, const dg_rply_value *b)
+bool dg_rply__value_equal(const dg_rply_value *a, const dg_rply_value *b)
 {
     if (a->tag != b->tag)
         return false;
@@ -199,7 +199,7 @@ static bool entity_equal(const dg_rply_state *sa, const dg_rply_entity *a, const
         return false;
     const dg_rply_prop *pa = dg_rply_state_prop_first(sa, a), *pb = dg_rply_state_prop_first(sb, b);
     for (; pa && pb; pa = dg_rply_state_prop_next(sa, pa), pb = dg_rply_state_prop_next(sb, pb))
-        if (pa->name != pb->name || !rply__value_equal(&pa->value, &pb->value))
+        if (pa->name != pb->name || !dg_rply__value_equal(&pa->value, &pb->value))
             return false;
     if (pa || pb)
         return false;
@@ -412,7 +412,7 @@ dg_status dg_rply_state_apply(dg_rply_state *s, const dg_rply_file *f, const dg_
     return rply__apply(s, f, op, err);
 }
 
-dg_status rply__apply_other(dg_rply_state *s, const dg_rply_file *f, const dg_rply_op *op,
+dg_status dg_rply__apply_other(dg_rply_state *s, const dg_rply_file *f, const dg_rply_op *op,
                             dg_error *err)
 {
     switch (op->code) {

@@ -30,10 +30,10 @@ static void test_dispatch_follows_the_switch(void **state)
     (void)state;
     bool avx2 = expect_avx2();
     assert_string_equal(dg_codec_cpu_build(), avx2 ? "avx2" : "portable");
-    assert_int_equal(dg_quant_avx2_in_use(), avx2);   /* the quantizer */
+    assert_int_equal(dg_quant__avx2_in_use(), avx2);   /* the quantizer */
     static flrep_index_set none;
     flrep_tick_ctx ctx;
-    flrep_tick_ctx_init(&ctx, 60, &none, &none);       /* the decoder and encoder */
+    dg_flrep__tick_ctx_init(&ctx, 60, &none, &none);       /* the decoder and encoder */
     assert_int_equal(ctx.fast_avx2, avx2);
     print_message("DETGATE_CPU %s: %s builds\n", getenv("DETGATE_CPU") ? getenv("DETGATE_CPU") : "(unset)",
                   dg_codec_cpu_build());
@@ -42,11 +42,11 @@ static void test_dispatch_follows_the_switch(void **state)
 static void test_values(void **state)
 {
     (void)state;
-    assert_false(dg_cpu_env_forces_portable(NULL));
-    assert_false(dg_cpu_env_forces_portable(""));
-    assert_false(dg_cpu_env_forces_portable("auto"));
-    assert_true(dg_cpu_env_forces_portable("portable"));
-    assert_true(dg_cpu_env_forces_portable("protable"));
+    assert_false(dg_cpu__env_forces_portable(NULL));
+    assert_false(dg_cpu__env_forces_portable(""));
+    assert_false(dg_cpu__env_forces_portable("auto"));
+    assert_true(dg_cpu__env_forces_portable("portable"));
+    assert_true(dg_cpu__env_forces_portable("protable"));
 }
 
 int main(int argc, char **argv)

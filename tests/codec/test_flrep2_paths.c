@@ -51,7 +51,7 @@ static outcome read_mem(const uint8_t *buf, size_t len, bool general_only)
         dg_error_format(&err, o.msg, sizeof o.msg);
         return o;
     }
-    flrep_reader_set_general_only(r, general_only);
+    dg_flrep__reader_set_general_only(r, general_only);
     size_t nx = dg_flrep_reader_header(r)->schema->field_count;
     dg_flrep_tick t;
     int rc;
@@ -371,8 +371,8 @@ static void load_chunks(const uint8_t *file, size_t flen, chunks *cs)
     assert_int_equal(dg_flrep_reader_open_mem(&r, file, flen, NULL, &err), DG_OK);
     const dg_flrep_file_info *fi = dg_flrep_reader_info(r);
     const dg_flrep_header *h = dg_flrep_reader_header(r);
-    assert_int_equal(flrep_check_tables(h, &cs->types, &cs->factions, &err), DG_OK);
-    assert_int_equal(flrep_schema2_from(&cs->v2, h->schema, &err), DG_OK);
+    assert_int_equal(dg_flrep__check_tables(h, &cs->types, &cs->factions, &err), DG_OK);
+    assert_int_equal(dg_flrep__schema2_from(&cs->v2, h->schema, &err), DG_OK);
     cs->rate = h->tick_rate_hz;
     cs->n = fi->chunk_count;
     cs->content = calloc(cs->n, sizeof *cs->content);
@@ -381,12 +381,12 @@ static void load_chunks(const uint8_t *file, size_t flen, chunks *cs)
     for (size_t k = 0; k < cs->n; k++) {
         const dg_flrep_chunk_info *c = &fi->chunks[k];
         flrep_chunk_hdr ch;
-        assert_int_equal(flrep_chunk_hdr_parse(file + c->offset, c->offset, flen - c->offset - FLREP_CHUNK_HDR_SIZE,
+        assert_int_equal(dg_flrep__chunk_hdr_parse(file + c->offset, c->offset, flen - c->offset - FLREP_CHUNK_HDR_SIZE,
                                                h->keyframe_interval_ticks, DG_FLREP_DECOMP_CAP_DEFAULT, &ch, &err),
                          DG_OK);
         cs->len[k] = ch.decompressed_size;
         cs->content[k] = malloc(ch.decompressed_size);
-        assert_int_equal(flrep_chunk_decompress(dctx, file + c->offset + FLREP_CHUNK_HDR_SIZE, &ch, cs->content[k],
+        assert_int_equal(dg_flrep__chunk_decompress(dctx, file + c->offset + FLREP_CHUNK_HDR_SIZE, &ch, cs->content[k],
                                                 c->offset, &err),
                          DG_OK);
     }
@@ -400,14 +400,14 @@ static void free_chunks(chunks *cs)
         free(cs->content[k]);
     free(cs->content);
     free(cs->len);
-    flrep_schema2_free(&cs->v2);
+    dg_flrep__schema2_free(&cs->v2);
 }
 
 static outcome decode_content(const uint8_t *data, size_t size, chunks *cs, bool general_only)
 {
     flrep_tick_ctx ctx;
-    flrep_tick_ctx_init(&ctx, cs->rate, &cs->types, &cs->factions);
-    flrep_tick_ctx_set_schema(&ctx, &cs->v2);
+    dg_flrep__tick_ctx_init(&ctx, cs->rate, &cs->types, &cs->factions);
+    dg_flrep__tick_ctx_set_schema(&ctx, &cs->v2);
     ctx.general_only = general_only;
     flrep_world w;
     memset(&w, 0, sizeof w);
@@ -426,7 +426,7 @@ static outcome decode_content(const uint8_t *data, size_t size, chunks *cs, bool
         bool kf;
         const dg_event *ev;
         size_t nev;
-        dg_status st = flrep_decode_tick(&c, seq, &ctx, &w, &s, &tick, &kf, &ev, &nev, &err);
+        dg_status st = dg_flrep__decode_tick(&c, seq, &ctx, &w, &s, &tick, &kf, &ev, &nev, &err);
         if (st != DG_OK) {
             o.st = st;
             o.err_offset = err.offset;
@@ -440,8 +440,8 @@ static outcome decode_content(const uint8_t *data, size_t size, chunks *cs, bool
         if (w.nx && w.n)
             o.hash = mix(o.hash, w.extras, w.n * w.nx * sizeof *w.extras);
     }
-    flrep_world_free(&w);
-    flrep_tick_scratch_free(&s);
+    dg_flrep__world_free(&w);
+    dg_flrep__tick_scratch_free(&s);
     return o;
 }
 

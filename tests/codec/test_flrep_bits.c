@@ -54,7 +54,7 @@ static void test_every_code_length_at_every_alignment(void **state)
 static void test_seg_triples_match_single_decodes(void **state)
 {
     (void)state;
-    const dg_seg3_entry *t3 = dg_seg3_table();
+    const dg_seg3_entry *t3 = dg_flrep__seg3_table();
     static const int64_t vals[] = {0, 1, -1, 2, -2, 3, -7, 15, -16, 31, -32, 100, -1000, 70000, -(1LL << 33)};
     size_t nv = sizeof vals / sizeof vals[0];
     for (unsigned lead = 0; lead < 70; lead++)
@@ -133,7 +133,7 @@ static void test_rdiv_matches_the_page_at_every_rate(void **state)
     const int64_t limit = (INT64_C(1) << 45) - 1;  /* the domain flrep_rdiv promises */
     for (size_t k = 0; k < sizeof rates / sizeof rates[0]; k++) {
         flrep_tick_ctx ctx;
-        flrep_tick_ctx_init(&ctx, rates[k], NULL, NULL);
+        dg_flrep__tick_ctx_init(&ctx, rates[k], NULL, NULL);
         int64_t b = rates[k];
         for (int64_t m = -40; m <= 40; m++)
             for (int64_t d = -2; d <= 2; d++) {

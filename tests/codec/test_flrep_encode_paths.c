@@ -140,8 +140,8 @@ static void check_builds_agree(uint32_t rate, uint64_t seed, int ticks)
 {
     rng_state = seed;
     flrep_tick_ctx fast, portable;
-    flrep_tick_ctx_init(&fast, rate, NULL, NULL);
-    flrep_tick_ctx_init(&portable, rate, NULL, NULL);
+    dg_flrep__tick_ctx_init(&fast, rate, NULL, NULL);
+    dg_flrep__tick_ctx_init(&portable, rate, NULL, NULL);
     portable.fast_avx2 = false;
     flrep_world wf = {0}, wp = {0}, nf = {0}, np = {0};
     dg_buf of, op, bf, bp;
@@ -156,11 +156,11 @@ static void check_builds_agree(uint32_t rate, uint64_t seed, int ticks)
     int refused = 0;
     for (int t = 0; t < ticks; t++) {
         for (size_t i = 1; i < n; i++)
-            assert_true(cur[i].id > cur[i - 1].id);   /* flrep_encode_tick's precondition */
+            assert_true(cur[i].id > cur[i - 1].id);   /* dg_flrep__encode_tick's precondition */
         bool keyframe = t % 50 == 0;
         dg_buf_reset(&of), dg_buf_reset(&op);
-        dg_status sf = flrep_encode_tick(&of, (uint64_t)t, keyframe, &fast, &wf, &nf, cur, n, NULL, 0, &bf, NULL);
-        dg_status sp = flrep_encode_tick(&op, (uint64_t)t, keyframe, &portable, &wp, &np, cur, n, NULL, 0, &bp, NULL);
+        dg_status sf = dg_flrep__encode_tick(&of, (uint64_t)t, keyframe, &fast, &wf, &nf, cur, n, NULL, 0, &bf, NULL);
+        dg_status sp = dg_flrep__encode_tick(&op, (uint64_t)t, keyframe, &portable, &wp, &np, cur, n, NULL, 0, &bp, NULL);
         if (sf != sp || of.len != op.len || memcmp(of.p, op.p, of.len) != 0)
             fail_msg("rate %u seed %llu tick %d: the builds encode differently (status %d vs %d, %zu vs %zu bytes)",
                      rate, (unsigned long long)seed, t, sf, sp, of.len, op.len);
@@ -179,14 +179,14 @@ static void check_builds_agree(uint32_t rate, uint64_t seed, int ticks)
     assert_true(refused > 0);   /* the self-check's refusal was compared too */
     free(cur), free(nxt);
     dg_buf_free(&of), dg_buf_free(&op), dg_buf_free(&bf), dg_buf_free(&bp);
-    flrep_world_free(&wf), flrep_world_free(&wp), flrep_world_free(&nf), flrep_world_free(&np);
+    dg_flrep__world_free(&wf), dg_flrep__world_free(&wp), dg_flrep__world_free(&nf), dg_flrep__world_free(&np);
 }
 
 static void test_encoder_builds_agree_on_random_worlds(void **state)
 {
     (void)state;
     flrep_tick_ctx ctx;
-    flrep_tick_ctx_init(&ctx, 60, NULL, NULL);
+    dg_flrep__tick_ctx_init(&ctx, 60, NULL, NULL);
     print_message("encoder builds compared: %s\n", ctx.fast_avx2 ? "AVX2 and portable" : "portable only (no AVX2)");
     static const uint32_t rates[] = {1, 2, 7, 30, 60, 1000, 100000};
     for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++)

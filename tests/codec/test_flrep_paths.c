@@ -43,7 +43,7 @@ static void load_chunks(const tl_params *p, chunk_set *cs)
     assert_int_equal(dg_flrep_reader_open_mem(&r, file, flen, NULL, &err), DG_OK);
     const dg_flrep_file_info *fi = dg_flrep_reader_info(r);
     const dg_flrep_header *h = dg_flrep_reader_header(r);
-    assert_int_equal(flrep_check_tables(h, &cs->types, &cs->factions, &err), DG_OK);
+    assert_int_equal(dg_flrep__check_tables(h, &cs->types, &cs->factions, &err), DG_OK);
     cs->rate = h->tick_rate_hz;
     cs->n = fi->chunk_count;
     cs->content = calloc(cs->n, sizeof *cs->content);
@@ -52,12 +52,12 @@ static void load_chunks(const tl_params *p, chunk_set *cs)
     for (size_t k = 0; k < cs->n; k++) {
         const dg_flrep_chunk_info *c = &fi->chunks[k];
         flrep_chunk_hdr ch;
-        assert_int_equal(flrep_chunk_hdr_parse(file + c->offset, c->offset, flen - c->offset - FLREP_CHUNK_HDR_SIZE,
+        assert_int_equal(dg_flrep__chunk_hdr_parse(file + c->offset, c->offset, flen - c->offset - FLREP_CHUNK_HDR_SIZE,
                                                h->keyframe_interval_ticks, DG_FLREP_DECOMP_CAP_DEFAULT, &ch, &err),
                          DG_OK);
         cs->len[k] = ch.decompressed_size;
         cs->content[k] = malloc(ch.decompressed_size);
-        assert_int_equal(flrep_chunk_decompress(dctx, file + c->offset + FLREP_CHUNK_HDR_SIZE, &ch, cs->content[k],
+        assert_int_equal(dg_flrep__chunk_decompress(dctx, file + c->offset + FLREP_CHUNK_HDR_SIZE, &ch, cs->content[k],
                                                 c->offset, &err),
                          DG_OK);
     }
@@ -96,7 +96,7 @@ typedef enum path { PATH_GENERAL, PATH_PORTABLE, PATH_AVX2 } path;
 static outcome decode_stream(const uint8_t *data, size_t size, const chunk_set *cs, path which)
 {
     flrep_tick_ctx ctx;
-    flrep_tick_ctx_init(&ctx, cs->rate, &cs->types, &cs->factions);
+    dg_flrep__tick_ctx_init(&ctx, cs->rate, &cs->types, &cs->factions);
     ctx.general_only = which == PATH_GENERAL;
     if (which == PATH_PORTABLE)
         ctx.fast_avx2 = false;
@@ -113,7 +113,7 @@ static outcome decode_stream(const uint8_t *data, size_t size, const chunk_set *
         bool kf;
         const dg_event *ev;
         size_t nev;
-        dg_status st = flrep_decode_tick(&c, seq, &ctx, &w, &s, &tick, &kf, &ev, &nev, &err);
+        dg_status st = dg_flrep__decode_tick(&c, seq, &ctx, &w, &s, &tick, &kf, &ev, &nev, &err);
         if (st != DG_OK) {
             o.st = st;
             o.err_offset = err.offset;
@@ -127,8 +127,8 @@ static outcome decode_stream(const uint8_t *data, size_t size, const chunk_set *
         for (size_t i = 0; i < nev; i++)
             o.hash = mix(o.hash, &ev[i].kind, sizeof ev[i].kind);
     }
-    flrep_world_free(&w);
-    flrep_tick_scratch_free(&s);
+    dg_flrep__world_free(&w);
+    dg_flrep__tick_scratch_free(&s);
     return o;
 }
 
@@ -145,7 +145,7 @@ static void assert_same(const outcome *fast, const outcome *general, const char 
 static bool avx2_in_use(void)
 {
     flrep_tick_ctx ctx;
-    flrep_tick_ctx_init(&ctx, 60, NULL, NULL);
+    dg_flrep__tick_ctx_init(&ctx, 60, NULL, NULL);
     return ctx.fast_avx2;
 }
 

@@ -561,14 +561,14 @@ static void test_batch_stops_at_the_first_refused_entity(void **state)
 static int use_portable_build(void **state)
 {
     (void)state;
-    dg_quant_allow_avx2(false);
-    return dg_quant_avx2_in_use() ? -1 : 0;
+    dg_quant__allow_avx2(false);
+    return dg_quant__avx2_in_use() ? -1 : 0;
 }
 
 static int use_the_cpus_build(void **state)
 {
     (void)state;
-    dg_quant_allow_avx2(true);
+    dg_quant__allow_avx2(true);
     return 0;
 }
 
@@ -580,14 +580,14 @@ static void test_avx2_build_is_used_where_the_cpu_has_it(void **state)
 #if defined(DG_QUANT_AVX2_BUILT) && (defined(__x86_64__) || defined(_M_X64))
     __builtin_cpu_init();
     bool cpu_runs_it = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
-    assert_int_equal(dg_quant_avx2_in_use(), cpu_runs_it);
-    print_message("quantizer builds compared: portable%s\n", dg_quant_avx2_in_use() ? " and AVX2" : "");
+    assert_int_equal(dg_quant__avx2_in_use(), cpu_runs_it);
+    print_message("quantizer builds compared: portable%s\n", dg_quant__avx2_in_use() ? " and AVX2" : "");
 #else
-    assert_false(dg_quant_avx2_in_use());
+    assert_false(dg_quant__avx2_in_use());
 #endif
-    dg_quant_allow_avx2(false);
-    assert_false(dg_quant_avx2_in_use());
-    dg_quant_allow_avx2(true);
+    dg_quant__allow_avx2(false);
+    assert_false(dg_quant__avx2_in_use());
+    dg_quant__allow_avx2(true);
 }
 
 #define BATCH_TEST(f, setup, build) {#f " (" build ")", f, setup, use_the_cpus_build, NULL}

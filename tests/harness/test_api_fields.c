@@ -72,7 +72,7 @@ static void test_round_trip(void **state)
 {
     (void)state;
     char path[512];
-    assert_true(harness__temp_path(path, sizeof path, NULL, "api-fields", ".flrep"));
+    assert_true(dg_harness__temp_path(path, sizeof path, NULL, "api-fields", ".flrep"));
     dg_harness_result res;
     record(path, 0, &res);
     assert_int_equal(res.failed_checks, 0);
@@ -111,11 +111,11 @@ static void test_change_named(void **state)
     (void)state;
     static const char *const names[] = {"", "angvel", "rng", "awake"};
     char a[512], b[512];
-    assert_true(harness__temp_path(a, sizeof a, NULL, "api-fields-a", ".flrep"));
+    assert_true(dg_harness__temp_path(a, sizeof a, NULL, "api-fields-a", ".flrep"));
     dg_harness_result res;
     record(a, 0, &res);
     for (int change = 1; change <= 3; change++) {
-        assert_true(harness__temp_path(b, sizeof b, NULL, "api-fields-b", ".flrep"));
+        assert_true(dg_harness__temp_path(b, sizeof b, NULL, "api-fields-b", ".flrep"));
         record(b, change, &res);
         assert_int_equal(res.failed_checks, 0); /* each recording is itself deterministic */
         dg_error err;

@@ -1,7 +1,7 @@
 /* tests/harness/test_diff_parallel.c — two recordings diffed with threads to spare
  * (harness/diff_parallel.c): both replayed at once, the lockstep readers sought to the first tick
  * that differs (or to the end of the side that has none left), B's entity-ticks before it counted;
- * with no spare thread or a damaged file nothing is skipped; and harness__compare_files gives the
+ * with no spare thread or a damaged file nothing is skipped; and dg_harness__compare_files gives the
  * one-thread result either way. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -51,10 +51,10 @@ static void skip_with(unsigned jobs, const char *pa, const char *pb, harness__di
     dg_flrep_reader *ra = NULL, *rb = NULL;
     assert_int_equal(dg_flrep_reader_open_file(&ra, pa, NULL, &err), DG_OK);
     assert_int_equal(dg_flrep_reader_open_file(&rb, pb, NULL, &err), DG_OK);
-    harness__cpu_init(jobs);
-    assert_int_equal(harness__diff_skip_equal(pa, pb, &ra, &rb, sk, &err), DG_OK);
-    assert_int_equal(harness__cpu_take(100), jobs - 1); /* every thread taken is back */
-    harness__cpu_init(1);
+    dg_harness__cpu_init(jobs);
+    assert_int_equal(dg_harness__diff_skip_equal(pa, pb, &ra, &rb, sk, &err), DG_OK);
+    assert_int_equal(dg_harness__cpu_take(100), jobs - 1); /* every thread taken is back */
+    dg_harness__cpu_init(1);
     dg_flrep_reader *rd[2] = {ra, rb};
     bool end[2] = {sk->a_end, sk->b_end};
     for (int s = 0; s < 2; s++) {
@@ -72,11 +72,11 @@ static uint64_t entity_ticks_before(const char *path, uint64_t tick)
     dg_error err;
     dg_error_clear(&err);
     harness__stream s = {0};
-    assert_int_equal(harness__replay_hash(path, UINT64_MAX, NULL, false, &s, &err), DG_OK);
+    assert_int_equal(dg_harness__replay_hash(path, UINT64_MAX, NULL, false, &s, &err), DG_OK);
     uint64_t n = 0;
     for (size_t i = 0; i < s.n && s.v[i].tick < tick; i++)
         n += s.v[i].count;
-    harness__stream_free(&s);
+    dg_harness__stream_free(&s);
     return n;
 }
 
@@ -85,8 +85,8 @@ static void test_skips_to_first_difference(void **state)
     (void)state;
     char g[1024], v[1024], shorter[1024];
     golden(g, sizeof g, "walkers-20");
-    assert_true(harness__temp_path(v, sizeof v, NULL, "diffpar", ".flrep"));
-    assert_true(harness__temp_path(shorter, sizeof shorter, NULL, "diffpar", ".flrep"));
+    assert_true(dg_harness__temp_path(v, sizeof v, NULL, "diffpar", ".flrep"));
+    assert_true(dg_harness__temp_path(shorter, sizeof shorter, NULL, "diffpar", ".flrep"));
     write_variant(g, v, 4321, 7, UINT64_MAX);
     write_variant(g, shorter, UINT64_MAX, 0, 5000);
     harness__diff_skip sk;
@@ -126,7 +126,7 @@ static void test_damaged_file_skips_nothing(void **state)
     (void)state;
     char g[1024], bad[1024];
     golden(g, sizeof g, "walkers-20");
-    assert_true(harness__temp_path(bad, sizeof bad, NULL, "diffpar", ".flrep"));
+    assert_true(dg_harness__temp_path(bad, sizeof bad, NULL, "diffpar", ".flrep"));
     FILE *in = fopen(g, "rb");
     assert_non_null(in);
     static unsigned char buf[4 << 20];
@@ -148,7 +148,7 @@ static void test_damaged_file_skips_nothing(void **state)
     remove(bad);
 }
 
-/* harness__compare_files with a budget of 1 and of `jobs`: the same counts, ranges and spread. */
+/* dg_harness__compare_files with a budget of 1 and of `jobs`: the same counts, ranges and spread. */
 static void compare_with(unsigned jobs, const char *pa, const char *pb, dg_report **rep, dg_report_check **c,
                          dg_report_scenario **sc, uint64_t *nd)
 {
@@ -158,9 +158,9 @@ static void compare_with(unsigned jobs, const char *pa, const char *pb, dg_repor
     assert_non_null(*rep);
     *sc = dg_report_add_scenario(*rep, "x", "flrep");
     *c = dg_report_add_check(*sc, "diff", DG_REPORT_PASS);
-    harness__cpu_init(jobs);
-    *nd = harness__compare_files(*c, *sc, pa, pb, &err);
-    harness__cpu_init(1);
+    dg_harness__cpu_init(jobs);
+    *nd = dg_harness__compare_files(*c, *sc, pa, pb, &err);
+    dg_harness__cpu_init(1);
 }
 
 static void test_compare_files_same_on_threads(void **state)
@@ -168,7 +168,7 @@ static void test_compare_files_same_on_threads(void **state)
     (void)state;
     char g[1024], v[1024];
     golden(g, sizeof g, "walkers-20");
-    assert_true(harness__temp_path(v, sizeof v, NULL, "diffpar", ".flrep"));
+    assert_true(dg_harness__temp_path(v, sizeof v, NULL, "diffpar", ".flrep"));
     write_variant(g, v, 4321, 7, 8000);
     dg_report *r1, *r2;
     dg_report_check *c1, *c2;

@@ -1,5 +1,5 @@
 /* tests/harness/test_follow.c — which divergent entity a golden/diff comparison follows
- * (harness__compare_files): the earliest, then the largest difference by field kind (a position
+ * (dg_harness__compare_files): the earliest, then the largest difference by field kind (a position
  * difference outranks any rotation, whatever the ids), the others kept in the order they diverged,
  * and the spread of distinct entities diverged by tick. */
 #include <math.h>
@@ -70,8 +70,8 @@ static void test_follows_the_largest_difference_not_the_lowest_id(void **state)
 {
     (void)state;
     char pa[512], pb[512];
-    assert_true(harness__temp_path(pa, sizeof pa, NULL, "follow-a", ".flrep"));
-    assert_true(harness__temp_path(pb, sizeof pb, NULL, "follow-b", ".flrep"));
+    assert_true(dg_harness__temp_path(pa, sizeof pa, NULL, "follow-a", ".flrep"));
+    assert_true(dg_harness__temp_path(pb, sizeof pb, NULL, "follow-b", ".flrep"));
     write_side(pa, false);
     write_side(pb, true);
     dg_error err;
@@ -80,7 +80,7 @@ static void test_follows_the_largest_difference_not_the_lowest_id(void **state)
     assert_non_null(r);
     dg_report_scenario *sc = dg_report_add_scenario(r, "follow", "flrep");
     dg_report_check *c = dg_report_add_check(sc, "diff", DG_REPORT_PASS);
-    uint64_t nd = harness__compare_files(c, sc, pa, pb, &err);
+    uint64_t nd = dg_harness__compare_files(c, sc, pa, pb, &err);
     assert_int_equal(nd, TICKS - ROT_TICK);
     assert_int_equal(c->first_tick, ROT_TICK);
     /* entity 1 (lowest id) differs first too, by a rotation only: entity 2's position wins */

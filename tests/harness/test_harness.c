@@ -25,7 +25,7 @@ static const char *src_dir(void)
 
 static void tmp_path(char *buf, size_t cap, const char *stem, const char *suffix)
 {
-    assert_true(harness__temp_path(buf, cap, NULL, stem, suffix));
+    assert_true(dg_harness__temp_path(buf, cap, NULL, stem, suffix));
 }
 
 /* A copy of a bundled scenario, with its duration replaced when one is given (so a test runs a
@@ -65,9 +65,9 @@ static void record_scn(const char *scn, const char *inject, const char *path, ha
     harness__source *src = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(harness__source_scenario(&src, scn, inject, 0, &err), DG_OK);
-    assert_int_equal(harness__record(src, path, NULL, out, &err), DG_OK);
-    harness__source_free(src);
+    assert_int_equal(dg_harness__source_scenario(&src, scn, inject, 0, &err), DG_OK);
+    assert_int_equal(dg_harness__record(src, path, NULL, out, &err), DG_OK);
+    dg_harness__source_free(src);
 }
 
 static dg_report *new_report(void)
@@ -121,7 +121,7 @@ static void test_bitflip_reported_at_tick_entity_field(void **state)
         dg_report_check *c = dg_report_add_check(sc, "golden", DG_REPORT_PASS);
         dg_error err;
         dg_error_clear(&err);
-        uint64_t nd = harness__compare_files(c, sc, good, bad, &err);
+        uint64_t nd = dg_harness__compare_files(c, sc, good, bad, &err);
         assert_true(nd > 0 && nd != UINT64_MAX);
         assert_int_equal(c->first_tick, tick);
         assert_true(c->n_ticks >= 1);
@@ -138,14 +138,14 @@ static void test_bitflip_reported_at_tick_entity_field(void **state)
          * field: the raw hash covers the floats only, docs/STATE-HASH.md §6) */
         uint64_t first[1], first_raw;
         size_t nf;
-        assert_true(harness__compare_streams(NULL, &gs, &bs, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw) > 0);
+        assert_true(dg_harness__compare_streams(NULL, &gs, &bs, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw) > 0);
         assert_int_equal(first[0], tick);
         assert_int_equal(first_raw, strcmp(cases[k].field, "flags") ? tick : DG_REPORT_TICK_NONE);
         dg_report_free(rep);
-        harness__stream_free(&bs);
+        dg_harness__stream_free(&bs);
         remove(bad);
     }
-    harness__stream_free(&gs);
+    dg_harness__stream_free(&gs);
     remove(good);
     remove(scn);
 }
@@ -162,17 +162,17 @@ static void assert_injection_caught(const char *scenario, const char *duration, 
     record_scn(scn, inject, b, &sb);
     uint64_t first[1], first_raw;
     size_t nf;
-    uint64_t nd = harness__compare_streams(NULL, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
+    uint64_t nd = dg_harness__compare_streams(NULL, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
     if (nd == 0 && first_raw == DG_REPORT_TICK_NONE)
         fail_msg("injection '%s' on %s was not caught", inject, scenario);
     /* and the normal build is reproducible: a second normal run is identical, raw floats included */
     harness__stream sc = {0};
     record_scn(scn, NULL, b, &sc);
-    assert_int_equal(harness__compare_streams(NULL, &sa, &sc, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw), 0);
+    assert_int_equal(dg_harness__compare_streams(NULL, &sa, &sc, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw), 0);
     assert_int_equal(first_raw, DG_REPORT_TICK_NONE);
-    harness__stream_free(&sa);
-    harness__stream_free(&sb);
-    harness__stream_free(&sc);
+    dg_harness__stream_free(&sa);
+    dg_harness__stream_free(&sb);
+    dg_harness__stream_free(&sc);
     remove(a);
     remove(b);
     remove(scn);
@@ -227,15 +227,15 @@ static void verify_with_faults(uint64_t fault, uint64_t seek_fault, const char *
     harness__source *src = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(harness__source_scenario(&src, scn, inject, 0, &err), DG_OK);
+    assert_int_equal(dg_harness__source_scenario(&src, scn, inject, 0, &err), DG_OK);
     harness__stream rec = {0};
-    assert_int_equal(harness__record(src, path, NULL, &rec, &err), DG_OK);
+    assert_int_equal(dg_harness__record(src, path, NULL, &rec, &err), DG_OK);
     dg_report *rep = new_report();
     dg_report_scenario *sc = dg_report_add_scenario(rep, "dogfight-40", "flrep");
     harness__verify_opts vo = {.fault_tick = fault, .seek_fault_tick = seek_fault, .seek_random = 8};
-    *failed = harness__verify_file(sc, src, path, &rec, &vo);
-    harness__stream_free(&rec);
-    harness__source_free(src);
+    *failed = dg_harness__verify_file(sc, src, path, &rec, &vo);
+    dg_harness__stream_free(&rec);
+    dg_harness__source_free(src);
     remove(path);
     remove(scn);
     *out_rep = rep;
@@ -426,16 +426,16 @@ static void record_states(const char *path, harness__stream *out)
     harness__source *src = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(harness__source_states(&src, path, 0, &err), DG_OK);
+    assert_int_equal(dg_harness__source_states(&src, path, 0, &err), DG_OK);
     char rec[512];
     tmp_path(rec, sizeof rec, "states", ".flrep");
-    assert_int_equal(harness__record(src, rec, NULL, out, &err), DG_OK);
+    assert_int_equal(dg_harness__record(src, rec, NULL, out, &err), DG_OK);
     dg_report *rep = new_report();
     dg_report_scenario *sc = dg_report_add_scenario(rep, "states", "flrep");
     harness__verify_opts vo = {.fault_tick = UINT64_MAX, .seek_fault_tick = UINT64_MAX, .seek_random = 4};
-    assert_int_equal(harness__verify_file(sc, src, rec, out, &vo), 0);
+    assert_int_equal(dg_harness__verify_file(sc, src, rec, out, &vo), 0);
     dg_report_free(rep);
-    harness__source_free(src);
+    dg_harness__source_free(src);
     remove(rec);
 }
 
@@ -470,10 +470,10 @@ static void test_states_csv_and_jsonl_agree(void **state)
     assert_int_equal(sc.entity_ticks, 300);
     uint64_t first[1], first_raw;
     size_t nf;
-    assert_int_equal(harness__compare_streams(NULL, &sc, &sj, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw), 0);
+    assert_int_equal(dg_harness__compare_streams(NULL, &sc, &sj, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw), 0);
     assert_int_equal(first_raw, DG_REPORT_TICK_NONE);
-    harness__stream_free(&sc);
-    harness__stream_free(&sj);
+    dg_harness__stream_free(&sc);
+    dg_harness__stream_free(&sj);
     remove(csv);
     remove(jsl);
 }
@@ -486,7 +486,7 @@ static void assert_states_error(const char *suffix, const char *text, const char
     harness__source *src = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_not_equal(harness__source_states(&src, p, 0, &err), DG_OK);
+    assert_int_not_equal(dg_harness__source_states(&src, p, 0, &err), DG_OK);
     assert_null(src);
     if (!strstr(err.where, where_has) || !strstr(err.msg, msg_has))
         fail_msg("expected where~'%s' msg~'%s', got where='%s' msg='%s'", where_has, msg_has, err.where, err.msg);
@@ -557,17 +557,17 @@ static void mutate_and_open(const char *seed_text, const char *suffix, uint64_t 
         harness__source *src = NULL;
         dg_error err;
         dg_error_clear(&err);
-        dg_status st = harness__source_states(&src, path, 0, &err);
+        dg_status st = dg_harness__source_states(&src, path, 0, &err);
         if (st != DG_OK) {
             assert_null(src);
             assert_true(err.msg[0] != 0);
             continue;
         }
         harness__stream out = {0};
-        if (harness__record(src, rec, NULL, &out, &err) != DG_OK)
+        if (dg_harness__record(src, rec, NULL, &out, &err) != DG_OK)
             assert_true(err.msg[0] != 0);
-        harness__stream_free(&out);
-        harness__source_free(src);
+        dg_harness__stream_free(&out);
+        dg_harness__source_free(src);
         remove(rec);
     }
     free(buf);

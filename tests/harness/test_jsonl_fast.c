@@ -1,6 +1,6 @@
 /* tests/harness/test_jsonl_fast.c — harness/jsonl_fast.c against jansson: every stream, valid,
  * hostile or unusual, read through the state stream source with the fast parser and again with
- * jansson alone (harness__jsonl_fast_off), must give the same frames (tick, every entity field's
+ * jansson alone (dg_harness__jsonl_fast_off), must give the same frames (tick, every entity field's
  * bits, raw hash) and the same end (status, where, message); and the fast parser must take the
  * common lines (or this would pass on jansson alone). */
 #define _GNU_SOURCE
@@ -45,7 +45,7 @@ static uint64_t bits(double d)
 /* Everything the source hands over for text[0..len), as one string. */
 static char *transcript(const char *text, size_t len, bool fast)
 {
-    harness__jsonl_fast_off = !fast;
+    dg_harness__jsonl_fast_off = !fast;
     char *o = NULL;
     size_t cap = 0, n = 0;
     FILE *f = fmemopen((void *)text, len, "r");
@@ -53,7 +53,7 @@ static char *transcript(const char *text, size_t len, bool fast)
     harness__source *s = NULL;
     dg_error err;
     dg_error_clear(&err);
-    dg_status st = harness__source_states_stream(&s, f, "t.jsonl", NULL, 0, &err);
+    dg_status st = dg_harness__source_states_stream(&s, f, "t.jsonl", NULL, 0, &err);
     int rc = st == DG_OK ? 1 : -1;
     harness__frame fr;
     while (st == DG_OK && (rc = s->next(s, &fr, &err)) == 1) {
@@ -72,9 +72,9 @@ static char *transcript(const char *text, size_t len, bool fast)
     }
     put_bits(&o, &cap, &n, "end %d code %d where %s msg %s\n", rc, rc < 0 ? (int)err.code : 0,
              rc < 0 ? err.where : "", rc < 0 ? err.msg : "");
-    harness__source_free(s);
+    dg_harness__source_free(s);
     fclose(f);
-    harness__jsonl_fast_off = false;
+    dg_harness__jsonl_fast_off = false;
     return o;
 }
 
@@ -210,10 +210,10 @@ static void test_good_lines_fast(void **state)
     (void)state;
     harness__jsonl_tick t = {0};
     for (size_t i = 0; i < sizeof k_good / sizeof k_good[0]; i++) {
-        assert_true(harness__jsonl_fast_tick(k_good[i], &t));
+        assert_true(dg_harness__jsonl_fast_tick(k_good[i], &t));
         check_line(k_good[i], strlen(k_good[i]));
     }
-    harness__jsonl_tick_free(&t);
+    dg_harness__jsonl_tick_free(&t);
 }
 
 static void test_hostile_lines(void **state)
@@ -308,10 +308,10 @@ static void test_mutations(void **state)
             if (line[k] == '\n')
                 line[k] = ' ';
         line[len] = 0;
-        taken += harness__jsonl_fast_tick(line, &t);
+        taken += dg_harness__jsonl_fast_tick(line, &t);
         check_line(line, len);
     }
-    harness__jsonl_tick_free(&t);
+    dg_harness__jsonl_tick_free(&t);
     assert_int_equal(g_streams, 12000);
     /* some edits keep the line valid (a digit for a digit, a space): those the fast parser takes */
     fprintf(stderr, "fast parser took %zu of 12000 edited lines\n", taken);

@@ -52,7 +52,7 @@ static void check(const char *s)
     int ref_all = end == s + len;
     double d = 12345.0;
     g_total++;
-    if (harness__decimal_fast(s, len, &d)) {
+    if (dg_harness__decimal_fast(s, len, &d)) {
         g_fast++;
         if (!ref_all || bits_of(d) != bits_of(ref) || ref_erange)
             fail_msg("fast path on \"%s\": %.17g (%016llx), strtod %.17g (%016llx)%s", s, d,
@@ -63,13 +63,13 @@ static void check(const char *s)
     }
     bool ok;
     int erange;
-    double v = harness__strtod_n(s, len, &ok, &erange);
+    double v = dg_harness__strtod_n(s, len, &ok, &erange);
     if ((int)ok != ref_all || erange != ref_erange || (ok && bits_of(v) != bits_of(ref)))
         fail_msg("strtod_n on \"%s\": ok %d erange %d %.17g, strtod all %d erange %d %.17g", s, ok, erange, v,
                  ref_all, ref_erange, ref);
     bool want = len > 0 && len < 64 && ref_all && !ref_erange;
     double p = 0;
-    bool got = harness__parse_f64(s, len, &p);
+    bool got = dg_harness__parse_f64(s, len, &p);
     if (got != want || (got && bits_of(p) != bits_of(ref)))
         fail_msg("parse_f64 on \"%s\": %d %.17g, expected %d %.17g", s, got, p, want, ref);
 }
@@ -81,7 +81,7 @@ static void check_prefix(const char *s, size_t len)
     memcpy(z, s, len);
     z[len] = 0;
     double a = 0, b = 0;
-    bool fa = harness__decimal_fast(s, len, &a), fb = harness__decimal_fast(z, len, &b);
+    bool fa = dg_harness__decimal_fast(s, len, &a), fb = dg_harness__decimal_fast(z, len, &b);
     if (fa != fb || (fa && bits_of(a) != bits_of(b)))
         fail_msg("\"%.*s\" followed by more text parsed otherwise than alone", (int)len, s);
     check(z);

@@ -37,13 +37,13 @@ typedef struct run {
 static void run_record(run *r, unsigned ticks)
 {
     memset(r, 0, sizeof *r);
-    assert_true(harness__temp_path(r->states, sizeof r->states, NULL, "rtexts", ".jsonl"));
-    assert_true(harness__temp_path(r->rec, sizeof r->rec, NULL, "rtexts", ".flrep"));
+    assert_true(dg_harness__temp_path(r->states, sizeof r->states, NULL, "rtexts", ".jsonl"));
+    assert_true(dg_harness__temp_path(r->rec, sizeof r->rec, NULL, "rtexts", ".flrep"));
     write_states(r->states, ticks);
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(harness__source_states(&r->src, r->states, 0, &err), DG_OK);
-    assert_int_equal(harness__record(r->src, r->rec, NULL, &r->stream, &err), DG_OK);
+    assert_int_equal(dg_harness__source_states(&r->src, r->states, 0, &err), DG_OK);
+    assert_int_equal(dg_harness__record(r->src, r->rec, NULL, &r->stream, &err), DG_OK);
     r->rep = dg_report_new("verify", "test", NULL, &err);
     assert_non_null(r->rep);
 }
@@ -54,7 +54,7 @@ static const dg_report_check *run_verify(run *r)
     dg_report_scenario *sc = dg_report_add_scenario(r->rep, "rtexts", "flrep");
     assert_non_null(sc);
     harness__verify_opts vo = {.fault_tick = UINT64_MAX, .seek_fault_tick = UINT64_MAX, .seek_random = 2};
-    harness__verify_file(sc, r->src, r->rec, &r->stream, &vo);
+    dg_harness__verify_file(sc, r->src, r->rec, &r->stream, &vo);
     for (uint32_t i = 0; i < sc->n_checks; i++)
         if (strcmp(sc->checks[i].name, "recovery") == 0)
             return &sc->checks[i];
@@ -64,8 +64,8 @@ static const dg_report_check *run_verify(run *r)
 
 static void run_free(run *r)
 {
-    harness__stream_free(&r->stream);
-    harness__source_free(r->src);
+    dg_harness__stream_free(&r->stream);
+    dg_harness__source_free(r->src);
     dg_report_free(r->rep);
     remove(r->states);
     remove(r->rec);
@@ -126,7 +126,7 @@ static void test_an_index_short_of_the_record_side_names_both_spans(void **state
     extra.tick++;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(harness__stream_push(&r.stream, &extra, &err), DG_OK);
+    assert_int_equal(dg_harness__stream_push(&r.stream, &extra, &err), DG_OK);
     const dg_report_check *c = run_verify(&r);
     assert_int_equal(c->status, DG_REPORT_FAIL);
     assert_two_case_lines(c);

@@ -38,13 +38,13 @@ static unsigned replay_jobs(const char *path, uint64_t fault, unsigned jobs, har
                             dg_error *err)
 {
     unsigned used = 0;
-    harness__cpu_init(jobs);
+    dg_harness__cpu_init(jobs);
     harness__replay_opts o = {fault, NULL, false, jobs, NULL, &used};
-    *st = harness__replay_hash_jobs(path, &o, out, err);
+    *st = dg_harness__replay_hash_jobs(path, &o, out, err);
     /* every thread taken is back in the budget */
-    unsigned back = harness__cpu_take(100);
+    unsigned back = dg_harness__cpu_take(100);
     assert_int_equal(back, jobs - 1);
-    harness__cpu_init(1);
+    dg_harness__cpu_init(1);
     return used;
 }
 
@@ -58,7 +58,7 @@ static void test_same_stream_on_threads(void **state)
         dg_error err;
         dg_error_clear(&err);
         harness__stream lin = {0};
-        assert_int_equal(harness__replay_hash(path, UINT64_MAX, NULL, false, &lin, &err), DG_OK);
+        assert_int_equal(dg_harness__replay_hash(path, UINT64_MAX, NULL, false, &lin, &err), DG_OK);
         assert_true(lin.n > 0);
         for (unsigned jobs = 2; jobs <= 7; jobs += 5) {
             harness__stream par = {0};
@@ -74,9 +74,9 @@ static void test_same_stream_on_threads(void **state)
             assert_true(chunks >= 2);
             assert_int_equal(used, chunks < jobs ? chunks : jobs);
             assert_same_stream(&lin, &par);
-            harness__stream_free(&par);
+            dg_harness__stream_free(&par);
         }
-        harness__stream_free(&lin);
+        dg_harness__stream_free(&lin);
     }
 }
 
@@ -90,15 +90,15 @@ static void test_appends_after_existing_records(void **state)
     dg_error err;
     dg_error_clear(&err);
     harness__stream lin = {0}, par = {0};
-    assert_int_equal(harness__replay_hash(a, UINT64_MAX, NULL, false, &lin, &err), DG_OK);
-    assert_int_equal(harness__replay_hash(a, UINT64_MAX, NULL, false, &par, &err), DG_OK);
-    assert_int_equal(harness__replay_hash(b, UINT64_MAX, NULL, false, &lin, &err), DG_OK);
+    assert_int_equal(dg_harness__replay_hash(a, UINT64_MAX, NULL, false, &lin, &err), DG_OK);
+    assert_int_equal(dg_harness__replay_hash(a, UINT64_MAX, NULL, false, &par, &err), DG_OK);
+    assert_int_equal(dg_harness__replay_hash(b, UINT64_MAX, NULL, false, &lin, &err), DG_OK);
     dg_status st;
     assert_int_equal(replay_jobs(b, UINT64_MAX, 3, &par, &st, &err), 3);
     assert_int_equal(st, DG_OK);
     assert_same_stream(&lin, &par);
-    harness__stream_free(&lin);
-    harness__stream_free(&par);
+    dg_harness__stream_free(&lin);
+    dg_harness__stream_free(&par);
 }
 
 /* The double-delta hook: where it only corrupts the world (to the end of its chunk) the records are
@@ -112,14 +112,14 @@ static void test_fault_hook_same_on_threads(void **state)
     dg_error err;
     dg_error_clear(&err);
     harness__stream clean = {0};
-    assert_int_equal(harness__replay_hash(path, UINT64_MAX, NULL, false, &clean, &err), DG_OK);
+    assert_int_equal(dg_harness__replay_hash(path, UINT64_MAX, NULL, false, &clean, &err), DG_OK);
     int fired = 0, failed = 0;
     for (uint64_t fault = 301; fault < 9000; fault += 577) {
         harness__stream lin = {0}, par = {0};
         dg_error e1, e2;
         dg_error_clear(&e1);
         dg_error_clear(&e2);
-        dg_status s1 = harness__replay_hash(path, fault, NULL, false, &lin, &e1), s2;
+        dg_status s1 = dg_harness__replay_hash(path, fault, NULL, false, &lin, &e1), s2;
         assert_int_equal(replay_jobs(path, fault, 7, &par, &s2, &e2), 7);
         assert_int_equal(s1, s2);
         char m1[600] = "", m2[600] = "";
@@ -130,14 +130,14 @@ static void test_fault_hook_same_on_threads(void **state)
         }
         assert_string_equal(m1, m2);
         assert_same_stream(&lin, &par);
-        size_t k = harness__stream_find(&par, fault);
-        fired += k != SIZE_MAX && par.v[k].state != clean.v[harness__stream_find(&clean, fault)].state;
-        harness__stream_free(&lin);
-        harness__stream_free(&par);
+        size_t k = dg_harness__stream_find(&par, fault);
+        fired += k != SIZE_MAX && par.v[k].state != clean.v[dg_harness__stream_find(&clean, fault)].state;
+        dg_harness__stream_free(&lin);
+        dg_harness__stream_free(&par);
     }
     assert_true(fired > 0);  /* the hook did change states */
     assert_true(failed > 0); /* and some runs ended in the reader's error */
-    harness__stream_free(&clean);
+    dg_harness__stream_free(&clean);
 }
 
 /* A damaged chunk: the one pass's error, message and records before it. */
@@ -146,7 +146,7 @@ static void test_damaged_chunk_same_error(void **state)
     (void)state;
     char src[1024], bad[600];
     golden(src, sizeof src, "walkers-20");
-    assert_true(harness__temp_path(bad, sizeof bad, NULL, "damaged", ".flrep"));
+    assert_true(dg_harness__temp_path(bad, sizeof bad, NULL, "damaged", ".flrep"));
     FILE *f = fopen(src, "rb");
     assert_non_null(f);
     fseek(f, 0, SEEK_END);
@@ -155,7 +155,7 @@ static void test_damaged_chunk_same_error(void **state)
     for (long at = size / 7; at < size * 9 / 10; at += size / 4) {
         dg_error err;
         dg_error_clear(&err);
-        assert_int_equal(harness__copy_prefix(src, bad, (uint64_t)size, &err), DG_OK);
+        assert_int_equal(dg_harness__copy_prefix(src, bad, (uint64_t)size, &err), DG_OK);
         FILE *w = fopen(bad, "r+b");
         assert_non_null(w);
         fseek(w, at, SEEK_SET);
@@ -165,7 +165,7 @@ static void test_damaged_chunk_same_error(void **state)
         dg_error e1, e2;
         dg_error_clear(&e1);
         dg_error_clear(&e2);
-        dg_status s1 = harness__replay_hash(bad, UINT64_MAX, NULL, false, &lin, &e1);
+        dg_status s1 = dg_harness__replay_hash(bad, UINT64_MAX, NULL, false, &lin, &e1);
         dg_status s2;
         replay_jobs(bad, UINT64_MAX, 7, &par, &s2, &e2);
         assert_int_not_equal(s1, DG_OK);
@@ -176,8 +176,8 @@ static void test_damaged_chunk_same_error(void **state)
         assert_string_equal(m1, m2);
         assert_true(lin.n > 0);
         assert_same_stream(&lin, &par);
-        harness__stream_free(&lin);
-        harness__stream_free(&par);
+        dg_harness__stream_free(&lin);
+        dg_harness__stream_free(&par);
     }
     remove(bad);
 }
@@ -188,19 +188,19 @@ static void test_budget_is_respected(void **state)
     (void)state;
     char path[1024];
     golden(path, sizeof path, "walkers-20");
-    harness__cpu_init(2);
-    assert_int_equal(harness__cpu_take(1), 1); /* another part of the run holds the second thread */
+    dg_harness__cpu_init(2);
+    assert_int_equal(dg_harness__cpu_take(1), 1); /* another part of the run holds the second thread */
     unsigned used = 0;
     harness__stream s = {0};
     dg_error err;
     dg_error_clear(&err);
     harness__replay_opts o = {UINT64_MAX, NULL, false, 7, NULL, &used};
-    assert_int_equal(harness__replay_hash_jobs(path, &o, &s, &err), DG_OK);
+    assert_int_equal(dg_harness__replay_hash_jobs(path, &o, &s, &err), DG_OK);
     assert_int_equal(used, 1);
-    assert_int_equal(harness__cpu_take(100), 0);
-    harness__cpu_give(1);
-    harness__cpu_init(1);
-    harness__stream_free(&s);
+    assert_int_equal(dg_harness__cpu_take(100), 0);
+    dg_harness__cpu_give(1);
+    dg_harness__cpu_init(1);
+    dg_harness__stream_free(&s);
 }
 
 int main(void)

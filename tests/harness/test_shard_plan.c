@@ -21,7 +21,7 @@ static void test_rule_by_hand(void **state)
     const uint64_t cost[6] = {5, 5, 4, 3, 3, 3};
     uint32_t shard_of[6];
     uint64_t load[2];
-    assert_true(harness__shard_plan(cost, 6, 2, shard_of, load));
+    assert_true(dg_harness__shard_plan(cost, 6, 2, shard_of, load));
     const uint32_t want[6] = {0, 1, 0, 1, 1, 0};
     assert_memory_equal(shard_of, want, sizeof want);
     assert_int_equal(load[0], 12);
@@ -35,7 +35,7 @@ static void test_ties_by_name_then_lowest_shard(void **state)
     (void)state;
     const uint64_t cost[3] = {1, 2, 2};
     uint32_t shard_of[3];
-    assert_true(harness__shard_plan(cost, 3, 2, shard_of, NULL));
+    assert_true(dg_harness__shard_plan(cost, 3, 2, shard_of, NULL));
     assert_int_equal(shard_of[0], 0);
     assert_int_equal(shard_of[1], 0);
     assert_int_equal(shard_of[2], 1);
@@ -67,8 +67,8 @@ static void test_fifty_balanced_and_deterministic(void **state)
         uint64_t load[10], load2[10], sum = 0, longest = 0;
         uint64_t copy[N];
         memcpy(copy, cost, sizeof cost);
-        assert_true(harness__shard_plan(cost, N, shards, a, load));
-        assert_true(harness__shard_plan(copy, N, shards, b, load2));
+        assert_true(dg_harness__shard_plan(cost, N, shards, a, load));
+        assert_true(dg_harness__shard_plan(copy, N, shards, b, load2));
         assert_memory_equal(a, b, sizeof a); /* the same corpus gives the same plan */
         uint64_t recount[10] = {0};
         for (size_t i = 0; i < N; i++) {
@@ -121,7 +121,7 @@ static void test_lpt_guarantee_against_brute_force(void **state)
                 cost[i] = 1 + (uint64_t)((i * 7919u + (size_t)round * 104729u) % 97u);
         uint32_t shard_of[10];
         uint64_t load[4], longest = 0;
-        assert_true(harness__shard_plan(cost, n, m, shard_of, load));
+        assert_true(dg_harness__shard_plan(cost, n, m, shard_of, load));
         for (uint32_t s = 0; s < m; s++)
             longest = load[s] > longest ? load[s] : longest;
         uint64_t best = best_makespan(cost, n, m);
@@ -149,12 +149,12 @@ static void test_corpus_id_layout(void **state)
     memcpy(buf + k, le2, 8), k += 8;
     char want[17], got[17], other[17];
     snprintf(want, sizeof want, "%016llx", (unsigned long long)XXH3_64bits(buf, k));
-    assert_true(harness__corpus_id("rply", names, cost, 2, got));
+    assert_true(dg_harness__corpus_id("rply", names, cost, 2, got));
     assert_string_equal(got, want);
-    assert_true(harness__corpus_id("flrep", names, cost, 2, other)); /* the format is part of it */
+    assert_true(dg_harness__corpus_id("flrep", names, cost, 2, other)); /* the format is part of it */
     assert_string_not_equal(other, want);
     const uint64_t cost2[2] = {0x0102030405060708u, 10}; /* so is every cost */
-    assert_true(harness__corpus_id("rply", names, cost2, 2, other));
+    assert_true(dg_harness__corpus_id("rply", names, cost2, 2, other));
     assert_string_not_equal(other, want);
 }
 

@@ -1,4 +1,4 @@
-/* tests/harness/test_stream_classes.c — harness__stream_classes, which `detgate matrix` groups its
+/* tests/harness/test_stream_classes.c — dg_harness__stream_classes, which `detgate matrix` groups its
  * configurations with: equal quantized hashes at every tick make one class whatever the raw floats
  * do; a different hash, a missing or an extra tick make another; a missing stream has no class. By
  * raw floats, the classes split further where the raw hashes differ. */
@@ -28,7 +28,7 @@ static void make_stream(harness__stream *s, uint64_t ticks, uint64_t odd_tick, u
         r.count = 3;
         dg_error err;
         dg_error_clear(&err);
-        assert_int_equal(harness__stream_push(s, &r, &err), DG_OK);
+        assert_int_equal(dg_harness__stream_push(s, &r, &err), DG_OK);
     }
 }
 
@@ -44,7 +44,7 @@ static void test_classes_by_quantized_state(void **state)
     make_stream(&v[5], 50, 20, 3);           /* class 1 (raw floats unlike 1's) */
     const harness__stream *s[N] = {&v[0], &v[1], &v[2], &v[3], NULL, &v[5]};   /* 4: not built */
     size_t cls[N], reps[N];
-    assert_int_equal(harness__stream_classes(s, N, false, cls, reps), 3);
+    assert_int_equal(dg_harness__stream_classes(s, N, false, cls, reps), 3);
     assert_int_equal(cls[0], 0);
     assert_int_equal(cls[1], 1);
     assert_int_equal(cls[2], 0);
@@ -55,7 +55,7 @@ static void test_classes_by_quantized_state(void **state)
     assert_int_equal(reps[1], 1);
     assert_int_equal(reps[2], 3);
     /* by raw floats: 0 | 1 | 2 (raw seed 2) | 3 | 5 (raw seed 3, unlike 1's) */
-    assert_int_equal(harness__stream_classes(s, N, true, cls, reps), 5);
+    assert_int_equal(dg_harness__stream_classes(s, N, true, cls, reps), 5);
     assert_int_equal(cls[0], 0);
     assert_int_equal(cls[1], 1);
     assert_int_equal(cls[2], 2);
@@ -64,7 +64,7 @@ static void test_classes_by_quantized_state(void **state)
     assert_int_equal(cls[5], 4);
     for (int i = 0; i < N; i++)
         if (i != 4)
-            harness__stream_free(&v[i]);
+            dg_harness__stream_free(&v[i]);
 }
 
 static void test_no_streams_no_classes(void **state)
@@ -72,7 +72,7 @@ static void test_no_streams_no_classes(void **state)
     (void)state;
     const harness__stream *s[2] = {NULL, NULL};
     size_t cls[2], reps[2];
-    assert_int_equal(harness__stream_classes(s, 2, false, cls, reps), 0);
+    assert_int_equal(dg_harness__stream_classes(s, 2, false, cls, reps), 0);
     assert_int_equal(cls[0], SIZE_MAX);
     assert_int_equal(cls[1], SIZE_MAX);
 }

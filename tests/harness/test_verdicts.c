@@ -42,13 +42,13 @@ static void unreadable_own_recording_fails_every_check(void **state)
     (void)state;
     char scn[1024], rec_path[512];
     snprintf(scn, sizeof scn, "%s/corpus/scenarios/mars.scn", src_dir());
-    assert_true(harness__temp_path(rec_path, sizeof rec_path, NULL, "verdicts", ".flrep"));
+    assert_true(dg_harness__temp_path(rec_path, sizeof rec_path, NULL, "verdicts", ".flrep"));
     harness__source *src = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(harness__source_scenario(&src, scn, NULL, 0, &err), DG_OK);
+    assert_int_equal(dg_harness__source_scenario(&src, scn, NULL, 0, &err), DG_OK);
     harness__stream rec = {0};
-    assert_int_equal(harness__record(src, rec_path, NULL, &rec, &err), DG_OK);
+    assert_int_equal(dg_harness__record(src, rec_path, NULL, &rec, &err), DG_OK);
     break_magic(rec_path);
 
     dg_report *rep = dg_report_new("verify", HARNESS_VERSION_NUMBER, NULL, &err);
@@ -56,7 +56,7 @@ static void unreadable_own_recording_fails_every_check(void **state)
     dg_report_scenario *sc = dg_report_add_scenario(rep, "mars", "flrep");
     assert_non_null(sc);
     harness__verify_opts vo = {.fault_tick = UINT64_MAX, .seek_fault_tick = UINT64_MAX, .seek_random = 4};
-    int failed = harness__verify_file(sc, src, rec_path, &rec, &vo);
+    int failed = dg_harness__verify_file(sc, src, rec_path, &rec, &vo);
     /* three failed checks, not -1 ("could not run") */
     assert_int_equal(failed, 3);
     static const char *const names[] = {"record-vs-replay", "seek", "recovery"};
@@ -70,8 +70,8 @@ static void unreadable_own_recording_fails_every_check(void **state)
     assert_int_equal(dg_report_scenario_status(sc), DG_REPORT_FAIL);
 
     dg_report_free(rep);
-    harness__stream_free(&rec);
-    harness__source_free(src);
+    dg_harness__stream_free(&rec);
+    dg_harness__source_free(src);
     remove(rec_path);
 }
 
@@ -81,28 +81,28 @@ static void unreadable_own_rply_recording_fails(void **state)
     (void)state;
     char scn[1024], rec_path[512];
     snprintf(scn, sizeof scn, "%s/corpus/scenarios/mars.scn", src_dir());
-    assert_true(harness__temp_path(rec_path, sizeof rec_path, NULL, "verdicts", ".rply"));
+    assert_true(dg_harness__temp_path(rec_path, sizeof rec_path, NULL, "verdicts", ".rply"));
     harness__source *src = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(harness__source_scenario(&src, scn, NULL, 0, &err), DG_OK);
+    assert_int_equal(dg_harness__source_scenario(&src, scn, NULL, 0, &err), DG_OK);
     harness__stream rec = {0};
-    assert_int_equal(harness__rply_record(src, rec_path, 0, &rec, &err), DG_OK);
+    assert_int_equal(dg_harness__rply_record(src, rec_path, 0, &rec, &err), DG_OK);
     break_magic(rec_path);
 
     dg_report *rep = dg_report_new("verify", HARNESS_VERSION_NUMBER, NULL, &err);
     assert_non_null(rep);
     dg_report_scenario *sc = dg_report_add_scenario(rep, "mars", "rply");
     assert_non_null(sc);
-    assert_int_equal(harness__rply_verify_file(sc, rec_path, &rec, 4), 2);
+    assert_int_equal(dg_harness__rply_verify_file(sc, rec_path, &rec, 4), 2);
     const dg_report_check *seek = find_check(sc, "seek");
     assert_non_null(seek);
     assert_int_equal(seek->status, DG_REPORT_FAIL);
     assert_int_equal(dg_report_scenario_status(sc), DG_REPORT_FAIL);
 
     dg_report_free(rep);
-    harness__stream_free(&rec);
-    harness__source_free(src);
+    dg_harness__stream_free(&rec);
+    dg_harness__source_free(src);
     remove(rec_path);
 }
 

@@ -60,14 +60,14 @@ static void test_equal_positions_are_skipped_and_differing_ones_kept(void **stat
     assert_string_equal(d->a.text, "hello");
 
     dg_rsink s;
-    dg_rsink_init(&s);
-    dg_rep__event_diff_line(&s, &t->event_diffs[0], t, dg_rsink_puts);
+    dg_rep__sink_init(&s);
+    dg_rep__event_diff_line(&s, &t->event_diffs[0], t, dg_rep__sink_puts);
     assert_string_equal(s.p, "event 1: kill: weapon (c) A 3, B 4");
-    dg_rsink_truncate(&s, 0);
-    dg_rep__event_diff_line(&s, &t->event_diffs[1], t, dg_rsink_puts);
+    dg_rep__sink_truncate(&s, 0);
+    dg_rep__event_diff_line(&s, &t->event_diffs[1], t, dg_rep__sink_puts);
     assert_string_equal(s.p, "event 2: A only: chat {sender (a) 1, channel (c) 0, text \"hello\" (5 bytes)} "
                              "(A has 3 events at this tick, B 2)");
-    dg_rsink_free(&s);
+    dg_rep__sink_free(&s);
     dg_report_free(r);
 }
 
@@ -81,14 +81,14 @@ static void test_texts_one_byte_short_and_kinds_that_differ(void **state)
     assert_int_equal(dg_report_tick_diff_events(t, a, 2, b, 2), 2);
     assert_int_equal(t->event_diffs[0].text_diff_at, 4);
     dg_rsink s;
-    dg_rsink_init(&s);
-    dg_rep__event_diff_line(&s, &t->event_diffs[0], t, dg_rsink_puts);
+    dg_rep__sink_init(&s);
+    dg_rep__event_diff_line(&s, &t->event_diffs[0], t, dg_rep__sink_puts);
     assert_string_equal(s.p, "event 0: chat: text A \"gg wp\" (5 bytes), B \"gg w\" (4 bytes), first difference at byte 4");
-    dg_rsink_truncate(&s, 0);
-    dg_rep__event_diff_line(&s, &t->event_diffs[1], t, dg_rsink_puts);
+    dg_rep__sink_truncate(&s, 0);
+    dg_rep__event_diff_line(&s, &t->event_diffs[1], t, dg_rep__sink_puts);
     assert_string_equal(s.p, "event 1: A alert {faction (c) 1, level (d) 3}, B admin {actor (a) 7, target (b) 9, "
                              "action (c) 2, text \"kick\" (4 bytes)}");
-    dg_rsink_free(&s);
+    dg_rep__sink_free(&s);
     dg_report_free(r);
 }
 
@@ -131,10 +131,10 @@ static void test_positions_beyond_the_cap_are_counted(void **state)
     dg_report_check *c = &r->scenarios[0].checks[0];
     assert_int_equal(dg_report_check_add_divergent(c, 10, 0), DG_OK);
     dg_rsink s;
-    dg_rsink_init(&s);
-    dg_rep__check_headline(&s, c, dg_rsink_puts);
+    dg_rep__sink_init(&s);
+    dg_rep__check_headline(&s, c, dg_rep__sink_puts);
     assert_string_equal(s.p, "first divergent tick 10: 5 events differ");
-    dg_rsink_free(&s);
+    dg_rep__sink_free(&s);
     dg_report_free(r);
 }
 

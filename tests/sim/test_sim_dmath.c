@@ -87,15 +87,15 @@ static void test_quaternion_basis_roundtrip(void **st)
     /* a rotation built from a basis maps the body axes back onto that basis */
     double f[3] = {0.6, 0.8, 0.0}, u[3] = {0.0, 0.0, 1.0}, l[3], q[4], o[3];
     dgv_cross(u, f, l);
-    dgq_from_basis(f, l, u, q);
+    dg_sim__q_from_basis(f, l, u, q);
     static const double xb[3] = {1, 0, 0}, yb[3] = {0, 1, 0}, zb[3] = {0, 0, 1};
-    dgq_rotate(q, xb, o);
+    dg_sim__q_rotate(q, xb, o);
     for (int i = 0; i < 3; i++)
         assert_true(fabs(o[i] - f[i]) < 1e-15);
-    dgq_rotate(q, yb, o);
+    dg_sim__q_rotate(q, yb, o);
     for (int i = 0; i < 3; i++)
         assert_true(fabs(o[i] - l[i]) < 1e-15);
-    dgq_rotate(q, zb, o);
+    dg_sim__q_rotate(q, zb, o);
     for (int i = 0; i < 3; i++)
         assert_true(fabs(o[i] - u[i]) < 1e-15);
     assert_true(q[0] >= 0.0);

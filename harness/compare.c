@@ -2,6 +2,7 @@
  * recordings in lockstep, and the state diff behind a hash mismatch (entities added, lost or
  * changed; which fields; both values in quanta and real units) written into a dg_report check. */
 #include "harness_internal.h"
+#include "test_hooks.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -286,7 +287,7 @@ dg_status dg_harness__detail_source_vs_file(dg_report_check *c, harness__source 
     if (st != DG_OK)
         return st;
     if (fault_tick != UINT64_MAX)
-        dg_flrep_reader_set_fault_double_delta(r, fault_tick);
+        dg_flrep__reader_set_fault_double_delta(r, fault_tick);
     /* the source's declared fields, when the recording has the same (it was recorded from it) */
     const dg_schema *xs = dg_harness__common_schema(&src->hdr, dg_flrep_reader_header(r));
     size_t nx = dg_harness__source_fields(src);

@@ -3,6 +3,7 @@
  * rebuilt state -> hash). Both keep only the per-tick hashes; entity states are re-derived when a
  * diff needs them, so memory stays flat however long the recording. */
 #include "harness_internal.h"
+#include "test_hooks.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -487,7 +488,7 @@ dg_status dg_harness__record(harness__source *src, const char *path, const harne
     if (st != DG_OK)
         return st;
     if (o && o->fault_self_check)
-        dg_flrep_writer_set_fault_self_check(rs.w, o->fault_self_check_tick);
+        dg_flrep__writer_set_fault_self_check(rs.w, o->fault_self_check_tick);
     if (o && o->hash_log) {
         dg_hash_log_header lh = {0};
         snprintf(lh.scenario, sizeof lh.scenario, "%s", src->name);
@@ -563,7 +564,7 @@ dg_status dg_harness__replay_hash(const char *path, uint64_t fault_tick, dg_hash
     if (st != DG_OK)
         return st;
     if (fault_tick != UINT64_MAX)
-        dg_flrep_reader_set_fault_double_delta(r, fault_tick);
+        dg_flrep__reader_set_fault_double_delta(r, fault_tick);
     st = dg_harness__stream_reserve(out, out->n + dg_flrep_reader_info(r)->tick_count, err);
     if (st == DG_OK)
         st = dg_harness__replay_hash_from(r, 0, log, log_entities, out, err);

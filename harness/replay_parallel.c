@@ -15,6 +15,7 @@
  * error, its message and the ticks hashed before it are exactly those of one pass; a fault hook
  * (double-delta) is set on every reader and behaves the same way. */
 #include "harness_internal.h"
+#include "test_hooks.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -184,7 +185,7 @@ static void rp_decode(rp_job *J, dg_flrep_reader **rd, size_t u, rp_slot *s)
         if (dg_flrep_reader_open_file(rd, J->path, NULL, &err) != DG_OK)
             return;
         if (J->fault_tick != UINT64_MAX)
-            dg_flrep_reader_set_fault_double_delta(*rd, J->fault_tick);
+            dg_flrep__reader_set_fault_double_delta(*rd, J->fault_tick);
     }
     dg_flrep_reader *r = *rd;
     if (dg_flrep_reader_seek(r, J->chunks[U->c0].first_tick, &err) != DG_OK)
@@ -438,7 +439,7 @@ dg_status dg_harness__replay_hash_jobs(const char *path, const harness__replay_o
     dg_flrep_reader *r = NULL;
     dg_status st = dg_flrep_reader_open_file(&r, path, NULL, err);
     if (st == DG_OK && o->fault_tick != UINT64_MAX)
-        dg_flrep_reader_set_fault_double_delta(r, o->fault_tick);
+        dg_flrep__reader_set_fault_double_delta(r, o->fault_tick);
     if (st == DG_OK)
         st = dg_harness__stream_reserve(out, out->n + dg_flrep_reader_info(r)->tick_count, err);
     size_t redo = 0;

@@ -3,6 +3,7 @@
  * first and the last tick), and crash recovery (the trailer cut off, then the last chunk cut short:
  * every complete chunk must play back with identical hashes). */
 #include "harness_internal.h"
+#include "test_hooks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -189,11 +190,11 @@ static void seek_detail(dg_report_check *c, const char *path, const harness__ver
         return;
     }
     if (o->fault_tick != UINT64_MAX) {
-        dg_flrep_reader_set_fault_double_delta(lin, o->fault_tick);
-        dg_flrep_reader_set_fault_double_delta(sk, o->fault_tick);
+        dg_flrep__reader_set_fault_double_delta(lin, o->fault_tick);
+        dg_flrep__reader_set_fault_double_delta(sk, o->fault_tick);
     }
     if (o->seek_fault_tick != UINT64_MAX) /* the seeking side only: linear playback never seeks */
-        dg_flrep_reader_set_fault_seek_drop_delta(sk, o->seek_fault_tick);
+        dg_flrep__reader_set_fault_seek_drop_delta(sk, o->seek_fault_tick);
     const dg_flrep_header *names = dg_flrep_reader_header(lin);
     dg_flrep_tick a, b;
     int ra = 1;
@@ -226,9 +227,9 @@ static int check_seek(dg_report_check *c, const char *path, const harness__strea
     if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK)
         return fail_error(c, &err);
     if (o->fault_tick != UINT64_MAX)
-        dg_flrep_reader_set_fault_double_delta(r, o->fault_tick);
+        dg_flrep__reader_set_fault_double_delta(r, o->fault_tick);
     if (o->seek_fault_tick != UINT64_MAX)
-        dg_flrep_reader_set_fault_seek_drop_delta(r, o->seek_fault_tick);
+        dg_flrep__reader_set_fault_seek_drop_delta(r, o->seek_fault_tick);
     uint64_t *sample = NULL;
     size_t ns = seek_sample(dg_flrep_reader_info(r), rec, o, &sample);
     uint64_t *bad = malloc((ns ? ns : 1) * 2 * sizeof *bad);

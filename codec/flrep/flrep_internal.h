@@ -10,6 +10,7 @@
 
 #include "cursor.h"
 #include "detgate/flrep.h"
+#include "test_hooks.h"
 
 #define FLREP_CHUNK_HDR_SIZE 36u
 #define FLREP_TRAILER_FIXED 48u

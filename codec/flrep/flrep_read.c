@@ -38,7 +38,7 @@ struct dg_flrep_reader {
     size_t content_pos;         /* byte offset of the next tick in the content */
     flrep_world world, seek_world;
     flrep_tick_scratch scratch;
-    uint64_t fault_seek_drop_tick; /* test hook (dg_flrep_reader_set_fault_seek_drop_delta), when */
+    uint64_t fault_seek_drop_tick; /* test hook (dg_flrep__reader_set_fault_seek_drop_delta), when */
     bool fault_seek_drop;          /* this is set (every u64 is a tick: no value can mean off) */
     flrep_world fault_world;       /* where that hook decodes the tick it drops */
     char where[128];
@@ -771,13 +771,13 @@ void dg_flrep__reader_set_general_only(dg_flrep_reader *r, bool on)
     r->ctx.general_only = on;
 }
 
-void dg_flrep_reader_set_fault_double_delta(dg_flrep_reader *r, uint64_t tick)
+void dg_flrep__reader_set_fault_double_delta(dg_flrep_reader *r, uint64_t tick)
 {
     r->ctx.fault_double_delta_tick = tick;
     r->ctx.fault_double_delta = true;
 }
 
-void dg_flrep_reader_set_fault_seek_drop_delta(dg_flrep_reader *r, uint64_t tick)
+void dg_flrep__reader_set_fault_seek_drop_delta(dg_flrep_reader *r, uint64_t tick)
 {
     r->fault_seek_drop_tick = tick;
     r->fault_seek_drop = true;

@@ -634,7 +634,7 @@ void dg_flrep_writer_abort(dg_flrep_writer *w)
 }
 
 size_t dg_flrep_writer_file_count(const dg_flrep_writer *w) { return w->files_total + (w->f ? 1 : 0); }
-void dg_flrep_writer_set_fault_self_check(dg_flrep_writer *w, uint64_t tick)
+void dg_flrep__writer_set_fault_self_check(dg_flrep_writer *w, uint64_t tick)
 {
     w->ctx.fault_double_delta_tick = tick;
     w->ctx.fault_double_delta = true;

@@ -14,6 +14,7 @@
 
 #include "detgate/flrep.h"
 #include "detgate/hash.h"
+#include "test_hooks.h"
 #include "flrep2_fixture.h"
 #include "flrep_testlib.h"
 
@@ -367,7 +368,7 @@ static void test_self_check_covers_the_2_0_records(void **state)
     dg_flrep_header h = f2_header(&s, 60);
     dg_flrep_writer *w = NULL;
     assert_int_equal(dg_flrep_writer_open(&w, path, &h, NULL, NULL), DG_OK);
-    dg_flrep_writer_set_fault_self_check(w, 5);
+    dg_flrep__writer_set_fault_self_check(w, 5);
     dg_status st = DG_OK;
     dg_error err;
     dg_error_clear(&err);
@@ -459,7 +460,7 @@ static void test_self_check_compares_the_extras(void **state)
     dg_flrep_header h = f2_header(&s, 60);
     dg_flrep_writer *w = NULL;
     assert_int_equal(dg_flrep_writer_open(&w, path, &h, NULL, NULL), DG_OK);
-    dg_flrep_writer_set_fault_self_check(w, 7);
+    dg_flrep__writer_set_fault_self_check(w, 7);
     dg_error err;
     dg_error_clear(&err);
     dg_status st = DG_OK;

@@ -10,9 +10,13 @@
 
 #define CA_MAX_BODIES 4096
 
-/* flags bits written per entity (docs/ENGINES-examples.md) */
-#define CA_FLAG_AWAKE 0x1u     /* !cpBodyIsSleeping */
-#define CA_FLAG_KINEMATIC 0x2u /* cpBodyGetType == CP_BODY_TYPE_KINEMATIC; 0 = dynamic */
+/* the declared schema (docs/STATES-STREAM.md, "Declared fields"; the same as detgate.ini's [schema]):
+ * the standard pos, vel, rot and Chipmunk's own angular velocity, sleep state, body type (named as
+ * cpBodyType orders them) and arbiter count; 1/1024 m and m/s, 1/4096 rad/s (docs/ENGINES-examples.md) */
+#define CA_POS_Q "0.0009765625"
+#define CA_VEL_Q "0.0009765625"
+#define CA_ANGVEL_Q "0.000244140625"
+static const char *const ca_kind_name[] = {"dynamic", "kinematic", "static"}; /* CP_BODY_TYPE_* */
 
 enum ca_shape { CA_BOX = 0, CA_CIRCLE = 1, CA_LINK = 2, CA_PROJECTILE = 3 };
 
@@ -289,15 +293,28 @@ static void ca_despawn(ca_world *w, size_t i) {
 
 static void ca_header(FILE *out, const ca_scenario *sc, int csv) {
     if (csv) { /* CSV has no header object: tick rate 60 Hz is detgate's default (checked in main) */
-        fputs("tick,id,type,px,py,pz,vx,vy,vz,qw,qx,qy,qz,flags\n", out);
+        fputs("#! schema standard=pos,vel,rot position_quantum=" CA_POS_Q " velocity_quantum=" CA_VEL_Q "\n"
+              "#! field angvel type=float unit=rad/s quantum=" CA_ANGVEL_Q "\n"
+              "#! field awake type=bool\n"
+              "#! field kind type=enum values=dynamic,kinematic,static\n"
+              "#! field contacts type=uint bits=16\n"
+              "tick,id,px,py,pz,vx,vy,vz,qw,qx,qy,qz,angvel,awake,kind,contacts\n",
+              out);
         return;
     }
     fprintf(out, "{\"detgate_states\":1,\"scenario\":\"%s\",\"tick_rate_hz\":%.0f,"
-                 "\"types\":[{\"index\":0,\"id\":\"box\",\"name\":\"box\",\"category\":0,\"projectile\":0},"
-                 "{\"index\":1,\"id\":\"circle\",\"name\":\"circle\",\"category\":0,\"projectile\":0},"
-                 "{\"index\":2,\"id\":\"link\",\"name\":\"chain link\",\"category\":0,\"projectile\":0},"
-                 "{\"index\":3,\"id\":\"projectile\",\"name\":\"projectile\",\"category\":0,\"projectile\":3}]}\n",
+                 "\"schema\":{\"standard\":\"pos,vel,rot\",\"position_quantum\":" CA_POS_Q
+                 ",\"velocity_quantum\":" CA_VEL_Q ",\"fields\":["
+                 "{\"name\":\"angvel\",\"type\":\"float\",\"unit\":\"rad/s\",\"quantum\":" CA_ANGVEL_Q "},"
+                 "{\"name\":\"awake\",\"type\":\"bool\"},"
+                 "{\"name\":\"kind\",\"type\":\"enum\",\"values\":\"dynamic,kinematic,static\"},"
+                 "{\"name\":\"contacts\",\"type\":\"uint\",\"bits\":16}]}}\n",
             sc->name, sc->hz);
+}
+
+static void ca_count_arbiter(cpBody *b, cpArbiter *arb, void *n) {
+    (void)b; (void)arb;
+    ++*(unsigned *)n;
 }
 
 /* the 2-D world in the x-y plane: z = 0, the angle a rotation about z (w = cos a/2, z = sin a/2);
@@ -310,15 +327,20 @@ static void ca_write_tick(FILE *out, const ca_world *w, const ca_scenario *sc, l
         if (!b) continue;
         cpVect p = cpBodyGetPosition(b), v = cpBodyGetVelocity(b);
         double a = cpBodyGetAngle(b), qw = cos(a / 2), qz = sin(a / 2);
-        unsigned flags = (cpBodyIsSleeping(b) ? 0 : CA_FLAG_AWAKE) |
-                         (cpBodyGetType(b) == CP_BODY_TYPE_KINEMATIC ? CA_FLAG_KINEMATIC : 0);
+        double av = cpBodyGetAngularVelocity(b);
+        const char *awake = cpBodyIsSleeping(b) ? "false" : "true";
+        const char *kind = ca_kind_name[cpBodyGetType(b)];
+        unsigned contacts = 0;
+        cpBodyEachArbiter(b, ca_count_arbiter, &contacts);
+        if (contacts > 65535u) contacts = 65535u; /* the declared 16 bits; a body never has that many */
         if (csv)
-            fprintf(out, "%ld,%u,%d,%.17g,%.17g,0,%.17g,%.17g,0,%.17g,0,0,%.17g,%u\n", tick, sc->b[i].id,
-                    sc->b[i].shape, p.x, p.y, v.x, v.y, qw, qz, flags);
+            fprintf(out, "%ld,%u,%.17g,%.17g,0,%.17g,%.17g,0,%.17g,0,0,%.17g,%.17g,%s,%s,%u\n", tick,
+                    sc->b[i].id, p.x, p.y, v.x, v.y, qw, qz, av, awake, kind, contacts);
         else
-            fprintf(out, "%s{\"id\":%u,\"type\":%d,\"pos\":[%.17g,%.17g,0],\"vel\":[%.17g,%.17g,0],"
-                         "\"rot\":[%.17g,0,0,%.17g],\"flags\":%u}",
-                    first ? "" : ",", sc->b[i].id, sc->b[i].shape, p.x, p.y, v.x, v.y, qw, qz, flags);
+            fprintf(out, "%s{\"id\":%u,\"pos\":[%.17g,%.17g,0],\"vel\":[%.17g,%.17g,0],"
+                         "\"rot\":[%.17g,0,0,%.17g],\"angvel\":%.17g,\"awake\":%s,\"kind\":\"%s\","
+                         "\"contacts\":%u}",
+                    first ? "" : ",", sc->b[i].id, p.x, p.y, v.x, v.y, qw, qz, av, awake, kind, contacts);
         first = 0;
     }
     if (!csv) fputs("]}\n", out);

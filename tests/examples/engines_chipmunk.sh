@@ -3,15 +3,6 @@
 # index reports colliding pairs (cpSpaceStep.c): another index, or another shape insertion order,
 # changes that order and so the result, from tick 1.
 p=$src/scenarios/pyramid.cp
-# first_row LOG: the first entity row of LOG's first diff table (the first divergent entity and field)
-first_row() { sed -n '/entity kind *field/{n;p;q}' "$1" | tr -s ' ' | sed 's/^ //'; }
-# expect_first LOG ENTITY FIELD: the diff in LOG names ENTITY's FIELD first, and entity 1's angvel (the
-# declared field: the solver's order turns the boxes too)
-expect_first() {
-  local row; row=$(first_row "$1")
-  case "$row" in "$2 changed $3 "*) ;; *) fail "$1: first divergent row is not entity $2 $3: $row" ;; esac
-  grep -Eq '^ +1 +changed angvel .* rad/s ' "$1" || fail "$1: names no entity 1 angvel (rad/s)"
-}
 # Debian's library prints a debug banner to stdout at the first cpSpaceNew; the stream on stdout must
 # still start with its header (the adapter sends the banner to stderr)
 "$adapter" "$p" >"$out/stdout.jsonl" 2>"$out/stdout.err"

@@ -10,9 +10,13 @@
 #define OA_MAX_BODIES 4096
 #define OA_MAX_CONTACTS 8
 
-/* flags bits written per entity (docs/ENGINES-examples.md) */
-#define OA_FLAG_AWAKE 0x1u      /* dBodyIsEnabled */
-#define OA_FLAG_KINEMATIC 0x2u  /* dBodyIsKinematic; 0 = dynamic */
+/* the declared schema (docs/STATES-STREAM.md, "Declared fields"; the same as detgate.ini's [schema]):
+ * the standard pos, vel, rot and ODE's own angular velocity per axis, enabled state (auto-disable) and
+ * body kind (ODE's bodies are dynamic or kinematic; static geometry has no body); 1/1024 m and m/s,
+ * 1/4096 rad/s (docs/ENGINES-examples.md) */
+#define OA_POS_Q "0.0009765625"
+#define OA_VEL_Q "0.0009765625"
+#define OA_ANGVEL_Q "0.000244140625"
 
 enum oa_shape { OA_BOX = 0, OA_SPHERE = 1, OA_CAPSULE = 2, OA_PROJECTILE = 3 };
 
@@ -307,14 +311,24 @@ static void oa_despawn(oa_world *w, size_t i) {
 
 static void oa_header(FILE *out, const oa_scenario *sc, int csv) {
     if (csv) { /* CSV has no header object: tick rate 60 Hz is detgate's default (checked in main) */
-        fputs("tick,id,type,px,py,pz,vx,vy,vz,qw,qx,qy,qz,flags\n", out);
+        fputs("#! schema standard=pos,vel,rot position_quantum=" OA_POS_Q " velocity_quantum=" OA_VEL_Q "\n"
+              "#! field angvel.x type=float unit=rad/s quantum=" OA_ANGVEL_Q "\n"
+              "#! field angvel.y type=float unit=rad/s quantum=" OA_ANGVEL_Q "\n"
+              "#! field angvel.z type=float unit=rad/s quantum=" OA_ANGVEL_Q "\n"
+              "#! field awake type=bool\n"
+              "#! field kind type=enum values=dynamic,kinematic\n"
+              "tick,id,px,py,pz,vx,vy,vz,qw,qx,qy,qz,angvel.x,angvel.y,angvel.z,awake,kind\n",
+              out);
         return;
     }
     fprintf(out, "{\"detgate_states\":1,\"scenario\":\"%s\",\"tick_rate_hz\":%.0f,"
-                 "\"types\":[{\"index\":0,\"id\":\"box\",\"name\":\"box\",\"category\":0,\"projectile\":0},"
-                 "{\"index\":1,\"id\":\"sphere\",\"name\":\"sphere\",\"category\":0,\"projectile\":0},"
-                 "{\"index\":2,\"id\":\"capsule\",\"name\":\"chain link\",\"category\":0,\"projectile\":0},"
-                 "{\"index\":3,\"id\":\"projectile\",\"name\":\"projectile\",\"category\":0,\"projectile\":3}]}\n",
+                 "\"schema\":{\"standard\":\"pos,vel,rot\",\"position_quantum\":" OA_POS_Q
+                 ",\"velocity_quantum\":" OA_VEL_Q ",\"fields\":["
+                 "{\"name\":\"angvel.x\",\"type\":\"float\",\"unit\":\"rad/s\",\"quantum\":" OA_ANGVEL_Q "},"
+                 "{\"name\":\"angvel.y\",\"type\":\"float\",\"unit\":\"rad/s\",\"quantum\":" OA_ANGVEL_Q "},"
+                 "{\"name\":\"angvel.z\",\"type\":\"float\",\"unit\":\"rad/s\",\"quantum\":" OA_ANGVEL_Q "},"
+                 "{\"name\":\"awake\",\"type\":\"bool\"},"
+                 "{\"name\":\"kind\",\"type\":\"enum\",\"values\":\"dynamic,kinematic\"}]}}\n",
             sc->name, sc->hz);
 }
 
@@ -326,16 +340,20 @@ static void oa_write_tick(FILE *out, const oa_world *w, const oa_scenario *sc, l
         dBodyID b = w->body[i];
         if (!b) continue;
         const dReal *p = dBodyGetPosition(b), *q = dBodyGetQuaternion(b), *v = dBodyGetLinearVel(b);
-        unsigned flags = (dBodyIsEnabled(b) ? OA_FLAG_AWAKE : 0) | (dBodyIsKinematic(b) ? OA_FLAG_KINEMATIC : 0);
+        const dReal *av = dBodyGetAngularVel(b);
+        const char *awake = dBodyIsEnabled(b) ? "true" : "false";
+        const char *kind = dBodyIsKinematic(b) ? "kinematic" : "dynamic";
         if (csv) {
-            fprintf(out, "%ld,%u,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%u\n", tick,
-                    sc->b[i].id, sc->b[i].shape, p[0], p[1], p[2], v[0], v[1], v[2], q[0], q[1], q[2], q[3], flags);
+            fprintf(out, "%ld,%u,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%s,%s\n",
+                    tick, sc->b[i].id, p[0], p[1], p[2], v[0], v[1], v[2], q[0], q[1], q[2], q[3], av[0], av[1],
+                    av[2], awake, kind);
             continue;
         }
-        fprintf(out, "%s{\"id\":%u,\"type\":%d,\"pos\":[%.17g,%.17g,%.17g],\"vel\":[%.17g,%.17g,%.17g],"
-                     "\"rot\":[%.17g,%.17g,%.17g,%.17g],\"flags\":%u}",
-                first ? "" : ",", sc->b[i].id, sc->b[i].shape, p[0], p[1], p[2], v[0], v[1], v[2], q[0], q[1],
-                q[2], q[3], flags);
+        fprintf(out, "%s{\"id\":%u,\"pos\":[%.17g,%.17g,%.17g],\"vel\":[%.17g,%.17g,%.17g],"
+                     "\"rot\":[%.17g,%.17g,%.17g,%.17g],\"angvel.x\":%.17g,\"angvel.y\":%.17g,"
+                     "\"angvel.z\":%.17g,\"awake\":%s,\"kind\":\"%s\"}",
+                first ? "" : ",", sc->b[i].id, p[0], p[1], p[2], v[0], v[1], v[2], q[0], q[1], q[2], q[3], av[0],
+                av[1], av[2], awake, kind);
         first = 0;
     }
     if (!csv) fputs("]}\n", out);

@@ -108,7 +108,7 @@ expect_rc 125 "$out/gate-mt.log" "$detgate" --project "$(project '--mt 2')" gate
 
 # ---- 5. the adapter rebuilt with FMA contraction (-mfma -ffp-contract=fast): Bullet's library is
 # prebuilt, but its inline headers (btVector3, btTransform, btQuaternion) compile into the adapter —
-# chain-p2p's link placement alone moves the raw state from tick 0 and a quantum by tick 18
+# chain-p2p's link placement alone moves the raw state from tick 0 and a quantum by tick 14 (1/1024 m)
 if grep -qw fma /proc/cpuinfo; then
   if cmake -S "$src" -B "$build/fma" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS="-mfma -ffp-contract=fast" \
        >"$out/fma-configure.log" 2>&1 && cmake --build "$build/fma" >"$out/fma-build.log" 2>&1; then

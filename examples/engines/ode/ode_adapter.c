@@ -433,7 +433,7 @@ static void oa_write_tick_bin(FILE *out, const oa_world *w, const oa_scenario *s
 }
 
 /* fmt: 0 JSON Lines, 1 CSV, 2 binary stream v2 */
-static int oa_run(const oa_scenario *sc, FILE *out, int csv) {
+static int oa_run(const oa_scenario *sc, FILE *out, int fmt) {
     static oa_world w;
     memset(&w, 0, sizeof w);
     w.world = dWorldCreate();
@@ -443,8 +443,8 @@ static int oa_run(const oa_scenario *sc, FILE *out, int csv) {
     dWorldSetQuickStepNumIterations(w.world, sc->iterations);
     dWorldSetAutoDisableFlag(w.world, 1);
     dGeomID ground = sc->ground ? dCreatePlane(w.space, 0, 0, 1, 0) : 0;
-    if (csv == 2) oa_header_bin(out, sc);
-    else oa_header(out, sc, csv);
+    if (fmt == 2) oa_header_bin(out, sc);
+    else oa_header(out, sc, fmt);
     for (long t = 0; t < sc->ticks; t++) {
         if (t > 0) {
             dSpaceCollide(w.space, &w, oa_near);
@@ -452,10 +452,10 @@ static int oa_run(const oa_scenario *sc, FILE *out, int csv) {
             dJointGroupEmpty(w.contacts);
         }
         oa_apply_schedule(&w, sc, t);
-        if (csv == 2) oa_write_tick_bin(out, &w, sc, t);
-        else oa_write_tick(out, &w, sc, t, csv);
+        if (fmt == 2) oa_write_tick_bin(out, &w, sc, t);
+        else oa_write_tick(out, &w, sc, t, fmt);
     }
-    if (csv == 2) fputc(0x00, out); /* the end record: the stream is complete */
+    if (fmt == 2) fputc(0x00, out); /* the end record: the stream is complete */
     for (size_t i = 0; i < sc->n; i++)
         if (w.body[i]) oa_despawn(&w, i);
     if (ground) dGeomDestroy(ground);
@@ -476,7 +476,7 @@ static int oa_usage(void) {
 
 int main(int argc, char **argv) {
     const char *scn = NULL, *outs[8] = {0};
-    int runs = 1, reset = 0, nout = 0, csv = 0;
+    int runs = 1, reset = 0, nout = 0, csv = 0; /* the format: 0 JSON Lines, 1 CSV, 2 binary v2 */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reset-seed")) reset = 1;

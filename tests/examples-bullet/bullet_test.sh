@@ -69,6 +69,11 @@ done
 expect_rc 1 "$out/diff-reuse.log" "$detgate" diff "$out/one.flrep" "$out/reuse.flrep" --report-dir "$out/diff-reuse" &&
   { expect_in "$out/diff-reuse.log" "first divergent tick $want"; grep -qE '^ +[0-9]+ +changed (pos|vel|rot)' "$out/diff-reuse.log" ||
     fail "diff names no entity and field"; }
+# the declared fields (format 2.0, 1/1024 m): the first row is box 2's rotation, and its angular velocity
+# (a declared field, rad/s) is named too; the CSV stream carries the schema the project file declares
+row=$(sed -n '/entity kind *field/{n;p;q}' "$out/diff-reuse.log" | tr -s ' ' | sed 's/^ //')
+case "$row" in "2 changed rot "*) ;; *) fail "diff-reuse: first divergent row is not entity 2 rot: $row" ;; esac
+grep -Eq '^ +2 +changed angvel\.x .* rad/s ' "$out/diff-reuse.log" || fail "diff-reuse names no entity 2 angvel.x (rad/s)"
 expect_rc 0 "$out/diff-fresh.log" "$detgate" diff "$out/one.flrep" "$out/fresh.flrep" --report-dir "$out/diff-fresh"
 # the same through the project: a second session in one process gated against the goldens
 expect_rc 1 "$out/gate-reuse.log" "$detgate" --project "$(project '--runs 2 --reuse-world')" gate --scenario stack \
@@ -103,7 +108,7 @@ expect_rc 125 "$out/gate-mt.log" "$detgate" --project "$(project '--mt 2')" gate
 
 # ---- 5. the adapter rebuilt with FMA contraction (-mfma -ffp-contract=fast): Bullet's library is
 # prebuilt, but its inline headers (btVector3, btTransform, btQuaternion) compile into the adapter —
-# chain-p2p's link placement alone moves the raw state from tick 0 and a quantum by tick 18
+# chain-p2p's link placement alone moves the raw state from tick 0 and a quantum by tick 14 (1/1024 m)
 if grep -qw fma /proc/cpuinfo; then
   if cmake -S "$src" -B "$build/fma" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS="-mfma -ffp-contract=fast" \
        >"$out/fma-configure.log" 2>&1 && cmake --build "$build/fma" >"$out/fma-build.log" 2>&1; then

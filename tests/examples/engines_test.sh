@@ -72,6 +72,15 @@ diff_first_tick() {
   grep -Eo '"firstDivergentTick": *[0-9]+' "$1.report/report.json" | head -1 | grep -Eo '[0-9]+$'
 }
 
+# first_row LOG: the first entity row of LOG's first diff table (the first divergent entity and field)
+first_row() { sed -n '/entity kind *field/{n;p;q}' "$1" | tr -s ' ' | sed 's/^ //'; }
+# expect_first LOG ENTITY FIELD: the diff in LOG names ENTITY's FIELD first, and that entity's angular
+# velocity too (a declared field, angvel or angvel.x/y/z: the solver's order turns the bodies too)
+expect_first() {
+  local row; row=$(first_row "$1")
+  case "$row" in "$2 changed $3 "*) ;; *) fail "$1: first divergent row is not entity $2 $3: $row" ;; esac
+  grep -Eq "^ +$2 +changed angvel(\.[xyz])? .* rad/s " "$1" || fail "$1: names no entity $2 angvel (rad/s)"
+}
 # project EXTRA: a project file beside $out running the adapter with EXTRA flags (CSV), with the
 # example's scenarios and goldens: what a team's build with another setting gates against them
 nproj=0

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <memory>
@@ -23,11 +24,21 @@ namespace {
 
 enum Shape { SHAPE_BOX = 0, SHAPE_SPHERE = 1, SHAPE_PLANE = 2 };
 
-// flags word of the state stream (u16): documented in docs/ENGINES-bullet.md
-const unsigned FLAG_AWAKE = 1u << 0;
-const unsigned FLAG_STATIC = 1u << 1;
-const unsigned FLAG_KINEMATIC = 1u << 2;
-const unsigned FLAG_CCD = 1u << 3;
+// The declared schema (docs/STATES-STREAM.md, "Declared fields"; the same as detgate.ini's [schema]):
+// pos, vel, rot and Bullet's own angular velocity per axis, activation (isActive), body kind and
+// whether continuous collision detection is on; 1/1024 m and m/s, 1/4096 rad/s (docs/ENGINES-examples.md)
+const double POS_Q = 0.0009765625, VEL_Q = 0.0009765625, ANGVEL_Q = 0.000244140625;
+// kind's values in the order of Bullet's collision flags: 0 neither, CF_STATIC_OBJECT 1, CF_KINEMATIC_OBJECT 2
+const char *const KIND_NAME[] = {"dynamic", "static", "kinematic"};
+const char CSV_SCHEMA[] =
+    "#! schema standard=pos,vel,rot position_quantum=0.0009765625 velocity_quantum=0.0009765625\n"
+    "#! field angvel.x type=float unit=rad/s quantum=0.000244140625\n"
+    "#! field angvel.y type=float unit=rad/s quantum=0.000244140625\n"
+    "#! field angvel.z type=float unit=rad/s quantum=0.000244140625\n"
+    "#! field awake type=bool\n"
+    "#! field kind type=enum values=dynamic,static,kinematic\n"
+    "#! field ccd type=bool\n"
+    "tick,id,px,py,pz,vx,vy,vz,qw,qx,qy,qz,angvel.x,angvel.y,angvel.z,awake,kind,ccd\n";
 
 struct BodySpec {
     uint32_t id = 0;
@@ -457,13 +468,8 @@ class World {
         remove_body(e.remove_id);
     }
 
-    unsigned flags_of(const btRigidBody &rb) const {
-        unsigned f = 0;
-        if (rb.isActive()) f |= FLAG_AWAKE;
-        if (rb.isStaticObject()) f |= FLAG_STATIC;
-        if (rb.isKinematicObject()) f |= FLAG_KINEMATIC;
-        if (rb.getCcdMotionThreshold() > 0) f |= FLAG_CCD;
-        return f;
+    static unsigned kind_of(const btRigidBody &rb) {
+        return rb.isStaticObject() ? 1u : rb.isKinematicObject() ? 2u : 0u;
     }
 
     void write_tick(FILE *out, long tick) {
@@ -477,11 +483,12 @@ class World {
             // the body's own transform, not the motion state's (which may be interpolated)
             const btTransform &t = rb.getWorldTransform();
             btQuaternion q = t.getRotation();
-            const btVector3 &p = t.getOrigin(), &v = rb.getLinearVelocity();
-            std::fprintf(out, "%ld,%u,%d,%u,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", tick, kv.first,
-                         int(kv.second.spec.shape), flags_of(rb), double(p.x()), double(p.y()), double(p.z()),
-                         double(v.x()), double(v.y()), double(v.z()), double(q.w()), double(q.x()), double(q.y()),
-                         double(q.z()));
+            const btVector3 &p = t.getOrigin(), &v = rb.getLinearVelocity(), &w = rb.getAngularVelocity();
+            std::fprintf(out, "%ld,%u,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%s,%s\n", tick,
+                         kv.first, double(p.x()), double(p.y()), double(p.z()), double(v.x()), double(v.y()),
+                         double(v.z()), double(q.w()), double(q.x()), double(q.y()), double(q.z()), double(w.x()),
+                         double(w.y()), double(w.z()), rb.isActive() ? "true" : "false", KIND_NAME[kind_of(rb)],
+                         rb.getCcdMotionThreshold() > 0 ? "true" : "false");
         }
     }
 
@@ -489,23 +496,28 @@ class World {
         uint32_t count = 0;
         for (auto &kv : bodies_) count += kv.second.in_world ? 1 : 0;
         std::vector<unsigned char> rec;
-        rec.reserve(13 + size_t(count) * 98);
+        rec.reserve(17 + size_t(count) * (98 + 6 * 8));
         put_le(rec, 1, 1);
         put_le(rec, uint64_t(tick), 8);
         put_le(rec, count, 4);
+        put_le(rec, 0, 4); // events
         for (auto &kv : bodies_) {
             if (!kv.second.in_world) continue;
             const btRigidBody &rb = *kv.second.rb;
             const btTransform &t = rb.getWorldTransform();
             btQuaternion q = t.getRotation();
-            const btVector3 &p = t.getOrigin(), &v = rb.getLinearVelocity();
+            const btVector3 &p = t.getOrigin(), &v = rb.getLinearVelocity(), &w = rb.getAngularVelocity();
             put_le(rec, kv.first, 4);
-            put_le(rec, uint64_t(kv.second.spec.shape), 2);
-            put_le(rec, 0, 2);
-            put_le(rec, flags_of(rb), 2);
+            put_le(rec, 0, 6); // type, faction, flags: absent from the schema
             const double vals[11] = {double(p.x()), double(p.y()), double(p.z()), double(v.x()), double(v.y()),
-                                     double(v.z()), double(q.w()), double(q.x()), double(q.y()), double(q.z()), 1.0};
+                                     double(v.z()), double(q.w()), double(q.x()), double(q.y()), double(q.z()), 0.0};
             for (double d : vals) put_double(rec, d);
+            put_double(rec, double(w.x()));
+            put_double(rec, double(w.y()));
+            put_double(rec, double(w.z()));
+            put_le(rec, rb.isActive() ? 1 : 0, 8);
+            put_le(rec, kind_of(rb), 8);
+            put_le(rec, rb.getCcdMotionThreshold() > 0 ? 1 : 0, 8);
         }
         std::fwrite(rec.data(), 1, rec.size(), out);
     }
@@ -582,15 +594,53 @@ Options parse_args(int argc, char **argv) {
     return o;
 }
 
+void put_u(std::vector<unsigned char> &v, uint64_t x, int n) {
+    for (int i = 0; i < n; ++i) v.push_back(static_cast<unsigned char>(x >> (8 * i)));
+}
+void put_f64(std::vector<unsigned char> &v, double d) {
+    uint64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    put_u(v, bits, 8);
+}
+void put_str8(std::vector<unsigned char> &v, const char *s) {
+    size_t n = std::strlen(s);
+    v.push_back(static_cast<unsigned char>(n));
+    v.insert(v.end(), s, s + n);
+}
+// one declared field of the binary v2 header block: type, bits (0: not an int/bytes), quantum, name,
+// unit, enum value names (docs/STATES-STREAM.md, "Binary (version 2)")
+void put_field(std::vector<unsigned char> &v, int type, double quantum, const char *name, const char *unit,
+               std::initializer_list<const char *> values) {
+    put_u(v, uint64_t(type), 1);
+    put_u(v, 0, 1);
+    put_f64(v, quantum);
+    put_str8(v, name);
+    put_str8(v, unit);
+    put_u(v, values.size(), 2);
+    for (const char *n : values) put_str8(v, n);
+}
+
 void write_header(FILE *out, const Options &o, const Scenario &s) {
     if (!o.binary) {
-        std::fputs("tick,id,type,flags,px,py,pz,vx,vy,vz,qw,qx,qy,qz\n", out);
+        std::fputs(CSV_SCHEMA, out);
         return;
     }
-    const unsigned char h[12] = {0x89, 'D', 'G', 'S', 1, 0, 0, 0,
-                                 static_cast<unsigned char>(s.hz), static_cast<unsigned char>(s.hz >> 8),
-                                 static_cast<unsigned char>(s.hz >> 16), 0};
-    std::fwrite(h, 1, sizeof h, out);
+    std::vector<unsigned char> h = {0x89, 'D', 'G', 'S', 2, 0, 0, 0};
+    put_u(h, uint64_t(s.hz), 4);
+    std::vector<unsigned char> blk;
+    put_u(blk, 0, 8);    // planetRadiusM: none
+    put_u(blk, 0x1c, 1); // stdMask: pos, vel, rot
+    put_f64(blk, POS_Q);
+    put_f64(blk, VEL_Q);
+    put_u(blk, 6, 1); // fieldCount
+    for (const char *axis : {"angvel.x", "angvel.y", "angvel.z"}) put_field(blk, 3, ANGVEL_Q, axis, "rad/s", {});
+    put_field(blk, 4, 0, "awake", "", {});
+    put_field(blk, 5, 0, "kind", "", {KIND_NAME[0], KIND_NAME[1], KIND_NAME[2]});
+    put_field(blk, 4, 0, "ccd", "", {});
+    put_u(blk, 0, 2 + 2 + 2); // no type, faction or participant table
+    put_u(h, blk.size(), 4);
+    h.insert(h.end(), blk.begin(), blk.end());
+    std::fwrite(h.data(), 1, h.size(), out);
 }
 
 }  // namespace

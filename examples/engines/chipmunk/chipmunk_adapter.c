@@ -1,8 +1,9 @@
 /* chipmunk_adapter.c — runs a Chipmunk2D scenario file at a fixed step and writes detgate's state stream
- * (JSON Lines or CSV, docs/STATES-STREAM.md) once per tick, one entity per body with the scenario's id. */
+ * (JSON Lines, CSV or binary v2, docs/STATES-STREAM.md) once per tick, one entity per body with the scenario's id. */
 #include <chipmunk/chipmunk.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,13 @@
 
 #define CA_MAX_BODIES 4096
 
-/* flags bits written per entity (docs/ENGINES-examples.md) */
-#define CA_FLAG_AWAKE 0x1u     /* !cpBodyIsSleeping */
-#define CA_FLAG_KINEMATIC 0x2u /* cpBodyGetType == CP_BODY_TYPE_KINEMATIC; 0 = dynamic */
+/* the declared schema (docs/STATES-STREAM.md, "Declared fields"; the same as detgate.ini's [schema]):
+ * the standard pos, vel, rot and Chipmunk's own angular velocity, sleep state, body type (named as
+ * cpBodyType orders them) and arbiter count; 1/1024 m and m/s, 1/4096 rad/s (docs/ENGINES-examples.md) */
+#define CA_POS_Q "0.0009765625"
+#define CA_VEL_Q "0.0009765625"
+#define CA_ANGVEL_Q "0.000244140625"
+static const char *const ca_kind_name[] = {"dynamic", "kinematic", "static"}; /* CP_BODY_TYPE_* */
 
 enum ca_shape { CA_BOX = 0, CA_CIRCLE = 1, CA_LINK = 2, CA_PROJECTILE = 3 };
 
@@ -47,7 +52,7 @@ typedef struct {
 } ca_world;
 
 typedef struct {
-    int csv, hash_index, reverse;
+    int csv, bin, hash_index, reverse;
 } ca_options;
 
 static int ca_fail(const char *file, int line, const char *what) {
@@ -289,15 +294,28 @@ static void ca_despawn(ca_world *w, size_t i) {
 
 static void ca_header(FILE *out, const ca_scenario *sc, int csv) {
     if (csv) { /* CSV has no header object: tick rate 60 Hz is detgate's default (checked in main) */
-        fputs("tick,id,type,px,py,pz,vx,vy,vz,qw,qx,qy,qz,flags\n", out);
+        fputs("#! schema standard=pos,vel,rot position_quantum=" CA_POS_Q " velocity_quantum=" CA_VEL_Q "\n"
+              "#! field angvel type=float unit=rad/s quantum=" CA_ANGVEL_Q "\n"
+              "#! field awake type=bool\n"
+              "#! field kind type=enum values=dynamic,kinematic,static\n"
+              "#! field contacts type=uint bits=16\n"
+              "tick,id,px,py,pz,vx,vy,vz,qw,qx,qy,qz,angvel,awake,kind,contacts\n",
+              out);
         return;
     }
     fprintf(out, "{\"detgate_states\":1,\"scenario\":\"%s\",\"tick_rate_hz\":%.0f,"
-                 "\"types\":[{\"index\":0,\"id\":\"box\",\"name\":\"box\",\"category\":0,\"projectile\":0},"
-                 "{\"index\":1,\"id\":\"circle\",\"name\":\"circle\",\"category\":0,\"projectile\":0},"
-                 "{\"index\":2,\"id\":\"link\",\"name\":\"chain link\",\"category\":0,\"projectile\":0},"
-                 "{\"index\":3,\"id\":\"projectile\",\"name\":\"projectile\",\"category\":0,\"projectile\":3}]}\n",
+                 "\"schema\":{\"standard\":\"pos,vel,rot\",\"position_quantum\":" CA_POS_Q
+                 ",\"velocity_quantum\":" CA_VEL_Q ",\"fields\":["
+                 "{\"name\":\"angvel\",\"type\":\"float\",\"unit\":\"rad/s\",\"quantum\":" CA_ANGVEL_Q "},"
+                 "{\"name\":\"awake\",\"type\":\"bool\"},"
+                 "{\"name\":\"kind\",\"type\":\"enum\",\"values\":\"dynamic,kinematic,static\"},"
+                 "{\"name\":\"contacts\",\"type\":\"uint\",\"bits\":16}]}}\n",
             sc->name, sc->hz);
+}
+
+static void ca_count_arbiter(cpBody *b, cpArbiter *arb, void *n) {
+    (void)b; (void)arb;
+    ++*(unsigned *)n;
 }
 
 /* the 2-D world in the x-y plane: z = 0, the angle a rotation about z (w = cos a/2, z = sin a/2);
@@ -310,18 +328,97 @@ static void ca_write_tick(FILE *out, const ca_world *w, const ca_scenario *sc, l
         if (!b) continue;
         cpVect p = cpBodyGetPosition(b), v = cpBodyGetVelocity(b);
         double a = cpBodyGetAngle(b), qw = cos(a / 2), qz = sin(a / 2);
-        unsigned flags = (cpBodyIsSleeping(b) ? 0 : CA_FLAG_AWAKE) |
-                         (cpBodyGetType(b) == CP_BODY_TYPE_KINEMATIC ? CA_FLAG_KINEMATIC : 0);
+        double av = cpBodyGetAngularVelocity(b);
+        const char *awake = cpBodyIsSleeping(b) ? "false" : "true";
+        const char *kind = ca_kind_name[cpBodyGetType(b)];
+        unsigned contacts = 0;
+        cpBodyEachArbiter(b, ca_count_arbiter, &contacts);
+        if (contacts > 65535u) contacts = 65535u; /* the declared 16 bits; a body never has that many */
         if (csv)
-            fprintf(out, "%ld,%u,%d,%.17g,%.17g,0,%.17g,%.17g,0,%.17g,0,0,%.17g,%u\n", tick, sc->b[i].id,
-                    sc->b[i].shape, p.x, p.y, v.x, v.y, qw, qz, flags);
+            fprintf(out, "%ld,%u,%.17g,%.17g,0,%.17g,%.17g,0,%.17g,0,0,%.17g,%.17g,%s,%s,%u\n", tick,
+                    sc->b[i].id, p.x, p.y, v.x, v.y, qw, qz, av, awake, kind, contacts);
         else
-            fprintf(out, "%s{\"id\":%u,\"type\":%d,\"pos\":[%.17g,%.17g,0],\"vel\":[%.17g,%.17g,0],"
-                         "\"rot\":[%.17g,0,0,%.17g],\"flags\":%u}",
-                    first ? "" : ",", sc->b[i].id, sc->b[i].shape, p.x, p.y, v.x, v.y, qw, qz, flags);
+            fprintf(out, "%s{\"id\":%u,\"pos\":[%.17g,%.17g,0],\"vel\":[%.17g,%.17g,0],"
+                         "\"rot\":[%.17g,0,0,%.17g],\"angvel\":%.17g,\"awake\":%s,\"kind\":\"%s\","
+                         "\"contacts\":%u}",
+                    first ? "" : ",", sc->b[i].id, p.x, p.y, v.x, v.y, qw, qz, av, awake, kind, contacts);
         first = 0;
     }
     if (!csv) fputs("]}\n", out);
+}
+
+/* binary stream v2 (docs/STATES-STREAM.md, "Binary (version 2)"): little-endian, byte by byte */
+static unsigned char *ca_le(unsigned char *p, uint64_t x, int n) {
+    for (int i = 0; i < n; i++) *p++ = (unsigned char)(x >> (8 * i));
+    return p;
+}
+static unsigned char *ca_f64(unsigned char *p, double d) {
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return ca_le(p, bits, 8);
+}
+static unsigned char *ca_str8(unsigned char *p, const char *s) {
+    size_t n = strlen(s);
+    *p++ = (unsigned char)n;
+    memcpy(p, s, n);
+    return p + n;
+}
+/* one declared field: type (3 float, 4 bool, 5 enum, 2 uint), bits, quantum, name, unit, enum names */
+static unsigned char *ca_bin_field(unsigned char *p, int type, int bits, double q, const char *name, const char *unit,
+                                   int nvalues) {
+    p = ca_le(p, (uint64_t)type, 1);
+    p = ca_le(p, (uint64_t)bits, 1);
+    p = ca_f64(p, q);
+    p = ca_str8(ca_str8(p, name), unit);
+    p = ca_le(p, (uint64_t)nvalues, 2);
+    for (int i = 0; i < nvalues; i++) p = ca_str8(p, ca_kind_name[i]);
+    return p;
+}
+
+/* the same schema as ca_header's, as the v2 header block */
+static void ca_header_bin(FILE *out, const ca_scenario *sc) {
+    unsigned char h[512], *p = h + 16;
+    p = ca_f64(p, 0);                 /* planetRadiusM: none */
+    p = ca_le(p, 0x1c, 1);            /* stdMask: pos, vel, rot */
+    p = ca_f64(p, atof(CA_POS_Q));
+    p = ca_f64(p, atof(CA_VEL_Q));
+    p = ca_le(p, 4, 1);               /* fieldCount */
+    p = ca_bin_field(p, 3, 0, atof(CA_ANGVEL_Q), "angvel", "rad/s", 0);
+    p = ca_bin_field(p, 4, 0, 0, "awake", "", 0);
+    p = ca_bin_field(p, 5, 0, 0, "kind", "", 3);
+    p = ca_bin_field(p, 2, 16, 0, "contacts", "", 0);
+    p = ca_le(p, 0, 6);               /* no type, faction or participant table */
+    unsigned char *q = ca_le(h, 0x53474489u, 4); /* \x89DGS */
+    q = ca_le(q, 2, 2);
+    q = ca_le(q, 0, 2);
+    q = ca_le(q, (uint64_t)sc->hz, 4);
+    ca_le(q, (uint64_t)(p - h - 16), 4);
+    fwrite(h, 1, (size_t)(p - h), out);
+}
+
+static void ca_write_tick_bin(FILE *out, const ca_world *w, const ca_scenario *sc, long tick) {
+    unsigned char rec[98 + 4 * 8], *p = rec;
+    uint32_t count = 0;
+    for (size_t i = 0; i < sc->n; i++) count += w->body[i] != NULL;
+    p = ca_le(ca_le(ca_le(ca_le(rec, 1, 1), (uint64_t)tick, 8), count, 4), 0, 4); /* tick, count, no events */
+    fwrite(rec, 1, (size_t)(p - rec), out);
+    for (size_t i = 0; i < sc->n; i++) {
+        cpBody *b = w->body[i];
+        if (!b) continue;
+        cpVect pos = cpBodyGetPosition(b), v = cpBodyGetVelocity(b);
+        double a = cpBodyGetAngle(b);
+        unsigned contacts = 0;
+        cpBodyEachArbiter(b, ca_count_arbiter, &contacts);
+        if (contacts > 65535u) contacts = 65535u;
+        p = ca_le(ca_le(rec, sc->b[i].id, 4), 0, 6); /* type, faction, flags: absent */
+        const double f[11] = {pos.x, pos.y, 0, v.x, v.y, 0, cos(a / 2), 0, 0, sin(a / 2), 0};
+        for (int k = 0; k < 11; k++) p = ca_f64(p, f[k]);
+        p = ca_f64(p, cpBodyGetAngularVelocity(b));
+        p = ca_le(p, !cpBodyIsSleeping(b), 8);
+        p = ca_le(p, (uint64_t)cpBodyGetType(b), 8);
+        p = ca_le(p, contacts, 8);
+        fwrite(rec, 1, sizeof rec, out);
+    }
 }
 
 /* spawns and removals due at this tick happen before it is written; --reverse-insert adds a tick's
@@ -352,12 +449,15 @@ static int ca_run(const ca_scenario *sc, FILE *out, const ca_options *o) {
         cpShapeSetFriction(w.ground, 0.8);
         cpSpaceAddShape(w.space, w.ground);
     }
-    ca_header(out, sc, o->csv);
+    if (o->bin) ca_header_bin(out, sc);
+    else ca_header(out, sc, o->csv);
     for (long t = 0; t < sc->ticks; t++) {
         if (t > 0) cpSpaceStep(w.space, 1.0 / sc->hz);
         ca_apply_schedule(&w, sc, t, o->reverse);
-        ca_write_tick(out, &w, sc, t, o->csv);
+        if (o->bin) ca_write_tick_bin(out, &w, sc, t);
+        else ca_write_tick(out, &w, sc, t, o->csv);
     }
+    if (o->bin) fputc(0x00, out); /* the end record: the stream is complete */
     for (size_t i = 0; i < sc->n; i++)
         if (w.body[i]) ca_despawn(&w, i);
     if (w.ground) {
@@ -383,8 +483,8 @@ static int ca_banner_to_stderr(void) {
 }
 
 static int ca_usage(void) {
-    fputs("usage: chipmunk_adapter SCENARIO [--csv] [--index bbtree|hash] [--reverse-insert] [-o FILE]\n"
-          "  writes the state stream (JSON Lines, or CSV with --csv) to FILE (stdout without -o);\n"
+    fputs("usage: chipmunk_adapter SCENARIO [--csv|--bin] [--index bbtree|hash] [--reverse-insert] [-o FILE]\n"
+          "  writes the state stream (JSON Lines, CSV with --csv, binary v2 with --bin) to FILE (stdout without -o);\n"
           "  --index hash calls cpSpaceUseSpatialHash (the default index is the BB tree);\n"
           "  --reverse-insert adds each tick's new bodies in reverse declaration order\n",
           stderr);
@@ -393,9 +493,10 @@ static int ca_usage(void) {
 
 int main(int argc, char **argv) {
     const char *scn = NULL, *outp = NULL;
-    ca_options o = {0, 0, 0};
+    ca_options o = {0, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--csv")) o.csv = 1;
+        else if (!strcmp(argv[i], "--bin")) o.bin = 1;
         else if (!strcmp(argv[i], "--reverse-insert")) o.reverse = 1;
         else if (!strcmp(argv[i], "--index") && i + 1 < argc) {
             const char *v = argv[++i];

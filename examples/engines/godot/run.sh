@@ -2,7 +2,7 @@
 # run.sh SCENE [recorder options] — runs one scenario scene headless in Godot 3 (Debian's
 # godot3-server) and leaves only detgate's state stream on stdout.
 # Godot prints its banner and a blank line to stdout before any script runs, and --quiet would
-# silence the recorder's print too, so the stream is cut from its CSV header on; pipefail keeps
+# silence the recorder's print too, so the stream is cut from its schema line on; pipefail keeps
 # Godot's exit status. --fixed-fps 60: one physics tick per frame, run as fast as the CPU goes.
 set -o pipefail
 scene=$1; shift
@@ -14,4 +14,4 @@ esac
 export HOME=${GODOT_HOME:-${TMPDIR:-/tmp}/detgate-godot-home}
 mkdir -p "$HOME"
 "${GODOT:-godot3-server}" --path "$here" ${GODOT_FLAGS---fixed-fps 60} "$scene" "$@" |
-  sed -n '/^tick,id,/,$p'
+  sed -n '/^#! schema /,$p'

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <ode/ode.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,13 @@
 #define OA_MAX_BODIES 4096
 #define OA_MAX_CONTACTS 8
 
-/* flags bits written per entity (docs/ENGINES-examples.md) */
-#define OA_FLAG_AWAKE 0x1u      /* dBodyIsEnabled */
-#define OA_FLAG_KINEMATIC 0x2u  /* dBodyIsKinematic; 0 = dynamic */
+/* the declared schema (docs/STATES-STREAM.md, "Declared fields"; the same as detgate.ini's [schema]):
+ * the standard pos, vel, rot and ODE's own angular velocity per axis, enabled state (auto-disable) and
+ * body kind (ODE's bodies are dynamic or kinematic; static geometry has no body); 1/1024 m and m/s,
+ * 1/4096 rad/s (docs/ENGINES-examples.md) */
+#define OA_POS_Q "0.0009765625"
+#define OA_VEL_Q "0.0009765625"
+#define OA_ANGVEL_Q "0.000244140625"
 
 enum oa_shape { OA_BOX = 0, OA_SPHERE = 1, OA_CAPSULE = 2, OA_PROJECTILE = 3 };
 
@@ -307,14 +312,24 @@ static void oa_despawn(oa_world *w, size_t i) {
 
 static void oa_header(FILE *out, const oa_scenario *sc, int csv) {
     if (csv) { /* CSV has no header object: tick rate 60 Hz is detgate's default (checked in main) */
-        fputs("tick,id,type,px,py,pz,vx,vy,vz,qw,qx,qy,qz,flags\n", out);
+        fputs("#! schema standard=pos,vel,rot position_quantum=" OA_POS_Q " velocity_quantum=" OA_VEL_Q "\n"
+              "#! field angvel.x type=float unit=rad/s quantum=" OA_ANGVEL_Q "\n"
+              "#! field angvel.y type=float unit=rad/s quantum=" OA_ANGVEL_Q "\n"
+              "#! field angvel.z type=float unit=rad/s quantum=" OA_ANGVEL_Q "\n"
+              "#! field awake type=bool\n"
+              "#! field kind type=enum values=dynamic,kinematic\n"
+              "tick,id,px,py,pz,vx,vy,vz,qw,qx,qy,qz,angvel.x,angvel.y,angvel.z,awake,kind\n",
+              out);
         return;
     }
     fprintf(out, "{\"detgate_states\":1,\"scenario\":\"%s\",\"tick_rate_hz\":%.0f,"
-                 "\"types\":[{\"index\":0,\"id\":\"box\",\"name\":\"box\",\"category\":0,\"projectile\":0},"
-                 "{\"index\":1,\"id\":\"sphere\",\"name\":\"sphere\",\"category\":0,\"projectile\":0},"
-                 "{\"index\":2,\"id\":\"capsule\",\"name\":\"chain link\",\"category\":0,\"projectile\":0},"
-                 "{\"index\":3,\"id\":\"projectile\",\"name\":\"projectile\",\"category\":0,\"projectile\":3}]}\n",
+                 "\"schema\":{\"standard\":\"pos,vel,rot\",\"position_quantum\":" OA_POS_Q
+                 ",\"velocity_quantum\":" OA_VEL_Q ",\"fields\":["
+                 "{\"name\":\"angvel.x\",\"type\":\"float\",\"unit\":\"rad/s\",\"quantum\":" OA_ANGVEL_Q "},"
+                 "{\"name\":\"angvel.y\",\"type\":\"float\",\"unit\":\"rad/s\",\"quantum\":" OA_ANGVEL_Q "},"
+                 "{\"name\":\"angvel.z\",\"type\":\"float\",\"unit\":\"rad/s\",\"quantum\":" OA_ANGVEL_Q "},"
+                 "{\"name\":\"awake\",\"type\":\"bool\"},"
+                 "{\"name\":\"kind\",\"type\":\"enum\",\"values\":\"dynamic,kinematic\"}]}}\n",
             sc->name, sc->hz);
 }
 
@@ -326,16 +341,20 @@ static void oa_write_tick(FILE *out, const oa_world *w, const oa_scenario *sc, l
         dBodyID b = w->body[i];
         if (!b) continue;
         const dReal *p = dBodyGetPosition(b), *q = dBodyGetQuaternion(b), *v = dBodyGetLinearVel(b);
-        unsigned flags = (dBodyIsEnabled(b) ? OA_FLAG_AWAKE : 0) | (dBodyIsKinematic(b) ? OA_FLAG_KINEMATIC : 0);
+        const dReal *av = dBodyGetAngularVel(b);
+        const char *awake = dBodyIsEnabled(b) ? "true" : "false";
+        const char *kind = dBodyIsKinematic(b) ? "kinematic" : "dynamic";
         if (csv) {
-            fprintf(out, "%ld,%u,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%u\n", tick,
-                    sc->b[i].id, sc->b[i].shape, p[0], p[1], p[2], v[0], v[1], v[2], q[0], q[1], q[2], q[3], flags);
+            fprintf(out, "%ld,%u,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%s,%s\n",
+                    tick, sc->b[i].id, p[0], p[1], p[2], v[0], v[1], v[2], q[0], q[1], q[2], q[3], av[0], av[1],
+                    av[2], awake, kind);
             continue;
         }
-        fprintf(out, "%s{\"id\":%u,\"type\":%d,\"pos\":[%.17g,%.17g,%.17g],\"vel\":[%.17g,%.17g,%.17g],"
-                     "\"rot\":[%.17g,%.17g,%.17g,%.17g],\"flags\":%u}",
-                first ? "" : ",", sc->b[i].id, sc->b[i].shape, p[0], p[1], p[2], v[0], v[1], v[2], q[0], q[1],
-                q[2], q[3], flags);
+        fprintf(out, "%s{\"id\":%u,\"pos\":[%.17g,%.17g,%.17g],\"vel\":[%.17g,%.17g,%.17g],"
+                     "\"rot\":[%.17g,%.17g,%.17g,%.17g],\"angvel.x\":%.17g,\"angvel.y\":%.17g,"
+                     "\"angvel.z\":%.17g,\"awake\":%s,\"kind\":\"%s\"}",
+                first ? "" : ",", sc->b[i].id, p[0], p[1], p[2], v[0], v[1], v[2], q[0], q[1], q[2], q[3], av[0],
+                av[1], av[2], awake, kind);
         first = 0;
     }
     if (!csv) fputs("]}\n", out);
@@ -349,7 +368,72 @@ static void oa_apply_schedule(oa_world *w, const oa_scenario *sc, long tick) {
     }
 }
 
-static int oa_run(const oa_scenario *sc, FILE *out, int csv) {
+/* binary stream v2 (docs/STATES-STREAM.md, "Binary (version 2)"): little-endian, byte by byte */
+static unsigned char *oa_le(unsigned char *p, uint64_t x, int n) {
+    for (int i = 0; i < n; i++) *p++ = (unsigned char)(x >> (8 * i));
+    return p;
+}
+static unsigned char *oa_f64(unsigned char *p, double d) {
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return oa_le(p, bits, 8);
+}
+static unsigned char *oa_str8(unsigned char *p, const char *s) {
+    size_t n = strlen(s);
+    *p++ = (unsigned char)n;
+    memcpy(p, s, n);
+    return p + n;
+}
+/* one declared field: type (3 float, 4 bool, 5 enum), quantum, name, unit, enum value names */
+static unsigned char *oa_bin_field(unsigned char *p, int type, double q, const char *name, const char *unit,
+                                   const char *const *values, int nvalues) {
+    p = oa_le(oa_le(p, (uint64_t)type, 1), 0, 1);
+    p = oa_str8(oa_str8(oa_f64(p, q), name), unit);
+    p = oa_le(p, (uint64_t)nvalues, 2);
+    for (int i = 0; i < nvalues; i++) p = oa_str8(p, values[i]);
+    return p;
+}
+
+/* the same schema as oa_header's, as the v2 header block */
+static void oa_header_bin(FILE *out, const oa_scenario *sc) {
+    static const char *const kinds[] = {"dynamic", "kinematic"};
+    unsigned char h[512], *p = h + 16;
+    p = oa_le(oa_f64(p, 0), 0x1c, 1); /* planetRadiusM none; stdMask pos, vel, rot */
+    p = oa_f64(oa_f64(p, atof(OA_POS_Q)), atof(OA_VEL_Q));
+    p = oa_le(p, 5, 1); /* fieldCount */
+    p = oa_bin_field(p, 3, atof(OA_ANGVEL_Q), "angvel.x", "rad/s", NULL, 0);
+    p = oa_bin_field(p, 3, atof(OA_ANGVEL_Q), "angvel.y", "rad/s", NULL, 0);
+    p = oa_bin_field(p, 3, atof(OA_ANGVEL_Q), "angvel.z", "rad/s", NULL, 0);
+    p = oa_bin_field(p, 4, 0, "awake", "", NULL, 0);
+    p = oa_bin_field(p, 5, 0, "kind", "", kinds, 2);
+    p = oa_le(p, 0, 6); /* no type, faction or participant table */
+    unsigned char *q = oa_le(oa_le(oa_le(h, 0x53474489u, 4), 2, 2), 0, 2); /* \x89DGS, version 2, flags */
+    oa_le(oa_le(q, (uint64_t)sc->hz, 4), (uint64_t)(p - h - 16), 4);
+    fwrite(h, 1, (size_t)(p - h), out);
+}
+
+static void oa_write_tick_bin(FILE *out, const oa_world *w, const oa_scenario *sc, long tick) {
+    unsigned char rec[98 + 5 * 8], *p;
+    uint32_t count = 0;
+    for (size_t i = 0; i < sc->n; i++) count += w->body[i] != 0;
+    p = oa_le(oa_le(oa_le(oa_le(rec, 1, 1), (uint64_t)tick, 8), count, 4), 0, 4); /* tick, count, no events */
+    fwrite(rec, 1, (size_t)(p - rec), out);
+    for (size_t i = 0; i < sc->n; i++) {
+        dBodyID b = w->body[i];
+        if (!b) continue;
+        const dReal *ps = dBodyGetPosition(b), *q = dBodyGetQuaternion(b), *v = dBodyGetLinearVel(b);
+        const dReal *av = dBodyGetAngularVel(b);
+        p = oa_le(oa_le(rec, sc->b[i].id, 4), 0, 6); /* type, faction, flags: absent */
+        const double f[14] = {ps[0], ps[1], ps[2], v[0], v[1], v[2], q[0], q[1], q[2], q[3], 0, av[0], av[1], av[2]};
+        for (int k = 0; k < 14; k++) p = oa_f64(p, f[k]);
+        p = oa_le(p, dBodyIsEnabled(b) ? 1 : 0, 8);
+        oa_le(p, dBodyIsKinematic(b) ? 1 : 0, 8);
+        fwrite(rec, 1, sizeof rec, out);
+    }
+}
+
+/* fmt: 0 JSON Lines, 1 CSV, 2 binary stream v2 */
+static int oa_run(const oa_scenario *sc, FILE *out, int fmt) {
     static oa_world w;
     memset(&w, 0, sizeof w);
     w.world = dWorldCreate();
@@ -359,7 +443,8 @@ static int oa_run(const oa_scenario *sc, FILE *out, int csv) {
     dWorldSetQuickStepNumIterations(w.world, sc->iterations);
     dWorldSetAutoDisableFlag(w.world, 1);
     dGeomID ground = sc->ground ? dCreatePlane(w.space, 0, 0, 1, 0) : 0;
-    oa_header(out, sc, csv);
+    if (fmt == 2) oa_header_bin(out, sc);
+    else oa_header(out, sc, fmt);
     for (long t = 0; t < sc->ticks; t++) {
         if (t > 0) {
             dSpaceCollide(w.space, &w, oa_near);
@@ -367,8 +452,10 @@ static int oa_run(const oa_scenario *sc, FILE *out, int csv) {
             dJointGroupEmpty(w.contacts);
         }
         oa_apply_schedule(&w, sc, t);
-        oa_write_tick(out, &w, sc, t, csv);
+        if (fmt == 2) oa_write_tick_bin(out, &w, sc, t);
+        else oa_write_tick(out, &w, sc, t, fmt);
     }
+    if (fmt == 2) fputc(0x00, out); /* the end record: the stream is complete */
     for (size_t i = 0; i < sc->n; i++)
         if (w.body[i]) oa_despawn(&w, i);
     if (ground) dGeomDestroy(ground);
@@ -379,8 +466,8 @@ static int oa_run(const oa_scenario *sc, FILE *out, int csv) {
 }
 
 static int oa_usage(void) {
-    fputs("usage: ode_adapter SCENARIO [--csv] [--runs N] [--reset-seed] [-o FILE]...\n"
-          "  writes the state stream (JSON Lines, or CSV with --csv) of each run to the next -o FILE (stdout when none);\n"
+    fputs("usage: ode_adapter SCENARIO [--csv|--bin] [--runs N] [--reset-seed] [-o FILE]...\n"
+          "  writes the state stream (JSON Lines, CSV with --csv, binary v2 with --bin) of each run to the next -o FILE (stdout when none);\n"
           "  --runs N runs the scenario N times in this process; --reset-seed calls dRandSetSeed(seed)\n"
           "  before each run (the fix for dWorldQuickStep's constraint reordering)\n",
           stderr);
@@ -389,11 +476,12 @@ static int oa_usage(void) {
 
 int main(int argc, char **argv) {
     const char *scn = NULL, *outs[8] = {0};
-    int runs = 1, reset = 0, nout = 0, csv = 0;
+    int runs = 1, reset = 0, nout = 0, csv = 0; /* the format: 0 JSON Lines, 1 CSV, 2 binary v2 */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reset-seed")) reset = 1;
         else if (!strcmp(argv[i], "--csv")) csv = 1;
+        else if (!strcmp(argv[i], "--bin")) csv = 2;
         else if (!strcmp(argv[i], "-o") && i + 1 < argc && nout < 8) outs[nout++] = argv[++i];
         else if (argv[i][0] != '-' && !scn) scn = argv[i];
         else return oa_usage();
@@ -401,7 +489,7 @@ int main(int argc, char **argv) {
     if (!scn || runs < 1 || runs > 8 || (nout && nout != runs) || (!nout && runs > 1)) return oa_usage();
     static oa_scenario sc;
     if (oa_load(&sc, scn)) return 2;
-    if (csv && sc.hz != 60) {
+    if (csv == 1 && sc.hz != 60) {
         fprintf(stderr, "ode_adapter: %s: --csv needs hz 60 (CSV carries no tick rate; detgate reads it as 60 Hz), "
                         "found hz %g: use JSON Lines\n", scn, sc.hz);
         return 2;

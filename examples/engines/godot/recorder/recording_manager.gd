@@ -89,7 +89,7 @@ func start_recording(scenario_ticks: int) -> void:
 	current_frame = 0
 	state = State.PLAYING_BACK if not replay_frames.empty() else State.RECORDING
 	if runs_left == 1:
-		print("tick,id,type,flags,px,py,pz,vx,vy,vz,qw,qx,qy,qz")
+		print(SCHEMA)
 
 func fail(what: String) -> void:
 	printerr("recording_manager: " + what)
@@ -165,7 +165,17 @@ func _end_run() -> void:
 
 # One print per tick (Godot flushes stdout on every print). A row's floats are formatted by one
 # sprintf when all are multiples of 2^-40 below 2^13 (the usual case), else one by one (_hx).
-const ROW := "%d,%d,%d,%d,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40"
+const ROW := "%d,%d,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,0x%xp-40,%s,%s"
+# The declared schema (docs/STATES-STREAM.md, "Declared fields"; the same as detgate.ini's): Godot's
+# own state, no type, health, faction or flags. kind: RigidBody.mode, in Godot 3's Mode order.
+const SCHEMA := """#! schema standard=pos,vel,rot position_quantum=0.0009765625 velocity_quantum=0.0009765625
+#! field angvel.x type=float unit=rad/s quantum=0.000244140625
+#! field angvel.y type=float unit=rad/s quantum=0.000244140625
+#! field angvel.z type=float unit=rad/s quantum=0.000244140625
+#! field awake type=bool
+#! field kind type=enum values=rigid,static,character,kinematic
+tick,id,px,py,pz,vx,vy,vz,qw,qx,qy,qz,angvel.x,angvel.y,angvel.z,awake,kind"""
+const MODE_NAME := ["rigid", "static", "character", "kinematic"]
 
 func _emit(frame: FrameData) -> void:
 	var rows := PoolStringArray()
@@ -174,20 +184,24 @@ func _emit(frame: FrameData) -> void:
 		var p: Vector3 = s["position"]
 		var v: Vector3 = s["velocity"]
 		var q: Quat = s["rotation"]
+		var w: Vector3 = s["angular_velocity"]
+		var awake := "true" if (s["flags"] & 1) != 0 else "false"
+		var kind: String = MODE_NAME[s["mode"]]
 		var f := [p.x * TWO40, p.y * TWO40, p.z * TWO40, v.x * TWO40, v.y * TWO40, v.z * TWO40,
-			q.w * TWO40, q.x * TWO40, q.y * TWO40, q.z * TWO40]
+			q.w * TWO40, q.x * TWO40, q.y * TWO40, q.z * TWO40, w.x * TWO40, w.y * TWO40, w.z * TWO40]
 		var exact := true
 		for x in f:
 			if x != floor(x) or x == 0.0 or abs(x) >= TWO53:
 				exact = false
 				break
 		if exact:
-			rows.append(ROW % [frame.frame_index, id, s["kind"], s["flags"], int(f[0]), int(f[1]),
-				int(f[2]), int(f[3]), int(f[4]), int(f[5]), int(f[6]), int(f[7]), int(f[8]), int(f[9])])
+			rows.append(ROW % [frame.frame_index, id, int(f[0]), int(f[1]), int(f[2]), int(f[3]), int(f[4]),
+				int(f[5]), int(f[6]), int(f[7]), int(f[8]), int(f[9]), int(f[10]), int(f[11]), int(f[12]),
+				awake, kind])
 		else:
-			rows.append("%d,%d,%d,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s" % [frame.frame_index, id, s["kind"],
-				s["flags"], _hx(p.x), _hx(p.y), _hx(p.z), _hx(v.x), _hx(v.y), _hx(v.z),
-				_hx(q.w), _hx(q.x), _hx(q.y), _hx(q.z)])
+			rows.append("%d,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s" % [frame.frame_index, id,
+				_hx(p.x), _hx(p.y), _hx(p.z), _hx(v.x), _hx(v.y), _hx(v.z),
+				_hx(q.w), _hx(q.x), _hx(q.y), _hx(q.z), _hx(w.x), _hx(w.y), _hx(w.z), awake, kind])
 	if failed:
 		return
 	var text := rows.join("\n").replace("0x-", "-0x")
@@ -204,13 +218,14 @@ func _check_tick(frame: FrameData, text: String) -> void:
 		var p: Vector3 = s["position"]
 		var v: Vector3 = s["velocity"]
 		var q: Quat = s["rotation"]
-		var want := [p.x, p.y, p.z, v.x, v.y, v.z, q.w, q.x, q.y, q.z]
+		var w: Vector3 = s["angular_velocity"]
+		var want := [p.x, p.y, p.z, v.x, v.y, v.z, q.w, q.x, q.y, q.z, w.x, w.y, w.z]
 		var cells := lines[n].split(",")
-		for c in 10:
-			var got := _parse_hex(cells[4 + c])
+		for c in 13:
+			var got := _parse_hex(cells[2 + c])
 			if got != want[c] or atan2(got, -1.0) != atan2(want[c], -1.0):
 				fail("self-check: tick %d, entity %d, column %d: wrote %s for %s" % [frame.frame_index,
-					id, 4 + c, cells[4 + c], want[c]])
+					id, 2 + c, cells[2 + c], want[c]])
 				return
 		n += 1
 

@@ -7,7 +7,8 @@ extends Node
 
 # the scenario's id for the body: 1.., stable across runs, never reused
 export var stable_id := 0
-# the stream's type column: 0 box, 1 sphere, 2 static, 3 projectile
+# the scenario's shape: 0 box, 1 sphere, 2 static, 3 projectile (not recorded: a shape is not a body
+# kind; the stream's kind is the body's mode)
 export var kind := 0
 
 func _ready() -> void:
@@ -26,13 +27,15 @@ func get_snapshot() -> Dictionary:
 		"position": t.origin,
 		"rotation": t.basis.get_rotation_quat(),
 		"velocity": body.linear_velocity,
+		"angular_velocity": body.angular_velocity,
+		"mode": body.mode,
 		"flags": flags,
 	}
 
 # Playback: puts the body where the snapshot says. The seed's apply_snapshot sets the position
 # and rotation only (full = false: what --apply seed replays): the physics engine then gives the
 # body its own velocity, a teleported body wakes up, and a quaternion put back through a Basis comes
-# out an ulp off. full: the whole transform as captured, the velocity and the sleep state.
+# out an ulp off. full: the whole transform as captured, both velocities and the sleep state.
 func apply_snapshot(snapshot: Dictionary, full := true) -> void:
 	var body: RigidBody = get_parent()
 	if not full:
@@ -40,4 +43,5 @@ func apply_snapshot(snapshot: Dictionary, full := true) -> void:
 		return
 	body.global_transform = snapshot["transform"]
 	body.linear_velocity = snapshot["velocity"]
+	body.angular_velocity = snapshot["angular_velocity"]
 	body.sleeping = (snapshot["flags"] & 1) == 0

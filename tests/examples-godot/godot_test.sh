@@ -26,6 +26,18 @@ expect_rc() {
   "$@" >"$log" 2>&1; local rc=$?
   if [ "$rc" -ne "$want" ]; then fail "exit $rc (expected $want): $*"; sed -n 1,20p "$log" >&2; return 1; fi
 }
+# expect_rc_within N WANT LOG CMD...: of up to N attempts one exits WANT, and none exits anything but 0
+# or WANT — for the real-time pitfalls, whose divergence is the wall clock's and so only likely per
+# attempt (a loaded machine can interleave frames and physics ticks alike three runs in a row)
+expect_rc_within() {
+  local n=$1 want=$2 log=$3 i rc; shift 3
+  for ((i = 1; i <= n; i++)); do
+    "$@" >"$log" 2>&1; rc=$?
+    [ "$rc" -eq "$want" ] && return 0
+    if [ "$rc" -ne 0 ]; then fail "exit $rc (expected $want or 0): $*"; sed -n 1,20p "$log" >&2; return 1; fi
+  done
+  fail "$n attempts exited 0 (expected one to exit $want): $*"; return 1
+}
 # expect_in LOG TEXT: LOG contains TEXT
 expect_in() { grep -qF -- "$2" "$1" || { fail "$1 lacks '$2'"; sed -n 1,12p "$1" >&2; }; }
 # expect_changed LOG: the failure names an entity and a field (a row "ID changed FIELD A B ...")
@@ -106,12 +118,12 @@ GODOT_RECORDER='--runs 2' expect_rc 1 "$out/runs.log" "$detgate" gate --scenario
 GODOT_FLAGS= expect_rc 0 "$out/realtime.log" "$detgate" gate --scenario push --project "$src/detgate.ini" \
   --report-dir "$out/realtime"
 # game logic pushed from _process with its variable delta: real-time runs differ (of three, one
-# at least: how they interleave frames and physics ticks is the wall clock's)
-GODOT_FLAGS= GODOT_RECORDER='--logic-in process' expect_rc 1 "$out/logic.log" "$detgate" verify push \
+# at least: how they interleave frames and physics ticks is the wall clock's; up to three tries)
+GODOT_FLAGS= GODOT_RECORDER='--logic-in process' expect_rc_within 3 1 "$out/logic.log" "$detgate" verify push \
   --project "$src/detgate.ini" --repeat 3 --report-dir "$out/logic" &&
   expect_in "$out/logic.log" "first divergent tick" && expect_changed "$out/logic.log"
 # the recorder in _process: a tick is a frame, not a physics tick
-GODOT_FLAGS= GODOT_RECORDER='--record-in process' expect_rc 1 "$out/frames.log" "$detgate" verify push \
+GODOT_FLAGS= GODOT_RECORDER='--record-in process' expect_rc_within 3 1 "$out/frames.log" "$detgate" verify push \
   --project "$src/detgate.ini" --repeat 3 --report-dir "$out/frames" &&
   expect_in "$out/frames.log" "first divergent tick" && expect_changed "$out/frames.log"
 

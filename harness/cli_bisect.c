@@ -27,6 +27,9 @@
  * its child, removes the worktree with git and its folder, and dies of the signal (bisect_cleanup). */
 static volatile sig_atomic_t bisect_sig;
 static void bisect_on_signal(int sig) { bisect_sig = sig; }
+/* The TMPDIR every child gets: a folder inside the work folder, so what a killed compiler leaves
+ * (its cc*.s) goes when the work folder goes. Empty until the work folder exists. */
+static char bisect_child_tmp[PATH_CAP + 8];
 
 /* Runs argv (execvp) in cwd (NULL = here) with stdout+stderr appended to log (NULL = inherited),
  * in a process group of its own, so an interrupt reaches it (and what it started: git bisect run's
@@ -58,6 +61,8 @@ static int run_child(char *const argv[], const char *cwd, const char *log, bool 
             dup2(devnull, 0);
             close(devnull);
         }
+        if (bisect_child_tmp[0])
+            setenv("TMPDIR", bisect_child_tmp, 1);
         execvp(argv[0], argv);
         _exit(127);
     }
@@ -487,13 +492,20 @@ int cli_bisect_step(int argc, char **argv)
 static bool make_work_dir(const char *given, char *out, size_t cap)
 {
     if (given) {
-        if (!cli_mkdirs(given))
+        if (!cli_mkdirs(given) || !absolute(given, out, cap))
             return false;
-        return absolute(given, out, cap);
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        int n = snprintf(out, cap, "%s/dg-bisect-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (n <= 0 || (size_t)n >= cap || mkdtemp(out) == NULL)
+            return false;
     }
-    const char *tmp = getenv("TMPDIR");
-    int n = snprintf(out, cap, "%s/dg-bisect-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    return n > 0 && (size_t)n < cap && mkdtemp(out) != NULL;
+    int n = snprintf(bisect_child_tmp, sizeof bisect_child_tmp, "%s/tmp", out);
+    if (n <= 0 || (size_t)n >= sizeof bisect_child_tmp || !cli_mkdirs(bisect_child_tmp)) {
+        bisect_child_tmp[0] = 0;
+        return false;
+    }
+    return true;
 }
 
 static void remove_tree(const char *path)

@@ -36,7 +36,7 @@ kind = process
 run = ${DETGATE_BUILD:-./build}/engine {scenario}
 time_limit = 30
 [build]
-command = {cc} -O2 $CFLAGS -o {build}/engine engine.c
+command = {cc} -O2 $CFLAGS -o {build}/engine engine.c && touch "$TMPDIR/dg-built-marker"
 INI
 commit() {
   git -C "$R" add -A && git -C "$R" -c user.name=t -c user.email=t@example.com commit -q -m "$1" &&
@@ -72,6 +72,10 @@ contains "$W/bw/steps.txt" "^$c3 125 "
 contains "$W/bw/steps.txt" "^$c5 1 30 "
 # the steps built with the project's command into their own folders, and ran the engine built there
 [ -x "$W/bw/build-$c5/engine" ] && ok || bad "no engine built in build-$c5"
+# a build's temporary files (a compiler's cc*.s) go into the work folder's tmp/, never the TMPDIR
+# bisect was given: a build killed by an interrupt cannot leave them behind
+[ -e "$W/bw/tmp/dg-built-marker" ] && ok || bad "the build command's TMPDIR is not the work folder's tmp/"
+[ ! -e "$TMPDIR/dg-built-marker" ] && ok || bad "the build command wrote into bisect's own TMPDIR"
 contains "$W/bw/build-$c3.log" "this is not C"
 [ "$(git -C "$R" worktree list | wc -l)" -eq 1 ] && ok || bad "a worktree was left behind"
 git -C "$R" bisect log >/dev/null 2>&1 && bad "the repository is left mid-bisect" || ok

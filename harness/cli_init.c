@@ -7,6 +7,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The loaded project's field declarations belong to the process: the preset every stream of the
+ * command follows points at them until exit, past the command's own project struct (which shares
+ * them read-only). Freed at exit, or when a later load replaces them. */
+static harness__decl cli_decl;
+static bool cli_decl_held;
+static void cli_decl_release(void) { dg_harness__decl_free(&cli_decl); }
+
+static void cli_decl_hold(harness__project *p)
+{
+    if (!cli_decl_held)
+        atexit(cli_decl_release);
+    else
+        dg_harness__decl_free(&cli_decl);
+    cli_decl_held = true;
+    cli_decl = p->decl; /* takes the allocations; p->decl keeps reading them */
+    dg_harness__decl_preset(&cli_decl); /* every stream this command reads follows the project's fields */
+}
+
 int cli_project_load(const char *cmd, const char *given, harness__project *p, bool *have)
 {
     char found[HARNESS_PROJECT_PATH_MAX];
@@ -20,7 +38,7 @@ int cli_project_load(const char *cmd, const char *given, harness__project *p, bo
         return CLI_USAGE;
     }
     *have = true;
-    dg_harness__decl_preset(&p->decl); /* every stream this command reads follows the project's fields */
+    cli_decl_hold(p);
     return 0;
 }
 
@@ -102,5 +120,6 @@ int cli_init(int argc, char **argv)
     printf("wrote %s: engine `%s`, scenarios %s, goldens in %s\n"
            "next: detgate bless --all --reason \"first goldens\" && detgate gate\n",
            out, p.run, p.scenarios, p.golden);
+    dg_harness__decl_free(&p.decl);
     return CLI_EQUAL;
 }

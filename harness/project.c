@@ -376,9 +376,20 @@ dg_status dg_harness__project_load(harness__project *p, const char *path, dg_err
     return st;
 }
 
+static dg_status project_parse_body(harness__project *p, FILE *f, dg_error *err);
+
+/* On error the declarations read so far are freed: a refused file leaves nothing allocated. */
 dg_status dg_harness__project_parse(harness__project *p, FILE *f, const char *path, dg_error *err)
 {
     project_defaults(p, path);
+    dg_status st = project_parse_body(p, f, err);
+    if (st != DG_OK)
+        dg_harness__decl_free(&p->decl);
+    return st;
+}
+
+static dg_status project_parse_body(harness__project *p, FILE *f, dg_error *err)
+{
     /* values verbatim (a shell command may hold ';'), whole-line comments only, long lines allowed */
     ini_allow_inline_comments = false;
     ini_allow_multiline = false;

@@ -204,6 +204,10 @@ dg_status dg_flrep__decode_records2(const uint8_t *block, uint32_t rec_bytes, ui
                                 bool keyframe, uint64_t tick, const flrep_tick_ctx *ctx, const flrep_world *world,
                                 flrep_tick_scratch *s, const char *where, dg_error *err);
 
+/* The tail both encoders share: self-check verdict, tick header, record block, events, world swap. */
+dg_status dg_flrep__tick_emit(dg_buf *out, uint64_t tick, bool keyframe, flrep_world *world, flrep_world *next,
+                              const dg_buf *bits, size_t nrec, bool tracked, const dg_event *ev, size_t nev,
+                              dg_error *err);
 /* Encodes one 2.0 tick (header, records, events) as dg_flrep__encode_tick does; xcur: n x nx extras. */
 dg_status dg_flrep__encode_tick2(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *ctx,
                              flrep_world *world, flrep_world *next, const dg_qentity *cur, const int64_t *xcur,

@@ -684,6 +684,33 @@ static __attribute__((noinline)) bool encode_records(dg_bitw *b, const flrep_tic
     return encode_records_body(b, tc, world, wn, next, cur, n, nrec);
 }
 
+/* The end of a tick's encoding, for both formats' record layouts: the writer's self-check verdict,
+ * the tick header, the record block, the events; then the encoded world becomes the current one. */
+dg_status dg_flrep__tick_emit(dg_buf *out, uint64_t tick, bool keyframe, flrep_world *world, flrep_world *next,
+                              const dg_buf *bits, size_t nrec, bool tracked, const dg_event *ev, size_t nev,
+                              dg_error *err)
+{
+    if (!tracked)
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
+                            "tick %llu: a DELTA record does not reproduce the state it encodes (codec bug)",
+                            (unsigned long long)tick);
+    if (nrec > UINT16_MAX)
+        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer",
+                            "tick %llu: expected at most 65535 entity records, found %zu", (unsigned long long)tick, nrec);
+    dg_buf_u64(out, tick);
+    dg_buf_u16(out, keyframe ? 1 : 0);
+    dg_buf_u16(out, (uint16_t)nrec);
+    dg_buf_u16(out, (uint16_t)nev);
+    dg_buf_u32(out, (uint32_t)bits->len);
+    dg_buf_put(out, bits->p, bits->len);
+    dg_flrep__write_events(out, tick, ev, nev);
+    if (!out->ok || !bits->ok)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
+                            (unsigned long long)tick);
+    dg_flrep__world_swap(world, next);
+    return DG_OK;
+}
+
 dg_status dg_flrep__encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *tc,
                             flrep_world *world, flrep_world *next, const dg_qentity *cur, size_t n, const dg_event *ev,
                             size_t nev, dg_buf *bits, dg_error *err)
@@ -712,23 +739,5 @@ dg_status dg_flrep__encode_tick(dg_buf *out, uint64_t tick, bool keyframe, const
     tracked &= keyframe || !tc->fault_double_delta || tick < tc->fault_double_delta_tick;
     next->n = n;
     dg_bitw_flush(&b);
-    if (!tracked)
-        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
-                            "tick %llu: a DELTA record does not reproduce the state it encodes (codec bug)",
-                            (unsigned long long)tick);
-    if (nrec > UINT16_MAX)
-        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer",
-                            "tick %llu: expected at most 65535 entity records, found %zu", (unsigned long long)tick, nrec);
-    dg_buf_u64(out, tick);
-    dg_buf_u16(out, keyframe ? 1 : 0);
-    dg_buf_u16(out, (uint16_t)nrec);
-    dg_buf_u16(out, (uint16_t)nev);
-    dg_buf_u32(out, (uint32_t)bits->len);
-    dg_buf_put(out, bits->p, bits->len);
-    dg_flrep__write_events(out, tick, ev, nev);
-    if (!out->ok || !bits->ok)
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "writer", "out of memory encoding tick %llu",
-                            (unsigned long long)tick);
-    dg_flrep__world_swap(world, next);
-    return DG_OK;
+    return dg_flrep__tick_emit(out, tick, keyframe, world, next, bits, nrec, tracked, ev, nev, err);
 }

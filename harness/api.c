@@ -101,9 +101,7 @@ static int spill_next(harness__source *s, harness__frame *f, dg_error *err)
     dg_hash_raw_begin(&hs, h[0]);
     for (size_t i = 0; i < h[1]; i++) {
         const dg_entity_in *e = &sp->ents[i];
-        double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                          e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
-        dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+        dg_harness__raw_entity(&hs, e, NULL, 0);
     }
     *f = (harness__frame){.tick = h[0], .ents = sp->ents, .n = h[1], .events = sp->evs, .nev = h[2],
                           .has_raw = true, .raw = dg_hash_raw_end(&hs), .extras = sp->nx ? sp->x : NULL};
@@ -239,9 +237,7 @@ dg_status dg_harness_tick(dg_harness_session *s, uint64_t tick, const dg_entity_
     dg_hash_raw_begin(&hs, tick);
     for (size_t i = 0; i < n; i++) {
         const dg_entity_in *e = &s->sorted[i];
-        double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                          e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
-        dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
+        dg_harness__raw_entity(&hs, e, NULL, 0);
     }
     dg_tick_hash th = dg_hash_tick(tick, s->q, n, events, nev, NULL);
     harness__tickrec r = {tick, th.state, th.events, th.combined, dg_hash_raw_end(&hs), th.entity_count, true};
@@ -319,14 +315,8 @@ dg_status dg_harness_tick_x(dg_harness_session *s, uint64_t tick, const dg_entit
     }
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
-    for (size_t i = 0; i < n; i++) { /* the raw hash in id order, as the other sources take it */
-        const dg_entity_in *e = so ? &so[i] : NULL;
-        if (!e)
-            break;
-        double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                          e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
-        dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
-    }
+    for (size_t i = 0; so && i < n; i++) /* the raw hash in id order, as the other sources take it */
+        dg_harness__raw_entity(&hs, &so[i], NULL, 0);
     free(so);
     dg_tick_hash th = dg_hash_tick_x(tick, s->q, s->xq, nx, n, events, nev, NULL);
     harness__tickrec r = {tick, th.state, th.events, th.combined, dg_hash_raw_end(&hs), th.entity_count,

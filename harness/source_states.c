@@ -1200,17 +1200,8 @@ static int st_next(harness__source *s, harness__frame *f, dg_error *err)
         return -1;
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
-    if (p->nxraw) { /* declared float fields join the raw hash */
-        for (size_t i = 0; i < p->n; i++)
-            dg_harness__raw_entity(&hs, &p->ents[i], p->xents_raw + i * p->nxraw, p->nxraw);
-    } else {
-        for (size_t i = 0; i < p->n; i++) {
-            const dg_entity_in *e = &p->ents[i];
-            double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                              e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
-            dg_hash_raw_entity(&hs, e->id, raw, HARNESS_RAW_FIELDS);
-        }
-    }
+    for (size_t i = 0; i < p->n; i++) /* declared float fields join the raw hash */
+        dg_harness__raw_entity(&hs, &p->ents[i], p->nxraw ? p->xents_raw + i * p->nxraw : NULL, p->nxraw);
     for (size_t i = 0; i < p->nev; i++)
         p->evs[i] = p->events[i].ev;
     f->tick = tick;

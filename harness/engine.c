@@ -121,9 +121,11 @@ static uint64_t entity_raw_hash(uint64_t tick, const dg_entity_in *e, const doub
 
 void dg_harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double *xraw, size_t k)
 {
-    double raw[HARNESS_RAW_FIELDS + HARNESS_DECL_MAX_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0],
-                                                                e->vel[1], e->vel[2], e->rot[0], e->rot[1],
-                                                                e->rot[2], e->rot[3], e->health};
+    /* filled, not initialised: an initialiser would zero the 32 declared-field slots for every entity */
+    double raw[HARNESS_RAW_FIELDS + HARNESS_DECL_MAX_FIELDS];
+    const double std[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
+                                            e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
+    memcpy(raw, std, sizeof std);
     k = k > HARNESS_DECL_MAX_FIELDS ? HARNESS_DECL_MAX_FIELDS : k;
     for (size_t i = 0; xraw && i < k; i++)
         raw[HARNESS_RAW_FIELDS + i] = xraw[i];

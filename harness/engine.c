@@ -273,20 +273,26 @@ typedef struct rec_pipe {
     dg_status st;            /* the consumer's */
 } rec_pipe;
 
-static bool grow(void **p, size_t *cap, size_t need, size_t item)
+bool dg_harness__grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return true;
-    size_t nc = *cap ? *cap : 1024;
-    while (nc < need)
+    size_t nc = *cap ? *cap : 64;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2)
+            return false;
         nc *= 2;
-    void *v = realloc(*p, nc * item);
+    }
+    if (elem && nc > SIZE_MAX / elem)
+        return false;
+    void *v = realloc(*arr, nc * elem);
     if (!v)
         return false;
-    *p = v;
+    *arr = v;
     *cap = nc;
     return true;
 }
+
 
 /* Appends a copy of frame f (its arrays and event texts) to b. */
 static bool block_add(rec_block *b, const harness__frame *f)
@@ -295,14 +301,14 @@ static bool block_add(rec_block *b, const harness__frame *f)
     for (size_t i = 0; i < f->nev; i++)
         text += f->events[i].text_len;
     size_t ecap = b->evs_cap;
-    if (!grow((void **)&b->ents, &b->ents_cap, b->ents_n + f->n, sizeof *b->ents) ||
-        !grow((void **)&b->evs, &b->evs_cap, b->evs_n + f->nev, sizeof *b->evs) ||
-        !grow((void **)&b->text_off, &ecap, b->evs_n + f->nev, sizeof *b->text_off) ||
-        !grow((void **)&b->text, &b->text_cap, b->text_n + text, 1))
+    if (!dg_harness__grow((void **)&b->ents, &b->ents_cap, b->ents_n + f->n, sizeof *b->ents) ||
+        !dg_harness__grow((void **)&b->evs, &b->evs_cap, b->evs_n + f->nev, sizeof *b->evs) ||
+        !dg_harness__grow((void **)&b->text_off, &ecap, b->evs_n + f->nev, sizeof *b->text_off) ||
+        !dg_harness__grow((void **)&b->text, &b->text_cap, b->text_n + text, 1))
         return false;
     size_t nxr = f->xraw ? f->n * f->nxraw : 0;
-    if ((b->nx && !grow((void **)&b->x, &b->x_cap, b->x_n + f->n * b->nx, sizeof *b->x)) ||
-        (nxr && !grow((void **)&b->xr, &b->xr_cap, b->xr_n + nxr, sizeof *b->xr)))
+    if ((b->nx && !dg_harness__grow((void **)&b->x, &b->x_cap, b->x_n + f->n * b->nx, sizeof *b->x)) ||
+        (nxr && !dg_harness__grow((void **)&b->xr, &b->xr_cap, b->xr_n + nxr, sizeof *b->xr)))
         return false;
     rec_fhdr *h = &b->f[b->nf++];
     *h = (rec_fhdr){.tick = f->tick, .raw = f->raw, .n = f->n, .ent_off = b->ents_n, .nev = f->nev,

@@ -45,6 +45,10 @@ typedef struct harness__frame {
     bool raw_later;
 } harness__frame;
 
+/* Grows *arr (elem bytes an item, *cap items) to hold need items, doubling from 64: the harness's one
+ * growable array. False (nothing changed) when memory or size_t runs out. */
+bool dg_harness__grow(void **arr, size_t *cap, size_t need, size_t elem);
+
 /* The raw float hash of a frame's entities (docs/STATE-HASH.md §6), in their order. */
 uint64_t dg_harness__raw_hash(uint64_t tick, const dg_entity_in *ents, size_t n);
 

@@ -94,17 +94,9 @@ static dg_status build_tables(harness__source *s, scn_source *p, uint32_t keyfra
 
 static dg_status grow(void **arr, size_t *cap, size_t need, size_t elem, dg_error *err)
 {
-    if (need <= *cap)
-        return DG_OK;
-    size_t nc = *cap ? *cap : 64;
-    while (nc < need)
-        nc *= 2;
-    void *p = realloc(*arr, nc * elem);
-    if (!p)
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "scenario source", "out of memory");
-    *arr = p;
-    *cap = nc;
-    return DG_OK;
+    return dg_harness__grow(arr, cap, need, elem)
+               ? DG_OK
+               : dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "scenario source", "out of memory");
 }
 
 static dg_status fill_frame(scn_source *p, harness__frame *f, bool raw_later, dg_error *err)

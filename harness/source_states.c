@@ -166,17 +166,9 @@ static bool parse_f64(const char *s, size_t len, double *out)
 
 static dg_status grow(void **arr, size_t *cap, size_t need, size_t elem, dg_error *err)
 {
-    if (need <= *cap)
-        return DG_OK;
-    size_t nc = *cap ? *cap * 2 : 64;
-    while (nc < need)
-        nc *= 2;
-    void *q = realloc(*arr, nc * elem);
-    if (!q)
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "state stream", "out of memory");
-    *arr = q;
-    *cap = nc;
-    return DG_OK;
+    return dg_harness__grow(arr, cap, need, elem)
+               ? DG_OK
+               : dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "state stream", "out of memory");
 }
 
 static void clear_tick(st_source *p)

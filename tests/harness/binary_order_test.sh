@@ -4,21 +4,10 @@
 # written twice apart is still refused with its tick and id.
 # usage: binary_order_test.sh DETGATE
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-binorder-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() {
-  local want=$1
-  shift
-  "$@" >"$W/out" 2>"$W/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 400 "$W/err"))"; fi
-}
-contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2': $(head -c 600 "$1")"; fi; }
 # header: magic, version 1, flags 0, 60 Hz; a tick record: kind 1, tick (u64), count (u32)
 header() { printf '\x89DGS\x01\x00\x00\x00\x3c\x00\x00\x00'; }
 tick() { printf "\\x01\\x0$1\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x0$2\\x00\\x00\\x00"; }

@@ -6,16 +6,13 @@
 # run keeps the log its message names.
 # usage: bisect_cleanup_test.sh DETGATE SOURCE_DIR
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-bisect-cleanup-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 export TMPDIR=$W/tmp
 mkdir -p "$TMPDIR"
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 worktrees() { git -C "$R" worktree list | wc -l; }
 
 R=$W/repo

@@ -6,16 +6,12 @@
 # under --raw fail it finds that commit and names the tick.
 # usage: bisect_raw_test.sh DETGATE SOURCE_DIR REPORT_CHECK
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 CHECK=$3
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-bisect-raw-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; cat "$1"; fi; }
 
 R=$W/repo
 mkdir -p "$R"

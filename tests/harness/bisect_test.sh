@@ -5,16 +5,12 @@
 # bisection names that commit and, for it, the first divergent tick with the entity and field diff.
 # usage: bisect_test.sh DETGATE SOURCE_DIR REPORT_CHECK
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 CHECK=$3
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-bisect-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; cat "$1"; fi; }
 
 # The tree the builds need (the modules detgate is made of), as it is now in SRC.
 R=$W/repo

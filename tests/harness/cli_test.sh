@@ -6,26 +6,14 @@
 # state-stream input, and the report files (JSON against its schema, JUnit and HTML well-formed).
 # usage: cli_test.sh DETGATE SOURCE_DIR REPORT_CHECK
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 CHECK=$3
 SCHEMA=$SRC/docs/report-schema.json
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-cli-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-pass=0
-fail=0
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect CODE CMD... — runs CMD (stdout to $W/out, stderr to $W/err) and checks its exit code
-expect() {
-  local want=$1
-  shift
-  "$@" >"$W/out" 2>"$W/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
-}
-contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; fi; }
 empty() { if [ ! -s "$1" ]; then ok; else bad "$1 is not empty"; fi; }
 
 # ---- usage and help -----------------------------------------------------------------------------

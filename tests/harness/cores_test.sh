@@ -5,24 +5,12 @@
 # JSON reports are identical once timing is cut, with and without an injected replay-side fault.
 # usage: cores_test.sh DETGATE SOURCE_DIR
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 G=$SRC/corpus/golden
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-cores-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect CODE CMD... — stdout to $W/out, stderr to $W/err
-expect() {
-  local want=$1
-  shift
-  "$@" >"$W/out" 2>"$W/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
-}
-same_file() { if cmp -s "$1" "$2"; then ok; else bad "$1 and $2 differ"; fi; }
 # same_report A B: two JSON reports are equal once the timing (durations, rates in messages) is cut
 same_report() {
   python3 - "$1" "$2" <<'PY' && ok || bad "reports $1 and $2 differ beyond timing"

@@ -5,27 +5,13 @@
 # callsign, a type name, a faction row). The recovery check's cases each on their own line. Also: an error quoting the bytes of a binary file prints them escaped and cut short.
 # usage: diffs_test.sh DETGATE SOURCE_DIR REPORT_CHECK
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 CHECK=$3
 SCHEMA=$SRC/docs/report-schema.json
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-diffs-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect CODE CMD... — runs CMD (stdout to $W/out, stderr to $W/err) and checks its exit code
-expect() {
-  local want=$1
-  shift
-  "$@" >"$W/out" 2>"$W/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
-}
-contains() { if grep -qF -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; fi; }
-lacks() { if grep -qF -- "$2" "$1"; then bad "$1 has '$2'"; else ok; fi; }
 
 # states WEAPON CHAT [HEADER-JSON] — a 30-tick JSON Lines state stream, two entities; at tick 10 a
 # kill (weapon index WEAPON) and a chat line CHAT
@@ -48,13 +34,13 @@ expect 0 "$DG" record --states "$W/a.jsonl" -o "$W/a.flrep"
 expect 0 "$DG" record --states "$W/b.jsonl" -o "$W/b.flrep"
 expect 1 "$DG" diff "$W/a.flrep" "$W/b.flrep" --report-dir "$W/rep-ev"
 for f in "$W/out" "$W/rep-ev/report.txt" "$W/rep-ev/report.md" "$W/rep-ev/report.html" "$W/rep-ev/report.xml"; do
-  contains "$f" "event 0: kill: weapon (c) A 3, B 4"
-  contains "$f" "event 1: chat: text A "
-  contains "$f" "(11 bytes), B "
-  contains "$f" "(10 bytes), first difference at byte 10"
+  contains_text "$f" "event 0: kill: weapon (c) A 3, B 4"
+  contains_text "$f" "event 1: chat: text A "
+  contains_text "$f" "(11 bytes), B "
+  contains_text "$f" "(10 bytes), first difference at byte 10"
 done
-lacks "$W/out" "events differ (2 vs 2)"
-contains "$W/out" "first divergent tick 10: 2 events differ"
+lacks_text "$W/out" "events differ (2 vs 2)"
+contains_text "$W/out" "first divergent tick 10: 2 events differ"
 expect 0 "$CHECK" "$SCHEMA" "$W/rep-ev"
 # jpath FILE EXPR — a Python expression over the parsed report (j), printed as compact JSON
 jpath() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2]), separators=(",", ":")))' "$1" "$2"; }
@@ -67,7 +53,7 @@ if [ "$ev" = '["hello world","hello worl",11,10,10]' ]; then ok; else bad "JSON 
 states 3 "hello world" | sed 's/"text":"hello world"}\]/"text":"hello world"},{"kind":"alert","c":0,"d":2}]/' >"$W/c.jsonl"
 expect 0 "$DG" record --states "$W/c.jsonl" -o "$W/c.flrep"
 expect 1 "$DG" diff "$W/a.flrep" "$W/c.flrep" --report-dir "$W/rep-extra"
-contains "$W/out" "event 2: B only: alert {faction (c) 0, level (d) 2} (A has 2 events at this tick, B 3)"
+contains_text "$W/out" "event 2: B only: alert {faction (c) 0, level (d) 2} (A has 2 events at this tick, B 3)"
 expect 0 "$CHECK" "$SCHEMA" "$W/rep-extra"
 ev=$(jpath "$W/rep-extra/report.json" '[(d["index"], d["a"], d["b"]["kindName"], d["differ"]) for d in j["scenarios"][0]["checks"][0]["ticks"][0]["events"]["diffs"]]')
 if [ "$ev" = '[[2,null,"alert",[]]]' ]; then ok; else bad "JSON one-sided event: $ev"; fi
@@ -75,9 +61,9 @@ if [ "$ev" = '[[2,null,"alert",[]]]' ]; then ok; else bad "JSON one-sided event:
 # ---- header and tables: a check of their own, each difference named with both values ---------------
 expect 0 "$DG" record dogfight-40 -o "$W/k60.flrep" --keyframe-interval 60
 expect 1 "$DG" diff "$SRC/corpus/golden/dogfight-40.flrep" "$W/k60.flrep" --json "$W/k60.json"
-contains "$W/out" "FAIL k60"
-contains "$W/out" "header: 1 header and table value differs: keyframe interval"
-contains "$W/out" "keyframe interval: A 120, B 60"
+contains_text "$W/out" "FAIL k60"
+contains_text "$W/out" "header: 1 header and table value differs: keyframe interval"
+contains_text "$W/out" "keyframe interval: A 120, B 60"
 hv=$(jpath "$W/k60.json" '[(c["name"], c["status"], c["values"]) for c in j["scenarios"][0]["checks"]]')
 if [ "$hv" = '[["diff","pass",[]],["header","fail",[{"field":"keyframe interval","a":"120","b":"60"}]]]' ]; then ok; else bad "header check JSON: $hv"; fi
 expect 0 "$CHECK" "$SCHEMA" "$W/rep-ev" # (a report without header differences still validates)
@@ -96,21 +82,21 @@ if [ "$hv" = '[["header","fail"],[{"field":"keyframe interval","a":"60","b":"120
 states 3 "hello world" '"participants":[{"participant_id":101,"entity_id":1,"callsign":"Viper 2"}]' >"$W/cs.jsonl"
 expect 0 "$DG" record --states "$W/cs.jsonl" -o "$W/cs.flrep"
 expect 1 "$DG" diff "$W/a.flrep" "$W/cs.flrep" --report-dir "$W/rep-cs"
-contains "$W/out" 'participant[101].callsign: A "Viper 1", B "Viper 2"'
-lacks "$W/out" "diff: first divergent tick"
-for f in "$W/rep-cs/report.html" "$W/rep-cs/report.xml"; do contains "$f" "participant[101].callsign"; done
-contains "$W/rep-cs/report.md" '| participant\[101\].callsign | "Viper 1" | "Viper 2" |'
+contains_text "$W/out" 'participant[101].callsign: A "Viper 1", B "Viper 2"'
+lacks_text "$W/out" "diff: first divergent tick"
+for f in "$W/rep-cs/report.html" "$W/rep-cs/report.xml"; do contains_text "$f" "participant[101].callsign"; done
+contains_text "$W/rep-cs/report.md" '| participant\[101\].callsign | "Viper 1" | "Viper 2" |'
 expect 0 "$CHECK" "$SCHEMA" "$W/rep-cs"
 sed '1s/"name":"F-16C"/"name":"F-16D"/' "$W/a.jsonl" >"$W/tn.jsonl"
 expect 0 "$DG" record --states "$W/tn.jsonl" -o "$W/tn.flrep"
 expect 1 "$DG" diff "$W/a.flrep" "$W/tn.flrep"
-contains "$W/out" 'type[0].name: A "F-16C", B "F-16D"'
+contains_text "$W/out" 'type[0].name: A "F-16C", B "F-16D"'
 # a faction row present on one side only
 sed '1s/"factions":\[{"index":0,"id":"blue","name":"Blue"}\]/"factions":[{"index":0,"id":"blue","name":"Blue"},{"index":1,"id":"red","name":"Red"}]/' "$W/a.jsonl" >"$W/fx.jsonl"
 expect 0 "$DG" record --states "$W/fx.jsonl" -o "$W/fx.flrep"
 expect 1 "$DG" diff "$W/a.flrep" "$W/fx.flrep"
-contains "$W/out" "factions: A 1, B 2"
-contains "$W/out" 'faction[1]: A (none), B "red" "Red"'
+contains_text "$W/out" "factions: A 1, B 2"
+contains_text "$W/out" 'faction[1]: A (none), B "red" "Red"'
 
 # RPLY: the header's tick rate (byte 5) changed, the op stream the same
 python3 - "$SRC/corpus/golden/walkers-20.rply" "$W/w30.rply" <<'PY'
@@ -120,16 +106,16 @@ b[5] = 30 if b[5] != 30 else 31
 open(sys.argv[2], "wb").write(b)
 PY
 expect 1 "$DG" diff "$SRC/corpus/golden/walkers-20.rply" "$W/w30.rply"
-contains "$W/out" "header: 1 header value differs: tick rate"
-contains "$W/out" "tick rate: A 15, B 30"
+contains_text "$W/out" "header: 1 header value differs: tick rate"
+contains_text "$W/out" "tick rate: A 15, B 30"
 
 # ---- the recovery check: one line per case, nothing confusing when it holds ---------------------------
 expect 0 "$DG" verify --states "$W/a.jsonl" --json "$W/rec.json"
-lacks "$W/out" "recovery"
+lacks_text "$W/out" "recovery"
 rv=$(jpath "$W/rec.json" '[(c["message"], [d.split(":")[0].split(" (")[0] for d in c["details"]]) for c in j["scenarios"][0]["checks"] if c["name"] == "recovery"]')
 if [ "$rv" = '[["trailer cut off: every complete chunk recovered and played back identically",["trailer cut off","last chunk cut short"]]]' ]; then ok; else bad "recovery texts: $rv"; fi
-lacks "$W/rec.json" "no second chunk to cut"
-contains "$W/rec.json" "last chunk cut short: not run: the recording has one chunk"
+lacks_text "$W/rec.json" "no second chunk to cut"
+contains_text "$W/rec.json" "last chunk cut short: not run: the recording has one chunk"
 
 # ---- an error never prints raw binary ---------------------------------------------------------------
 # clean FILE — FILE is well-formed UTF-8 with no control character but newline, and under 400 bytes
@@ -151,7 +137,7 @@ for f in every-byte.bin every-byte-down.bin bad-cell.csv bad-token.jsonl random.
   expect 2 "$DG" record --states "$W/$f" -o "$W/never.flrep"
   clean "$W/err"
 done
-contains "$W/err" "random.bin"
+contains_text "$W/err" "random.bin"
 
 echo "diffs_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

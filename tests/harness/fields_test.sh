@@ -8,6 +8,7 @@
 # file:line (byte offset) and the rule; binary version 2's events and tables (issue 13).
 # usage: fields_test.sh DETGATE SOURCE_DIR TEST_ENGINE REPORT_FILES_CHECK
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 ENGINE=$3
@@ -16,19 +17,6 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/dg-fields-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 export TMPDIR=$W/tmp
 mkdir -p "$TMPDIR"
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() {
-  local want=$1
-  shift
-  "$@" >"$W/out" 2>"$W/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 400 "$W/err"))"; fi
-}
-contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2': $(head -c 600 "$1")"; fi; }
-lacks() { if grep -q -- "$2" "$1"; then bad "$1 has '$2': $(grep -m1 -- "$2" "$1")"; else ok; fi; }
 same() { if cmp -s "$1" "$2"; then ok; else bad "$1 and $2 differ: $(cmp "$1" "$2" 2>&1)"; fi; }
 no_temp() { if [ -z "$(ls -A "$TMPDIR")" ]; then ok; else bad "files left behind ($1): $(ls -A "$TMPDIR")"; fi; }
 cd "$W" || exit 1

@@ -5,15 +5,12 @@
 # tree) and `matrix --dry-run`'s reading of --configs.
 # usage: inputs_test.sh DETGATE SOURCE_DIR
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-inputs-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 cd "$W" || exit 1
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 # expect NAME CODE SUBSTRING CMD...: CMD exits CODE and its stderr contains SUBSTRING (exactly).
 expect() {

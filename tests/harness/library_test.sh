@@ -7,6 +7,7 @@
 # matrix and bisect building the library with the project's [build] command.
 # usage: library_test.sh DETGATE SOURCE_DIR LIB_OK LIB_ABI LIB_NO_SYMBOL LIB_NO_STEP
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-library-test.XXXXXX")
@@ -19,19 +20,6 @@ cp "$3" "$T/lib/libengine.so"
 cp "$4" "$T/lib/libabi.so"
 cp "$5" "$T/lib/libnosym.so"
 cp "$6" "$T/lib/libnostep.so"
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() {
-  local want=$1
-  shift
-  "$@" >"$W/out" 2>"$W/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 400 "$W/err"))"; fi
-}
-contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2': $(head -c 600 "$1")"; fi; }
-lacks() { if grep -q -- "$2" "$1"; then bad "$1 has '$2': $(grep -m1 -- "$2" "$1")"; else ok; fi; }
 no_temp() { if [ -z "$(ls -A "$TMPDIR")" ]; then ok; else bad "files left behind ($1): $(ls -A "$TMPDIR")"; fi; }
 
 # ---- the project file: a library engine's keys checked ------------------------------------------------

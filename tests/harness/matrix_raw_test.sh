@@ -5,15 +5,12 @@
 # (and --strict-raw), PASS under --raw ignore. The second and later runs reuse the builds (--work).
 # usage: matrix_raw_test.sh DETGATE SOURCE_DIR REPORT_CHECK
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 CHECK=$3
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-matrix-raw-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 # the pair's check: the first after `classes` (a `matrix A ~ B` or `raw floats A ~ B` check), else `classes`
 status_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); cs=d["scenarios"][0]["checks"]; c=([x for x in cs if x["name"] != "classes"] or cs)[0]; print(d["status"], c["firstDivergentTick"], c["firstRawDivergentTick"])' "$1"; }
 # run POLICY_ARGS... : exit code of one matrix run into $rc, its reports in $W/rep

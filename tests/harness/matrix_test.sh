@@ -10,15 +10,12 @@
 #   run 3, the same with --strict-raw: the drift fails, exit 1.
 # usage: matrix_test.sh DETGATE SOURCE_DIR REPORT_CHECK
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 CHECK=$3
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-matrix-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 # gcc, except that sim_stub/sim.c is compiled from a copy with the dynamic pressure 0.5 rho V^2 made
 # 0.51 rho V^2 (the copy finds its headers through -iquote); fails when the line is not there.

@@ -5,6 +5,7 @@
 # no output and no temp (exit 125), and SIGINT/SIGTERM leave nothing under any output name.
 # usage: outputs_test.sh DETGATE SOURCE_DIR
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-outputs-test.XXXXXX")
@@ -16,18 +17,6 @@ cleanup() {
 trap cleanup EXIT
 export TMPDIR=$W/tmp
 mkdir -p "$TMPDIR"
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() {
-  local want=$1
-  shift
-  "$@" >"$W/out" 2>"$W/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
-}
-contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; fi; }
 absent() { if [ ! -e "$1" ] && [ ! -L "$1" ]; then ok; else bad "$1 exists"; fi; }
 # no temp file of ours anywhere under $W (dg-*, *.tmp-PID)
 no_temps() {

@@ -6,6 +6,7 @@
 # its tick, entity and field; matrix over two -D flags the copied source honours gives 2 classes.
 # usage: project_bisect_test.sh DETGATE SOURCE_DIR REPORT_CHECK
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 CHECK=$3
@@ -13,11 +14,6 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/dg-project-bisect-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 export TMPDIR=$W/tmp
 mkdir -p "$TMPDIR"
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; head -c 3000 "$1"; fi; }
 expect_rc() { if [ "$1" -eq "$2" ]; then ok; else bad "$3: exit $1, expected $2"; head -c 3000 "$W/err"; fi; }
 
 # ---- the engine's repository -----------------------------------------------------------------------

@@ -6,6 +6,7 @@
 # a state stream on standard input, and the bundled corpus gated through the root detgate.ini.
 # usage: project_test.sh DETGATE SOURCE_DIR TEST_ENGINE
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 ENGINE=$3
@@ -13,19 +14,6 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/dg-project-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 export TMPDIR=$W/tmp # detgate's temp recordings land here: "no file left behind" is checked on it
 mkdir -p "$TMPDIR"
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() {
-  local want=$1
-  shift
-  "$@" >"$W/out" 2>"$W/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 400 "$W/err"))"; fi
-}
-contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2': $(head -c 600 "$1")"; fi; }
-lacks() { if grep -q -- "$2" "$1"; then bad "$1 has '$2': $(grep -m1 -- "$2" "$1")"; else ok; fi; }
 no_temp() { if [ -z "$(ls -A "$TMPDIR")" ]; then ok; else bad "files left behind ($1): $(ls -A "$TMPDIR")"; fi; }
 
 # ---- the project file: every mistake refused with file:line -----------------------------------------

@@ -5,6 +5,7 @@
 # same in gate, diff and verify; every report format shows WARN; merge reads WARN back unchanged.
 # usage: raw_test.sh DETGATE SOURCE_DIR REPORT_FILES_CHECK
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 CHECK=$3
@@ -12,21 +13,7 @@ SCHEMA=$SRC/docs/report-schema.json
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-raw-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 cd "$SRC" || exit 1
-pass=0
-fail=0
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect CODE CMD... — runs CMD (stdout to $W/out, stderr to $W/err) and checks its exit code
-expect() {
-  local want=$1
-  shift
-  "$@" >"$W/out" 2>"$W/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
-}
-contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2': $(head -c 400 "$1")"; fi; }
-lacks() { if grep -q -- "$2" "$1"; then bad "$1 has '$2': $(grep -m1 -- "$2" "$1")"; else ok; fi; }
 # jq_is FILE PYEXPR WANT — a value of a JSON report, by a Python expression over d
 jq_is() {
   local got

@@ -5,26 +5,13 @@
 # version strings that agree everywhere.
 # usage: verdicts_test.sh DETGATE SOURCE_DIR
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-verdicts-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 cd "$SRC" || exit 1
-pass=0
-fail=0
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect CODE CMD... — runs CMD (stdout to $W/out, stderr to $W/err) and checks its exit code
-expect() {
-  local want=$1
-  shift
-  "$@" >"$W/out" 2>"$W/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
-}
-contains() { if grep -q -- "$2" "$1"; then ok; else bad "$1 lacks '$2': $(head -c 400 "$1")"; fi; }
-lacks() { if grep -q -- "$2" "$1"; then bad "$1 has '$2': $(grep -m1 -- "$2" "$1")"; else ok; fi; }
 # a small corpus of its own: one short scenario (events: 3600 ticks) and its golden
 C=$W/corpus
 mkdir -p "$C/scenarios" "$C/golden"

@@ -6,22 +6,12 @@
 # bundled hash-log goldens, an RPLY recording against a log).
 # usage: views_test.sh DETGATE SOURCE_DIR
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
 G=$SRC/corpus/golden
 W=$(mktemp -d "${TMPDIR:-/tmp}/dg-views-test.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() {
-  local want=$1
-  shift
-  "$@" >"$W/out" 2>"$W/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, expected $want: $* ($(head -c 300 "$W/err"))"; fi
-}
 # views JSON CHECK WANT: WANT is a Python expression over c (the check) that must hold
 views() {
   python3 - "$1" "$2" "$3" <<'PY' && ok || bad "$1 ($2): $3"

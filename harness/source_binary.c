@@ -132,9 +132,35 @@ static void decode_entity(const uint8_t *p, dg_entity_in *e)
     e->health = le_f64(p + 80);
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+_Static_assert(offsetof(dg_entity_in, type_index) == 4 && offsetof(dg_entity_in, faction_index) == 6 &&
+                   offsetof(dg_entity_in, pos) == 8 && offsetof(dg_entity_in, vel) == 32 &&
+                   offsetof(dg_entity_in, rot) == 56 && offsetof(dg_entity_in, health) == 88,
+               "dg_entity_in: id, type, faction, then the eleven doubles as the stream lays them out");
+#endif
+
+/* decode_entity and the entity's raw hash record at once, both from the stream's bytes: the record is
+ * u32 id, u32 11, then the eleven binary64 exactly as the stream has them (both little-endian), and
+ * on a little-endian host so are id, type, faction and the doubles of a dg_entity_in. */
+static inline void decode_entity_raw(const uint8_t *p, dg_entity_in *e, uint8_t *raw)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(e, p, 8);
+    memcpy(e->pos, p + 10, 8 * HARNESS_RAW_FIELDS);
+    e->flags = le16(p + 8);
+#else
+    decode_entity(p, e);
+#endif
+    static const uint8_t count[4] = {HARNESS_RAW_FIELDS, 0, 0, 0};
+    memcpy(raw, p, 4);
+    memcpy(raw + 4, count, 4);
+    memcpy(raw + 8, p + 10, 8 * HARNESS_RAW_FIELDS);
+}
+
 /* The tick's entities, sorted by id (unless they came sorted) and checked (ids >= 1 and distinct,
- * indices in the tables). */
-static dg_status check_tick(bin_impl *b, uint64_t tick, size_t n, bool sorted, uint64_t at, dg_error *err)
+ * indices in the tables), unless the caller found them all valid and strictly increasing (valid). */
+static dg_status check_tick(bin_impl *b, uint64_t tick, size_t n, bool sorted, bool valid, uint64_t at,
+                            dg_error *err)
 {
     char m[160];
     if (b->have_last && tick <= b->last_tick) {
@@ -144,7 +170,7 @@ static dg_status check_tick(bin_impl *b, uint64_t tick, size_t n, bool sorted, u
     }
     if (!sorted)
         qsort(b->ents, n, sizeof *b->ents, cmp_id);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; !valid && i < n; i++) {
         const dg_entity_in *e = &b->ents[i];
         if (e->id == 0 || (i > 0 && e->id == b->ents[i - 1].id) || e->type_index >= BIN_TABLE ||
             e->faction_index >= BIN_TABLE) {
@@ -203,13 +229,19 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
     }
     if (n && read_exact(b, b->buf, bytes, false, "the tick's entities", err) < 0)
         return -1;
-    bool sorted = true; /* engines mostly write ids in order: then no sort */
+    /* bad: some id is 0 or not above the one before (unsorted, or twice), or an index is above 255 */
+    uint32_t prev = 0, bad = 0;
     for (uint32_t i = 0; i < n; i++) {
-        decode_entity(b->buf + (size_t)i * BIN_ENTITY_BYTES, &b->ents[i]);
-        raw_record(b->raw + (size_t)i * BIN_RAW_BYTES, &b->ents[i]);
-        sorted = sorted && (i == 0 || b->ents[i - 1].id <= b->ents[i].id);
+        dg_entity_in *e = &b->ents[i];
+        decode_entity_raw(b->buf + (size_t)i * BIN_ENTITY_BYTES, e, b->raw + (size_t)i * BIN_RAW_BYTES);
+        bad |= (uint32_t)(e->id <= prev) | (uint32_t)(e->type_index >= BIN_TABLE) |
+               (uint32_t)(e->faction_index >= BIN_TABLE);
+        prev = e->id;
     }
-    if (check_tick(b, tick, n, sorted, at, err) != DG_OK)
+    bool sorted = true; /* engines mostly write ids in order: then no sort */
+    for (uint32_t i = 1; bad && i < n; i++)
+        sorted = sorted && b->ents[i - 1].id <= b->ents[i].id;
+    if (check_tick(b, tick, n, sorted, !bad, at, err) != DG_OK)
         return -1;
     if (!sorted) /* the records follow the sorted order */
         for (uint32_t i = 0; i < n; i++)
@@ -716,7 +748,7 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
     }
     if (!sorted && b->nx && sort_with_extras(b, n, err) != DG_OK)
         return -1;
-    if (check_tick(b, tick, n, sorted || b->nx, at, err) != DG_OK)
+    if (check_tick(b, tick, n, sorted || b->nx, false, at, err) != DG_OK)
         return -1;
     for (uint32_t i = 0; i < n; i++) {
         const dg_entity_in *e = &b->ents[i];

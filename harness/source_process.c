@@ -165,6 +165,14 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t size)
     return 0;
 }
 
+/* Bytes pipe_read has returned so far (the binary stream parser's raw reader: what f holds is the
+ * difference to what the parser took from it). */
+static uint64_t pipe_total(void *cookie)
+{
+    const proc_impl *p = cookie;
+    return p->bytes;
+}
+
 /* What stderr still holds once the child is gone (a grandchild keeping it open: cut short). */
 static void drain_rest(proc_impl *p)
 {
@@ -434,7 +442,8 @@ dg_status dg_harness__source_process(harness__source **out, const char *run, con
     }
     char label[DG_HASH_LOG_NAME_MAX + 16];
     snprintf(label, sizeof label, "%s (stdout)", p->name);
-    if (st == DG_OK && dg_harness__source_stream(&p->inner, p->out, label, scenario, keyframe, err) != DG_OK) {
+    harness__raw_reader raw = {.read = pipe_read, .total = pipe_total, .cookie = p};
+    if (st == DG_OK && dg_harness__source_stream_raw(&p->inner, p->out, &raw, label, scenario, keyframe, err) != DG_OK) {
         diagnose(p, true, err);
         st = err->code;
     }

@@ -50,6 +50,19 @@ static inline void hash__put16(uint8_t *p, uint16_t v)
     p[1] = (uint8_t)(v >> 8);
 }
 static inline uint64_t hash__u32x2(uint32_t lo, uint32_t hi) { return (uint64_t)lo | (uint64_t)hi << 32; }
+/* The little-endian u64 at p (one load where the host is little-endian). */
+static inline uint64_t hash__get64(const uint8_t *p)
+{
+    uint64_t v;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&v, p, sizeof v);
+#else
+    v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+#endif
+    return v;
+}
 
 /* ---- entities ---------------------------------------------------------------------------------- */
 /* The 48-byte record as six little-endian u64 words (byte offsets in docs/STATE-HASH.md §2). */
@@ -522,15 +535,27 @@ void dg_hash_raw_records(dg_hash_stream *s, const void *records, size_t len)
 {
     assert(s->magic_ == HASH__STREAM_MAGIC);
     const uint8_t *r = records;
-    for (size_t at = 0; at + 8 <= len; s->count_++) { /* the order check dg_hash_raw_entity makes */
-        uint32_t id = (uint32_t)r[at] | (uint32_t)r[at + 1] << 8 | (uint32_t)r[at + 2] << 16 | (uint32_t)r[at + 3] << 24;
-        uint32_t n = (uint32_t)r[at + 4] | (uint32_t)r[at + 5] << 8 | (uint32_t)r[at + 6] << 16 | (uint32_t)r[at + 7] << 24;
-        if ((uint64_t)id < s->last_id_ || id == 0)
-            s->order_errors_++;
-        s->last_id_ = (uint64_t)id + 1;
-        at += 8 + 8 * (size_t)n;
+    /* the order check dg_hash_raw_entity makes. The step to the next record is the last one's
+     * until a record's n says otherwise (a branch, not a sum of the loaded n): the walk then does not
+     * wait on each record's load before the next */
+    uint64_t last = s->last_id_;
+    uint32_t errors = 0, n_step = UINT32_MAX; /* step is always 8 + 8 * n_step */
+    size_t step = 8 + 8 * (size_t)UINT32_MAX, count = 0;
+    for (size_t at = 0; at + 8 <= len; count++) {
+        uint64_t head = hash__get64(r + at); /* u32 id, u32 n */
+        uint32_t id = (uint32_t)head, n = (uint32_t)(head >> 32);
+        errors += (uint64_t)id < last || id == 0;
+        last = (uint64_t)id + 1;
+        if (__builtin_expect(n != n_step, 0)) {
+            n_step = n;
+            step = 8 + 8 * (size_t)n;
+        }
+        at += step;
         assert(at <= len);
     }
+    s->last_id_ = last;
+    s->order_errors_ += errors;
+    s->count_ += (uint32_t)count;
     hash__feed(s, records, len);
 }
 

@@ -2,10 +2,12 @@
  * the per-tick hierarchy (entity -> state -> tick) and the raw-float side hash.
  * The byte layouts are normative in docs/STATE-HASH.md; change one and you change every golden. */
 #include "detgate/hash.h"
+#include "hash_internal.h"
 #include "hash_reference.h"
 
 #include <assert.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* Inlined so the 43-byte entity hash compiles to straight-line code (the 100M entity-ticks/s
@@ -105,12 +107,40 @@ static void hash__flush(dg_hash_stream *s)
     }
 }
 
+/* Whether long updates take the AVX2 build (hash_avx2.c): where the codec runs its own AVX2 builds
+ * (the CPU has them, DETGATE_CPU does not force the portable ones). Decided once; a relaxed atomic,
+ * since two threads that both decide decide the same. */
+#if DG_HASH_AVX2
+static bool hash__avx2(void)
+{
+    static atomic_int choice; /* 0 unknown, 1 portable, 2 AVX2 */
+    int c = atomic_load_explicit(&choice, memory_order_relaxed);
+    if (__builtin_expect(c == 0, 0)) {
+        c = strcmp(dg_codec_cpu_build(), "avx2") == 0 ? 2 : 1;
+        atomic_store_explicit(&choice, c, memory_order_relaxed);
+    }
+    return c == 2;
+}
+#endif
+
+/* A long input (a tick's raw records): XXH3's update, with AVX2 where it runs. */
+static void hash__update_long(dg_hash_stream *s, const void *p, size_t n)
+{
+#if DG_HASH_AVX2
+    if (hash__avx2()) {
+        dg_hash__xxh3_update_avx2(hash__xxh(s), p, n);
+        return;
+    }
+#endif
+    XXH3_64bits_update(hash__xxh(s), p, n);
+}
+
 static void hash__feed(dg_hash_stream *s, const void *p, size_t n)
 {
     if (n > sizeof s->batch_ - s->batch_len_) {
         hash__flush(s);
         if (n > sizeof s->batch_) {
-            XXH3_64bits_update(hash__xxh(s), p, n);
+            hash__update_long(s, p, n);
             return;
         }
     }

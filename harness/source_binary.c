@@ -120,7 +120,7 @@ static size_t fill(bin_impl *b, uint8_t *dst, size_t need, size_t room)
 static bool refill(bin_impl *b, size_t n)
 {
     size_t avail = b->hi - b->lo;
-    if (b->win_cap - b->lo < n) { /* what is left to the front (less than a record) */
+    if (b->lo && b->win_cap - b->lo < n) { /* what is left to the front (less than a record) */
         memmove(b->win, b->win + b->lo, avail);
         b->lo = 0;
         b->hi = avail;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h> /* ssize_t */
 
 #include "harness_internal.h"
 #include "schema_decl.h"
@@ -68,6 +69,19 @@ dg_status dg_harness__source_process(harness__source **out, const char *run, con
  * is 0x89 (harness/source_binary.c), else CSV or JSON Lines (dg_harness__source_states_stream). */
 dg_status dg_harness__source_stream(harness__source **out, FILE *f, const char *label, const char *name,
                                  uint32_t keyframe, dg_error *err);
+/* A way past f's buffer to the bytes behind it (the process engine's pipe): read returns what is
+ * there now, up to n (blocking only while nothing is), 0 at the end, -1 on an error; total says how
+ * many bytes read has returned so far, to f's buffer and to the parser together, so that the parser
+ * takes what f holds first. A binary stream is then read in large pieces straight into its own
+ * window (no copy through f's buffer, a read per window rather than per record); text is read
+ * through f as before. */
+typedef struct harness__raw_reader {
+    ssize_t (*read)(void *cookie, char *buf, size_t n);
+    uint64_t (*total)(void *cookie);
+    void *cookie;
+} harness__raw_reader;
+dg_status dg_harness__source_stream_raw(harness__source **out, FILE *f, const harness__raw_reader *raw,
+                                     const char *label, const char *name, uint32_t keyframe, dg_error *err);
 /* Whether the file starts like a binary state stream (0x89); a binary stream file, read once. */
 bool dg_harness__is_binary_stream(const char *path);
 dg_status dg_harness__source_binary_file(harness__source **out, const char *path, uint32_t keyframe, dg_error *err);

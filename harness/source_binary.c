@@ -15,6 +15,7 @@
 #define BIN_ENTITY_BYTES 98u
 #define BIN_MAX_ENTITIES (1u << 24)
 #define BIN_TABLE 256 /* type and faction indices 0..255, named type<N> / faction<N> */
+#define BIN_WINDOW (1u << 18) /* raw reads go up to this size: a quarter of a core's L2, where the next parse finds it */
 
 typedef struct bin_impl {
     FILE *f;
@@ -24,8 +25,13 @@ typedef struct bin_impl {
     uint64_t last_tick;
     dg_entity_in *ents;
     size_t cap;
-    uint8_t *buf;
-    size_t buf_cap;
+    /* the bytes read and not yet parsed are win[lo, hi); through f, exactly what a record needs is
+     * read, through raw, what there is (up to the window's end) */
+    uint8_t *win;
+    size_t win_cap, lo, hi;
+    harness__raw_reader rd;   /* a raw reader (rd.read == NULL: none) */
+    uint64_t raw_got, f_got;  /* bytes the parser took from raw and from f */
+    bool raw_failed;
     uint8_t *raw; /* the tick's raw hash records (dg_hash_raw_record), built as the entities decode */
     dg_flrep_type types[BIN_TABLE];
     dg_flrep_faction factions[BIN_TABLE];
@@ -84,20 +90,88 @@ static dg_status bin_err(bin_impl *b, uint64_t at, const char *what, dg_error *e
     return dg_error_set(err, DG_E_MALFORMED, at, b->label, "binary state stream: %s", what);
 }
 
-/* Exactly n bytes, or an error naming what was cut. 1 read, 0 clean end (only when allow_end), -1. */
-static int read_exact(bin_impl *b, void *dst, size_t n, bool allow_end, const char *what, dg_error *err)
+/* Up to room bytes at dst, at least need unless the stream ends or fails first (how many, returned). */
+static size_t fill(bin_impl *b, uint8_t *dst, size_t need, size_t room)
 {
-    size_t got = fread(dst, 1, n, b->f);
-    b->offset += got;
-    if (got == n)
-        return 1;
-    if (got == 0 && allow_end && !ferror(b->f))
-        return 0;
-    char m[120];
-    snprintf(m, sizeof m, "%s: expected %zu bytes, found %zu (%s)", what, n, got,
-             ferror(b->f) ? "read failed" : "the stream ends");
-    bin_err(b, b->offset - got, m, err);
-    return -1;
+    if (!b->rd.read) {
+        size_t got = fread(dst, 1, need, b->f);
+        b->f_got += got;
+        return got;
+    }
+    size_t got = 0;
+    uint64_t held = b->rd.total(b->rd.cookie) - b->raw_got - b->f_got; /* in f's buffer: those come first */
+    if (held) {
+        got = fread(dst, 1, held < room ? (size_t)held : room, b->f);
+        b->f_got += got;
+    }
+    while (got < need) {
+        ssize_t r = b->rd.read(b->rd.cookie, (char *)dst + got, room - got);
+        if (r <= 0) {
+            b->raw_failed = r < 0;
+            break;
+        }
+        got += (size_t)r;
+        b->raw_got += (uint64_t)r;
+    }
+    return got;
+}
+
+/* Makes win[lo, hi) hold n bytes, or all the stream has left when that is fewer; false: out of memory. */
+static bool refill(bin_impl *b, size_t n)
+{
+    size_t avail = b->hi - b->lo;
+    if (b->lo && b->win_cap - b->lo < n) { /* what is left to the front (less than a record) */
+        memmove(b->win, b->win + b->lo, avail);
+        b->lo = 0;
+        b->hi = avail;
+    }
+    size_t cap = b->rd.read && n < BIN_WINDOW ? BIN_WINDOW : n;
+    if (cap > b->win_cap) {
+        uint8_t *w = realloc(b->win, cap);
+        if (!w)
+            return false;
+        if (b->rd.read) /* touched now: how much of it the reads touch depends on timing, and so would the peak RSS */
+            memset(w + b->win_cap, 0, cap - b->win_cap);
+        b->win = w;
+        b->win_cap = cap;
+    }
+    b->hi += fill(b, b->win + b->hi, n - avail, b->win_cap - b->hi);
+    return true;
+}
+
+/* The next n bytes of the stream, or NULL and an error naming what was cut; valid until the next take. */
+static const uint8_t *take(bin_impl *b, size_t n, const char *what, dg_error *err)
+{
+    if (b->hi - b->lo < n) {
+        if (!refill(b, n)) {
+            dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
+            return NULL;
+        }
+        size_t got = b->hi - b->lo;
+        if (got < n) {
+            b->offset += got;
+            b->lo = b->hi;
+            char m[120];
+            snprintf(m, sizeof m, "%s: expected %zu bytes, found %zu (%s)", what, n, got,
+                     b->raw_failed || ferror(b->f) ? "read failed" : "the stream ends");
+            bin_err(b, b->offset - got, m, err);
+            return NULL;
+        }
+    }
+    const uint8_t *p = b->win + b->lo;
+    b->lo += n;
+    b->offset += n;
+    return p;
+}
+
+/* Exactly n bytes copied to dst, or an error naming what was cut. 1 read, -1. */
+static int read_exact(bin_impl *b, void *dst, size_t n, const char *what, dg_error *err)
+{
+    const uint8_t *p = take(b, n, what, err);
+    if (!p)
+        return -1;
+    memcpy(dst, p, n);
+    return 1;
 }
 
 static int cmp_id(const void *x, const void *y)
@@ -107,6 +181,7 @@ static int cmp_id(const void *x, const void *y)
 }
 
 #define BIN_RAW_BYTES (8u + 8u * HARNESS_RAW_FIELDS)
+#define BIN_RAW_BLOCK 128u /* raw records hashed at a time (12 KiB) */
 
 /* The entity's record for the tick's raw hash: the floats in the order every source hashes them. */
 static inline void raw_record(uint8_t *out, const dg_entity_in *e)
@@ -132,9 +207,35 @@ static void decode_entity(const uint8_t *p, dg_entity_in *e)
     e->health = le_f64(p + 80);
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+_Static_assert(offsetof(dg_entity_in, type_index) == 4 && offsetof(dg_entity_in, faction_index) == 6 &&
+                   offsetof(dg_entity_in, pos) == 8 && offsetof(dg_entity_in, vel) == 32 &&
+                   offsetof(dg_entity_in, rot) == 56 && offsetof(dg_entity_in, health) == 88,
+               "dg_entity_in: id, type, faction, then the eleven doubles as the stream lays them out");
+#endif
+
+/* decode_entity and the entity's raw hash record at once, both from the stream's bytes: the record is
+ * u32 id, u32 11, then the eleven binary64 exactly as the stream has them (both little-endian), and
+ * on a little-endian host so are id, type, faction and the doubles of a dg_entity_in. */
+static inline void decode_entity_raw(const uint8_t *p, dg_entity_in *e, uint8_t *raw)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(e, p, 8);
+    memcpy(e->pos, p + 10, 8 * HARNESS_RAW_FIELDS);
+    e->flags = le16(p + 8);
+#else
+    decode_entity(p, e);
+#endif
+    static const uint8_t count[4] = {HARNESS_RAW_FIELDS, 0, 0, 0};
+    memcpy(raw, p, 4);
+    memcpy(raw + 4, count, 4);
+    memcpy(raw + 8, p + 10, 8 * HARNESS_RAW_FIELDS);
+}
+
 /* The tick's entities, sorted by id (unless they came sorted) and checked (ids >= 1 and distinct,
- * indices in the tables). */
-static dg_status check_tick(bin_impl *b, uint64_t tick, size_t n, bool sorted, uint64_t at, dg_error *err)
+ * indices in the tables), unless the caller found them all valid and strictly increasing (valid). */
+static dg_status check_tick(bin_impl *b, uint64_t tick, size_t n, bool sorted, bool valid, uint64_t at,
+                            dg_error *err)
 {
     char m[160];
     if (b->have_last && tick <= b->last_tick) {
@@ -144,7 +245,7 @@ static dg_status check_tick(bin_impl *b, uint64_t tick, size_t n, bool sorted, u
     }
     if (!sorted)
         qsort(b->ents, n, sizeof *b->ents, cmp_id);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; !valid && i < n; i++) {
         const dg_entity_in *e = &b->ents[i];
         if (e->id == 0 || (i > 0 && e->id == b->ents[i - 1].id) || e->type_index >= BIN_TABLE ||
             e->faction_index >= BIN_TABLE) {
@@ -169,7 +270,7 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
         return bin_next_v2(s, f, err);
     uint8_t kind;
     uint64_t at = b->offset;
-    int rc = read_exact(b, &kind, 1, false, "a record kind", err);
+    int rc = read_exact(b, &kind, 1, "a record kind", err);
     if (rc < 0)
         return -1;
     if (kind == 0x00) /* the end record: the stream is complete */
@@ -180,7 +281,7 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
         return bin_err(b, at, m, err), -1;
     }
     uint8_t h[12];
-    if (read_exact(b, h, sizeof h, false, "a tick header", err) < 0)
+    if (read_exact(b, h, sizeof h, "a tick header", err) < 0)
         return -1;
     uint64_t tick = get_le(h, 8);
     uint32_t n = (uint32_t)get_le(h + 8, 4);
@@ -193,30 +294,45 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
     size_t bytes = (size_t)n * BIN_ENTITY_BYTES;
     if (n > b->cap) {
         dg_entity_in *e = realloc(b->ents, n * sizeof *e);
-        uint8_t *q = realloc(b->buf, bytes), *r = realloc(b->raw, (size_t)n * BIN_RAW_BYTES);
+        uint8_t *r = realloc(b->raw, (size_t)n * BIN_RAW_BYTES);
         b->ents = e ? e : b->ents;
-        b->buf = q ? q : b->buf;
         b->raw = r ? r : b->raw;
-        if (!e || !q || !r)
+        if (!e || !r)
             return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
         b->cap = n;
     }
-    if (n && read_exact(b, b->buf, bytes, false, "the tick's entities", err) < 0)
+    const uint8_t *in = n ? take(b, bytes, "the tick's entities", err) : NULL;
+    if (n && !in)
         return -1;
-    bool sorted = true; /* engines mostly write ids in order: then no sort */
-    for (uint32_t i = 0; i < n; i++) {
-        decode_entity(b->buf + (size_t)i * BIN_ENTITY_BYTES, &b->ents[i]);
-        raw_record(b->raw + (size_t)i * BIN_RAW_BYTES, &b->ents[i]);
-        sorted = sorted && (i == 0 || b->ents[i - 1].id <= b->ents[i].id);
-    }
-    if (check_tick(b, tick, n, sorted, at, err) != DG_OK)
-        return -1;
-    if (!sorted) /* the records follow the sorted order */
-        for (uint32_t i = 0; i < n; i++)
-            raw_record(b->raw + (size_t)i * BIN_RAW_BYTES, &b->ents[i]);
+    /* bad: some id is 0 or not above the one before (unsorted, or twice), or an index is above 255.
+     * Until one is, the raw records are hashed a block at a time as they are built, while the block
+     * is in L1 (a block is 12 KiB, a tick's records 96 KiB); after, the tick goes the slow way. */
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
-    dg_hash_raw_records(&hs, b->raw, (size_t)n * BIN_RAW_BYTES);
+    uint32_t prev = 0, bad = 0;
+    for (uint32_t i = 0; i < n; i += BIN_RAW_BLOCK) {
+        uint32_t m = n - i < BIN_RAW_BLOCK ? n - i : BIN_RAW_BLOCK;
+        for (uint32_t k = 0; k < m; k++) {
+            dg_entity_in *e = &b->ents[i + k];
+            decode_entity_raw(in + (size_t)(i + k) * BIN_ENTITY_BYTES, e, b->raw + (size_t)k * BIN_RAW_BYTES);
+            bad |= (uint32_t)(e->id <= prev) | (uint32_t)(e->type_index >= BIN_TABLE) |
+                   (uint32_t)(e->faction_index >= BIN_TABLE);
+            prev = e->id;
+        }
+        if (!bad)
+            dg_hash_raw_records(&hs, b->raw, (size_t)m * BIN_RAW_BYTES);
+    }
+    bool sorted = true; /* engines mostly write ids in order: then no sort */
+    for (uint32_t i = 1; bad && i < n; i++)
+        sorted = sorted && b->ents[i - 1].id <= b->ents[i].id;
+    if (check_tick(b, tick, n, sorted, !bad, at, err) != DG_OK)
+        return -1;
+    if (bad) { /* valid once sorted (check_tick refuses the rest): the records follow the sorted order */
+        for (uint32_t i = 0; i < n; i++)
+            raw_record(b->raw + (size_t)i * BIN_RAW_BYTES, &b->ents[i]);
+        dg_hash_raw_begin(&hs, tick);
+        dg_hash_raw_records(&hs, b->raw, (size_t)n * BIN_RAW_BYTES);
+    }
     *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .has_raw = true, .raw = dg_hash_raw_end(&hs)};
     return 1;
 }
@@ -233,7 +349,7 @@ static void bin_destroy(harness__source *s)
     if (!b)
         return;
     free(b->ents);
-    free(b->buf);
+    free(b->win);
     free(b->xents);
     free(b->order);
     free(b->xtmp);
@@ -254,7 +370,7 @@ static dg_status bin_open_v2(harness__source *s, bin_impl *b, dg_error *err);
 static dg_status bin_open(harness__source *s, bin_impl *b, uint32_t keyframe, dg_error *err)
 {
     uint8_t m[12];
-    if (read_exact(b, m, sizeof m, false, "the stream header", err) < 0)
+    if (read_exact(b, m, sizeof m, "the stream header", err) < 0)
         return err->code;
     if (m[0] != BIN_MAGIC0 || memcmp(m + 1, "DGS", 3) != 0)
         return bin_err(b, 0, "expected the magic 89 44 47 53 (\\x89DGS)", err);
@@ -501,7 +617,7 @@ static dg_status h_tables(hcur *c, bin_impl *b)
 static dg_status bin_open_v2(harness__source *s, bin_impl *b, dg_error *err)
 {
     uint8_t h[4];
-    if (read_exact(b, h, 4, false, "the header block's length", err) < 0)
+    if (read_exact(b, h, 4, "the header block's length", err) < 0)
         return err->code;
     uint32_t len = le32(h);
     if (len > BIN_HEADER_MAX) {
@@ -511,7 +627,7 @@ static dg_status bin_open_v2(harness__source *s, bin_impl *b, dg_error *err)
     }
     if (!(b->hblock = malloc(len ? len : 1)))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
-    if (len && read_exact(b, b->hblock, len, false, "the header block", err) < 0)
+    if (len && read_exact(b, b->hblock, len, "the header block", err) < 0)
         return err->code;
     hcur c = {.p = b->hblock, .len = len, .base = 16, .label = b->label};
     double planet = h_f64(&c, "planetRadiusM");
@@ -630,7 +746,7 @@ static int read_events(bin_impl *b, uint64_t tick, uint32_t nev, dg_error *err)
     for (uint32_t i = 0; i < nev; i++) {
         uint8_t h[15];
         uint64_t at = b->offset;
-        if (read_exact(b, h, sizeof h, false, "an event", err) < 0)
+        if (read_exact(b, h, sizeof h, "an event", err) < 0)
             return free(off), -1;
         unsigned kind = h[0], tl = le16(h + 13);
         if (kind < 1 || kind > 5) {
@@ -646,7 +762,7 @@ static int read_events(bin_impl *b, uint64_t tick, uint32_t nev, dg_error *err)
             b->text = t;
             b->text_cap = nc;
         }
-        if (tl && read_exact(b, b->text + text_n, tl, false, "an event's text", err) < 0)
+        if (tl && read_exact(b, b->text + text_n, tl, "an event's text", err) < 0)
             return free(off), -1;
         b->evs[i] = (dg_event){(uint8_t)kind, tick, le32(h + 1), le32(h + 5), le16(h + 9), le16(h + 11), NULL,
                                (uint16_t)tl};
@@ -664,7 +780,7 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
     bin_impl *b = s->impl;
     uint8_t kind;
     uint64_t at = b->offset;
-    if (read_exact(b, &kind, 1, false, "a record kind", err) < 0)
+    if (read_exact(b, &kind, 1, "a record kind", err) < 0)
         return -1;
     if (kind == 0x00)
         return 0;
@@ -674,7 +790,7 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
         return bin_err(b, at, m, err), -1;
     }
     uint8_t h[16];
-    if (read_exact(b, h, sizeof h, false, "a tick header", err) < 0)
+    if (read_exact(b, h, sizeof h, "a tick header", err) < 0)
         return -1;
     uint64_t tick = get_le(h, 8);
     uint32_t n = le32(h + 8), nev = le32(h + 12);
@@ -689,22 +805,21 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
         size_t c = n > b->cap ? n : b->cap;
         dg_entity_in *e = realloc(b->ents, (c + 1) * sizeof *e);
         b->ents = e ? e : b->ents;
-        uint8_t *q = realloc(b->buf, (c + 1) * b->ent_bytes);
-        b->buf = q ? q : b->buf;
         int64_t *x = realloc(b->xents, ((c + 1) * b->nx + 1) * sizeof *x);
         b->xents = x ? x : b->xents;
         double *xr = realloc(b->xraw, ((c + 1) * b->nxraw + 1) * sizeof *xr);
         b->xraw = xr ? xr : b->xraw;
-        if (!e || !q || !x || !xr)
+        if (!e || !x || !xr)
             return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
         b->cap = c;
     }
     uint64_t ents_at = b->offset;
-    if (n && read_exact(b, b->buf, bytes, false, "the tick's entities", err) < 0)
+    const uint8_t *in = n ? take(b, bytes, "the tick's entities", err) : NULL;
+    if (n && !in)
         return -1;
     bool sorted = true;
     for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *p = b->buf + (size_t)i * b->ent_bytes;
+        const uint8_t *p = in + (size_t)i * b->ent_bytes;
         dg_entity_in *e = &b->ents[i];
         decode_entity(p, e);
         if (b->decl->std_mask != HARNESS_STD_ALL)
@@ -716,7 +831,7 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
     }
     if (!sorted && b->nx && sort_with_extras(b, n, err) != DG_OK)
         return -1;
-    if (check_tick(b, tick, n, sorted || b->nx, at, err) != DG_OK)
+    if (check_tick(b, tick, n, sorted || b->nx, false, at, err) != DG_OK)
         return -1;
     for (uint32_t i = 0; i < n; i++) {
         const dg_entity_in *e = &b->ents[i];
@@ -808,6 +923,12 @@ dg_status dg_harness__source_binary_file(harness__source **out, const char *path
 dg_status dg_harness__source_stream(harness__source **out, FILE *f, const char *label, const char *name,
                                  uint32_t keyframe, dg_error *err)
 {
+    return dg_harness__source_stream_raw(out, f, NULL, label, name, keyframe, err);
+}
+
+dg_status dg_harness__source_stream_raw(harness__source **out, FILE *f, const harness__raw_reader *raw,
+                                     const char *label, const char *name, uint32_t keyframe, dg_error *err)
+{
     int c = getc(f);
     if (c != EOF)
         ungetc(c, f);
@@ -822,6 +943,8 @@ dg_status dg_harness__source_stream(harness__source **out, FILE *f, const char *
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, label, "out of memory");
     }
     b->f = f;
+    if (raw)
+        b->rd = *raw;
     snprintf(b->label, sizeof b->label, "%s", label);
     *s = (harness__source){.impl = b, .next = bin_next, .rewind = bin_rewind, .destroy = bin_destroy};
     dg_harness__decl_init(&s->decl);

@@ -2,10 +2,12 @@
  * the per-tick hierarchy (entity -> state -> tick) and the raw-float side hash.
  * The byte layouts are normative in docs/STATE-HASH.md; change one and you change every golden. */
 #include "detgate/hash.h"
+#include "hash_internal.h"
 #include "hash_reference.h"
 
 #include <assert.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* Inlined so the 43-byte entity hash compiles to straight-line code (the 100M entity-ticks/s
@@ -50,6 +52,19 @@ static inline void hash__put16(uint8_t *p, uint16_t v)
     p[1] = (uint8_t)(v >> 8);
 }
 static inline uint64_t hash__u32x2(uint32_t lo, uint32_t hi) { return (uint64_t)lo | (uint64_t)hi << 32; }
+/* The little-endian u64 at p (one load where the host is little-endian). */
+static inline uint64_t hash__get64(const uint8_t *p)
+{
+    uint64_t v;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&v, p, sizeof v);
+#else
+    v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+#endif
+    return v;
+}
 
 /* ---- entities ---------------------------------------------------------------------------------- */
 /* The 48-byte record as six little-endian u64 words (byte offsets in docs/STATE-HASH.md §2). */
@@ -92,12 +107,40 @@ static void hash__flush(dg_hash_stream *s)
     }
 }
 
+/* Whether long updates take the AVX2 build (hash_avx2.c): where the codec runs its own AVX2 builds
+ * (the CPU has them, DETGATE_CPU does not force the portable ones). Decided once; a relaxed atomic,
+ * since two threads that both decide decide the same. */
+#if DG_HASH_AVX2
+static bool hash__avx2(void)
+{
+    static atomic_int choice; /* 0 unknown, 1 portable, 2 AVX2 */
+    int c = atomic_load_explicit(&choice, memory_order_relaxed);
+    if (__builtin_expect(c == 0, 0)) {
+        c = strcmp(dg_codec_cpu_build(), "avx2") == 0 ? 2 : 1;
+        atomic_store_explicit(&choice, c, memory_order_relaxed);
+    }
+    return c == 2;
+}
+#endif
+
+/* A long input (a tick's raw records): XXH3's update, with AVX2 where it runs. */
+static void hash__update_long(dg_hash_stream *s, const void *p, size_t n)
+{
+#if DG_HASH_AVX2
+    if (hash__avx2()) {
+        dg_hash__xxh3_update_avx2(hash__xxh(s), p, n);
+        return;
+    }
+#endif
+    XXH3_64bits_update(hash__xxh(s), p, n);
+}
+
 static void hash__feed(dg_hash_stream *s, const void *p, size_t n)
 {
     if (n > sizeof s->batch_ - s->batch_len_) {
         hash__flush(s);
         if (n > sizeof s->batch_) {
-            XXH3_64bits_update(hash__xxh(s), p, n);
+            hash__update_long(s, p, n);
             return;
         }
     }
@@ -522,15 +565,27 @@ void dg_hash_raw_records(dg_hash_stream *s, const void *records, size_t len)
 {
     assert(s->magic_ == HASH__STREAM_MAGIC);
     const uint8_t *r = records;
-    for (size_t at = 0; at + 8 <= len; s->count_++) { /* the order check dg_hash_raw_entity makes */
-        uint32_t id = (uint32_t)r[at] | (uint32_t)r[at + 1] << 8 | (uint32_t)r[at + 2] << 16 | (uint32_t)r[at + 3] << 24;
-        uint32_t n = (uint32_t)r[at + 4] | (uint32_t)r[at + 5] << 8 | (uint32_t)r[at + 6] << 16 | (uint32_t)r[at + 7] << 24;
-        if ((uint64_t)id < s->last_id_ || id == 0)
-            s->order_errors_++;
-        s->last_id_ = (uint64_t)id + 1;
-        at += 8 + 8 * (size_t)n;
+    /* the order check dg_hash_raw_entity makes. The step to the next record is the last one's
+     * until a record's n says otherwise (a branch, not a sum of the loaded n): the walk then does not
+     * wait on each record's load before the next */
+    uint64_t last = s->last_id_;
+    uint32_t errors = 0, n_step = UINT32_MAX; /* step is always 8 + 8 * n_step */
+    size_t step = 8 + 8 * (size_t)UINT32_MAX, count = 0;
+    for (size_t at = 0; at + 8 <= len; count++) {
+        uint64_t head = hash__get64(r + at); /* u32 id, u32 n */
+        uint32_t id = (uint32_t)head, n = (uint32_t)(head >> 32);
+        errors += (uint64_t)id < last || id == 0;
+        last = (uint64_t)id + 1;
+        if (__builtin_expect(n != n_step, 0)) {
+            n_step = n;
+            step = 8 + 8 * (size_t)n;
+        }
+        at += step;
         assert(at <= len);
     }
+    s->last_id_ = last;
+    s->order_errors_ += errors;
+    s->count_ += (uint32_t)count;
     hash__feed(s, records, len);
 }
 

@@ -501,18 +501,17 @@ dg_status dg_flrep_writer_tick(dg_flrep_writer *w, uint64_t tick, const dg_entit
     }
     if (w->v2)
         return dg_flrep_writer_tick_x(w, tick, ents, NULL, n, events, nev, qout, NULL, err);
-    dg_status qst = dg_quant_entities(ents, w->qbuf, n, NULL, err);
+    /* quantized straight into the caller's array when there is one: no copy of the tick after it */
+    dg_qentity *q = qout ? qout : w->qbuf;
+    dg_status qst = dg_quant_entities(ents, q, n, NULL, err);
     if (qst != DG_OK)
         return qst;
     bool sorted = true;
     for (size_t i = 1; i < n; i++)
-        sorted &= w->qbuf[i].id > w->qbuf[i - 1].id;
+        sorted &= q[i].id > q[i - 1].id;
     if (!sorted)
-        qsort(w->qbuf, n, sizeof *w->qbuf, cmp_qentity_id);
-    dg_status st = write_tick(w, tick, w->qbuf, NULL, n, events, nev, true, err);
-    if (st == DG_OK && qout && n)
-        memcpy(qout, w->qbuf, n * sizeof *qout);
-    return st;
+        qsort(q, n, sizeof *q, cmp_qentity_id);
+    return write_tick(w, tick, q, NULL, n, events, nev, true, err);
 }
 
 struct flrep_perm {

@@ -131,7 +131,8 @@ dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg
 
 /* Writes one tick: ents (any order, distinct ids) is the whole live world at that tick; entities
  * absent from it that were live are despawned. Ticks must increase strictly. If qout is non-NULL it
- * receives the n quantized entities as written, sorted by id (caller-owned, capacity >= n). */
+ * receives the n quantized entities as written, sorted by id (caller-owned, capacity >= n; after a
+ * failure its contents are unspecified). */
 dg_status dg_flrep_writer_tick(dg_flrep_writer *w, uint64_t tick, const dg_entity_in *ents, size_t n,
                                const dg_event *events, size_t nev, dg_qentity *qout, dg_error *err);
 

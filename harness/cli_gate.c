@@ -197,9 +197,11 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
             nd = nl;
         dg_harness__stream_free(&g);
         static const char *const sides[2] = {"the golden (A)", "the new recording (B)"};
+        char ge[4096]; /* the sampled entity log bless keeps beside a hash-log-only golden */
+        dg_harness__entities_log_path(ge, sizeof ge, golden_dir, sc->name);
         if (!have_f && nl > 0) /* spread and trajectory as far as the log's data allows */
-            dg_harness__hash_views(c, gl, HARNESS_VIEW_LOG, rec_path, rply ? HARNESS_VIEW_OTHER : HARNESS_VIEW_FLREP,
-                                sides);
+            dg_harness__hash_views(c, !rply && cli_file_exists(ge) ? ge : gl, HARNESS_VIEW_LOG, rec_path,
+                                rply ? HARNESS_VIEW_OTHER : HARNESS_VIEW_FLREP, sides);
     }
     if (first_raw != DG_REPORT_TICK_NONE) {
         if (nd == 0)
@@ -981,7 +983,11 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
         first_changed(gf, gl, rply, &rec, changed, sizeof changed);
         struct stat st;
         bool keep_flrep = stat(tf, &st) == 0 && (uint64_t)st.st_size <= max_bytes;
-        bool ok = rename(tl, gl) == 0;
+        uint64_t every = 0; /* a hash log only: entity lines every K ticks beside it (golden_entities.c) */
+        bool ok = rply || dg_harness__bless_entities(golden, name, tf, !keep_flrep, rec.entity_ticks, &every, &err) == DG_OK;
+        if (!ok)
+            cli_print_error("bless", &err);
+        ok = ok && rename(tl, gl) == 0;
         if (ok && keep_flrep)
             ok = rename(tf, gf) == 0;
         else if (ok && cli_file_exists(gf))
@@ -991,10 +997,14 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
                     strerror(errno));
             code = CLI_UNTESTED;
         } else {
-            printf("blessed %s: %zu tick%s, first changed tick %s; %s%s\n", name, rec.n, dg_report_plural_s(rec.n),
+            printf("blessed %s: %zu tick%s, first changed tick %s; %s%s", name, rec.n, dg_report_plural_s(rec.n),
                    changed, gl,
                    keep_flrep ? (rply ? " + .rply" : " + .flrep")
                               : " (hash log only: recording larger than --flrep-max-bytes)");
+            if (every)
+                printf(" + entity lines every %llu tick%s (%s.entities.hashlog.zst)", (unsigned long long)every,
+                       every == 1 ? "" : "s", name);
+            putchar('\n');
         }
     }
     remove(tf);

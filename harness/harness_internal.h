@@ -331,6 +331,20 @@ dg_status dg_harness__source_schema_ready(harness__source *s, dg_error *err);
 void dg_harness__decl_preset(const harness__decl *d);
 const harness__decl *dg_harness__decl_preset_get(void);
 
+/* ---- the sampled entity log of a hash-log-only golden (harness/golden_entities.c) ------------ */
+
+/* At most this many entity lines in NAME.entities.hashlog.zst (about 9 compressed bytes each). */
+#define DG_HARNESS_ENTITY_LINES_MAX 100000
+/* dir/NAME.entities.hashlog.zst */
+void dg_harness__entities_log_path(char *buf, size_t cap, const char *dir, const char *name);
+/* K, the sampling interval: the smallest that keeps entity_ticks / K within the limit (>= 1). */
+uint64_t dg_harness__entity_every(uint64_t entity_ticks);
+/* bless: with `wanted`, writes golden/NAME.entities.hashlog.zst from the recording at rec_path, the
+ * ticks that are multiples of K with their entity lines (*every = K); without, removes a stale one
+ * (*every = 0). The old file is replaced only by a complete new one. */
+dg_status dg_harness__bless_entities(const char *golden, const char *name, const char *rec_path, bool wanted,
+                                     uint64_t entity_ticks, uint64_t *every, dg_error *err);
+
 /* ---- small utilities ------------------------------------------------------------------------ */
 double dg_harness__now(void);
 /* CPU seconds used by the calling thread (wall seconds where the platform has no thread CPU clock):

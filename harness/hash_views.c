@@ -16,7 +16,9 @@ typedef struct hv_side {
     const char *path;
     dg_hash_log_reader *log;
     dg_flrep_reader *rd;
-    bool entities; /* per-entity hashes at every tick */
+    bool entities; /* per-entity hashes at every tick the side has */
+    bool have;     /* a tick was read */
+    uint64_t every; /* a log's largest step between two ticks: > 1 for a sampled log */
     int rc;        /* 1: the fields below hold a tick; 0: the end or an error */
     uint64_t tick, state, events;
     size_t n;
@@ -83,7 +85,9 @@ static void hv_next(hv_side *s)
         bool eof = false;
         if (dg_hash_log_next(s->log, &lt, &eof, &err) != DG_OK || eof)
             return;
+        uint64_t step = s->have ? lt.tick - s->tick : 0;
         *s = (hv_side){.kind = s->kind, .path = s->path, .log = s->log, .entities = s->entities, .rc = 1,
+                       .have = true, .every = step > s->every ? step : s->every,
                        .tick = lt.tick, .state = lt.state, .events = lt.events, .n = lt.entity_count,
                        .ids = lt.ids, .eh = lt.hashes, .idbuf = s->idbuf, .ehbuf = s->ehbuf, .cap = s->cap};
         if (s->entities && (!lt.ids || !lt.hashes))
@@ -298,6 +302,14 @@ void dg_harness__hash_views(dg_report_check *c, const char *pa, harness__view_ki
             hv_next(&b);
         }
     }
+    const hv_side *smp = a.kind == HARNESS_VIEW_LOG && a.every > 1   ? &a
+                         : b.kind == HARNESS_VIEW_LOG && b.every > 1 ? &b
+                                                                     : NULL;
+    if (smp) /* a hash-log-only golden's entity log (harness/golden_entities.c) */
+        dg_report_check_add_detail(c, "%s holds entity hashes every %llu ticks only (a sampled entity log): the "
+                                      "spread counts the entities diverged at those ticks, and the entity followed "
+                                      "is the lowest id among those diverged at the first of them with a difference",
+                                   names[smp == &b], (unsigned long long)smp->every);
     if (first_tick != DG_REPORT_TICK_NONE)
         hv_trajectory(c, &a, &b, first, first_tick, names);
     else

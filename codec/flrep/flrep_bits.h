@@ -228,10 +228,12 @@ static inline uint64_t dg_bitr_eg_slow(dg_bitr *r)
     return (((uint64_t)1 << zeros) | low) - 1;
 }
 
-/* The value of the EG code at the bottom of `bits` whose run of zeros is `zeros` long (< 32). */
+/* The value of the EG code at the bottom of `bits` whose run of zeros is `zeros` long (< 32):
+ * (2^zeros | info) - 1 with info < 2^zeros, i.e. info + (2^zeros - 1), one mask for both. */
 static inline uint64_t dg_eg_value(uint64_t bits, unsigned zeros)
 {
-    return (((bits >> (zeros + 1)) & (((uint64_t)1 << zeros) - 1)) | ((uint64_t)1 << zeros)) - 1;
+    uint64_t mask = ((uint64_t)1 << zeros) - 1;
+    return ((bits >> (zeros + 1)) & mask) + mask;
 }
 
 /* The common case without data-dependent branches: residuals are mostly 0 and +-1, and a branch

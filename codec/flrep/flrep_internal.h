@@ -36,8 +36,9 @@ typedef struct flrep_schema2 {
     dg_field_def fields[DG_SCHEMA_MAX_FIELDS];
     uint8_t width[DG_SCHEMA_MAX_FIELDS];      /* W(f), §12.2 */
     bool is_signed[DG_SCHEMA_MAX_FIELDS];     /* raw(f) is s(W): int, float */
-    int64_t smin[DG_SCHEMA_MAX_FIELDS], smax[DG_SCHEMA_MAX_FIELDS];   /* signed fields' values */
-    uint64_t umax[DG_SCHEMA_MAX_FIELDS];      /* unsigned fields' values: 0 .. umax */
+    /* the values of field f: vlo[f] .. vlo[f] + vspan[f] as u64 (a signed field's bounds as their
+     * two's complement), so one unsigned compare tests a value: (uint64_t)v - vlo[f] <= vspan[f] */
+    uint64_t vlo[DG_SCHEMA_MAX_FIELDS], vspan[DG_SCHEMA_MAX_FIELDS];
     uint32_t pred_num, pred_den;              /* §12.4 */
     char *blob;                               /* names, units, enum names and their pointer arrays */
 } flrep_schema2;

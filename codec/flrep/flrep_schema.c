@@ -60,22 +60,26 @@ static void derive(flrep_schema2 *d)
         const dg_field_def *fd = &d->fields[f];
         d->is_signed[f] = fd->type == DG_FIELD_INT || fd->type == DG_FIELD_FLOAT;
         unsigned w = d->width[f];
+        int64_t lo = 0;
+        uint64_t hi;   /* the largest value, as u64 */
         switch (fd->type) {
         case DG_FIELD_INT:
-            d->smin[f] = w >= 64 ? INT64_MIN : -(INT64_C(1) << (w - 1));
-            d->smax[f] = w >= 64 ? INT64_MAX : (INT64_C(1) << (w - 1)) - 1;
+            lo = w >= 64 ? INT64_MIN : -(INT64_C(1) << (w - 1));
+            hi = w >= 64 ? (uint64_t)INT64_MAX : (UINT64_C(1) << (w - 1)) - 1;
             break;
         case DG_FIELD_FLOAT:
-            d->smin[f] = -(INT64_C(1) << 53);
-            d->smax[f] = INT64_C(1) << 53;
+            lo = -(INT64_C(1) << 53);
+            hi = UINT64_C(1) << 53;
             break;
         case DG_FIELD_ENUM:
-            d->umax[f] = fd->enum_count ? (uint64_t)fd->enum_count - 1 : 0;
+            hi = fd->enum_count ? (uint64_t)fd->enum_count - 1 : 0;
             break;
         default:   /* uint, bool, bytes: every value of the width */
-            d->umax[f] = w >= 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
+            hi = w >= 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
             break;
         }
+        d->vlo[f] = (uint64_t)lo;
+        d->vspan[f] = hi - (uint64_t)lo;
     }
 }
 

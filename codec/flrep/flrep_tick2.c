@@ -31,17 +31,44 @@ static inline int64_t rdiv_div(int64_t a, int64_t b)
     return a >= 0 ? (a + b / 2) / b : -((-a + b / 2) / b);
 }
 
-/* The same by flrep_rdiv's multiply when b is small and |a| < 2^45 (nearly always: a tick of motion
- * in position quanta); an integer divide per axis was most of the 2.0 decoder's time. */
+/* The same by flrep_rdiv's multiply, for b small and |a| < 2^45; `b_gt1`, a constant in each copy,
+ * drops the b = 1 term (a fast path copy runs only for b > 1). */
+static inline __attribute__((always_inline)) int64_t rdiv_mul(int64_t a, const flrep_tick_ctx *tc, bool b_gt1)
+{
+    uint64_t n = (uint64_t)a + tc->pred_bias + ((uint64_t)(a >> 63) & tc->pred_even);
+    uint64_t q = (uint64_t)(((flrep_u128)n * tc->pred_magic) >> 64) + (b_gt1 ? 0 : n & tc->pred_pass);
+    return (int64_t)(q - tc->pred_k);
+}
+
+static inline bool rdiv_small(int64_t a) { return (uint64_t)a + (UINT64_C(1) << 45) < (UINT64_C(1) << 46); }
+
+/* rdiv by the multiply when b is small and |a| < 2^45 (nearly always: a tick of motion in position
+ * quanta); an integer divide per axis was most of the 2.0 decoder's time. */
 static inline int64_t rdiv2(int64_t a, const flrep_tick_ctx *tc)
 {
-    if (__builtin_expect(tc->pred_fast && (uint64_t)a + (UINT64_C(1) << 45) < (UINT64_C(1) << 46), 1)) {
-        uint64_t n = (uint64_t)a + tc->pred_bias + ((uint64_t)(a >> 63) & tc->pred_even);
-        uint64_t q = (uint64_t)(((flrep_u128)n * tc->pred_magic) >> 64) + (n & tc->pred_pass);
-        return (int64_t)(q - tc->pred_k);
-    }
+    if (__builtin_expect(tc->pred_fast && rdiv_small(a), 1))
+        return rdiv_mul(a, tc, false);
     return rdiv_div(a, tc->pred_b);
 }
+
+/* The same for the three axes, one test for the three; `mul` (a constant in each copy) says b is
+ * known small and > 1. */
+static inline __attribute__((always_inline)) void rdiv2_3(const int64_t a[3], const flrep_tick_ctx *tc, bool mul,
+                                                          int64_t q[3])
+{
+    uint64_t span = ((uint64_t)a[0] + (UINT64_C(1) << 45)) | ((uint64_t)a[1] + (UINT64_C(1) << 45)) |
+                    ((uint64_t)a[2] + (UINT64_C(1) << 45));
+    if (__builtin_expect((mul || tc->pred_fast) && span < (UINT64_C(1) << 46), 1)) {
+        for (int i = 0; i < 3; i++)
+            q[i] = rdiv_mul(a[i], tc, mul);
+        return;
+    }
+    for (int i = 0; i < 3; i++)
+        q[i] = rdiv2(a[i], tc);
+}
+
+/* 1 when v is outside the i32 range, else 0, without a branch (ORed over several values). */
+static inline uint64_t outside_i32(int64_t v) { return ((uint64_t)v + (UINT64_C(1) << 31)) >> 32 != 0; }
 
 /* The standard attribute bits (mask bits 0..3) the schema has. */
 static unsigned std_attr_bits(const flrep_schema2 *s)
@@ -82,7 +109,7 @@ static void write_raw(dg_bitw *b, const flrep_schema2 *s, size_t f, int64_t valu
 /* True when v is a value of field f (§12.2): the bounds flrep_schema2 derived, one compare or two. */
 static inline bool value_ok(const flrep_schema2 *s, size_t f, int64_t v)
 {
-    return s->is_signed[f] ? v >= s->smin[f] && v <= s->smax[f] : (uint64_t)v <= s->umax[f];
+    return (uint64_t)v - s->vlo[f] <= s->vspan[f];
 }
 
 /* ---- decoding ---------------------------------------------------------------------------------- */
@@ -216,24 +243,36 @@ static inline __attribute__((always_inline)) void read_delta2(dg_bitr *b, const 
  * with *why (and *field for an extra field, else -1) when the result leaves the field's values. */
 static inline __attribute__((always_inline)) bool
 apply_delta2_std(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px, const flrep_rec2 *r,
-                 const flrep_tick_ctx *tc, uint32_t std, dg_qentity *out, flrep_pred *out_pred, int64_t *ox,
-                 const char **why, int *field)
+                 const flrep_tick_ctx *tc, uint32_t std, bool mul, dg_qentity *out, flrep_pred *out_pred,
+                 int64_t *ox, const char **why, int *field)
 {
     const flrep_schema2 *s = tc->v2;
     *field = -1;
     *out = *prev;
     memset(out_pred, 0, sizeof *out_pred);
     bool vel = (std & DG_STD_VEL) != 0, pos = (std & DG_STD_POS) != 0;
+    /* the range tests ORed: one branch for the six values, one for the three rotation components */
+    int64_t v[3], dv[3], a[3], p[3];
     for (int i = 0; i < 3; i++) {
-        int64_t v = vel ? (int64_t)prev->vel[i] + pred->dv[i] + r->vres[i] : 0;
-        int64_t p = pos ? (int64_t)prev->pos[i] + rdiv2((int64_t)s->pred_num * v, tc) + r->pres[i] : 0;
-        if (!fits_i32_2(v) || !fits_i32_2(p)) {
-            *why = "position or velocity leaves the i32 range";
-            return false;
-        }
-        out->vel[i] = (int32_t)v;
-        out->pos[i] = (int32_t)p;
-        out_pred->dv[i] = v - prev->vel[i];
+        dv[i] = vel ? pred->dv[i] + r->vres[i] : -(int64_t)prev->vel[i];   /* the new context: v - prev */
+        v[i] = (int64_t)prev->vel[i] + dv[i];
+        a[i] = (int64_t)s->pred_num * v[i];
+    }
+    if (pos)
+        rdiv2_3(a, tc, mul, p);
+    uint64_t wide = 0;
+    for (int i = 0; i < 3; i++) {
+        p[i] = pos ? (int64_t)prev->pos[i] + p[i] + r->pres[i] : 0;
+        wide |= outside_i32(v[i]) | outside_i32(p[i]);
+    }
+    if (wide) {
+        *why = "position or velocity leaves the i32 range";
+        return false;
+    }
+    for (int i = 0; i < 3; i++) {
+        out->vel[i] = (int32_t)v[i];
+        out->pos[i] = (int32_t)p[i];
+        out_pred->dv[i] = dv[i];
     }
     if (std & DG_STD_ROT) {
         if (r->rot_full) {
@@ -246,14 +285,16 @@ apply_delta2_std(const dg_qentity *prev, const flrep_pred *pred, const int64_t *
                 out->rot[i] = r->full.rot[i];
             }
         } else {
+            uint64_t beyond = 0;
             for (int i = 0; i < 3; i++) {
-                int64_t v = (int64_t)prev->rot[i] + pred->drot[i] + r->rres[i];
-                if (v < -DG_QROT_SCALE || v > DG_QROT_SCALE) {
-                    *why = "rotation component leaves -32767..32767";
-                    return false;
-                }
-                out->rot[i] = (int16_t)v;
-                out_pred->drot[i] = (int32_t)(v - prev->rot[i]);
+                int64_t d = pred->drot[i] + r->rres[i], c = prev->rot[i] + d;
+                beyond |= (uint64_t)(c + DG_QROT_SCALE) > 2 * (uint64_t)DG_QROT_SCALE;
+                out->rot[i] = (int16_t)c;
+                out_pred->drot[i] = (int32_t)d;   /* within +-65534 when c is in range */
+            }
+            if (beyond) {
+                *why = "rotation component leaves -32767..32767";
+                return false;
             }
         }
         int64_t n2 = (int64_t)out->rot[0] * out->rot[0] + (int64_t)out->rot[1] * out->rot[1] +
@@ -274,16 +315,16 @@ apply_delta2_std(const dg_qentity *prev, const flrep_pred *pred, const int64_t *
     /* one loop, not a copy and then the changes: a copy of a few slots would be a call to memcpy */
     size_t nf = s->s.field_count;
     for (size_t f = 0; f < nf; f++) {
-        int64_t v = px[f];
+        int64_t xf = px[f];
         if (r->changed >> f & 1) {
-            v = r->form[f] ? r->xval[f] : (int64_t)((uint64_t)px[f] + (uint64_t)r->xval[f]);
-            if (!value_ok(s, f, v)) {
+            xf = r->form[f] ? r->xval[f] : (int64_t)((uint64_t)px[f] + (uint64_t)r->xval[f]);
+            if (!value_ok(s, f, xf)) {
                 *why = "a value of its type and width (FORMAT-flrep.md 12.2)";
                 *field = (int)f;
                 return false;
             }
         }
-        ox[f] = v;
+        ox[f] = xf;
     }
     return true;
 }
@@ -296,7 +337,7 @@ static inline __attribute__((always_inline)) bool apply_delta2(const dg_qentity 
                                                                flrep_pred *out_pred, int64_t *ox, const char **why,
                                                                int *field)
 {
-    return apply_delta2_std(prev, pred, px, r, tc, tc->v2->s.std_mask, out, out_pred, ox, why, field);
+    return apply_delta2_std(prev, pred, px, r, tc, tc->v2->s.std_mask, false, out, out_pred, ox, why, field);
 }
 
 typedef struct blk2 {
@@ -530,12 +571,15 @@ static inline __attribute__((always_inline)) bool f2_delta(f2_bits *f, bool once
                                                            flrep_rec2 *r)
 {
     bool vel = (std & DG_STD_VEL) != 0, pos = (std & DG_STD_POS) != 0, rot = (std & DG_STD_ROT) != 0;
-    if ((flags & 6) || ((flags & 1) && !(vel || pos || rot)) || ((flags & 8) && s->s.field_count == 0))
-        return false;
+    if (((flags & 1) && !(vel || pos || rot)) || ((flags & 8) && s->s.field_count == 0))
+        return false;   /* (rotFull and attrs are tested by f2_record) */
     r->motion = flags & 1;
-    memset(r->vres, 0, sizeof r->vres);
-    memset(r->pres, 0, sizeof r->pres);
-    memset(r->rres, 0, sizeof r->rres);
+    if (!r->motion || !vel)   /* the residuals f2_seg3 does not read, zero (the others it writes) */
+        memset(r->vres, 0, sizeof r->vres);
+    if (!r->motion || !pos)
+        memset(r->pres, 0, sizeof r->pres);
+    if (!r->motion || !rot)
+        memset(r->rres, 0, sizeof r->rres);
     if (r->motion && ((vel && !f2_seg3(f, once, t3, r->vres)) || (pos && !f2_seg3(f, once, t3, r->pres)) ||
                       (rot && !f2_seg3(f, once, t3, r->rres))))
         return false;
@@ -550,13 +594,19 @@ static inline __attribute__((always_inline)) bool f2_record(f2_bits *f, bool onc
 {
     if (!f2_refill(f, once))
         return false;
+    /* gap code, kind u(2), then motion, rotFull, attrs, extras; gap 0 (the dense ids' code "1")
+     * taken with the head */
+    unsigned head;
     *gap = 0;
-    if (f->acc & 1)   /* gap 0, the dense ids' code "1": no code to decode */
-        f2_take(f, 1);
-    else if (!f2_eg_buffered(f, gap))
-        return false;
-    unsigned head = (unsigned)f2_take(f, 6);   /* kind u(2), then motion, rotFull, attrs, extras */
-    return (head & 3) == FLREP_REC_DELTA && f2_delta(f, once, s, std, t3, head >> 2, r);
+    if (f->acc & 1) {
+        head = (unsigned)f2_take(f, 7) >> 1;
+    } else {
+        if (!f2_eg_buffered(f, gap))
+            return false;
+        head = (unsigned)f2_take(f, 6);
+    }
+    /* kind DELTA, rotFull 0, attrs 0 */
+    return (head & 0x1b) == FLREP_REC_DELTA && f2_delta(f, once, s, std, t3, head >> 2, r);
 }
 
 /* Where a run stands: the next record, previous-world entity and output slot, the previous id. */
@@ -575,7 +625,8 @@ typedef struct f2_pos {
  * accept the same records with the same results. */
 static inline __attribute__((always_inline)) void fast2_body(dg_bitr *b, f2_pos *m, uint32_t nrec,
                                                              const flrep_tick_ctx *ctx, const flrep_world *world,
-                                                             flrep_world *nx, const dg_seg3_entry *t3, uint32_t std)
+                                                             flrep_world *nx, const dg_seg3_entry *t3, uint32_t std,
+                                                             bool mul)
 {
     if (b->n >= 64)
         return;   /* only after dg_bitr's byte-wise refill, at the block's end */
@@ -612,16 +663,18 @@ static inline __attribute__((always_inline)) void fast2_body(dg_bitr *b, f2_pos 
         }
         uint64_t id = prev + 1 + gap;
         size_t j = wi;
-        while (ok && j < wn && we[j].id < id)
-            j++;
-        if (!ok || j == wn || we[j].id != id) {
-            f = at;
-            break;
+        if (!ok || j == wn || we[j].id != id) {   /* the next entity (dense ids) in one test */
+            while (ok && j < wn && we[j].id < id)
+                j++;
+            if (!ok || j == wn || we[j].id != id) {
+                f = at;
+                break;
+            }
         }
         size_t o = out + (j - wi);
         const char *why;
         int field;
-        if (!apply_delta2_std(&we[j], &wp[j], x ? wx + j * x : NULL, &r, &lc, std, &ne[o], &np[o],
+        if (!apply_delta2_std(&we[j], &wp[j], x ? wx + j * x : NULL, &r, &lc, std, mul, &ne[o], &np[o],
                               x ? nxx + o * x : NULL, &why, &field)) {
             f = at;   /* slot o is the general path's to write again */
             break;
@@ -642,23 +695,23 @@ static inline __attribute__((always_inline)) void fast2_body(dg_bitr *b, f2_pos 
     b->n = f.n;
 }
 
-/* Two copies: position, velocity and rotation all in the schema (a constant: the bodies of a
- * physics engine), and any other set (read from the schema). */
+/* Two copies: position, velocity and rotation all in the schema and the prediction's divisor small
+ * and > 1 (constants: the bodies of a physics engine), and any other case (read from the context). */
 enum { F2_MOTION = DG_STD_POS | DG_STD_VEL | DG_STD_ROT };
 static __attribute__((noinline)) void fast2_run_pvr(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx,
                                                     const flrep_world *world, flrep_world *nx, const dg_seg3_entry *t3)
 {
-    fast2_body(b, m, nrec, ctx, world, nx, t3, F2_MOTION);
+    fast2_body(b, m, nrec, ctx, world, nx, t3, F2_MOTION, true);
 }
 static __attribute__((noinline)) void fast2_run_any(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx,
                                                     const flrep_world *world, flrep_world *nx, const dg_seg3_entry *t3)
 {
-    fast2_body(b, m, nrec, ctx, world, nx, t3, ctx->v2->s.std_mask & F2_MOTION);
+    fast2_body(b, m, nrec, ctx, world, nx, t3, ctx->v2->s.std_mask & F2_MOTION, false);
 }
 static void fast2_run(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx, const flrep_world *world,
                       flrep_world *nx, const dg_seg3_entry *t3)
 {
-    if ((ctx->v2->s.std_mask & F2_MOTION) == F2_MOTION)
+    if ((ctx->v2->s.std_mask & F2_MOTION) == F2_MOTION && ctx->pred_fast && ctx->pred_b > 1)
         fast2_run_pvr(b, m, nrec, ctx, world, nx, t3);
     else
         fast2_run_any(b, m, nrec, ctx, world, nx, t3);

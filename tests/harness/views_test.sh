@@ -63,9 +63,32 @@ views "$W/rr.json" diff '(t.get("largest") or {}).get("field") == "pos" and (t.g
 expect 1 "$DG" gate --format rply --scenario walkers-20 --inject "$FLIP" --json "$W/gr.json" -q
 views "$W/gr.json" golden 'steps == [{"tick": 300, "entities": 1}] and t.get("entityId") == 7'
 
-# gate against a hash-log golden (stress-1000 keeps only its log): the line, named as gate names sides
-expect 1 "$DG" gate --scenario stress-1000 --inject "$FLIP" --json "$W/gs.json" -q
-views "$W/gs.json" golden 'not steps and any(x.startswith("no spread or trajectory: the golden (A) is a hash log without entity lines") for x in details)'
+# gate against a hash-log golden (stress-1000 keeps only its log) and the sampled entity log bless
+# keeps beside it (stress-1000.entities.hashlog.zst: every K-th tick, K = ceil(3600 x 1000 / 100000)
+# = 36): the spread from tick 324, the first sample after the flip at 300, naming entity 7 first,
+# and the line that says the entity hashes are sampled
+K=36
+FIRST=$(( (300 + K - 1) / K * K ))
+expect 1 "$DG" gate --scenario stress-1000 --inject "$FLIP" --json "$W/gs.json" --html "$W/gs.html" -q
+views "$W/gs.json" golden "steps[0] == {\"tick\": $FIRST, \"entities\": 1} and all(s[\"tick\"] % $K == 0 for s in steps)"
+views "$W/gs.json" golden "t.get(\"entityId\") == 7 and t.get(\"firstTick\") == $FIRST and not t[\"a\"] and len(t[\"b\"]) > 300"
+views "$W/gs.json" golden 'any(x.startswith("the golden (A) holds entity hashes every 36 ticks only") for x in details)'
+grep -q 'holds entity hashes every 36 ticks only' "$W/gs.html" && ok || bad "gs.html does not say the entity hashes are sampled"
+# without that file the gate says why there is no chart (a copy of the goldens without it)
+mkdir -p "$W/g1"
+cp "$G/stress-1000.hashlog.zst" "$W/g1/"
+expect 1 "$DG" gate --scenario stress-1000 --golden "$W/g1" --inject "$FLIP" --json "$W/gs1.json" -q
+views "$W/gs1.json" golden 'not steps and any(x.startswith("no spread or trajectory: the golden (A) is a hash log without entity lines") for x in details)'
+# bless writes that file only when the golden is a hash log only: a small --flrep-max-bytes makes
+# walkers-20 one, and blessing it again with the default limit removes the file again
+mkdir -p "$W/g2"
+expect 0 "$DG" bless walkers-20 --golden "$W/g2" --flrep-max-bytes 1000 --reason "test: hash log only"
+[ -s "$W/g2/walkers-20.entities.hashlog.zst" ] && [ ! -e "$W/g2/walkers-20.flrep" ] && ok || bad "bless wrote no entity log beside a hash-log-only golden"
+grep -q 'entity lines every 2 ticks' "$W/out" && ok || bad "bless did not say the entity lines' interval ($(cat "$W/out"))"
+expect 1 "$DG" gate --scenario walkers-20 --golden "$W/g2" --inject "$FLIP" --json "$W/gw.json" -q
+views "$W/gw.json" golden 'steps and steps[0]["tick"] == 300 and t.get("entityId") == 7'
+expect 0 "$DG" bless walkers-20 --golden "$W/g2" --reason "test: recording golden again"
+[ -s "$W/g2/walkers-20.flrep" ] && [ ! -e "$W/g2/walkers-20.entities.hashlog.zst" ] && ok || bad "bless left a stale entity log beside a recording golden"
 # and an RPLY hash-log golden (churn keeps only its log in RPLY)
 expect 1 "$DG" gate --format rply --scenario churn --inject "$FLIP" --json "$W/gc.json" -q
 views "$W/gc.json" golden 'any("the golden (A) is a hash log without entity lines" in x for x in details)'

@@ -1,10 +1,11 @@
-/* harness/rply_gate.c — the gate's two sides for the RPLY v3 format. The record side runs a source
+/* harness/format_rply.c — the RPLY v3 row of the formats table (format.h): record, replay-hash, the
+ * verify checks, the comparisons of two recordings and of two headers. The record side runs a source
  * through the real RPLY writer and hashes the writer's tracked quantized state (dg_rply_xstate,
  * descriptor, parent, properties) once each tick has closed; the replay side rebuilds every tick with
  * the real player and hashes the same fields. The hash is hash/hash_rply.c's, defined byte by byte in
  * docs/STATE-HASH.md §11; it has the .flrep tick-hash shape so logs, streams and comparisons are
  * shared. */
-#include "harness_internal.h"
+#include "format.h"
 
 #include <errno.h>
 #include <math.h>
@@ -38,20 +39,9 @@ typedef struct rg_world {
 
 static dg_status world_fit(rg_world *w, size_t n, dg_error *err)
 {
-    if (n <= w->cap)
-        return DG_OK;
-    size_t nc = w->cap ? w->cap * 2 : 256;
-    while (nc < n)
-        nc *= 2;
-    rg_ent *v = realloc(w->v, nc * sizeof *v);
-    if (v)
-        w->v = v;
-    uint64_t *eh = realloc(w->eh, nc * sizeof *eh);
-    if (eh)
-        w->eh = eh;
-    if (!v || !eh)
+    if (!dg_harness__grow((void **)&w->v, &w->cap, n, sizeof *w->v) ||
+        !dg_harness__grow((void **)&w->eh, &w->eh_cap, n, sizeof *w->eh))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
-    w->cap = w->eh_cap = nc;
     return DG_OK;
 }
 
@@ -168,13 +158,8 @@ static dg_status log_world(dg_hash_log_writer *log, bool entities, const harness
 {
     dg_hash_log_tick lt = {rec->tick, rec->count, rec->state, rec->events, 0, false, NULL, NULL, NULL};
     if (entities) {
-        if (w->n > *ids_cap) {
-            uint32_t *v = realloc(*ids, w->n * 2 * sizeof *v);
-            if (!v)
-                return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
-            *ids = v;
-            *ids_cap = w->n * 2;
-        }
+        if (!dg_harness__grow((void **)ids, ids_cap, w->n, sizeof **ids))
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
         for (size_t i = 0; i < w->n; i++)
             (*ids)[i] = w->v[i].id;
         lt.ids = *ids;
@@ -183,8 +168,9 @@ static dg_status log_world(dg_hash_log_writer *log, bool entities, const harness
     return dg_hash_log_write(log, &lt, err);
 }
 
-dg_status dg_harness__rply_replay_hash(const char *path, dg_hash_log_writer *log, bool log_entities,
-                                    harness__stream *out, dg_error *err)
+/* Replays an RPLY file and hashes every tick's rebuilt state. */
+static dg_status replay_hash(const char *path, dg_hash_log_writer *log, bool log_entities, harness__stream *out,
+                             dg_error *err)
 {
     rg_file r;
     rg_world w = {0};
@@ -335,13 +321,8 @@ static dg_status apply_frame(rg_rec *r, const harness__source *src, const harnes
             r->track[r->ids[i]].live = false;
         }
     }
-    if (f->n > r->cap_ids) {
-        uint16_t *v = realloc(r->ids, f->n * 2 * sizeof *v);
-        if (!v)
-            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
-        r->ids = v;
-        r->cap_ids = f->n * 2;
-    }
+    if (!dg_harness__grow((void **)&r->ids, &r->cap_ids, f->n, sizeof *r->ids))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
     for (size_t i = 0; i < f->n; i++) {
         const dg_entity_in *e = &f->ents[i];
         if (e->id > DG_RPLY_MAX_ID)
@@ -412,15 +393,18 @@ static void rec_close(rg_rec *r)
     world_free(&r->world);
 }
 
-dg_status dg_harness__rply_record(harness__source *src, const char *path, uint32_t keyframe, harness__stream *out,
-                               dg_error *err)
+/* Records src as RPLY (positions in studs in the local frame, +Y up; health and flags as number
+ * properties) and hashes the writer's tracked quantized state after every tick closes. Events are
+ * not RPLY state and are not recorded. o->keyframe 0 = the header's interval. */
+static dg_status rply_record(harness__source *src, const char *path, const harness__record_opts *o,
+                             harness__stream *out, dg_error *err)
 {
     if (src->hdr.schema && !dg_schema_is_legacy(src->hdr.schema)) /* RPLY's PROPs are number properties */
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, src->name, "the stream declares an entity schema "
                             "(docs/STATES-STREAM.md, \"Declared fields\") that an RPLY recording cannot carry: "
                             "record it as flrep");
     rg_rec r;
-    dg_status st = rec_open(&r, src, keyframe, err);
+    dg_status st = rec_open(&r, src, o->keyframe, err);
     harness__frame f;
     uint64_t expect = 0, prev_raw = 0;
     int rc = 0;
@@ -610,8 +594,9 @@ static void rg_trajectory(dg_report_check *c, const char *pa, const char *pb, co
     }
 }
 
-uint64_t dg_harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc, const char *pa, const char *pb,
-                                     dg_error *err)
+/* Lockstep comparison of two RPLY files, as dg_harness__compare_files. */
+static uint64_t rply_compare_files(dg_report_check *c, dg_report_scenario *sc, const char *pa, const char *pb,
+                                   dg_error *err)
 {
     rg_file a, b;
     rg_world wa = {0}, wb = {0};
@@ -733,9 +718,11 @@ static int check_rply_seek(dg_report_scenario *sc, const char *path, const harne
     return c->status == DG_REPORT_PASS ? 0 : c->status == DG_REPORT_FAIL ? 1 : -1;
 }
 
-int dg_harness__rply_verify_file(dg_report_scenario *sc, const char *path, const harness__stream *rec,
-                              size_t seek_random)
+/* Record-vs-replay and seek (RPLY keeps no trailer to lose: no recovery check). */
+static int rply_verify(dg_report_scenario *sc, harness__source *src, const char *path, const harness__stream *rec,
+                       const harness__verify_opts *o)
 {
+    (void)src; /* the record side is rec, whatever source made it */
     double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "record-vs-replay", DG_REPORT_PASS);
     if (!c)
@@ -743,7 +730,7 @@ int dg_harness__rply_verify_file(dg_report_scenario *sc, const char *path, const
     harness__stream rp = {0};
     dg_error err;
     dg_error_clear(&err);
-    dg_status st = dg_harness__rply_replay_hash(path, NULL, false, &rp, &err);
+    dg_status st = replay_hash(path, NULL, false, &rp, &err);
     uint64_t first[1], first_raw;
     size_t nf;
     uint64_t nd = dg_harness__compare_streams(c, rec, &rp, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
@@ -770,7 +757,7 @@ int dg_harness__rply_verify_file(dg_report_scenario *sc, const char *path, const
     }
     dg_harness__stream_free(&rp);
     c->duration_s = dg_harness__now() - t0;
-    int s = check_rply_seek(sc, path, rec, seek_random);
+    int s = check_rply_seek(sc, path, rec, o->seek_random);
     return s < 0 ? -1 : failed + s;
 }
 
@@ -787,7 +774,9 @@ static dg_status rg_read_header(const char *path, dg_rply_header *h, dg_error *e
     return dg_rply_read_header(b, n, 0, h, err);
 }
 
-int dg_harness__rply_compare_headers(dg_report_scenario *sc, const char *pa, const char *pb)
+/* The header's comparable fields (tick rate, place version) as a "header" check, as
+ * dg_harness__compare_headers; version and start time shown, not compared. */
+static int rply_compare_headers(dg_report_scenario *sc, const char *pa, const char *pb)
 {
     double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "header", DG_REPORT_PASS);
@@ -826,3 +815,48 @@ int dg_harness__rply_compare_headers(dg_report_scenario *sc, const char *pa, con
     c->duration_s = dg_harness__now() - t0;
     return c->status == DG_REPORT_FAIL;
 }
+
+/* ---- the row ---------------------------------------------------------------------------------- */
+
+static dg_status rply_replay_hash(const char *path, const harness__replay_opts *o, harness__stream *out, dg_error *err)
+{
+    return replay_hash(path, o->log, o->log_entities, out, err); /* one linear pass: no fault hook, no jobs */
+}
+
+static dg_status rply_validate(const char *path, dg_error *err)
+{
+    harness__stream s = {0};
+    dg_status st = replay_hash(path, NULL, false, &s, err);
+    dg_harness__stream_free(&s);
+    return st;
+}
+
+static bool rply_span(const char *path, uint64_t *ticks, uint64_t *last)
+{
+    dg_rply_header h;
+    dg_error err;
+    dg_error_clear(&err);
+    if (rg_read_header(path, &h, &err) != DG_OK)
+        return false;
+    *ticks = h.tick_count;
+    *last = h.tick_count ? h.tick_count - 1u : 0;
+    return true;
+}
+
+const harness__format dg_harness__format_rply = {
+    .name = "rply",
+    .ext = ".rply",
+    .log_suffix = ".rply.hashlog.zst",
+    .label = "RPLY",
+    .magic = {'R', 'P', 'L', 'Y'},
+    .replay_faults = false,
+    .record_log = false,
+    .entity_views = false,
+    .record = rply_record,
+    .replay_hash = rply_replay_hash,
+    .verify = rply_verify,
+    .compare_files = rply_compare_files,
+    .compare_headers = rply_compare_headers,
+    .validate = rply_validate,
+    .span = rply_span,
+};

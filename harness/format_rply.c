@@ -60,6 +60,8 @@ static uint64_t entity_hash(dg_hash_stream *hs, const rg_ent *e, const dg_rply_s
 {
     dg_hash_rply_entity h = {.id = e->id, .parent = e->parent, .descriptor = e->descriptor, .x = e->x,
                              .nprops = e->nprops};
+    if (!more) /* every property is in e: one call, no streaming state */
+        return dg_hash_rply_entity_hash(&h, e->prop_name, e->prop_val, e->shown);
     dg_hash_rply_entity_begin(hs, &h);
     for (uint16_t i = 0; i < e->shown; i++)
         dg_hash_rply_entity_prop(hs, e->prop_name[i], &e->prop_val[i]);

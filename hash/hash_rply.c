@@ -76,6 +76,25 @@ void dg_hash_rply_entity_prop(dg_hash_stream *s, uint16_t name, const dg_rply_va
 
 uint64_t dg_hash_rply_entity_end(dg_hash_stream *s) { return XXH3_64bits_digest(hash_rply__xxh(s)); }
 
+#define HASH_RPLY__ONE_SHOT_PROPS 8 /* a record this short is hashed whole: no streaming state to set up */
+
+uint64_t dg_hash_rply_entity_hash(const dg_hash_rply_entity *e, const uint16_t *names, const dg_rply_value *values,
+                                  size_t n)
+{
+    if (n > HASH_RPLY__ONE_SHOT_PROPS) {
+        dg_hash_stream s;
+        dg_hash_rply_entity_begin(&s, e);
+        for (size_t i = 0; i < n; i++)
+            dg_hash_rply_entity_prop(&s, names[i], &values[i]);
+        return dg_hash_rply_entity_end(&s);
+    }
+    uint8_t b[DG_HASH_RPLY_ENTITY_BYTES + HASH_RPLY__ONE_SHOT_PROPS * DG_HASH_RPLY_PROP_BYTES];
+    dg_hash_rply_entity_bytes(e, b);
+    for (size_t i = 0; i < n; i++)
+        dg_hash_rply_prop_bytes(names[i], &values[i], b + DG_HASH_RPLY_ENTITY_BYTES + i * DG_HASH_RPLY_PROP_BYTES);
+    return XXH3_64bits_withSeed(b, DG_HASH_RPLY_ENTITY_BYTES + n * DG_HASH_RPLY_PROP_BYTES, DG_HASH_RPLY_SEED_ENTITY);
+}
+
 dg_tick_hash dg_hash_rply_tick(uint64_t tick, const uint64_t *entity_hashes, size_t n)
 {
     /* the state hash streams its entity hashes: a world of any size, no allocation */

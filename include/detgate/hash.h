@@ -305,6 +305,10 @@ void dg_hash_rply_prop_bytes(uint16_t name, const dg_rply_value *v, uint8_t out[
 void dg_hash_rply_entity_begin(dg_hash_stream *s, const dg_hash_rply_entity *e);
 void dg_hash_rply_entity_prop(dg_hash_stream *s, uint16_t name, const dg_rply_value *v);
 uint64_t dg_hash_rply_entity_end(dg_hash_stream *s);
+/* The same entity hash in one call, over e and its n properties names[i] = values[i] (increasing name
+ * id; n == e->nprops for a complete entity). names and values may be NULL when n == 0. */
+uint64_t dg_hash_rply_entity_hash(const dg_hash_rply_entity *e, const uint16_t *names, const dg_rply_value *values,
+                                  size_t n);
 /* The tick's state, events and tick hash from its n entity hashes in increasing id. entity_hashes may
  * be NULL when n == 0. Precondition: n <= UINT32_MAX (RPLY ids are 16-bit). */
 dg_tick_hash dg_hash_rply_tick(uint64_t tick, const uint64_t *entity_hashes, size_t n);

@@ -138,7 +138,31 @@ static void test_entity_hash_matches_independent_route(void **state)
     dg_hash_rply_entity_prop(&hs, 2, &num);
     dg_hash_rply_entity_prop(&hs, 5, &vec);
     dg_hash_rply_entity_prop(&hs, 9, &str);
-    assert_true(dg_hash_rply_entity_end(&hs) == XXH3_64bits_withSeed(t.b, t.n, seed_of("dgR1ent.")));
+    uint64_t want = XXH3_64bits_withSeed(t.b, t.n, seed_of("dgR1ent."));
+    assert_true(dg_hash_rply_entity_end(&hs) == want);
+    const uint16_t names[3] = {2, 5, 9};
+    const dg_rply_value values[3] = {num, vec, str};
+    assert_true(dg_hash_rply_entity_hash(&e, names, values, 3) == want); /* the one-call form */
+}
+
+/* The one-call form over more properties than it hashes whole (it streams them): the same value. */
+static void test_one_call_equals_streaming_for_many_properties(void **state)
+{
+    (void)state;
+    dg_hash_rply_entity e = sample_entity();
+    uint16_t names[12];
+    dg_rply_value values[12];
+    for (int n = 0; n <= 12; n++) {
+        e.nprops = (uint16_t)n;
+        dg_hash_stream hs;
+        dg_hash_rply_entity_begin(&hs, &e);
+        for (int i = 0; i < n; i++) {
+            names[i] = (uint16_t)(3 * i + 1);
+            values[i] = (dg_rply_value){.tag = DG_RPLY_PROP_NUMBER, .u.num = i * 0.5};
+            dg_hash_rply_entity_prop(&hs, names[i], &values[i]);
+        }
+        assert_true(dg_hash_rply_entity_hash(&e, names, values, (size_t)n) == dg_hash_rply_entity_end(&hs));
+    }
 }
 
 static void test_a_changed_byte_changes_the_entity_hash(void **state)
@@ -197,6 +221,7 @@ int main(void)
         cmocka_unit_test(test_entity_record_is_the_documented_layout),
         cmocka_unit_test(test_entity_hash_matches_independent_route),
         cmocka_unit_test(test_a_changed_byte_changes_the_entity_hash),
+        cmocka_unit_test(test_one_call_equals_streaming_for_many_properties),
         cmocka_unit_test(test_tick_hash_matches_independent_route),
         cmocka_unit_test(test_empty_world_is_hashed),
     };

@@ -3,6 +3,7 @@
  * as a hash log (temp + rename), the first divergent entity and field picked out of the report, and
  * dg_harness_repeat (N runs that must record the same, run k against run 1 as `verify --repeat`). */
 #include "api_internal.h"
+#include "format.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -205,7 +206,7 @@ static dg_status repeat_runs(dg_report_scenario *sc, const dg_flrep_header *hdr,
             dg_report_check_set_message(c, "run %u of %u could not record: %s", k, runs, buf);
             result = -1;
         } else {
-            result = dg_harness__repeat_compare(c, first_path, first, path, &rec, k, false);
+            result = dg_harness__repeat_compare(c, first_path, first, path, &rec, k, &dg_harness__format_flrep);
             remove(path);
         }
         dg_harness__stream_free(&rec);

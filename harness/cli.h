@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "format.h"
 #include "harness_internal.h"
 #include "project.h"
 
@@ -165,9 +166,10 @@ void cli_progress_cb(void *user, uint64_t tick, uint64_t total);
 void cli_progress_done(cli_progress *p);
 
 /* ---- files --------------------------------------------------------------------------------------- */
-typedef enum cli_kind { CLI_KIND_UNKNOWN, CLI_KIND_FLREP, CLI_KIND_RPLY, CLI_KIND_HASHLOG } cli_kind;
-/* Detects a file by its first bytes ("FLRP", "RPLY", a hash log or zstd). -1 when unreadable. */
-int cli_detect(const char *path, cli_kind *kind, dg_error *err);
+typedef enum cli_kind { CLI_KIND_UNKNOWN, CLI_KIND_RECORDING, CLI_KIND_HASHLOG } cli_kind;
+/* Detects a file by its first bytes: a recording of a format of the table (its magic: *fmt set, else
+ * NULL), a hash log or zstd. -1 when unreadable. */
+int cli_detect(const char *path, cli_kind *kind, const harness__format **fmt, dg_error *err);
 /* Whole file into memory (for the RPLY dump, which takes a buffer). */
 uint8_t *cli_slurp(const char *path, size_t *len, dg_error *err);
 bool cli_file_exists(const char *path);
@@ -183,8 +185,8 @@ typedef struct cli_span {
     uint64_t ticks; /* ticks it holds */
     uint64_t last;  /* its last tick (meaningless when ticks is 0) */
 } cli_span;
-/* From a .flrep index, an RPLY header (ticks 0..tickCount-1) or a hash stream. */
-cli_span cli_file_span(const char *path, cli_kind kind);
+/* From a recording's index or header (the format's span), or a hash stream. */
+cli_span cli_file_span(const char *path, const harness__format *f);
 cli_span cli_stream_span(const harness__stream *s);
 /* "B ends at tick 999, A at 1499; " (names as given) when both are known and end at different
  * ticks, else "". */
@@ -206,7 +208,7 @@ typedef struct cli_run_opts {
     const char *keep;          /* keep the recording here */
     const char *hash_log;      /* also write the record-side hash log */
     bool log_entities;
-    bool rply;                 /* --format rply */
+    const harness__format *format; /* --format NAME (the default format until given) */
     bool no_progress;          /* no per-tick progress line (`gate --jobs N`: several run at once) */
     unsigned jobs;             /* --jobs: threads at most for the checks and the replay inside one recording */
     const char *project;       /* --project FILE */
@@ -218,6 +220,12 @@ typedef struct cli_run_opts {
 void cli_run_opts_init(cli_run_opts *o);
 /* An error that the user's input caused (syntax, range, usage, UTF-8, malformed): exit 2. */
 bool cli_bad_input(dg_status st);
+/* --format NAME through the formats table into *out; 0, or the exit code of a usage error naming the
+ * table's formats (printed). */
+int cli_parse_format(const char *cmd, const char *arg, const harness__format **out);
+/* A --replay-fault hook given for a format that has none: 0, or the exit code of a usage error
+ * (printed, with `what` saying whose hooks they are). */
+int cli_check_replay_faults(const char *cmd, const cli_run_opts *o, const char *what);
 /* --replay-fault KIND:TICK into o; 0, or the exit code of a usage error (printed). */
 int cli_parse_replay_fault(const char *cmd, const char *arg, cli_run_opts *o);
 /* --jobs N of verify, hash and diff: 1..CLI_JOBS_MAX, or 0 for one per online CPU (capped the same way). */

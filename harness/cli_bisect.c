@@ -176,16 +176,28 @@ static bool built_binary(const char *bdir, char *out, size_t cap)
     return n > 0 && (size_t)n < cap;
 }
 
-/* Records scenario with the detgate built in bdir (.flrep with its hash log, or RPLY). */
-static bool record_with(const char *bin, const char *scn, const char *out, const char *hash_log, bool rply,
-                        const char *log)
+/* Records scenario with the detgate built in bdir, in format f (with its hash log when f's record side
+ * writes one). The default format is not named: a revision older than --format records it too. */
+static bool record_with(const char *bin, const char *scn, const char *out, const char *hash_log,
+                        const harness__format *f, const char *log)
 {
-    char *flrep[] = {(char *)bin, "record", (char *)scn, "-o", (char *)out, "--hash-log", (char *)hash_log, NULL};
-    char *rp[] = {(char *)bin, "record", (char *)scn, "-o", (char *)out, "--format", "rply", NULL};
-    return run(rply ? rp : flrep, NULL, log) == 0;
+    char *argv[10] = {(char *)bin, "record", (char *)scn, "-o", (char *)out};
+    size_t n = 5;
+    if (f != dg_harness__format_default()) {
+        argv[n++] = "--format";
+        argv[n++] = (char *)f->name;
+    }
+    if (f->record_log) {
+        argv[n++] = "--hash-log";
+        argv[n++] = (char *)hash_log;
+    }
+    argv[n] = NULL;
+    return run(argv, NULL, log) == 0;
 }
 
-static const char *rec_ext(bool rply) { return rply ? "rply" : "flrep"; }
+/* The hash log f's record side writes beside a recording: hl, or NULL when it writes none (the
+ * comparison then sees no raw drift). */
+static const char *own_log(const harness__format *f, const char *hl) { return f->record_log ? hl : NULL; }
 
 /* ---- a project's own engine (kind = process): its [build] command and its [engine] run command ---- */
 
@@ -283,7 +295,7 @@ static bool project_build(const proj_engine *e, const char *src, const char *bdi
 /* Records scn through the project's run command started in src (this detgate: the engine is the
  * project's, the tool is the one running); a failure goes to log and leaves no recording. */
 static bool project_record(const proj_engine *e, const char *src, const char *bdir, const char *scn,
-                           const char *out, const char *hash_log, bool rply, const char *log)
+                           const char *out, const char *hash_log, const harness__format *fmt, const char *log)
 {
     if (bisect_sig)
         return false;
@@ -292,11 +304,11 @@ static bool project_record(const proj_engine *e, const char *src, const char *bd
     dg_error_clear(&err);
     harness__source *s = NULL;
     harness__stream rec = {0};
-    harness__record_opts ro = {.hash_log = hash_log, .format_name = "flrep", .fault_self_check_tick = UINT64_MAX,
-                               .fsync = DG_FLREP_FSYNC_CLOSE, .jobs = 1};
+    harness__record_opts ro = {.hash_log = hash_log, .format_name = fmt->name, .keyframe = e->keyframe,
+                               .fault_self_check_tick = UINT64_MAX, .fsync = DG_FLREP_FSYNC_CLOSE, .jobs = 1};
     dg_status st = dg_harness__source_process(&s, e->run, src, scn, e->time_limit, e->keyframe, &err);
     if (st == DG_OK)
-        st = rply ? dg_harness__rply_record(s, out, e->keyframe, &rec, &err) : dg_harness__record(s, out, &ro, &rec, &err);
+        st = fmt->record(s, out, &ro, &rec, &err);
     dg_harness__source_free(s);
     dg_harness__stream_free(&rec);
     if (st == DG_OK)
@@ -373,14 +385,14 @@ static uint64_t raw_drift(const char *good_log, const char *log)
 /* Compares a revision's recording b (and its hash log b_log, may be NULL) with the good one into a
  * new "diff" check of a scenario of rep, judged by the raw policy. */
 static bisect_cmp compare_into(dg_report *rep, const char *name, const char *a, const char *b, const char *a_log,
-                               const char *b_log, bool rply, cli_raw_policy raw, dg_error *err)
+                               const char *b_log, const harness__format *f, cli_raw_policy raw, dg_error *err)
 {
     bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR};
-    dg_report_scenario *sc = dg_report_add_scenario(rep, name, rec_ext(rply));
+    dg_report_scenario *sc = dg_report_add_scenario(rep, name, f->name);
     dg_report_check *c = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
     if (!c)
         return r;
-    uint64_t nd = rply ? dg_harness__rply_compare_files(c, sc, a, b, err) : dg_harness__compare_files(c, sc, a, b, err);
+    uint64_t nd = f->compare_files(c, sc, a, b, err);
     if (nd == UINT64_MAX) {
         char buf[600];
         dg_error_format(err, buf, sizeof buf);
@@ -421,7 +433,7 @@ int cli_bisect_step(int argc, char **argv)
                                          CLI_RAW_OPTS, {0, 0, 0, 0}};
     const char *work = NULL, *scn = NULL, *good = NULL, *good_log = NULL, *repo = ".", *type = "Release";
     const char *project = NULL, *src = NULL; /* a process project: its file, the revision's project folder */
-    bool rply = false;
+    const harness__format *fmt = dg_harness__format_default();
     cli_raw_policy raw = cli_raw_policy_default();
     int c;
     optind = 0;
@@ -441,7 +453,9 @@ int cli_bisect_step(int argc, char **argv)
         case S_GOOD: good = optarg; break;
         case S_REPO: repo = optarg; break;
         case S_TYPE: type = optarg; break;
-        case S_FORMAT: rply = strcmp(optarg, "rply") == 0; break;
+        case S_FORMAT: /* the parent gave a name it knows; an unknown one records the default, as ever */
+            fmt = dg_harness__format_find(optarg) ? dg_harness__format_find(optarg) : dg_harness__format_default();
+            break;
         default: /* git bisect run: "cannot test" */
             fprintf(stderr, "detgate bisect-step: unknown option or missing value '%s'\n", argv[optind - 1]);
             return CLI_UNTESTED;
@@ -457,7 +471,7 @@ int cli_bisect_step(int argc, char **argv)
     if (!git_line(repo, sha, sizeof sha, "rev-parse", "HEAD", NULL, NULL))
         return CLI_UNTESTED;
     snprintf(bdir, sizeof bdir, "%s/build-%s", work, sha);
-    snprintf(rec, sizeof rec, "%s/rec-%s.%s", work, sha, rec_ext(rply));
+    snprintf(rec, sizeof rec, "%s/rec-%s%s", work, sha, fmt->ext);
     snprintf(hl, sizeof hl, "%s/rec-%s.hashlog", work, sha);
     snprintf(log, sizeof log, "%s/build-%s.log", work, sha);
     snprintf(steps, sizeof steps, "%s/steps.txt", work);
@@ -465,8 +479,8 @@ int cli_bisect_step(int argc, char **argv)
     int verdict;
     bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR};
     bool recorded = eng.build ? project_build(&eng, src, bdir, bisect_cc(), bisect_cflags(), log) &&
-                                    project_record(&eng, src, bdir, scn, rec, rply ? NULL : hl, rply, log)
-                              : build_tree(repo, bdir, type, NULL, NULL, log) && record_with(bin, scn, rec, hl, rply, log);
+                                    project_record(&eng, src, bdir, scn, rec, own_log(fmt, hl), fmt, log)
+                              : build_tree(repo, bdir, type, NULL, NULL, log) && record_with(bin, scn, rec, hl, fmt, log);
     if (!recorded) {
         verdict = CLI_UNTESTED;
     } else {
@@ -474,7 +488,7 @@ int cli_bisect_step(int argc, char **argv)
         dg_error_clear(&err);
         dg_report *rep = cli_report_new("bisect", &err);
         if (rep)
-            r = compare_into(rep, "step", good, rec, good_log, rply ? NULL : hl, rply, raw, &err);
+            r = compare_into(rep, "step", good, rec, good_log, own_log(fmt, hl), fmt, raw, &err);
         dg_report_free(rep);
         /* under --raw fail a raw-only drift is bad: the bisection then finds where raw floats changed */
         verdict = !r.ok ? CLI_UNTESTED : r.st == DG_REPORT_FAIL ? CLI_DIVERGED : CLI_EQUAL;
@@ -619,7 +633,7 @@ typedef struct bisect_ctx {
     char shown_log[PATH_CAP]; /* the log named in messages: where it is kept after a failure */
     char good[64], bad[64];
     const char *type;
-    bool rply;        /* record through the RPLY writer (--format rply) */
+    const harness__format *format; /* what each revision records (--format NAME) */
     cli_raw_policy raw; /* --raw / --strict-raw: is a raw-only drift a bad step */
     proj_engine eng;    /* a process project's engine (eng.build NULL: sim_stub) */
     char proj[WORK_CAP], src[WORK_CAP * 2]; /* its project file; the worktree's copy of its folder */
@@ -635,7 +649,7 @@ static int test_revision(const bisect_ctx *b, const char *sha, const char *good_
         return CLI_UNTESTED;
     char *step[] = {(char *)b->self, "bisect-step", "--work", (char *)b->work, "--scenario", (char *)b->scn,
                     "--good-rec", (char *)good_rec, "--repo", (char *)b->wt, "--build-type", (char *)b->type,
-                    "--format", (char *)rec_ext(b->rply), "--good-log", (char *)good_log,
+                    "--format", (char *)b->format->name, "--good-log", (char *)good_log,
                     "--raw", (char *)cli_raw_policy_name(b->raw), b->eng.build ? "--project" : NULL,
                     (char *)b->proj, "--src", (char *)b->src, NULL};
     return run(step, NULL, NULL);
@@ -710,11 +724,12 @@ static void bad_end_equal(const bisect_ctx *b, dg_report *rep, const char *scena
                           const char *good_hl)
 {
     char rec[PATH_CAP], hl[PATH_CAP];
-    snprintf(rec, sizeof rec, "%s/rec-%s.%s", b->work, b->bad, rec_ext(b->rply));
+    snprintf(rec, sizeof rec, "%s/rec-%s%s", b->work, b->bad, b->format->ext);
     snprintf(hl, sizeof hl, "%s/rec-%s.hashlog", b->work, b->bad);
     dg_error err;
     dg_error_clear(&err);
-    bisect_cmp r = compare_into(rep, scenario_arg, good_rec, rec, good_hl, b->rply ? NULL : hl, b->rply, b->raw, &err);
+    bisect_cmp r = compare_into(rep, scenario_arg, good_rec, rec, good_hl, own_log(b->format, hl), b->format, b->raw,
+                                &err);
     if (r.first_raw != DG_REPORT_TICK_NONE)
         fprintf(stderr, "detgate bisect: the bad revision %s records the same quantized state as the good one, but "
                         "its raw floats differ from tick %llu (sub-quantum drift, %s): nothing to bisect under "
@@ -728,7 +743,7 @@ static void bad_end_equal(const bisect_ctx *b, dg_report *rep, const char *scena
 static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
 {
     char good_rec[PATH_CAP], good_hl[PATH_CAP], log[PATH_CAP];
-    snprintf(good_rec, sizeof good_rec, "%s/good.%s", b->work, rec_ext(b->rply));
+    snprintf(good_rec, sizeof good_rec, "%s/good%s", b->work, b->format->ext);
     snprintf(good_hl, sizeof good_hl, "%s/good.hashlog", b->work);
     snprintf(log, sizeof log, "%s/bisect.log", b->work);
     char *wt_add[] = {"git", "-C", b->repo, "worktree", "add", "-q", "--detach", b->wt, b->good, NULL};
@@ -743,10 +758,10 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     built_binary(bdir, bin, sizeof bin);
     fprintf(stderr, "detgate bisect: building the good revision %.12s\n", b->good);
     bool recorded = b->eng.build ? project_build(&b->eng, b->src, bdir, bisect_cc(), bisect_cflags(), log) &&
-                                       project_record(&b->eng, b->src, bdir, b->scn, good_rec, b->rply ? NULL : good_hl,
-                                                      b->rply, log)
+                                       project_record(&b->eng, b->src, bdir, b->scn, good_rec,
+                                                      own_log(b->format, good_hl), b->format, log)
                                  : build_tree(b->wt, bdir, b->type, NULL, NULL, log) &&
-                                       record_with(bin, b->scn, good_rec, good_hl, b->rply, log);
+                                       record_with(bin, b->scn, good_rec, good_hl, b->format, log);
     if (!recorded) {
         if (!bisect_sig)
             fprintf(stderr, "detgate bisect: the good revision %.12s cannot be built or cannot record %s (see %s)\n",
@@ -771,7 +786,7 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     char *start[] = {"git", "-C", b->wt, "bisect", "start", b->bad, b->good, NULL};
     char *runv[] = {"git", "-C", b->wt, "bisect", "run", b->self, "bisect-step", "--work", b->work, "--scenario",
                     b->scn, "--good-rec", good_rec, "--repo", b->wt, "--build-type", (char *)b->type,
-                    "--format", (char *)rec_ext(b->rply), "--good-log", good_hl,
+                    "--format", (char *)b->format->name, "--good-log", good_hl,
                     "--raw", (char *)cli_raw_policy_name(b->raw), b->eng.build ? "--project" : NULL, b->proj,
                     "--src", b->src, NULL};
     char *reset[] = {"git", "-C", b->wt, "bisect", "reset", NULL}; /* takes no -q: it would read it as a commit */
@@ -793,11 +808,12 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     char subject[300] = "";
     git_line(b->repo, subject, sizeof subject, "show", "-s", "--format=%s", first_bad);
     char rec[PATH_CAP], hl[PATH_CAP];
-    snprintf(rec, sizeof rec, "%s/rec-%s.%s", b->work, first_bad, rec_ext(b->rply));
+    snprintf(rec, sizeof rec, "%s/rec-%s%s", b->work, first_bad, b->format->ext);
     snprintf(hl, sizeof hl, "%s/rec-%s.hashlog", b->work, first_bad);
     dg_error err;
     dg_error_clear(&err);
-    bisect_cmp r = compare_into(rep, scenario_arg, good_rec, rec, good_hl, b->rply ? NULL : hl, b->rply, b->raw, &err);
+    bisect_cmp r = compare_into(rep, scenario_arg, good_rec, rec, good_hl, own_log(b->format, hl), b->format, b->raw,
+                                &err);
     load_steps(rep, b->work, first_bad);
     dg_report_set_bisect(rep, scenario_arg, first_bad, subject, b->good, b->bad, r.first);
     printf("first bad commit: %s %s\n", first_bad, subject);
@@ -846,6 +862,7 @@ int cli_bisect(int argc, char **argv)
     cli_reports rp = {0};
     bisect_ctx b;
     memset(&b, 0, sizeof b);
+    b.format = dg_harness__format_default();
     b.type = "Release";
     b.raw = cli_raw_policy_default();
     int c;
@@ -869,9 +886,8 @@ int cli_bisect(int argc, char **argv)
         case S_TYPE: b.type = optarg; break;
         case CLI_OPT_PROJECT: project = optarg; break;
         case S_FORMAT:
-            if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
-                return cli_usage_error("bisect", "--format: expected flrep or rply, found '%s'", optarg);
-            b.rply = strcmp(optarg, "rply") == 0;
+            if (cli_parse_format("bisect", optarg, &b.format))
+                return CLI_USAGE;
             break;
         default: return cli_usage_error("bisect", "unknown option or missing value '%s'", argv[optind - 1]);
         }
@@ -1203,6 +1219,9 @@ static void matrix_print_plan(const mplan *p, const char *scn, bool project)
 }
 
 /* Builds and records every configuration; a failure leaves that configuration marked !ok. */
+/* The matrix compares the configurations by their hash logs: a format whose record side writes one. */
+static const harness__format *const matrix_format = &dg_harness__format_flrep;
+
 static void matrix_build_all(mplan *p, const char *src, const char *wdir, const char *scn, const proj_engine *e)
 {
     bool fma = cpu_has_fma();
@@ -1211,7 +1230,7 @@ static void matrix_build_all(mplan *p, const char *src, const char *wdir, const 
         char bdir[WORK_CAP * 2], bin[PATH_CAP], hl[PATH_CAP];
         snprintf(bdir, sizeof bdir, "%s/build-%s", wdir, m->file);
         snprintf(m->log, sizeof m->log, "%s/build-%s.log", wdir, m->file);
-        snprintf(m->rec, sizeof m->rec, "%s/%s.flrep", wdir, m->file);
+        snprintf(m->rec, sizeof m->rec, "%s/%s%s", wdir, m->file, matrix_format->ext);
         snprintf(hl, sizeof hl, "%s/%s.hashlog", wdir, m->file);
         char *flags = e->build ? matrix_cflags(m, fma) : matrix_cmake_flags(m, fma);
         built_binary(bdir, bin, sizeof bin);
@@ -1220,9 +1239,9 @@ static void matrix_build_all(mplan *p, const char *src, const char *wdir, const 
         dg_error err;
         dg_error_clear(&err);
         bool recorded = flags && (e->build ? project_build(e, src, bdir, m->cc, flags, m->log) &&
-                                                 project_record(e, src, bdir, scn, m->rec, hl, false, m->log)
+                                                 project_record(e, src, bdir, scn, m->rec, hl, matrix_format, m->log)
                                            : build_tree(src, bdir, "Release", m->cc, flags, m->log) &&
-                                                 record_with(bin, scn, m->rec, hl, false, m->log));
+                                                 record_with(bin, scn, m->rec, hl, matrix_format, m->log));
         m->ok = recorded && dg_harness__load_log(hl, &m->s, NULL, &err) == DG_OK;
         free(flags);
         if (!m->ok)
@@ -1404,7 +1423,7 @@ static size_t matrix_unbuilt(dg_report_scenario *sc, const mplan *p)
 /* The verdict: classes, one representative pair per pair of classes, raw drift, builds that failed. */
 static int matrix_report(dg_report *rep, mplan *p, const char *scn_name, cli_raw_policy raw, double t0)
 {
-    dg_report_scenario *sc = dg_report_add_scenario(rep, scn_name, "flrep");
+    dg_report_scenario *sc = dg_report_add_scenario(rep, scn_name, matrix_format->name);
     size_t *reps = calloc(p->n ? p->n : 1, sizeof *reps), *rreps = calloc(p->n ? p->n : 1, sizeof *rreps);
     if (!sc || !reps || !rreps) {
         free(reps);

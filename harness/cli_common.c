@@ -2,8 +2,6 @@
  * report flags and their atomic writing, exit codes, the TTY progress line, file-kind detection. */
 #include "cli.h"
 
-#include "detgate/rply.h"
-
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -231,9 +229,10 @@ void cli_progress_done(cli_progress *p)
 
 /* ---- files ---------------------------------------------------------------------------------------- */
 
-int cli_detect(const char *path, cli_kind *kind, dg_error *err)
+int cli_detect(const char *path, cli_kind *kind, const harness__format **fmt, dg_error *err)
 {
     *kind = CLI_KIND_UNKNOWN;
+    *fmt = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) {
         dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open: %s", strerror(errno));
@@ -242,10 +241,8 @@ int cli_detect(const char *path, cli_kind *kind, dg_error *err)
     unsigned char m[4] = {0};
     size_t n = fread(m, 1, 4, f);
     fclose(f);
-    if (n == 4 && memcmp(m, "FLRP", 4) == 0)
-        *kind = CLI_KIND_FLREP;
-    else if (n == 4 && memcmp(m, "RPLY", 4) == 0)
-        *kind = CLI_KIND_RPLY;
+    if ((*fmt = dg_harness__format_of_magic(m, n)) != NULL)
+        *kind = CLI_KIND_RECORDING;
     else if ((n == 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd) ||
              (n >= 2 && m[0] == '#' && m[1] == ' '))
         *kind = CLI_KIND_HASHLOG;
@@ -360,28 +357,11 @@ bool cli_resolve_scenario(const char *arg, const char *corpus_dir, char *out, si
 
 /* ---- lengths -------------------------------------------------------------------------------------- */
 
-cli_span cli_file_span(const char *path, cli_kind kind)
+cli_span cli_file_span(const char *path, const harness__format *f)
 {
     cli_span sp = {false, 0, 0};
-    dg_error err;
-    dg_error_clear(&err);
-    if (kind == CLI_KIND_FLREP) {
-        dg_flrep_reader *r = NULL;
-        if (dg_flrep_reader_open_file(&r, path, NULL, &err) == DG_OK) {
-            const dg_flrep_file_info *in = dg_flrep_reader_info(r);
-            sp = (cli_span){true, in->tick_count, in->last_tick};
-        }
-        dg_flrep_reader_close(r);
-    } else if (kind == CLI_KIND_RPLY) {
-        uint8_t head[DG_RPLY_HEADER_SIZE];
-        FILE *f = fopen(path, "rb");
-        size_t got = f ? fread(head, 1, sizeof head, f) : 0;
-        if (f)
-            fclose(f);
-        dg_rply_header h;
-        if (got == sizeof head && dg_rply_read_header(head, got, 0, &h, &err) == DG_OK)
-            sp = (cli_span){true, h.tick_count, h.tick_count ? h.tick_count - 1u : 0};
-    }
+    if (f && f->span(path, &sp.ticks, &sp.last))
+        sp.known = true;
     return sp;
 }
 

@@ -26,6 +26,65 @@ static const char *section_name(uint16_t id)
 
 static void print_str(FILE *f, dg_flrep_str s) { fprintf(f, "%.*s", (int)s.len, s.s ? s.s : ""); }
 
+/* ---- what `info` and `dump` print, per format ------------------------------------------------------ */
+
+/* The formats table's rows hold no printing (the harness never prints): the CLI's side of a format is
+ * its row here, found by the format's name. */
+typedef struct cli_inspector {
+    const char *format;
+    int (*info)(const char *path, bool check);
+    int (*dump)(const char *path, bool partial);
+    /* Before `hash` replays it: says on stderr when the recording's index trailer had to be
+     * recovered. NULL: the format has no trailer to lose. */
+    dg_status (*warn_recovered)(const char *path, dg_error *err);
+} cli_inspector;
+
+static int flrep_info(const char *path, bool check);
+static int flrep_dump(const char *path, bool partial);
+static dg_status hash_warn_recovered(const char *path, dg_error *err);
+static int rply_info(const char *path, bool check);
+static int rply_dump(const char *path, bool partial);
+
+static const cli_inspector cli_inspectors[] = {
+    {"flrep", flrep_info, flrep_dump, hash_warn_recovered},
+    {"rply", rply_info, rply_dump, NULL},
+};
+
+/* The inspector of a recording of format fmt (NULL: none, or no recording). */
+static const cli_inspector *inspector_for(const harness__format *fmt)
+{
+    for (size_t i = 0; fmt && i < sizeof cli_inspectors / sizeof cli_inspectors[0]; i++)
+        if (strcmp(cli_inspectors[i].format, fmt->name) == 0)
+            return &cli_inspectors[i];
+    return NULL;
+}
+
+static int not_a_recording(const char *cmd, const char *path)
+{
+    fprintf(stderr, "detgate %s: %s: not a recording (expected magic ", cmd, path);
+    for (size_t i = 0; dg_harness__formats[i]; i++)
+        fprintf(stderr, "%s%.4s", i == 0 ? "" : dg_harness__formats[i + 1] ? ", " : " or ",
+                dg_harness__formats[i]->magic);
+    fputs(")\n", stderr);
+    return CLI_USAGE;
+}
+
+/* The inspector of the recording at path: 0, or the exit code of an unreadable file or one that is no
+ * recording (printed). */
+static int inspector_of(const char *cmd, const char *path, const cli_inspector **out)
+{
+    dg_error err;
+    dg_error_clear(&err);
+    cli_kind kind;
+    const harness__format *fmt;
+    if (cli_detect(path, &kind, &fmt, &err) < 0) {
+        cli_print_error(cmd, &err);
+        return CLI_USAGE;
+    }
+    *out = inspector_for(fmt);
+    return *out ? 0 : not_a_recording(cmd, path);
+}
+
 /* ---- RPLY ---------------------------------------------------------------------------------------- */
 
 static int rply_command(const char *cmd, const char *path, bool json, bool partial)
@@ -200,23 +259,24 @@ int cli_info(int argc, char **argv)
     if (optind != argc - 1)
         return cli_usage_error("info", "expected exactly one FILE");
     const char *path = argv[optind];
+    const cli_inspector *in = NULL;
+    int rc = inspector_of("info", path, &in);
+    return rc ? rc : in->info(path, check);
+}
+
+static int rply_info(const char *path, bool check)
+{
+    (void)check; /* the RPLY summary validates every op before it prints */
+    int rc = rply_command("info", path, false, false);
+    if (rc == CLI_EQUAL)
+        printf("check:              OK: every op decoded (the whole file is validated before the summary)\n");
+    return rc;
+}
+
+static int flrep_info(const char *path, bool check)
+{
     dg_error err;
     dg_error_clear(&err);
-    cli_kind kind;
-    if (cli_detect(path, &kind, &err) < 0) {
-        cli_print_error("info", &err);
-        return CLI_USAGE;
-    }
-    if (kind == CLI_KIND_RPLY) {
-        int rc = rply_command("info", path, false, false);
-        if (rc == CLI_EQUAL) /* the RPLY summary validates every op before it prints */
-            printf("check:              OK: every op decoded (the whole file is validated before the summary)\n");
-        return rc;
-    }
-    if (kind != CLI_KIND_FLREP) {
-        fprintf(stderr, "detgate info: %s: not a recording (expected magic FLRP or RPLY)\n", path);
-        return CLI_USAGE;
-    }
     dg_flrep_reader *r = NULL;
     if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK) {
         cli_print_error("info", &err);
@@ -413,19 +473,17 @@ int cli_dump(int argc, char **argv)
     if (!json)
         return cli_usage_error("dump", "the only output format is --json (JSON Lines)");
     const char *path = argv[optind];
+    const cli_inspector *in = NULL;
+    int rc = inspector_of("dump", path, &in);
+    return rc ? rc : in->dump(path, partial);
+}
+
+static int rply_dump(const char *path, bool partial) { return rply_command("dump", path, true, partial); }
+
+static int flrep_dump(const char *path, bool partial)
+{
     dg_error err;
     dg_error_clear(&err);
-    cli_kind kind;
-    if (cli_detect(path, &kind, &err) < 0) {
-        cli_print_error("dump", &err);
-        return CLI_USAGE;
-    }
-    if (kind == CLI_KIND_RPLY)
-        return rply_command("dump", path, true, partial);
-    if (kind != CLI_KIND_FLREP) {
-        fprintf(stderr, "detgate dump: %s: not a recording (expected magic FLRP or RPLY)\n", path);
-        return CLI_USAGE;
-    }
     dg_flrep_reader *r = NULL;
     if (dg_flrep_reader_open_file(&r, path, NULL, &err) != DG_OK) {
         cli_print_error("dump", &err);
@@ -516,7 +574,8 @@ int cli_hash(int argc, char **argv)
     dg_error err;
     dg_error_clear(&err);
     cli_kind kind;
-    if (cli_detect(path, &kind, &err) < 0) {
+    const harness__format *fmt;
+    if (cli_detect(path, &kind, &fmt, &err) < 0) {
         cli_print_error("hash", &err);
         return CLI_USAGE;
     }
@@ -525,22 +584,19 @@ int cli_hash(int argc, char **argv)
     int rc = cli_outs_prepare(&outs, "hash", &path, 1);
     if (rc)
         return rc;
-    if (kind != CLI_KIND_FLREP && kind != CLI_KIND_RPLY) {
-        fprintf(stderr, "detgate hash: %s: not a recording (expected magic FLRP or RPLY)\n", path);
-        return CLI_USAGE;
-    }
-    bool rply = kind == CLI_KIND_RPLY;
+    const cli_inspector *in = inspector_for(fmt);
+    if (!in)
+        return not_a_recording("hash", path);
     dg_harness__cpu_init(jobs);
     /* On stdout, replay (and so validate) before printing anything, so a bad file prints no partial
      * log; without entity lines the log is written from this pass's stream. A log file (-o) is
      * written in the one pass, to a registered temp that an error discards. */
     harness__stream probe = {0};
     harness__replay_opts ro = {UINT64_MAX, NULL, false, jobs, NULL, NULL};
-    bool one_pass = log_out && !rply;
-    dg_status st = rply ? DG_OK : hash_warn_recovered(path, &err);
+    bool one_pass = log_out != NULL;
+    dg_status st = in->warn_recovered ? in->warn_recovered(path, &err) : DG_OK;
     if (st == DG_OK && !one_pass)
-        st = rply ? dg_harness__rply_replay_hash(path, NULL, false, &probe, &err)
-                  : dg_harness__replay_hash_jobs(path, &ro, &probe, &err);
+        st = fmt->replay_hash(path, &ro, &probe, &err);
     if (st != DG_OK) {
         dg_harness__stream_free(&probe);
         cli_print_error("hash", &err);
@@ -548,7 +604,7 @@ int cli_hash(int argc, char **argv)
     }
     dg_hash_log_header lh = {0};
     dg_harness__scenario_name(path, lh.scenario, sizeof lh.scenario);
-    snprintf(lh.format, sizeof lh.format, "%s", rply ? "rply" : "flrep");
+    snprintf(lh.format, sizeof lh.format, "%s", fmt->name);
     lh.entities = entities;
     lh.raw = false;
     dg_hash_log_writer *w = NULL;
@@ -561,7 +617,7 @@ int cli_hash(int argc, char **argv)
     ro.log = w;
     ro.log_entities = entities;
     if (st == DG_OK && (entities || one_pass))
-        st = rply ? dg_harness__rply_replay_hash(path, w, entities, &s, &err) : dg_harness__replay_hash_jobs(path, &ro, &s, &err);
+        st = fmt->replay_hash(path, &ro, &s, &err);
     else if (st == DG_OK)
         st = write_stream_lines(w, &probe, &err);
     dg_status cst = dg_hash_log_close(w, st == DG_OK ? &err : NULL);

@@ -75,11 +75,13 @@ static bool parse_shard(const char *s, uint64_t *i, uint64_t *n)
 
 /* ---- the golden comparison ------------------------------------------------------------------------ */
 
-/* NAME.flrep + NAME.hashlog.zst, or for RPLY recordings NAME.rply + NAME.rply.hashlog.zst. */
-static void golden_paths(const char *dir, const char *name, bool rply, char *rec, char *log, size_t cap)
+/* NAME + the format's extension and NAME + its log suffix: NAME.flrep + NAME.hashlog.zst, NAME.rply +
+ * NAME.rply.hashlog.zst. */
+static void golden_paths(const char *dir, const char *name, const harness__format *f, char *rec, char *log,
+                         size_t cap)
 {
-    snprintf(rec, cap, "%.3900s/%s.%s", dir, name, rply ? "rply" : "flrep");
-    snprintf(log, cap, "%.3900s/%s%s.hashlog.zst", dir, name, rply ? ".rply" : "");
+    snprintf(rec, cap, "%.3900s/%s%s", dir, name, f->ext);
+    snprintf(log, cap, "%.3900s/%s%s", dir, name, f->log_suffix);
 }
 
 /* Writes the record side's hash stream (with its raw float hashes) as a hash log. */
@@ -116,31 +118,21 @@ static void check_error(dg_report_check *c, const dg_error *err)
 }
 
 /* Whether this build reads its fresh recording back whole (every chunk and tick decoded). */
-static bool fresh_reads_back(const char *rec_path, bool rply)
+static bool fresh_reads_back(const char *rec_path, const harness__format *f)
 {
     dg_error err;
     dg_error_clear(&err);
-    if (rply) {
-        harness__stream s = {0};
-        dg_status st = dg_harness__rply_replay_hash(rec_path, NULL, false, &s, &err);
-        dg_harness__stream_free(&s);
-        return st == DG_OK;
-    }
-    dg_flrep_reader *r = NULL;
-    dg_status st = dg_flrep_reader_open_file(&r, rec_path, NULL, &err);
-    if (st == DG_OK)
-        st = dg_flrep_reader_validate(r, &err);
-    dg_flrep_reader_close(r);
-    return st == DG_OK;
+    return f->validate(rec_path, &err) == DG_OK;
 }
 
 /* The golden comparison stopped on an error. The fresh recording unreadable is a failure of this
  * build (FAIL, exit 1); the golden unreadable (or no memory) leaves nothing to compare with (ERROR). */
-static void golden_error(dg_report_check *c, const dg_error *err, const char *golden, const char *rec_path, bool rply)
+static void golden_error(dg_report_check *c, const dg_error *err, const char *golden, const char *rec_path,
+                         const harness__format *f)
 {
     char buf[600];
     dg_error_format(err, buf, sizeof buf);
-    if (err->code != DG_E_IO && err->code != DG_E_NOMEM && !fresh_reads_back(rec_path, rply)) {
+    if (err->code != DG_E_IO && err->code != DG_E_NOMEM && !fresh_reads_back(rec_path, f)) {
         c->status = DG_REPORT_FAIL;
         dg_report_check_set_message(c, "this build cannot read back its own recording: %s", buf);
     } else {
@@ -150,11 +142,11 @@ static void golden_error(dg_report_check *c, const dg_error *err, const char *go
 }
 
 static void check_golden(dg_report_scenario *sc, const char *golden_dir, const char *rec_path,
-                         const harness__stream *rec, cli_raw_policy raw, bool rply)
+                         const harness__stream *rec, cli_raw_policy raw, const harness__format *f)
 {
     double t0 = dg_harness__now();
     char gf[4096], gl[4096];
-    golden_paths(golden_dir, sc->name, rply, gf, gl, sizeof gf);
+    golden_paths(golden_dir, sc->name, f, gf, gl, sizeof gf);
     dg_report_check *c = dg_report_add_check(sc, "golden", DG_REPORT_PASS);
     if (!c)
         return;
@@ -163,26 +155,28 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
     dg_error_clear(&err);
     if (!have_f && !have_l) {
         c->status = DG_REPORT_ERROR;
-        dg_report_check_set_message(c, "no golden for %s in %s%s: record one with `detgate bless %s%s --reason \"...\"`",
-                                    sc->name, golden_dir, rply ? " (RPLY)" : "", rply ? "--format rply " : "",
-                                    sc->name);
+        /* the default format goes without saying; another is named, and so is its --format */
+        bool other = f != dg_harness__format_default();
+        dg_report_check_set_message(c, "no golden for %s in %s%s%s%s: record one with `detgate bless %s%s%s%s --reason "
+                                       "\"...\"`",
+                                    sc->name, golden_dir, other ? " (" : "", other ? f->label : "", other ? ")" : "",
+                                    other ? "--format " : "", other ? f->name : "", other ? " " : "", sc->name);
         return;
     }
     uint64_t nd = 0, first_raw = DG_REPORT_TICK_NONE;
     cli_span rec_span = cli_stream_span(rec), golden_span = {false, 0, 0};
     if (have_f) {
-        golden_span = cli_file_span(gf, rply ? CLI_KIND_RPLY : CLI_KIND_FLREP);
-        nd = rply ? dg_harness__rply_compare_files(c, NULL, gf, rec_path, &err)
-                  : dg_harness__compare_files(c, NULL, gf, rec_path, &err);
+        golden_span = cli_file_span(gf, f);
+        nd = f->compare_files(c, NULL, gf, rec_path, &err);
         if (nd == UINT64_MAX) {
-            golden_error(c, &err, gf, rec_path, rply);
+            golden_error(c, &err, gf, rec_path, f);
             return;
         }
     }
     if (have_l) {
         harness__stream g = {0};
         if (dg_harness__load_log(gl, &g, NULL, &err) != DG_OK) {
-            golden_error(c, &err, gl, rec_path, rply);
+            golden_error(c, &err, gl, rec_path, f);
             dg_harness__stream_free(&g);
             return;
         }
@@ -200,8 +194,8 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
         char ge[4096]; /* the sampled entity log bless keeps beside a hash-log-only golden */
         dg_harness__entities_log_path(ge, sizeof ge, golden_dir, sc->name);
         if (!have_f && nl > 0) /* spread and trajectory as far as the log's data allows */
-            dg_harness__hash_views(c, !rply && cli_file_exists(ge) ? ge : gl, HARNESS_VIEW_LOG, rec_path,
-                                rply ? HARNESS_VIEW_OTHER : HARNESS_VIEW_FLREP, sides);
+            dg_harness__hash_views(c, f->entity_views && cli_file_exists(ge) ? ge : gl, HARNESS_VIEW_LOG, rec_path,
+                                dg_harness__format_view(f), sides);
     }
     if (first_raw != DG_REPORT_TICK_NONE) {
         if (nd == 0)
@@ -233,7 +227,7 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
     }
     c->duration_s = dg_harness__now() - t0;
     if (have_f) /* after the golden check is complete: adding a check moves the array */
-        rply ? dg_harness__rply_compare_headers(sc, gf, rec_path) : dg_harness__compare_headers(sc, gf, rec_path);
+        f->compare_headers(sc, gf, rec_path);
 }
 
 /* ---- gate ---------------------------------------------------------------------------------------- */
@@ -315,9 +309,8 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
                 return CLI_USAGE;
             break;
         case G_FORMAT:
-            if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
-                return cli_usage_error("gate", "--format: expected flrep or rply, found '%s'", optarg);
-            g->ro.rply = strcmp(optarg, "rply") == 0;
+            if (cli_parse_format("gate", optarg, &g->ro.format))
+                return CLI_USAGE;
             g->format_given = true;
             break;
         case G_SHARD:
@@ -346,9 +339,8 @@ static int parse_gate_args(int argc, char **argv, gate_opts *g)
     if (g->plan && g->sharded)
         return cli_usage_error("gate", "--plan N prints the plan of every shard: give it without --shard");
     const cli_run_opts *o = &g->ro;
-    if (o->rply && (o->fault_tick != UINT64_MAX || o->seek_fault_tick != UINT64_MAX ||
-                    o->self_check_fault_tick != UINT64_MAX))
-        return cli_usage_error("gate", "--replay-fault hooks the .flrep reader and writer; it does nothing with --format rply");
+    if (cli_check_replay_faults("gate", o, "the .flrep reader and writer"))
+        return CLI_USAGE;
     const cli_reports *r = &g->rp;
     if (!r->dir && !r->text && !r->json && !r->junit && !r->markdown && !r->html && !r->markdown_append)
         g->rp.dir = "build/reports";
@@ -369,7 +361,7 @@ static int gate_check_outputs(gate_opts *g, const name_list *all)
     }
     for (size_t i = 0; i < all->n; i++) {
         snprintf(paths[3 * i], CLI_PATH_CAP, "%s/%s.scn", g->corpus, all->v[i]);
-        golden_paths(g->golden, all->v[i], g->ro.rply, paths[3 * i + 1], paths[3 * i + 2], CLI_PATH_CAP);
+        golden_paths(g->golden, all->v[i], g->ro.format, paths[3 * i + 1], paths[3 * i + 2], CLI_PATH_CAP);
     }
     for (size_t i = 0; i < n; i++)
         inputs[i] = paths[i];
@@ -394,7 +386,7 @@ static bool name_in(const name_list *l, const char *name)
 static bool golden_cost(const gate_opts *g, const char *name, uint64_t *out)
 {
     char gf[4096], gl[4096];
-    golden_paths(g->golden, name, g->ro.rply, gf, gl, sizeof gf);
+    golden_paths(g->golden, name, g->ro.format, gf, gl, sizeof gf);
     dg_hash_log_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
@@ -471,7 +463,7 @@ static bool plan_make(gate_plan *p, const gate_opts *g, const name_list *all, ui
             p->names[p->n++] = all->v[i];
     plan_costs(p, g);
     return dg_harness__shard_plan(p->cost, p->n, shards, p->shard_of, p->load) &&
-           dg_harness__corpus_id(g->ro.rply ? "rply" : "flrep", p->names, p->cost, p->n, p->corpus_id);
+           dg_harness__corpus_id(g->ro.format->name, p->names, p->cost, p->n, p->corpus_id);
 }
 
 /* `gate --plan N`: one line per shard (cost, share of the total, scenarios in name order), then the
@@ -519,18 +511,18 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
         char buf[600];
         dg_error_format(&err, buf, sizeof buf);
         snprintf(errors, cap, "detgate gate: %s\n", buf);
-        dg_report_scenario *sc = dg_report_add_scenario(rep, name, g->ro.rply ? "rply" : "flrep");
+        dg_report_scenario *sc = dg_report_add_scenario(rep, name, g->ro.format->name);
         dg_report_check *ck = sc ? dg_report_add_check(sc, "scenario", DG_REPORT_ERROR) : NULL;
         if (ck)
             check_error(ck, &err);
         return g->ro.run != NULL; /* an engine that fails to start is untested, not bad input */
     }
-    dg_harness__temp_path(rec_path, sizeof rec_path, NULL, src->name, g->ro.rply ? ".rply" : ".flrep");
+    dg_harness__temp_path(rec_path, sizeof rec_path, NULL, src->name, g->ro.format->ext);
     harness__stream rec = {0};
     dg_report_scenario *sc = NULL;
     int f = cli_record_and_verify(rep, src, rec_path, &g->ro, &rec, &sc, &err);
     if (f >= 0 && sc)
-        check_golden(sc, g->golden, rec_path, &rec, g->raw, g->ro.rply);
+        check_golden(sc, g->golden, rec_path, &rec, g->raw, g->ro.format);
     bool usage = f < 0 && CLI_BAD_INPUT(&g->ro, err.code);
     if (usage) {
         char buf[600];
@@ -598,7 +590,7 @@ static void gate_schedule(gate_job **order, gate_job *jobs, size_t n, const gate
     for (size_t i = 0; i < n; i++) {
         char gf[4096], gl[4096];
         struct stat st;
-        golden_paths(g->golden, jobs[i].name, g->ro.rply, gf, gl, sizeof gf);
+        golden_paths(g->golden, jobs[i].name, g->ro.format, gf, gl, sizeof gf);
         jobs[i].cost = stat(gl, &st) == 0 ? (uint64_t)st.st_size : 0;
         jobs[i].index = i;
         order[i] = &jobs[i];
@@ -888,9 +880,9 @@ static void quoted(FILE *f, const char *s)
 }
 
 /* First tick where the new record side differs from the old golden: the log golden if there is one,
- * else the replayed .flrep golden. "new" when there was no golden. */
-static void first_changed(const char *gf, const char *gl, bool rply, const harness__stream *rec, char *out,
-                          size_t cap)
+ * else the replayed golden recording. "new" when there was no golden. */
+static void first_changed(const char *gf, const char *gl, const harness__format *f, const harness__stream *rec,
+                          char *out, size_t cap)
 {
     harness__stream old = {0};
     dg_error err;
@@ -899,8 +891,7 @@ static void first_changed(const char *gf, const char *gl, bool rply, const harne
     if (cli_file_exists(gl))
         st = dg_harness__load_log(gl, &old, NULL, &err);
     else if (cli_file_exists(gf))
-        st = rply ? dg_harness__rply_replay_hash(gf, NULL, false, &old, &err)
-                  : dg_harness__replay_hash(gf, UINT64_MAX, NULL, false, &old, &err);
+        st = f->replay_hash(gf, &(harness__replay_opts){.fault_tick = UINT64_MAX, .jobs = 1}, &old, &err);
     else {
         snprintf(out, cap, "new");
         return;
@@ -956,17 +947,17 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
     dg_error err;
     dg_error_clear(&err);
     cli_run_opts ro = *base;
-    bool rply = ro.rply;
+    const harness__format *fmt = ro.format;
     if (cli_open_source(scn, &ro, &src, &err) != DG_OK) {
         cli_print_error("bless", &err);
         return ro.run ? CLI_UNTESTED : CLI_USAGE;
     }
     char gf[4096], gl[4096], tf[4200], tl[4200];
-    golden_paths(golden, name, rply, gf, gl, sizeof gf);
+    golden_paths(golden, name, fmt, gf, gl, sizeof gf);
     /* temp names in the golden folder itself, so the final renames stay on one file system */
-    dg_harness__temp_path(tf, sizeof tf, golden, name, rply ? ".rply" : ".flrep");
+    dg_harness__temp_path(tf, sizeof tf, golden, name, fmt->ext);
     dg_harness__temp_path(tl, sizeof tl, golden, name, ".hashlog.zst");
-    ro.hash_log = rply ? NULL : tl;  /* the RPLY record side writes no log itself: written below */
+    ro.hash_log = fmt->record_log ? tl : NULL; /* else the record side writes no log itself: written below */
     harness__stream rec = {0};
     dg_report_scenario *sc = NULL;
     int f = cli_record_and_verify(rep, src, tf, &ro, &rec, &sc, &err);
@@ -975,32 +966,32 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
     if (f != 0) {
         fprintf(stderr, "detgate bless: %s does not verify (record vs replay, seek or recovery): not blessed\n", name);
         code = f < 0 ? CLI_UNTESTED : CLI_DIVERGED;
-    } else if (rply && write_stream_log(tl, name, "rply", &rec, &err) != DG_OK) {
+    } else if (!fmt->record_log && write_stream_log(tl, name, fmt->name, &rec, &err) != DG_OK) {
         cli_print_error("bless", &err);
         code = CLI_UNTESTED;
     } else {
         char changed[96];
-        first_changed(gf, gl, rply, &rec, changed, sizeof changed);
+        first_changed(gf, gl, fmt, &rec, changed, sizeof changed);
         struct stat st;
-        bool keep_flrep = stat(tf, &st) == 0 && (uint64_t)st.st_size <= max_bytes;
+        bool keep_rec = stat(tf, &st) == 0 && (uint64_t)st.st_size <= max_bytes;
         uint64_t every = 0; /* a hash log only: entity lines every K ticks beside it (golden_entities.c) */
-        bool ok = rply || dg_harness__bless_entities(golden, name, tf, !keep_flrep, rec.entity_ticks, &every, &err) == DG_OK;
+        bool ok = !fmt->entity_views ||
+                  dg_harness__bless_entities(golden, name, tf, !keep_rec, rec.entity_ticks, &every, &err) == DG_OK;
         if (!ok)
             cli_print_error("bless", &err);
         ok = ok && rename(tl, gl) == 0;
-        if (ok && keep_flrep)
+        if (ok && keep_rec)
             ok = rename(tf, gf) == 0;
         else if (ok && cli_file_exists(gf))
-            ok = remove(gf) == 0; /* a golden .flrep that is now too large would go stale */
+            ok = remove(gf) == 0; /* a golden recording that is now too large would go stale */
         if (!ok || !append_log(golden, name, changed, rec.n, reason)) {
             fprintf(stderr, "detgate bless: %s: cannot write the golden or the log in %s: %s\n", name, golden,
                     strerror(errno));
             code = CLI_UNTESTED;
         } else {
-            printf("blessed %s: %zu tick%s, first changed tick %s; %s%s", name, rec.n, dg_report_plural_s(rec.n),
-                   changed, gl,
-                   keep_flrep ? (rply ? " + .rply" : " + .flrep")
-                              : " (hash log only: recording larger than --flrep-max-bytes)");
+            printf("blessed %s: %zu tick%s, first changed tick %s; %s%s%s", name, rec.n, dg_report_plural_s(rec.n),
+                   changed, gl, keep_rec ? " + " : " (hash log only: recording larger than --flrep-max-bytes)",
+                   keep_rec ? fmt->ext : "");
             if (every)
                 printf(" + entity lines every %llu tick%s (%s.entities.hashlog.zst)", (unsigned long long)every,
                        every == 1 ? "" : "s", name);
@@ -1020,7 +1011,8 @@ int cli_bless(int argc, char **argv)
                                          {"flrep-max-bytes", 1, 0, B_MAX}, {"format", 1, 0, B_FORMAT},
                                          CLI_PROJECT_OPT, {0, 0, 0, 0}};
     const char *corpus = NULL, *golden = NULL, *reason = NULL, *project = NULL;
-    bool all = false, rply = false, format_given = false;
+    bool all = false, format_given = false;
+    const harness__format *format = dg_harness__format_default();
     uint64_t max_bytes = 2u << 20;
     int c;
     optind = 0;
@@ -1034,9 +1026,8 @@ int cli_bless(int argc, char **argv)
         case CLI_OPT_PROJECT: project = optarg; break;
         case B_FORMAT:
             format_given = true;
-            if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
-                return cli_usage_error("bless", "--format: expected flrep or rply, found '%s'", optarg);
-            rply = strcmp(optarg, "rply") == 0;
+            if (cli_parse_format("bless", optarg, &format))
+                return CLI_USAGE;
             break;
         case B_MAX:
             if (!cli_parse_u64(optarg, &max_bytes))
@@ -1057,7 +1048,7 @@ int cli_bless(int argc, char **argv)
         return pc;
     cli_run_opts base;
     cli_run_opts_init(&base);
-    base.rply = rply;
+    base.format = format;
     if (have)
         cli_project_apply(&proj, &base, format_given);
     golden = golden ? golden : have ? proj.golden : "corpus/golden";

@@ -45,7 +45,7 @@ int cli_project_load(const char *cmd, const char *given, harness__project *p, bo
 void cli_project_apply(const harness__project *p, cli_run_opts *o, bool format_given)
 {
     if (!format_given)
-        o->rply = p->rply;
+        o->format = p->format;
     if (!o->keyframe)
         o->keyframe = p->keyframe;
     if (p->engine != HARNESS_ENGINE_SIM_STUB) { /* a library engine's run is its engine-host command */

@@ -13,9 +13,9 @@ static dg_status record_again(const char *scenario, const cli_run_opts *o, const
 {
     harness__source *src = NULL;
     dg_status st = cli_open_source(scenario, o, &src, err);
-    harness__record_opts ro = {.format_name = "flrep"};
+    harness__record_opts ro = {.format_name = o->format->name, .keyframe = o->keyframe};
     if (st == DG_OK)
-        st = o->rply ? dg_harness__rply_record(src, path, o->keyframe, rec, err) : dg_harness__record(src, path, &ro, rec, err);
+        st = o->format->record(src, path, &ro, rec, err);
     dg_harness__source_free(src);
     return st;
 }
@@ -30,7 +30,7 @@ int cli_verify_repeat(dg_report_scenario *sc, const char *scenario, const cli_ru
     int result = 0;
     for (unsigned k = 2; k <= o->repeat && result == 0; k++) {
         char path[4096];
-        dg_harness__temp_path(path, sizeof path, NULL, sc->name, o->rply ? ".rply" : ".flrep");
+        dg_harness__temp_path(path, sizeof path, NULL, sc->name, o->format->ext);
         harness__stream rec = {0};
         dg_error err;
         dg_error_clear(&err);
@@ -41,7 +41,7 @@ int cli_verify_repeat(dg_report_scenario *sc, const char *scenario, const cli_ru
             dg_report_check_set_message(c, "run %u of %u could not record: %s", k, o->repeat, buf);
             result = -1;
         } else {
-            result = dg_harness__repeat_compare(c, first_path, first, path, &rec, k, o->rply);
+            result = dg_harness__repeat_compare(c, first_path, first, path, &rec, k, o->format);
         }
         dg_harness__stream_free(&rec);
         remove(path);

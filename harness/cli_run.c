@@ -16,6 +16,7 @@ void cli_run_opts_init(cli_run_opts *o)
     o->self_check_fault_tick = UINT64_MAX;
     o->seek_random = 32;
     o->jobs = 1;
+    o->format = dg_harness__format_default();
 }
 
 bool cli_parse_jobs(const char *s, unsigned *out)
@@ -78,7 +79,7 @@ static dg_status check_fault_ticks(const cli_run_opts *o, const harness__stream 
 int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path, const cli_run_opts *o,
                           harness__stream *rec, dg_report_scenario **sc_out, dg_error *err)
 {
-    dg_report_scenario *sc = dg_report_add_scenario(rep, src->name, o->rply ? "rply" : "flrep");
+    dg_report_scenario *sc = dg_report_add_scenario(rep, src->name, o->format->name);
     if (sc_out)
         *sc_out = sc;
     if (!sc)
@@ -88,14 +89,14 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     snprintf(label, sizeof label, "%s: record", src->name);
     cli_progress_init(&pr, label);
     pr.on = pr.on && !o->no_progress;
-    harness__record_opts ro = {.hash_log = o->hash_log, .log_entities = o->log_entities, .format_name = "flrep",
+    harness__record_opts ro = {.hash_log = o->hash_log, .log_entities = o->log_entities,
+                               .format_name = o->format->name, .keyframe = o->keyframe,
                                .progress = cli_progress_cb, .progress_user = &pr,
                                .fault_self_check = o->self_check_fault_tick != UINT64_MAX,
                                .fault_self_check_tick = o->self_check_fault_tick, .fsync = DG_FLREP_FSYNC_CLOSE,
                                .jobs = o->jobs};
     double t0 = dg_harness__now();
-    dg_status st = o->rply ? dg_harness__rply_record(src, path, o->keyframe, rec, err)
-                           : dg_harness__record(src, path, &ro, rec, err);
+    dg_status st = o->format->record(src, path, &ro, rec, err);
     cli_progress_done(&pr);
     if (st == DG_OK)
         st = check_fault_ticks(o, rec, err);
@@ -116,12 +117,10 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     sc->ticks = rec->n;
     sc->entity_ticks = rec->entity_ticks;
     sc->file_bytes = stat(path, &stt) == 0 ? (uint64_t)stt.st_size : 0;
-    if (o->rply) /* RPLY keeps no trailer to lose: record-vs-replay and seek only */
-        return dg_harness__rply_verify_file(sc, path, rec, o->seek_random);
     harness__verify_opts vo = {.fault_tick = o->fault_tick, .seek_fault_tick = o->seek_fault_tick,
                                .seek_random = o->seek_random, .seek_max_edges = o->seek_max_edges,
                                .skip_recovery = o->skip_recovery, .jobs = o->jobs};
-    return dg_harness__verify_file(sc, src, path, rec, &vo);
+    return o->format->verify(sc, src, path, rec, &vo);
 }
 
 /* ---- option parsing shared by record and verify ------------------------------------------------- */
@@ -131,6 +130,23 @@ enum { OPT_INJECT = 0x200, OPT_KEYFRAME, OPT_STATES, OPT_KEEP, OPT_HASHLOG, OPT_
 
 /* --replay-fault KIND:TICK, a test hook: double-delta breaks linear replay at TICK, seek-drop-delta
  * breaks only a seek landing on TICK, self-check makes the writer's self-check fail at TICK. */
+int cli_parse_format(const char *cmd, const char *arg, const harness__format **out)
+{
+    const harness__format *f = dg_harness__format_find(arg);
+    if (!f)
+        return cli_usage_error(cmd, "--format: expected %s, found '%s'", dg_harness__format_names(), arg);
+    *out = f;
+    return 0;
+}
+
+int cli_check_replay_faults(const char *cmd, const cli_run_opts *o, const char *what)
+{
+    if (o->format->replay_faults ||
+        (o->fault_tick == UINT64_MAX && o->seek_fault_tick == UINT64_MAX && o->self_check_fault_tick == UINT64_MAX))
+        return 0;
+    return cli_usage_error(cmd, "--replay-fault hooks %s; it does nothing with --format %s", what, o->format->name);
+}
+
 int cli_parse_replay_fault(const char *cmd, const char *arg, cli_run_opts *o)
 {
     static const char dd[] = "double-delta:", sd[] = "seek-drop-delta:", sc[] = "self-check:";
@@ -156,10 +172,7 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
     case OPT_NOREC: o->skip_recovery = true; return 0;
     case OPT_FORMAT:
         *format = optarg;
-        if (strcmp(optarg, "flrep") != 0 && strcmp(optarg, "rply") != 0)
-            return cli_usage_error(cmd, "--format: expected flrep or rply, found '%s'", optarg);
-        o->rply = strcmp(optarg, "rply") == 0;
-        return 0;
+        return cli_parse_format(cmd, optarg, &o->format);
     case OPT_CORPUS: *corpus = optarg; return 0;
     case CLI_OPT_PROJECT: o->project = optarg; return 0;
     case OPT_KEYFRAME:
@@ -259,10 +272,12 @@ int cli_record(int argc, char **argv)
     }
     if (!out)
         return cli_usage_error("record", "-o FILE is required");
-    if (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX || (o.rply && o.self_check_fault_tick != UINT64_MAX))
+    if (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX ||
+        (!o.format->replay_faults && o.self_check_fault_tick != UINT64_MAX))
         return cli_usage_error("record", "--replay-fault: record takes only self-check:TICK (the .flrep writer's hook)");
-    if (o.rply && (o.hash_log || o.log_entities))
-        return cli_usage_error("record", "--hash-log is for .flrep recordings (use `detgate hash FILE.rply`)");
+    if (!o.format->record_log && (o.hash_log || o.log_entities))
+        return cli_usage_error("record", "--hash-log is for .flrep recordings (use `detgate hash FILE%s`)",
+                               o.format->ext);
     if (optind < argc - 1)
         return cli_usage_error("record", "expected one SCENARIO");
     harness__source *src = NULL;
@@ -285,11 +300,10 @@ int cli_record(int argc, char **argv)
     cli_progress pr;
     cli_progress_init(&pr, "record");
     harness__record_opts ro = {.hash_log = log_out ? log_out->work : NULL, .log_entities = o.log_entities,
-                               .format_name = "flrep", .progress = cli_progress_cb, .progress_user = &pr,
-                               .fault_self_check = o.self_check_fault_tick != UINT64_MAX,
+                               .format_name = o.format->name, .keyframe = o.keyframe, .progress = cli_progress_cb,
+                               .progress_user = &pr, .fault_self_check = o.self_check_fault_tick != UINT64_MAX,
                                .fault_self_check_tick = o.self_check_fault_tick, .fsync = fsync, .jobs = 1};
-    dg_status st = o.rply ? dg_harness__rply_record(src, rec_out->work, o.keyframe, &rec, &err)
-                          : dg_harness__record(src, rec_out->work, &ro, &rec, &err);
+    dg_status st = o.format->record(src, rec_out->work, &ro, &rec, &err);
     cli_progress_done(&pr);
     dg_harness__source_free(src);
     if (st != DG_OK) {
@@ -349,8 +363,8 @@ int cli_verify(int argc, char **argv)
     }
     if (optind < argc - 1)
         return cli_usage_error("verify", "expected one SCENARIO");
-    if (o.rply && (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX || o.self_check_fault_tick != UINT64_MAX))
-        return cli_usage_error("verify", "--replay-fault hooks the .flrep reader; it does nothing with --format rply");
+    if (cli_check_replay_faults("verify", &o, "the .flrep reader"))
+        return CLI_USAGE;
     harness__source *src = NULL;
     if (o.repeat && o.states)
         return cli_usage_error("verify", "--repeat runs the engine again: a --states stream is the same every time");
@@ -373,7 +387,7 @@ int cli_verify(int argc, char **argv)
     if (keep)
         snprintf(path, sizeof path, "%s", keep->work);
     else
-        dg_harness__temp_path(path, sizeof path, NULL, src->name, o.rply ? ".rply" : ".flrep");
+        dg_harness__temp_path(path, sizeof path, NULL, src->name, o.format->ext);
     dg_error err;
     dg_error_clear(&err);
     dg_report *rep = cli_report_new("verify", &err);
@@ -409,15 +423,15 @@ int cli_verify(int argc, char **argv)
 
 /* ---- diff ---------------------------------------------------------------------------------------- */
 
-/* A side as a hash stream: a hash log as it is, a recording replayed and hashed. */
-static dg_status load_side(const char *path, cli_kind kind, unsigned jobs, harness__stream *out, dg_error *err)
+/* A side as a hash stream: a hash log (fmt NULL) as it is, a recording of format fmt replayed and
+ * hashed. */
+static dg_status load_side(const char *path, const harness__format *fmt, unsigned jobs, harness__stream *out,
+                           dg_error *err)
 {
-    if (kind == CLI_KIND_HASHLOG)
+    if (!fmt)
         return dg_harness__load_log(path, out, NULL, err);
-    if (kind == CLI_KIND_RPLY)
-        return dg_harness__rply_replay_hash(path, NULL, false, out, err);
     harness__replay_opts ro = {UINT64_MAX, NULL, false, jobs, NULL, NULL};
-    return dg_harness__replay_hash_jobs(path, &ro, out, err);
+    return fmt->replay_hash(path, &ro, out, err);
 }
 
 /* Reads a hash log up to `tick`; true with *t filled when the tick is there (its arrays stay valid
@@ -473,18 +487,14 @@ static uint32_t raw_first_entity(dg_report_check *c, const char *a, const char *
 }
 
 /* Hash-level comparison (at least one side is a hash log: there is no state to diff on that side). */
-static harness__view_kind view_kind(cli_kind k)
-{
-    return k == CLI_KIND_HASHLOG ? HARNESS_VIEW_LOG : k == CLI_KIND_FLREP ? HARNESS_VIEW_FLREP : HARNESS_VIEW_OTHER;
-}
-
-static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *a, cli_kind ka, const char *b,
-                        cli_kind kb, unsigned jobs, cli_raw_policy raw, dg_error *err)
+/* A side is a hash log (fa / fb NULL) or a recording of that format. */
+static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *a, const harness__format *fa,
+                        const char *b, const harness__format *fb, unsigned jobs, cli_raw_policy raw, dg_error *err)
 {
     harness__stream sa = {0}, sb = {0};
-    dg_status st = load_side(a, ka, jobs, &sa, err);
+    dg_status st = load_side(a, fa, jobs, &sa, err);
     if (st == DG_OK)
-        st = load_side(b, kb, jobs, &sb, err);
+        st = load_side(b, fb, jobs, &sb, err);
     if (st != DG_OK) {
         char buf[600];
         dg_error_format(err, buf, sizeof buf);
@@ -495,7 +505,7 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
         size_t nfirst;
         uint64_t nd = dg_harness__compare_streams(c, &sa, &sb, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw);
         if (nd)
-            dg_harness__hash_views(c, a, view_kind(ka), b, view_kind(kb), NULL);
+            dg_harness__hash_views(c, a, dg_harness__format_view(fa), b, dg_harness__format_view(fb), NULL);
         sc->ticks = sb.n; /* both counts are B's, the side the scenario is named after */
         sc->entity_ticks = sb.entity_ticks;
         if (first_raw != DG_REPORT_TICK_NONE)
@@ -511,7 +521,7 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
                                         c->divergent_ticks == 1 ? "s" : "", (unsigned long long)first[0],
                                         first_raw < first[0] ? "; raw floats differed earlier" : "");
         else if (first_raw != DG_REPORT_TICK_NONE) {
-            uint32_t who = ka == CLI_KIND_HASHLOG && kb == CLI_KIND_HASHLOG ? raw_first_entity(c, a, b, first_raw) : 0;
+            uint32_t who = !fa && !fb ? raw_first_entity(c, a, b, first_raw) : 0;
             char ent[48] = "";
             if (who)
                 snprintf(ent, sizeof ent, ", first in entity %u", (unsigned)who);
@@ -605,23 +615,26 @@ int cli_diff(int argc, char **argv)
     dg_error err;
     dg_error_clear(&err);
     cli_kind ka, kb;
-    if (cli_detect(a, &ka, &err) < 0 || cli_detect(b, &kb, &err) < 0) {
+    const harness__format *fa, *fb; /* NULL: a hash log */
+    if (cli_detect(a, &ka, &fa, &err) < 0 || cli_detect(b, &kb, &fb, &err) < 0) {
         cli_print_error("diff", &err);
         return CLI_USAGE;
     }
     bool known_a = ka != CLI_KIND_UNKNOWN, known_b = kb != CLI_KIND_UNKNOWN;
-    bool rply = ka == CLI_KIND_RPLY && kb == CLI_KIND_RPLY;
-    /* two recordings of one format: state diffs; anything else (a hash log on one side, or .flrep
-     * against RPLY, whose hashes cover different states): hash level only */
-    if (!known_a || !known_b || (ka != kb && ka != CLI_KIND_HASHLOG && kb != CLI_KIND_HASHLOG)) {
-        fprintf(stderr, "detgate diff: expected two .flrep recordings, two RPLY recordings, or hash logs (%s, %s)\n",
-                a, b);
+    bool states = fa && fa == fb;
+    /* two recordings of one format: state diffs; anything else (a hash log on one side): hash level
+     * only; recordings of two formats hash different states: not comparable */
+    if (!known_a || !known_b || (fa && fb && fa != fb)) {
+        fputs("detgate diff: expected ", stderr);
+        for (size_t i = 0; dg_harness__formats[i]; i++)
+            fprintf(stderr, "two %s recordings, ", dg_harness__formats[i]->label);
+        fprintf(stderr, "or hash logs (%s, %s)\n", a, b);
         return CLI_USAGE;
     }
     dg_report *rep = cli_report_new("diff", &err);
     char name[DG_HASH_LOG_NAME_MAX + 1];
     dg_harness__scenario_name(b, name, sizeof name);
-    dg_report_scenario *sc = rep ? dg_report_add_scenario(rep, name, kb == CLI_KIND_RPLY ? "rply" : kb == CLI_KIND_FLREP ? "flrep" : "hashlog") : NULL;
+    dg_report_scenario *sc = rep ? dg_report_add_scenario(rep, name, fb ? fb->name : "hashlog") : NULL;
     dg_report_check *ck = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
     if (!ck) {
         dg_report_free(rep);
@@ -632,8 +645,8 @@ int cli_diff(int argc, char **argv)
     int code;
     struct stat bst; /* B's size, whatever B is (a recording or a hash log) */
     sc->file_bytes = stat(b, &bst) == 0 ? (uint64_t)bst.st_size : 0;
-    if (rply || (ka == CLI_KIND_FLREP && kb == CLI_KIND_FLREP)) {
-        uint64_t nd = rply ? dg_harness__rply_compare_files(ck, sc, a, b, &err) : dg_harness__compare_files(ck, sc, a, b, &err);
+    if (states) {
+        uint64_t nd = fa->compare_files(ck, sc, a, b, &err);
         if (nd == UINT64_MAX) {
             cli_print_error("diff", &err);
             dg_report_free(rep);
@@ -641,7 +654,7 @@ int cli_diff(int argc, char **argv)
         }
         ck->status = nd ? DG_REPORT_FAIL : DG_REPORT_PASS;
         char len[160];
-        cli_length_note(len, sizeof len, "A", cli_file_span(a, ka), "B", cli_file_span(b, kb));
+        cli_length_note(len, sizeof len, "A", cli_file_span(a, fa), "B", cli_file_span(b, fb));
         if (nd)
             dg_report_check_set_message(ck, "%s%llu tick%s differ%s; first at tick %llu", len,
                                         (unsigned long long)ck->divergent_ticks, dg_report_plural_s(ck->divergent_ticks),
@@ -659,7 +672,7 @@ int cli_diff(int argc, char **argv)
             dg_report_free(rep);
             return cli_usage_error("diff", "--log-a/--log-b are for two recordings; a hash log is compared as it is");
         }
-        diff_hashes(ck, sc, a, ka, b, kb, jobs, raw, &err);
+        diff_hashes(ck, sc, a, fa, b, fb, jobs, raw, &err);
         if (ck->status == DG_REPORT_ERROR) {
             cli_print_error("diff", &err);
             dg_report_free(rep);
@@ -667,10 +680,8 @@ int cli_diff(int argc, char **argv)
         }
     }
     ck->duration_s = dg_harness__now() - t0;
-    if (ka == CLI_KIND_FLREP && kb == CLI_KIND_FLREP)
-        dg_harness__compare_headers(sc, a, b); /* its own check: tables and header fields, not ticks */
-    else if (rply)
-        dg_harness__rply_compare_headers(sc, a, b);
+    if (states)
+        fa->compare_headers(sc, a, b); /* its own check: tables and header fields, not ticks */
     rep->duration_s = dg_harness__now() - t0;
     bool ok = cli_write_reports(rep, &rp, "diff");
     code = cli_exit_for(rep);

@@ -1,6 +1,7 @@
 /* harness/harness_internal.h — the harness room's private wiring: tick sources (a scenario through
  * sim_stub, an engine's state stream), the record side (source -> quantizer/writer -> hash), the
- * replay side (reader -> rebuilt state -> hash), and the comparisons that fill a dg_report.
+ * replay side (reader -> rebuilt state -> hash), and the comparisons that fill a dg_report, for
+ * .flrep; every format's row, RPLY's too, is in format.h.
  * Private names carry the harness__ prefix; the public C API is include/detgate/harness.h. */
 #ifndef DETGATE_HARNESS_INTERNAL_H
 #define DETGATE_HARNESS_INTERNAL_H
@@ -117,7 +118,8 @@ size_t dg_harness__stream_find(const harness__stream *s, uint64_t tick);
 typedef struct harness__record_opts {
     const char *hash_log;      /* also write a hash log here (".zst" compresses); NULL = none */
     bool log_entities;         /* the log carries entity lines */
-    const char *format_name;   /* "flrep" */
+    const char *format_name;   /* the hash log's format= ("flrep") */
+    uint32_t keyframe;         /* formats whose writer takes it (RPLY): 0 = the source header's interval */
     void (*progress)(void *user, uint64_t tick, uint64_t total);
     void *progress_user;
     bool fault_self_check;        /* test hook: the writer's self-check fails at fault_self_check_tick */
@@ -129,26 +131,6 @@ typedef struct harness__record_opts {
 /* Source -> writer (path) -> quantized state -> hash. Fills *out (the record-side stream). */
 dg_status dg_harness__record(harness__source *src, const char *path, const harness__record_opts *o,
                           harness__stream *out, dg_error *err);
-
-/* ---- RPLY (harness/rply_gate.c): the same two sides for the RPLY v3 format ----------------------- */
-
-/* Records src as RPLY (positions in studs in the local frame, +Y up; health and flags as number
- * properties) and hashes the writer's tracked quantized state after every tick closes. Events are
- * not RPLY state and are not recorded. keyframe 0 = the header's interval. */
-dg_status dg_harness__rply_record(harness__source *src, const char *path, uint32_t keyframe, harness__stream *out,
-                               dg_error *err);
-/* Replays an RPLY file and hashes every tick's rebuilt state (docs/CLI.md, "RPLY recordings"). */
-dg_status dg_harness__rply_replay_hash(const char *path, dg_hash_log_writer *log, bool log_entities,
-                                    harness__stream *out, dg_error *err);
-/* Record-vs-replay and seek checks for an RPLY recording whose record side is rec. */
-int dg_harness__rply_verify_file(dg_report_scenario *sc, const char *path, const harness__stream *rec,
-                              size_t seek_random);
-/* The RPLY header's comparable fields (tick rate, place version) as a "header" check, as
- * dg_harness__compare_headers; version and start time shown, not compared. */
-int dg_harness__rply_compare_headers(dg_report_scenario *sc, const char *a, const char *b);
-/* Lockstep comparison of two RPLY files, as dg_harness__compare_files. */
-uint64_t dg_harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc, const char *a, const char *b,
-                                     dg_error *err);
 
 /* ---- the replay side ------------------------------------------------------------------------- */
 
@@ -286,8 +268,10 @@ size_t dg_harness__detail_max(void);
 /* Run k (its recording path, its record-side stream rec) against run 1 (first_path, first) into the
  * "repeat" check c: 0 the same (a raw-only drift is noted on c), 1 differs (c FAIL, diffed to entity
  * and field), -1 could not compare (c ERROR). */
+struct harness__format; /* harness/format.h: the recordings' format, for the state diff */
 int dg_harness__repeat_compare(dg_report_check *c, const char *first_path, const harness__stream *first,
-                            const char *path, const harness__stream *rec, unsigned k, bool rply);
+                            const char *path, const harness__stream *rec, unsigned k,
+                            const struct harness__format *f);
 /* The "repeat" check's message once every run compared equal (result 0); else leaves it. */
 void dg_harness__repeat_conclude(dg_report_check *c, unsigned runs, const harness__stream *first, int result);
 

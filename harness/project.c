@@ -3,6 +3,8 @@
  * joined to the file's folder; the upward search for it; its scenario list; `detgate init`'s template. */
 #include "project.h"
 
+#include "format.h"
+
 #include <errno.h>
 #include <glob.h>
 #include <ini.h>
@@ -19,7 +21,7 @@ static const struct {
 } k_keys[K_COUNT_] = {
     {"project", "scenarios", "a folder or a glob"},
     {"project", "golden", "a folder"},
-    {"project", "format", "flrep or rply"},
+    {"project", "format", NULL}, /* the formats table's names */
     {"project", "keyframe_interval", "15..3600 ticks"},
     {"engine", "kind", "sim_stub, process or library"},
     {"engine", "run", "a command with {scenario}"},
@@ -159,7 +161,7 @@ static int set_value(ini_ctx *c, key_id k, const char *v)
     char bad[48];
     static const char *const run_ph[] = {"{scenario}"};
     static const char *const build_ph[] = {"{src}", "{build}", "{cc}", "{cflags}"};
-    const char *expected = k_keys[k].expected;
+    const char *expected = k == K_FORMAT ? dg_harness__format_names() : k_keys[k].expected;
     switch (k) {
     case K_SCENARIOS:
     case K_GOLDEN:
@@ -167,9 +169,9 @@ static int set_value(ini_ctx *c, key_id k, const char *v)
             return fail(c, "%s: expected %s, found '%s'", k_keys[k].name, expected, v);
         return 1;
     case K_FORMAT:
-        if (strcmp(v, "flrep") != 0 && strcmp(v, "rply") != 0)
+        if (!dg_harness__format_find(v))
             return fail(c, "%s: expected %s, found '%s'", k_keys[k].name, expected, v);
-        p->rply = strcmp(v, "rply") == 0;
+        p->format = dg_harness__format_find(v);
         return 1;
     case K_KEYFRAME:
         if (!parse_number(v, DG_FLREP_KEYFRAME_MIN, DG_FLREP_KEYFRAME_MAX, &d) || d != (double)(uint32_t)d)
@@ -289,6 +291,7 @@ static void project_defaults(harness__project *p, const char *path)
     else
         snprintf(p->dir, sizeof p->dir, "%.*s", (int)(slash - path), path);
     snprintf(p->raw, sizeof p->raw, "warn");
+    p->format = dg_harness__format_default();
     dg_harness__decl_init(&p->decl);
 }
 

@@ -31,7 +31,7 @@ typedef struct harness__project {
     char run[HARNESS_PROJECT_PATH_MAX];   /* command template with {scenario}; process engines */
     char build[HARNESS_PROJECT_PATH_MAX]; /* command template with {src} {build} {cc} {cflags}: bisect, matrix */
     char library[HARNESS_PROJECT_PATH_MAX]; /* [engine] library, as written (the command runs in dir) */
-    bool rply;                             /* format = rply */
+    const struct harness__format *format;  /* format = NAME: a row of the formats table (format.h) */
     uint32_t keyframe;                     /* 0 = the engine's / the format's default */
     double time_limit_s;                   /* per scenario; 0 = none */
     unsigned jobs;                         /* 0 = not set */

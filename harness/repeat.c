@@ -1,10 +1,11 @@
 /* harness/repeat.c — run k of a repeat against run 1 (`detgate verify --repeat N` and
  * dg_harness_repeat): the hash streams first, then, where they differ, the two recordings' state diff
  * down to tick, entity and field, as any other divergence. */
-#include "harness_internal.h"
+#include "format.h"
 
 int dg_harness__repeat_compare(dg_report_check *c, const char *first_path, const harness__stream *first,
-                            const char *path, const harness__stream *rec, unsigned k, bool rply)
+                            const char *path, const harness__stream *rec, unsigned k,
+                            const harness__format *f)
 {
     uint64_t ft[1], first_raw;
     size_t nf;
@@ -17,8 +18,7 @@ int dg_harness__repeat_compare(dg_report_check *c, const char *first_path, const
     dg_error err;
     dg_error_clear(&err);
     /* the state diff of the two recordings: entity and field of every divergent tick (the first ones) */
-    uint64_t n = rply ? dg_harness__rply_compare_files(c, NULL, first_path, path, &err)
-                      : dg_harness__compare_files(c, NULL, first_path, path, &err);
+    uint64_t n = f->compare_files(c, NULL, first_path, path, &err);
     if (n == UINT64_MAX) {
         char buf[600];
         dg_error_format(&err, buf, sizeof buf);

@@ -26,6 +26,7 @@
 
 #include "detgate/error.h"
 #include "detgate/quant.h"
+#include "detgate/rply.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -274,6 +275,43 @@ void dg_hash_log_cmp_summary(const dg_hash_log_cmp *c, char *buf, size_t cap);
 
 /* 16 lowercase hex digits and a NUL. */
 void dg_hash_hex(uint64_t h, char out[17]);
+
+/* ---- the RPLY state hash (docs/STATE-HASH.md §11) ---------------------------------------------------
+ * The same hierarchy over an RPLY v3 world (the player's rebuilt state, or the writer's tracked one):
+ * entity hash = XXH3-64(seed "dgR1ent.", 52-byte record ‖ each property's 15 bytes in increasing name
+ * id); state hash = XXH3-64(seed "dgR1sta.", tick ‖ entity hashes in id order ‖ count); events hash =
+ * dg_hash_events of no event (RPLY events are not state); tick hash = XXH3-64(seed "dgR1tik.", tick ‖
+ * count ‖ state ‖ events). */
+#define DG_HASH_RPLY_SEED_ENTITY UINT64_C(0x2e746e6531526764) /* "dgR1ent." */
+#define DG_HASH_RPLY_SEED_STATE UINT64_C(0x2e61747331526764)  /* "dgR1sta." */
+#define DG_HASH_RPLY_SEED_TICK UINT64_C(0x2e6b697431526764)   /* "dgR1tik." */
+#define DG_HASH_RPLY_ENTITY_BYTES 52 /* the fixed entity record (§11.1) */
+#define DG_HASH_RPLY_PROP_BYTES 15   /* one property (§11.2) */
+
+/* What an RPLY entity's fixed record holds. nprops counts every property the entity has. */
+typedef struct dg_hash_rply_entity {
+    uint16_t id, parent, descriptor;
+    dg_rply_xstate x;
+    uint16_t nprops;
+} dg_hash_rply_entity;
+
+/* The 52-byte record of e (explicit LE stores; bytes 7 and the xstate's padding are not read).
+ * Precondition: e and out non-NULL. */
+void dg_hash_rply_entity_bytes(const dg_hash_rply_entity *e, uint8_t out[DG_HASH_RPLY_ENTITY_BYTES]);
+/* The 15 bytes of property `name` = *v (a tag this version does not know: its payload is zero). */
+void dg_hash_rply_prop_bytes(uint16_t name, const dg_rply_value *v, uint8_t out[DG_HASH_RPLY_PROP_BYTES]);
+/* Entity hash, streamed: begin with the fixed record, add e->nprops properties in increasing name id,
+ * end. s lives on the caller's stack (no allocation); it is not a tick stream meanwhile. */
+void dg_hash_rply_entity_begin(dg_hash_stream *s, const dg_hash_rply_entity *e);
+void dg_hash_rply_entity_prop(dg_hash_stream *s, uint16_t name, const dg_rply_value *v);
+uint64_t dg_hash_rply_entity_end(dg_hash_stream *s);
+/* The same entity hash in one call, over e and its n properties names[i] = values[i] (increasing name
+ * id; n == e->nprops for a complete entity). names and values may be NULL when n == 0. */
+uint64_t dg_hash_rply_entity_hash(const dg_hash_rply_entity *e, const uint16_t *names, const dg_rply_value *values,
+                                  size_t n);
+/* The tick's state, events and tick hash from its n entity hashes in increasing id. entity_hashes may
+ * be NULL when n == 0. Precondition: n <= UINT32_MAX (RPLY ids are 16-bit). */
+dg_tick_hash dg_hash_rply_tick(uint64_t tick, const uint64_t *entity_hashes, size_t n);
 
 #ifdef __cplusplus
 }

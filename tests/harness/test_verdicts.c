@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/harness_internal.h"
+#include "harness/format.h"
 
 static const char *src_dir(void)
 {
@@ -87,14 +87,16 @@ static void unreadable_own_rply_recording_fails(void **state)
     dg_error_clear(&err);
     assert_int_equal(dg_harness__source_scenario(&src, scn, NULL, 0, &err), DG_OK);
     harness__stream rec = {0};
-    assert_int_equal(dg_harness__rply_record(src, rec_path, 0, &rec, &err), DG_OK);
+    const harness__format *f = dg_harness__format_find("rply");
+    assert_non_null(f);
+    assert_int_equal(f->record(src, rec_path, &(harness__record_opts){.format_name = "rply"}, &rec, &err), DG_OK);
     break_magic(rec_path);
 
     dg_report *rep = dg_report_new("verify", HARNESS_VERSION_NUMBER, NULL, &err);
     assert_non_null(rep);
     dg_report_scenario *sc = dg_report_add_scenario(rep, "mars", "rply");
     assert_non_null(sc);
-    assert_int_equal(dg_harness__rply_verify_file(sc, rec_path, &rec, 4), 2);
+    assert_int_equal(f->verify(sc, src, rec_path, &rec, &(harness__verify_opts){.seek_random = 4}), 2);
     const dg_report_check *seek = find_check(sc, "seek");
     assert_non_null(seek);
     assert_int_equal(seek->status, DG_REPORT_FAIL);

@@ -1,10 +1,11 @@
-/* harness/rply_gate.c — the gate's two sides for the RPLY v3 format. The record side runs a source
+/* harness/format_rply.c — the RPLY v3 row of the formats table (format.h): record, replay-hash, the
+ * verify checks, the comparisons of two recordings and of two headers. The record side runs a source
  * through the real RPLY writer and hashes the writer's tracked quantized state (dg_rply_xstate,
  * descriptor, parent, properties) once each tick has closed; the replay side rebuilds every tick with
- * the real player and hashes the same fields. The hash is defined byte by byte in docs/CLI.md
- * ("RPLY recordings"); it reuses the .flrep tick-hash shape so logs, streams and comparisons are
+ * the real player and hashes the same fields. The hash is hash/hash_rply.c's, defined byte by byte in
+ * docs/STATE-HASH.md §11; it has the .flrep tick-hash shape so logs, streams and comparisons are
  * shared. */
-#include "harness_internal.h"
+#include "format.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,18 +14,10 @@
 
 #include "detgate/rply.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #define RG_STUD_M 0.28
 #define TRAJ_BEFORE 120 /* the trajectory window around the first divergence, as compare.c's */
 #define TRAJ_AFTER 240
 #define RG_PROPS_SHOWN 4
-#define RG_FIXED_BYTES 52
-#define RG_PROP_BYTES 15
-#define RG_SEED_ENTITY UINT64_C(0x2e746e6531526764) /* "dgR1ent." */
-#define RG_SEED_STATE UINT64_C(0x2e61747331526764)  /* "dgR1sta." */
-#define RG_SEED_TICK UINT64_C(0x2e6b697431526764)   /* "dgR1tik." */
 
 typedef struct rg_ent {
     uint16_t id, parent, descriptor;
@@ -37,76 +30,18 @@ typedef struct rg_ent {
 typedef struct rg_world {
     rg_ent *v;
     size_t n, cap;
-    XXH3_state_t *xs;
+    dg_hash_stream hs; /* the entity hash's state */
     uint64_t *eh;
     size_t eh_cap;
 } rg_world;
 
-/* ---- the canonical bytes and the hashes ---------------------------------------------------------- */
-
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void fixed_bytes(const rg_ent *e, uint8_t b[RG_FIXED_BYTES])
-{
-    memset(b, 0, RG_FIXED_BYTES);
-    put_le(b + 0, e->id, 2);
-    put_le(b + 2, e->parent, 2);
-    put_le(b + 4, e->descriptor, 2);
-    b[6] = e->x.xf;
-    for (int i = 0; i < 3; i++) {
-        put_le(b + 8 + 4 * i, e->x.pos_bits[i], 4);
-        put_le(b + 20 + 4 * i, (uint32_t)e->x.dpos[i], 4);
-        put_le(b + 32 + 4 * i, (uint32_t)e->x.drot[i], 4);
-        put_le(b + 44 + 2 * i, (uint16_t)e->x.rot[i], 2);
-    }
-    put_le(b + 50, e->nprops, 2);
-}
-
-static void prop_bytes(uint16_t name, const dg_rply_value *v, uint8_t b[RG_PROP_BYTES])
-{
-    memset(b, 0, RG_PROP_BYTES);
-    put_le(b, name, 2);
-    b[2] = v->tag;
-    uint64_t bits;
-    uint32_t f;
-    switch (v->tag) {
-    case DG_RPLY_PROP_BOOL: b[3] = v->u.b; break;
-    case DG_RPLY_PROP_NUMBER: memcpy(&bits, &v->u.num, 8); put_le(b + 3, bits, 8); break;
-    case DG_RPLY_PROP_STRING:
-    case DG_RPLY_PROP_ENUM: put_le(b + 3, v->u.str, 2); break;
-    case DG_RPLY_PROP_COLOR3: memcpy(b + 3, v->u.rgb, 3); break;
-    case DG_RPLY_PROP_VECTOR3:
-        for (int i = 0; i < 3; i++) {
-            memcpy(&f, &v->u.vec[i], 4);
-            put_le(b + 3 + 4 * i, f, 4);
-        }
-        break;
-    default: break;
-    }
-}
+/* ---- the hashes (hash/hash_rply.c, docs/STATE-HASH.md §11) -------------------------------------- */
 
 static dg_status world_fit(rg_world *w, size_t n, dg_error *err)
 {
-    if (!w->xs && !(w->xs = XXH3_createState()))
+    if (!dg_harness__grow((void **)&w->v, &w->cap, n, sizeof *w->v) ||
+        !dg_harness__grow((void **)&w->eh, &w->eh_cap, n, sizeof *w->eh))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
-    if (n <= w->cap)
-        return DG_OK;
-    size_t nc = w->cap ? w->cap * 2 : 256;
-    while (nc < n)
-        nc *= 2;
-    rg_ent *v = realloc(w->v, nc * sizeof *v);
-    if (v)
-        w->v = v;
-    uint64_t *eh = realloc(w->eh, nc * sizeof *eh);
-    if (eh)
-        w->eh = eh;
-    if (!v || !eh)
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
-    w->cap = w->eh_cap = nc;
     return DG_OK;
 }
 
@@ -114,74 +49,39 @@ static void world_free(rg_world *w)
 {
     free(w->v);
     free(w->eh);
-    if (w->xs)
-        XXH3_freeState(w->xs);
-    memset(w, 0, sizeof *w);
+    w->v = NULL;
+    w->eh = NULL;
+    w->n = w->cap = w->eh_cap = 0;
 }
 
-/* Entity hash over the fixed record and the properties (all of them, in increasing name id); the
- * values beyond RG_PROPS_SHOWN are hashed through `more` and not kept. */
-typedef void (*more_props_fn)(void *user, XXH3_state_t *xs);
-
-static uint64_t entity_hash(XXH3_state_t *xs, const rg_ent *e, more_props_fn more, void *user)
+/* Entity hash over the fixed record and the properties (all of them, in increasing name id): the
+ * shown ones kept in e, then those from `more` on in s (NULL: none), which are not kept. */
+static uint64_t entity_hash(dg_hash_stream *hs, const rg_ent *e, const dg_rply_state *s, const dg_rply_prop *more)
 {
-    uint8_t b[RG_FIXED_BYTES], p[RG_PROP_BYTES];
-    XXH3_64bits_reset_withSeed(xs, RG_SEED_ENTITY);
-    fixed_bytes(e, b);
-    XXH3_64bits_update(xs, b, sizeof b);
-    for (uint16_t i = 0; i < e->shown; i++) {
-        prop_bytes(e->prop_name[i], &e->prop_val[i], p);
-        XXH3_64bits_update(xs, p, sizeof p);
-    }
-    if (more)
-        more(user, xs);
-    return XXH3_64bits_digest(xs);
+    dg_hash_rply_entity h = {.id = e->id, .parent = e->parent, .descriptor = e->descriptor, .x = e->x,
+                             .nprops = e->nprops};
+    if (!more) /* every property is in e: one call, no streaming state */
+        return dg_hash_rply_entity_hash(&h, e->prop_name, e->prop_val, e->shown);
+    dg_hash_rply_entity_begin(hs, &h);
+    for (uint16_t i = 0; i < e->shown; i++)
+        dg_hash_rply_entity_prop(hs, e->prop_name[i], &e->prop_val[i]);
+    for (const dg_rply_prop *p = more; p; p = dg_rply_state_prop_next(s, p))
+        dg_hash_rply_entity_prop(hs, p->name, &p->value);
+    return dg_hash_rply_entity_end(hs);
 }
 
-static harness__tickrec tick_record(rg_world *w, uint64_t tick)
+static harness__tickrec tick_record(const rg_world *w, uint64_t tick)
 {
-    uint8_t b[28];
-    XXH3_64bits_reset_withSeed(w->xs, RG_SEED_STATE);
-    put_le(b, tick, 8);
-    XXH3_64bits_update(w->xs, b, 8);
-    for (size_t i = 0; i < w->n; i++) {
-        put_le(b, w->eh[i], 8);
-        XXH3_64bits_update(w->xs, b, 8);
-    }
-    put_le(b, (uint32_t)w->n, 4);
-    XXH3_64bits_update(w->xs, b, 4);
-    uint64_t state = XXH3_64bits_digest(w->xs);
-    uint64_t events = dg_hash_events(NULL, 0); /* RPLY events are not state (docs/FORMAT-rply.md §5) */
-    put_le(b, tick, 8);
-    put_le(b + 8, (uint32_t)w->n, 4);
-    put_le(b + 12, state, 8);
-    put_le(b + 20, events, 8);
-    harness__tickrec r = {tick, state, events, XXH3_64bits_withSeed(b, 28, RG_SEED_TICK), 0, (uint32_t)w->n, false};
+    dg_tick_hash h = dg_hash_rply_tick(tick, w->eh, w->n);
+    harness__tickrec r = {tick, h.state, h.events, h.combined, 0, h.entity_count, false};
     return r;
 }
 
 /* ---- the replay side: a player's state as a world ---------------------------------------------- */
 
-typedef struct more_ctx {
-    const dg_rply_state *s;
-    const dg_rply_prop *p; /* first property not kept */
-} more_ctx;
-
-static void more_from_state(void *user, XXH3_state_t *xs)
-{
-    more_ctx *m = user;
-    uint8_t b[RG_PROP_BYTES];
-    for (const dg_rply_prop *p = m->p; p; p = dg_rply_state_prop_next(m->s, p)) {
-        prop_bytes(p->name, &p->value, b);
-        XXH3_64bits_update(xs, b, sizeof b);
-    }
-}
-
 static dg_status world_from_state(rg_world *w, const dg_rply_state *s, dg_error *err)
 {
     w->n = 0;
-    if (world_fit(w, 1, err) != DG_OK) /* the hash state exists even for an empty world */
-        return err->code;
     for (uint16_t id = dg_rply_state_next_id(s, 0); id; id = dg_rply_state_next_id(s, id)) {
         if (world_fit(w, w->n + 1, err) != DG_OK)
             return err->code;
@@ -199,8 +99,7 @@ static dg_status world_from_state(rg_world *w, const dg_rply_state *s, dg_error 
             r->prop_name[r->shown] = p->name;
             r->prop_val[r->shown++] = p->value;
         }
-        more_ctx m = {s, p};
-        w->eh[w->n++] = entity_hash(w->xs, r, more_from_state, &m);
+        w->eh[w->n++] = entity_hash(&w->hs, r, s, p);
     }
     return DG_OK;
 }
@@ -261,13 +160,8 @@ static dg_status log_world(dg_hash_log_writer *log, bool entities, const harness
 {
     dg_hash_log_tick lt = {rec->tick, rec->count, rec->state, rec->events, 0, false, NULL, NULL, NULL};
     if (entities) {
-        if (w->n > *ids_cap) {
-            uint32_t *v = realloc(*ids, w->n * 2 * sizeof *v);
-            if (!v)
-                return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
-            *ids = v;
-            *ids_cap = w->n * 2;
-        }
+        if (!dg_harness__grow((void **)ids, ids_cap, w->n, sizeof **ids))
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
         for (size_t i = 0; i < w->n; i++)
             (*ids)[i] = w->v[i].id;
         lt.ids = *ids;
@@ -276,8 +170,9 @@ static dg_status log_world(dg_hash_log_writer *log, bool entities, const harness
     return dg_hash_log_write(log, &lt, err);
 }
 
-dg_status dg_harness__rply_replay_hash(const char *path, dg_hash_log_writer *log, bool log_entities,
-                                    harness__stream *out, dg_error *err)
+/* Replays an RPLY file and hashes every tick's rebuilt state. */
+static dg_status replay_hash(const char *path, dg_hash_log_writer *log, bool log_entities, harness__stream *out,
+                             dg_error *err)
 {
     rg_file r;
     rg_world w = {0};
@@ -407,7 +302,7 @@ static dg_status hash_closed_tick(rg_rec *r, uint64_t tick, uint64_t raw, harnes
         e->prop_name[hf ? 1 : 0] = r->name_flags;
         e->prop_val[hf ? 0 : 1] = (dg_rply_value){.tag = DG_RPLY_PROP_NUMBER, .u.num = r->track[id].health};
         e->prop_val[hf ? 1 : 0] = (dg_rply_value){.tag = DG_RPLY_PROP_NUMBER, .u.num = r->track[id].flags};
-        w->eh[w->n++] = entity_hash(w->xs, e, NULL, NULL);
+        w->eh[w->n++] = entity_hash(&w->hs, e, NULL, NULL);
     }
     harness__tickrec rec = tick_record(w, tick);
     rec.raw = raw;
@@ -428,13 +323,8 @@ static dg_status apply_frame(rg_rec *r, const harness__source *src, const harnes
             r->track[r->ids[i]].live = false;
         }
     }
-    if (f->n > r->cap_ids) {
-        uint16_t *v = realloc(r->ids, f->n * 2 * sizeof *v);
-        if (!v)
-            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
-        r->ids = v;
-        r->cap_ids = f->n * 2;
-    }
+    if (!dg_harness__grow((void **)&r->ids, &r->cap_ids, f->n, sizeof *r->ids))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
     for (size_t i = 0; i < f->n; i++) {
         const dg_entity_in *e = &f->ents[i];
         if (e->id > DG_RPLY_MAX_ID)
@@ -505,15 +395,18 @@ static void rec_close(rg_rec *r)
     world_free(&r->world);
 }
 
-dg_status dg_harness__rply_record(harness__source *src, const char *path, uint32_t keyframe, harness__stream *out,
-                               dg_error *err)
+/* Records src as RPLY (positions in studs in the local frame, +Y up; health and flags as number
+ * properties) and hashes the writer's tracked quantized state after every tick closes. Events are
+ * not RPLY state and are not recorded. o->keyframe 0 = the header's interval. */
+static dg_status rply_record(harness__source *src, const char *path, const harness__record_opts *o,
+                             harness__stream *out, dg_error *err)
 {
     if (src->hdr.schema && !dg_schema_is_legacy(src->hdr.schema)) /* RPLY's PROPs are number properties */
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, src->name, "the stream declares an entity schema "
                             "(docs/STATES-STREAM.md, \"Declared fields\") that an RPLY recording cannot carry: "
                             "record it as flrep");
     rg_rec r;
-    dg_status st = rec_open(&r, src, keyframe, err);
+    dg_status st = rec_open(&r, src, o->keyframe, err);
     harness__frame f;
     uint64_t expect = 0, prev_raw = 0;
     int rc = 0;
@@ -703,8 +596,9 @@ static void rg_trajectory(dg_report_check *c, const char *pa, const char *pb, co
     }
 }
 
-uint64_t dg_harness__rply_compare_files(dg_report_check *c, dg_report_scenario *sc, const char *pa, const char *pb,
-                                     dg_error *err)
+/* Lockstep comparison of two RPLY files, as dg_harness__compare_files. */
+static uint64_t rply_compare_files(dg_report_check *c, dg_report_scenario *sc, const char *pa, const char *pb,
+                                   dg_error *err)
 {
     rg_file a, b;
     rg_world wa = {0}, wb = {0};
@@ -727,8 +621,6 @@ uint64_t dg_harness__rply_compare_files(dg_report_check *c, dg_report_scenario *
                        (st = world_from_state(&wb, dg_rply_player_state(&b.p), err)) != DG_OK))
             break;
         entity_ticks += wb.n;
-        if (world_fit(&wa, 1, err) != DG_OK || world_fit(&wb, 1, err) != DG_OK)
-            break;
         harness__tickrec ra = tick_record(&wa, t), rb = tick_record(&wb, t);
         if (t < na && t < nb && ra.state == rb.state)
             continue;
@@ -801,7 +693,7 @@ static int check_rply_seek(dg_report_scenario *sc, const char *path, const harne
             seeks++;
             bool same = k != SIZE_MAX && dg_rply_player_seek(&r.p, (uint32_t)t, &err) == DG_OK &&
                         world_from_state(&w, dg_rply_player_state(&r.p), &err) == DG_OK &&
-                        world_fit(&w, 1, &err) == DG_OK && tick_record(&w, t).state == rec->v[k].state;
+                        tick_record(&w, t).state == rec->v[k].state;
             if (!same) {
                 bad++;
                 first_bad = t < first_bad ? t : first_bad;
@@ -828,9 +720,11 @@ static int check_rply_seek(dg_report_scenario *sc, const char *path, const harne
     return c->status == DG_REPORT_PASS ? 0 : c->status == DG_REPORT_FAIL ? 1 : -1;
 }
 
-int dg_harness__rply_verify_file(dg_report_scenario *sc, const char *path, const harness__stream *rec,
-                              size_t seek_random)
+/* Record-vs-replay and seek (RPLY keeps no trailer to lose: no recovery check). */
+static int rply_verify(dg_report_scenario *sc, harness__source *src, const char *path, const harness__stream *rec,
+                       const harness__verify_opts *o)
 {
+    (void)src; /* the record side is rec, whatever source made it */
     double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "record-vs-replay", DG_REPORT_PASS);
     if (!c)
@@ -838,7 +732,7 @@ int dg_harness__rply_verify_file(dg_report_scenario *sc, const char *path, const
     harness__stream rp = {0};
     dg_error err;
     dg_error_clear(&err);
-    dg_status st = dg_harness__rply_replay_hash(path, NULL, false, &rp, &err);
+    dg_status st = replay_hash(path, NULL, false, &rp, &err);
     uint64_t first[1], first_raw;
     size_t nf;
     uint64_t nd = dg_harness__compare_streams(c, rec, &rp, DG_REPORT_TICK_NONE, first, 1, &nf, &first_raw);
@@ -865,7 +759,7 @@ int dg_harness__rply_verify_file(dg_report_scenario *sc, const char *path, const
     }
     dg_harness__stream_free(&rp);
     c->duration_s = dg_harness__now() - t0;
-    int s = check_rply_seek(sc, path, rec, seek_random);
+    int s = check_rply_seek(sc, path, rec, o->seek_random);
     return s < 0 ? -1 : failed + s;
 }
 
@@ -882,7 +776,9 @@ static dg_status rg_read_header(const char *path, dg_rply_header *h, dg_error *e
     return dg_rply_read_header(b, n, 0, h, err);
 }
 
-int dg_harness__rply_compare_headers(dg_report_scenario *sc, const char *pa, const char *pb)
+/* The header's comparable fields (tick rate, place version) as a "header" check, as
+ * dg_harness__compare_headers; version and start time shown, not compared. */
+static int rply_compare_headers(dg_report_scenario *sc, const char *pa, const char *pb)
 {
     double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "header", DG_REPORT_PASS);
@@ -921,3 +817,48 @@ int dg_harness__rply_compare_headers(dg_report_scenario *sc, const char *pa, con
     c->duration_s = dg_harness__now() - t0;
     return c->status == DG_REPORT_FAIL;
 }
+
+/* ---- the row ---------------------------------------------------------------------------------- */
+
+static dg_status rply_replay_hash(const char *path, const harness__replay_opts *o, harness__stream *out, dg_error *err)
+{
+    return replay_hash(path, o->log, o->log_entities, out, err); /* one linear pass: no fault hook, no jobs */
+}
+
+static dg_status rply_validate(const char *path, dg_error *err)
+{
+    harness__stream s = {0};
+    dg_status st = replay_hash(path, NULL, false, &s, err);
+    dg_harness__stream_free(&s);
+    return st;
+}
+
+static bool rply_span(const char *path, uint64_t *ticks, uint64_t *last)
+{
+    dg_rply_header h;
+    dg_error err;
+    dg_error_clear(&err);
+    if (rg_read_header(path, &h, &err) != DG_OK)
+        return false;
+    *ticks = h.tick_count;
+    *last = h.tick_count ? h.tick_count - 1u : 0;
+    return true;
+}
+
+const harness__format dg_harness__format_rply = {
+    .name = "rply",
+    .ext = ".rply",
+    .log_suffix = ".rply.hashlog.zst",
+    .label = "RPLY",
+    .magic = {'R', 'P', 'L', 'Y'},
+    .replay_faults = false,
+    .record_log = false,
+    .entity_views = false,
+    .record = rply_record,
+    .replay_hash = rply_replay_hash,
+    .verify = rply_verify,
+    .compare_files = rply_compare_files,
+    .compare_headers = rply_compare_headers,
+    .validate = rply_validate,
+    .span = rply_span,
+};

@@ -1,0 +1,54 @@
+/* harness/format.c — the formats table's rows in one list (the default first) and the look-ups by
+ * name and by magic that --format, a project's `format` key and file detection go through. */
+#include "format.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+const harness__format *const dg_harness__formats[] = {&dg_harness__format_flrep, &dg_harness__format_rply, NULL};
+
+const harness__format *dg_harness__format_default(void) { return dg_harness__formats[0]; }
+
+const harness__format *dg_harness__format_find(const char *name)
+{
+    for (size_t i = 0; name && dg_harness__formats[i]; i++)
+        if (strcmp(dg_harness__formats[i]->name, name) == 0)
+            return dg_harness__formats[i];
+    return NULL;
+}
+
+const harness__format *dg_harness__format_of_magic(const unsigned char *m, size_t n)
+{
+    for (size_t i = 0; n >= 4 && dg_harness__formats[i]; i++)
+        if (memcmp(dg_harness__formats[i]->magic, m, 4) == 0)
+            return dg_harness__formats[i];
+    return NULL;
+}
+
+harness__view_kind dg_harness__format_view(const harness__format *f)
+{
+    return !f ? HARNESS_VIEW_LOG : f->entity_views ? HARNESS_VIEW_FLREP : HARNESS_VIEW_OTHER;
+}
+
+/* Built once from the rows (a constant after that: threads may read it). */
+static char format_names[256];
+
+static void format_names_build(void)
+{
+    size_t n = 0, len = 0;
+    while (dg_harness__formats[n])
+        n++;
+    for (size_t i = 0; i < n && len < sizeof format_names; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+        int w = snprintf(format_names + len, sizeof format_names - len, "%s%s", sep, dg_harness__formats[i]->name);
+        len += w > 0 ? (size_t)w : 0;
+    }
+}
+
+const char *dg_harness__format_names(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, format_names_build);
+    return format_names;
+}

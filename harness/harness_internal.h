@@ -117,6 +117,10 @@ size_t dg_harness__stream_find(const harness__stream *s, uint64_t tick);
 typedef struct harness__record_opts {
     const char *hash_log;      /* also write a hash log here (".zst" compresses); NULL = none */
     bool log_entities;         /* the log carries entity lines */
+    bool log_raw;              /* ... and each entity's raw floats (version 3; implies log_entities) */
+    /* A second log, version 3 (entity lines with raw values), beside hash_log: what `verify --repeat`
+     * compares run by run to name a raw drift's field and values. NULL = none. */
+    const char *raw_log;
     const char *format_name;   /* "flrep" */
     void (*progress)(void *user, uint64_t tick, uint64_t total);
     void *progress_user;
@@ -315,6 +319,29 @@ int dg_harness__verify_file(dg_report_scenario *sc, harness__source *src, const 
 /* One entity into a raw float hash: its 11 standard floats, then its k declared float fields' raw
  * values (docs/STATE-HASH.md §6 over 11 + k floats; k = 0 is the hash of before). */
 void dg_harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double *xraw, size_t k);
+
+/* ---- raw values by name (harness/raw_values.c) ---------------------------------------------------- */
+
+/* The floats dg_harness__raw_entity hashes, in its order, into out (room for HARNESS_RAW_FIELDS +
+ * HARNESS_DECL_MAX_FIELDS): the standard 11, then k declared float values (none when xraw is NULL).
+ * Returns how many. */
+size_t dg_harness__raw_floats(const dg_entity_in *e, const double *xraw, size_t k, double *out);
+/* Their names joined by ',' into out (a version 3 hash log's values=): pos.x ... health, then d's
+ * float fields in declaration order (d may be NULL). Returns how many, 0 when out is too small. */
+uint32_t dg_harness__raw_value_names(const harness__decl *d, char *out, size_t cap);
+/* A difference d in unit for a human ("15.6 mm", "0.2 mm/s", "3e-05 rad"). */
+void dg_harness__raw_amount(double d, const char *unit, char *out, size_t cap);
+/* Two record-side hash logs at a tick whose raw hashes differ: a detail line naming the entities whose
+ * raw floats differ and, when both logs are version 3, one line per differing value of the first of
+ * them with both raw values exactly; first_field (may be NULL) gets the first of those values in
+ * short ("vel.z: raw A ..., B ... (B - A = ...)"), "" when none. Returns that entity's id (0 when the
+ * logs cannot say). */
+uint32_t dg_harness__raw_locate(dg_report_check *c, const char *log_a, const char *log_b, uint64_t tick, char *first_field,
+                                size_t cap);
+/* For every field of c's detailed ticks that differs by exactly one quantum, and whose raw values both
+ * version 3 logs hold: a detail line with the raw change behind it ("1 quantum (15.6 mm) from a raw
+ * change of 0.2 mm across a rounding edge"). Nothing when a log is not version 3. */
+void dg_harness__raw_edges(dg_report_check *c, const char *log_a, const char *log_b);
 
 /* Declared extra fields of a recording (0 for format 1.x). */
 size_t dg_harness__reader_fields(const dg_flrep_reader *r);

@@ -143,6 +143,45 @@ expect 0 "$DG" diff "$W/ea.hashlog" "$W/eb.hashlog" --json "$W/de.json" -q
 contains "$W/de.json" "raw floats differ from tick $WT, first in entity $WE (sub-quantum)"
 contains "$W/de.json" "tick $WT: raw floats differ in $WN of 40 entities: $WE"
 jq_is "$W/de.json" 'd["status"], d["scenarios"][0]["checks"][0]["firstRawDivergentTick"]' "warn $WT"
+# ---- with --log-raw the e lines carry the raw floats too (version 3): the field and both values named ----
+expect 0 "$DG" record dogfight-40 -o "$W/ra.flrep" --hash-log "$W/ra.hashlog" --log-raw
+expect 0 "$DG" record dogfight-40 -o "$W/rb.flrep" --hash-log "$W/rb.hashlog" --log-raw --inject fma
+head -n 1 "$W/ra.hashlog" | grep -q '^# detgate-hashlog 3 .* entities=1 raw=1 values=pos.x,pos.y,pos.z,vel.x,vel.y,vel.z,rot.w,rot.x,rot.y,rot.z,health$' \
+  && ok || bad "no version 3 header: $(head -n 1 "$W/ra.hashlog")"
+# the same T lines and entity hashes as the version 2 log: only the values are added
+cmp -s <(cut -d' ' -f1-5 "$W/ea.hashlog" | tail -n +2) <(cut -d' ' -f1-5 "$W/ra.hashlog" | tail -n +2) && ok \
+  || bad "the version 3 log's hashes differ from the version 2 log's"
+# the first differing value of the first drifting entity, decoded from the logs' bit patterns here
+read -r RF RA RB <<<"$(python3 - "$W/ra.hashlog" "$W/rb.hashlog" "$WT" "$WE" <<'PY'
+import struct, sys
+def ent(p, t, e):
+    names = open(p).readline().split("values=")[1].strip().split(",")
+    for line in open(p):
+        f = line.split()
+        if f[0] != "#" and f[1] == "e" and int(f[0]) == t and int(f[2]) == e:
+            return names, f[5:]
+names, a = ent(sys.argv[1], int(sys.argv[3]), int(sys.argv[4]))
+_, b = ent(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+k = next(i for i in range(len(a)) if a[i] != b[i])
+d = lambda h: "%.17g" % struct.unpack("<d", struct.pack("<Q", int(h, 16)))[0]
+print(names[k], d(a[k]), d(b[k]))
+PY
+)"
+expect 0 "$DG" diff "$W/ra.hashlog" "$W/rb.hashlog" --report-dir "$W/dr" -q
+contains "$W/dr/report.json" "raw floats differ from tick $WT, first in entity $WE, $RF: raw A $RA, B $RB"
+contains "$W/dr/report.json" "tick $WT entity $WE $RF: raw A $RA (-\\{0,1\\}0x1\\.[0-9a-f]*p[-+][0-9]*), B $RB ("
+contains "$W/dr/report.txt" "first in entity $WE, $RF: raw A $RA, B $RB"
+contains "$W/dr/report.xml" "first in entity $WE, $RF: raw A $RA, B $RB"
+contains "$W/dr/report.html" "first in entity $WE, $RF: raw A $RA, B $RB"
+expect 0 "$CHECK" "$SCHEMA" "$W/dr"
+# recordings with their version 3 logs: the same
+expect 0 "$DG" diff "$W/ra.flrep" "$W/rb.flrep" --log-a "$W/ra.hashlog" --log-b "$W/rb.hashlog" --json "$W/drl.json" -q
+contains "$W/drl.json" "first in entity $WE, $RF: raw A $RA, B $RB"
+# a version 2 log on one side: the entity, not the values
+expect 0 "$DG" diff "$W/ea.hashlog" "$W/rb.hashlog" --json "$W/dr2.json" -q
+contains "$W/dr2.json" "first in entity $WE (sub-quantum)"
+lacks "$W/dr2.json" "raw A "
+
 # a version 1 log on one side: the tick only, no entity named
 expect 0 "$DG" diff "$W/a.hashlog" "$W/eb.hashlog" --json "$W/de1.json" -q
 contains "$W/de1.json" "raw floats differ from tick $WT (sub-quantum)"

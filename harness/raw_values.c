@@ -93,17 +93,18 @@ static const char *raw__unit_of(const char *name)
     return strncmp(name, "pos.", 4) == 0 ? "m" : strncmp(name, "vel.", 4) == 0 ? "m/s" : "";
 }
 
-/* A difference for a human: metres and m/s in mm, µm or nm when small; else three digits. */
+/* A difference for a human: metres and m/s in mm, µm or nm when small (0.2 mm, not 200 µm); else
+ * three digits in the unit itself. */
 void dg_harness__raw_amount(double d, const char *unit, char *out, size_t cap)
 {
     double a = fabs(d);
     bool metric = strcmp(unit, "m") == 0 || strcmp(unit, "m/s") == 0;
     const char *per = strcmp(unit, "m/s") == 0 ? "/s" : "";
-    if (metric && a >= 1e-9 && a < 1e-6)
+    if (metric && a >= 1e-10 && a < 1e-7)
         snprintf(out, cap, "%.3g nm%s", d * 1e9, per);
-    else if (metric && a >= 1e-6 && a < 1e-3)
+    else if (metric && a >= 1e-7 && a < 1e-4)
         snprintf(out, cap, "%.3g µm%s", d * 1e6, per);
-    else if (metric && a >= 1e-3 && a < 1)
+    else if (metric && a >= 1e-4 && a < 1)
         snprintf(out, cap, "%.3g mm%s", d * 1e3, per);
     else
         snprintf(out, cap, "%.3g%s%s", d, *unit ? " " : "", unit);

@@ -182,6 +182,24 @@ expect 0 "$DG" diff "$W/ea.hashlog" "$W/rb.hashlog" --json "$W/dr2.json" -q
 contains "$W/dr2.json" "first in entity $WE (sub-quantum)"
 lacks "$W/dr2.json" "raw A "
 
+# ---- one quantum from a tiny raw change: x = 0.0077 m and 0.0079 m lie on both sides of the rounding
+# edge 0.5 / 64 = 0.0078125 m, so the quantized positions are 0 and 1 (1/64 m = 15.6 mm apart) ----------
+H='tick,id,px,py,pz,qw,qx,qy,qz,health'
+printf '%s\n0,1,0,0,0,1,0,0,0,1\n1,1,0.0077,0,0,1,0,0,0,1\n' "$H" >"$W/edge-a.csv"
+printf '%s\n0,1,0,0,0,1,0,0,0,1\n1,1,0.0079,0,0,1,0,0,0,1\n' "$H" >"$W/edge-b.csv"
+for s in a b; do
+  expect 0 "$DG" record --states "$W/edge-$s.csv" -o "$W/edge-$s.flrep" --hash-log "$W/edge-$s.hashlog" --log-raw
+done
+read -r EA EB <<<"$(python3 -c 'print("%.17g %.17g" % (0.0077, 0.0079))')"
+expect 1 "$DG" diff "$W/edge-a.flrep" "$W/edge-b.flrep" --log-a "$W/edge-a.hashlog" --log-b "$W/edge-b.hashlog" \
+  --report-dir "$W/edge" -q
+EDGE="tick 1 entity 1 pos.x: 1 quantum (15.6 mm) from a raw change of 0.2 mm across a rounding edge: raw A $EA, B $EB"
+for f in report.txt report.json report.md report.html report.xml; do contains "$W/edge/$f" "$EDGE"; done
+expect 0 "$CHECK" "$SCHEMA" "$W/edge"
+# without the logs' raw values the same step is only a quantum
+expect 1 "$DG" diff "$W/edge-a.flrep" "$W/edge-b.flrep" --json "$W/edge-noraw.json" -q
+lacks "$W/edge-noraw.json" "rounding edge"
+
 # a version 1 log on one side: the tick only, no entity named
 expect 0 "$DG" diff "$W/a.hashlog" "$W/eb.hashlog" --json "$W/de1.json" -q
 contains "$W/de1.json" "raw floats differ from tick $WT (sub-quantum)"

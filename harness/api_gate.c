@@ -205,7 +205,7 @@ static dg_status repeat_runs(dg_report_scenario *sc, const dg_flrep_header *hdr,
             dg_report_check_set_message(c, "run %u of %u could not record: %s", k, runs, buf);
             result = -1;
         } else {
-            result = dg_harness__repeat_compare(c, first_path, first, path, &rec, k, false);
+            result = dg_harness__repeat_compare(c, first_path, first, path, &rec, k, false, NULL);
             remove(path);
         }
         dg_harness__stream_free(&rec);

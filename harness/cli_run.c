@@ -390,6 +390,9 @@ int cli_verify(int argc, char **argv)
     harness__stream rec = {0};
     dg_harness__cpu_init(o.jobs);
     dg_report_scenario *sc = NULL;
+    char raw_log[CLI_PATH_CAP] = ""; /* --repeat: run 1's raw floats, to name a drift's field and values */
+    if (o.repeat && !o.rply && dg_harness__temp_path(raw_log, sizeof raw_log, NULL, src->name, ".raw.hashlog"))
+        o.raw_log = raw_log;
     int failed = cli_record_and_verify(rep, src, path, &o, &rec, &sc, &err);
     dg_harness__source_free(src); /* before another run of a process engine starts */
     src = NULL;
@@ -400,6 +403,8 @@ int cli_verify(int argc, char **argv)
     dg_harness__source_free(src);
     if (temp)
         remove(path);
+    if (raw_log[0])
+        remove(raw_log);
     bool usage = failed < 0 && CLI_BAD_INPUT(&o, err.code);
     if (usage)
         cli_print_error("verify", &err);

@@ -289,9 +289,12 @@ size_t dg_harness__detail_max(void);
 
 /* Run k (its recording path, its record-side stream rec) against run 1 (first_path, first) into the
  * "repeat" check c: 0 the same (a raw-only drift is noted on c), 1 differs (c FAIL, diffed to entity
- * and field), -1 could not compare (c ERROR). */
+ * and field), -1 could not compare (c ERROR). raw_logs (may be NULL): run 1's and run k's version 3
+ * hash logs (harness__record_opts.raw_log), which name a raw drift's entity, field and both values,
+ * and the raw change behind a one-quantum step. */
 int dg_harness__repeat_compare(dg_report_check *c, const char *first_path, const harness__stream *first,
-                            const char *path, const harness__stream *rec, unsigned k, bool rply);
+                            const char *path, const harness__stream *rec, unsigned k, bool rply,
+                            const char *const raw_logs[2]);
 /* The "repeat" check's message once every run compared equal (result 0); else leaves it. */
 void dg_harness__repeat_conclude(dg_report_check *c, unsigned runs, const harness__stream *first, int result);
 

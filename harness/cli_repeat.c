@@ -45,7 +45,7 @@ int cli_verify_repeat(dg_report_scenario *sc, const char *scenario, const cli_ru
             result = -1;
         } else {
             result = dg_harness__repeat_compare(c, first_path, first, path, &rec, k, o->rply,
-                                                raw_log[0] ? raw_logs : NULL);
+                                                raw_log[0] ? raw_logs : NULL, NULL);
         }
         dg_harness__stream_free(&rec);
         remove(path);

@@ -469,7 +469,7 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
         else if (first_raw != DG_REPORT_TICK_NONE) {
             char field[200] = "";
             uint32_t who = ka == CLI_KIND_HASHLOG && kb == CLI_KIND_HASHLOG
-                               ? dg_harness__raw_locate(c, a, b, first_raw, field, sizeof field)
+                               ? dg_harness__raw_locate(c, a, b, first_raw, field, sizeof field, NULL)
                                : 0;
             char ent[260] = "";
             if (who)
@@ -509,7 +509,7 @@ static int diff_raw_from_logs(dg_report_check *ck, uint64_t nd, const char *la, 
             dg_report_check_set_raw_divergence(ck, first_raw);
             if (!nd) {
                 char field[200] = "", ent[260] = "";
-                uint32_t who = dg_harness__raw_locate(ck, la, lb, first_raw, field, sizeof field);
+                uint32_t who = dg_harness__raw_locate(ck, la, lb, first_raw, field, sizeof field, NULL);
                 if (who)
                     snprintf(ent, sizeof ent, ", first in entity %u%s%s", (unsigned)who, field[0] ? ", " : "", field);
                 ck->status = cli_raw_status(raw, DG_REPORT_TICK_NONE, first_raw);

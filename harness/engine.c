@@ -187,6 +187,56 @@ static dg_status log_tick(dg_hash_log_writer *log, bool entities, uint32_t nvals
     return dg_hash_log_write(log, &lt, err);
 }
 
+/* ---- a version 3 log of the standard floats, tick by tick (the C API's repeat runs) ---------------- */
+
+struct harness__raw_logger {
+    dg_hash_log_writer *w;
+    uint32_t nvals;
+    scratch sc;
+};
+
+dg_status dg_harness__raw_logger_open(harness__raw_logger **out, const char *path, const char *name, dg_error *err)
+{
+    *out = NULL;
+    harness__raw_logger *l = calloc(1, sizeof *l);
+    if (!l)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "harness", "out of memory");
+    dg_hash_log_header lh = {.entities = true, .raw = true, .entity_raw = true};
+    snprintf(lh.scenario, sizeof lh.scenario, "%s", name);
+    snprintf(lh.format, sizeof lh.format, "flrep");
+    l->nvals = lh.n_values = dg_harness__raw_value_names(NULL, lh.values, sizeof lh.values);
+    dg_status st = dg_hash_log_create(&l->w, path, &lh, err);
+    if (st != DG_OK) {
+        free(l);
+        return st;
+    }
+    *out = l;
+    return DG_OK;
+}
+
+dg_status dg_harness__raw_logger_tick(harness__raw_logger *l, uint64_t tick, const dg_entity_in *sorted,
+                                      const dg_qentity *q, const int64_t *xq, size_t nx, size_t n,
+                                      const dg_event *ev, size_t nev, dg_error *err)
+{
+    dg_status st = scratch_fit(&l->sc, n, err);
+    if (st != DG_OK)
+        return st;
+    dg_tick_hash th = dg_hash_tick_x(tick, q, xq, nx, n, ev, nev, l->sc.eh);
+    harness__frame f = {.tick = tick, .ents = sorted, .n = n, .has_raw = true,
+                        .raw = dg_harness__raw_hash(tick, sorted, n)};
+    return log_tick(l->w, true, l->nvals, &th, &f, q, &l->sc, err);
+}
+
+dg_status dg_harness__raw_logger_close(harness__raw_logger *l, dg_error *err)
+{
+    if (!l)
+        return DG_OK;
+    dg_status st = dg_hash_log_close(l->w, err);
+    scratch_free(&l->sc);
+    free(l);
+    return st;
+}
+
 /* ---- the record side ---------------------------------------------------------------------------- */
 
 /* What one tick of the record side does after the source produced it: write (quantize, encode),

@@ -121,7 +121,7 @@ static uint64_t raw__ulps(uint64_t a, uint64_t b)
 /* One field's two raw values, exactly (%.17g and the hex float), as a detail line of c; the first
  * such field also into first ("vel.z: raw A ..., B ..., 1 ulp", for the check's message). */
 static void raw__value_line(dg_report_check *c, uint64_t tick, uint32_t id, const char *name, uint64_t a, uint64_t b,
-                            char *first, size_t cap)
+                            char *first, size_t cap, harness__raw_first *rf)
 {
     double va = raw__double(a), vb = raw__double(b);
     char diff[64];
@@ -134,12 +134,17 @@ static void raw__value_line(dg_report_check *c, uint64_t tick, uint32_t id, cons
                                (unsigned long long)tick, (unsigned)id, name, va, va, vb, vb, diff, ulp);
     if (first && !first[0])
         snprintf(first, cap, "%s: raw A %.17g, B %.17g (B - A = %s%s)", name, va, vb, diff, ulp);
+    if (rf && !rf->field[0]) {
+        snprintf(rf->field, sizeof rf->field, "%s", name);
+        rf->a = va;
+        rf->b = vb;
+    }
 }
 
 /* Entity `i` of ta and `j` of tb (the same id): every raw value that differs, as detail lines. */
 static void raw__entity_values(dg_report_check *c, const dg_hash_log_header *ha, const dg_hash_log_tick *ta,
                                uint32_t i, const dg_hash_log_header *hb, const dg_hash_log_tick *tb, uint32_t j,
-                               char *first, size_t cap)
+                               char *first, size_t cap, harness__raw_first *rf)
 {
     for (uint32_t v = 0; v < ha->n_values; v++) {
         char name[DG_HASH_LOG_NAME_MAX + 1];
@@ -149,15 +154,17 @@ static void raw__entity_values(dg_report_check *c, const dg_hash_log_header *ha,
             continue;
         uint64_t a = ta->raw_bits[(size_t)i * ha->n_values + v], b = tb->raw_bits[(size_t)j * hb->n_values + (uint32_t)w];
         if (a != b)
-            raw__value_line(c, ta->tick, ta->ids[i], name, a, b, first, cap);
+            raw__value_line(c, ta->tick, ta->ids[i], name, a, b, first, cap, rf);
     }
 }
 
 uint32_t dg_harness__raw_locate(dg_report_check *c, const char *log_a, const char *log_b, uint64_t tick, char *first_field,
-                                size_t cap)
+                                size_t cap, harness__raw_first *rf)
 {
     if (first_field && cap)
         first_field[0] = '\0';
+    if (rf)
+        *rf = (harness__raw_first){0};
     dg_hash_log_reader *ra = NULL, *rb = NULL;
     dg_error err;
     dg_error_clear(&err);
@@ -186,7 +193,10 @@ uint32_t dg_harness__raw_locate(dg_report_check *c, const char *log_a, const cha
                                    (unsigned long long)tick, (unsigned)n, (unsigned)total, total == 1 ? "y" : "ies",
                                    ids, n > 8 ? ", ..." : "");
     if (n && ta.raw_bits && tb.raw_bits) /* version 3 on both sides: the fields and both values */
-        raw__entity_values(c, dg_hash_log_header_of(ra), &ta, fi, dg_hash_log_header_of(rb), &tb, fj, first_field, cap);
+        raw__entity_values(c, dg_hash_log_header_of(ra), &ta, fi, dg_hash_log_header_of(rb), &tb, fj, first_field, cap,
+                           rf);
+    if (rf)
+        rf->entity = first;
     dg_hash_log_free(ra);
     dg_hash_log_free(rb);
     return first;

@@ -5,11 +5,12 @@
 
 /* Run k drifted below the quantum from tick `tick` (the first run to): with both runs' raw logs, the
  * entity, field and both raw values, in the message and detail lines. */
-static void repeat__raw_drift(dg_report_check *c, unsigned k, uint64_t tick, const char *const raw_logs[2])
+static void repeat__raw_drift(dg_report_check *c, unsigned k, uint64_t tick, const char *const raw_logs[2],
+                              harness__raw_first *rf)
 {
     dg_report_check_set_raw_divergence(c, tick);
     char field[200] = "", ent[260] = "";
-    uint32_t who = raw_logs ? dg_harness__raw_locate(c, raw_logs[0], raw_logs[1], tick, field, sizeof field) : 0;
+    uint32_t who = raw_logs ? dg_harness__raw_locate(c, raw_logs[0], raw_logs[1], tick, field, sizeof field, rf) : 0;
     if (!who)
         return; /* the message stays dg_harness__repeat_conclude's */
     snprintf(ent, sizeof ent, ", first in entity %u%s%s", (unsigned)who, field[0] ? ", " : "", field);
@@ -19,14 +20,14 @@ static void repeat__raw_drift(dg_report_check *c, unsigned k, uint64_t tick, con
 
 int dg_harness__repeat_compare(dg_report_check *c, const char *first_path, const harness__stream *first,
                             const char *path, const harness__stream *rec, unsigned k, bool rply,
-                            const char *const raw_logs[2])
+                            const char *const raw_logs[2], harness__raw_first *rf)
 {
     uint64_t ft[1], first_raw;
     size_t nf;
     uint64_t nd = dg_harness__compare_streams(NULL, first, rec, DG_REPORT_TICK_NONE, ft, 1, &nf, &first_raw);
     if (nd == 0) {
         if (first_raw != DG_REPORT_TICK_NONE && c->status == DG_REPORT_PASS && c->first_raw_tick == DG_REPORT_TICK_NONE)
-            repeat__raw_drift(c, k, first_raw, raw_logs);
+            repeat__raw_drift(c, k, first_raw, raw_logs, rf);
         return 0;
     }
     dg_error err;

@@ -173,6 +173,7 @@ contains "$W/dr/report.json" "tick $WT entity $WE $RF: raw A $RA (-\\{0,1\\}0x1\
 contains "$W/dr/report.txt" "first in entity $WE, $RF: raw A $RA, B $RB"
 contains "$W/dr/report.xml" "first in entity $WE, $RF: raw A $RA, B $RB"
 contains "$W/dr/report.html" "first in entity $WE, $RF: raw A $RA, B $RB"
+contains "$W/dr/report.md" "^- ⚠️ rb / diff: quantized state identical; raw floats differ from tick $WT, first in entity $WE, $RF: raw A $RA, B $RB"
 expect 0 "$CHECK" "$SCHEMA" "$W/dr"
 # recordings with their version 3 logs: the same
 expect 0 "$DG" diff "$W/ra.flrep" "$W/rb.flrep" --log-a "$W/ra.hashlog" --log-b "$W/rb.hashlog" --json "$W/drl.json" -q

@@ -189,9 +189,23 @@ static dg_status log_tick(dg_hash_log_writer *log, bool entities, uint32_t nvals
 
 /* ---- a version 3 log of the standard floats, tick by tick (the C API's repeat runs) ---------------- */
 
+/* Whether a tick of n entities still goes into a raw log holding *kept entity-ticks: the first ticks
+ * up to HARNESS_RAW_LOG_CAP, none after the first that does not fit (the log stays a prefix). */
+static bool raw_log_room(uint64_t *kept, size_t n)
+{
+    if (*kept + n > HARNESS_RAW_LOG_CAP) {
+        *kept = HARNESS_RAW_LOG_CAP + 1;
+        return false;
+    }
+    *kept += n;
+    return true;
+}
+
+
 struct harness__raw_logger {
     dg_hash_log_writer *w;
     uint32_t nvals;
+    uint64_t kept; /* entity-ticks logged (HARNESS_RAW_LOG_CAP at most) */
     scratch sc;
 };
 
@@ -218,6 +232,8 @@ dg_status dg_harness__raw_logger_tick(harness__raw_logger *l, uint64_t tick, con
                                       const dg_qentity *q, const int64_t *xq, size_t nx, size_t n,
                                       const dg_event *ev, size_t nev, dg_error *err)
 {
+    if (!raw_log_room(&l->kept, n))
+        return DG_OK;
     dg_status st = scratch_fit(&l->sc, n, err);
     if (st != DG_OK)
         return st;
@@ -251,6 +267,7 @@ typedef struct rec_state {
     uint32_t log_values;         /* raw values per entity in log (version 3), 0 = none */
     dg_hash_log_writer *raw_log; /* the second log (harness__record_opts.raw_log): version 3 */
     uint32_t raw_log_values;
+    uint64_t raw_log_kept;       /* entity-ticks in it so far (HARNESS_RAW_LOG_CAP at most) */
     scratch sc;
     harness__stream *out;
     dg_error *err;
@@ -260,7 +277,7 @@ typedef struct rec_state {
 static dg_status rec_logs(rec_state *rs, const dg_tick_hash *th, const harness__frame *f)
 {
     dg_status st = log_tick(rs->log, rs->log_entities, rs->log_values, th, f, rs->sc.q, &rs->sc, rs->err);
-    if (st == DG_OK)
+    if (st == DG_OK && rs->raw_log && raw_log_room(&rs->raw_log_kept, f->n))
         st = log_tick(rs->raw_log, true, rs->raw_log_values, th, f, rs->sc.q, &rs->sc, rs->err);
     return st;
 }

@@ -119,7 +119,8 @@ typedef struct harness__record_opts {
     bool log_entities;         /* the log carries entity lines */
     bool log_raw;              /* ... and each entity's raw floats (version 3; implies log_entities) */
     /* A second log, version 3 (entity lines with raw values), beside hash_log: what `verify --repeat`
-     * compares run by run to name a raw drift's field and values. NULL = none. */
+     * compares run by run to name a raw drift's field and values. It keeps the ticks up to
+     * HARNESS_RAW_LOG_CAP entity-ticks (a later drift is named by tick alone). NULL = none. */
     const char *raw_log;
     const char *format_name;   /* "flrep" */
     void (*progress)(void *user, uint64_t tick, uint64_t total);
@@ -330,10 +331,13 @@ int dg_harness__verify_file(dg_report_scenario *sc, harness__source *src, const 
  * values (docs/STATE-HASH.md §6 over 11 + k floats; k = 0 is the hash of before). */
 void dg_harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double *xraw, size_t k);
 
+/* The entity-ticks a run's temporary raw log keeps (about 250 bytes each: at most ~65 MB a log). */
+#define HARNESS_RAW_LOG_CAP (UINT64_C(1) << 18)
+
 /* A version 3 hash log of a record side that is not a source (the C API's sessions): per tick the
  * entities (sorted by id, as the writer handed them back: q, and the declared slots xq, nx per
- * entity) with their standard floats. open creates it at path (scenario name), close writes the
- * trailer and frees l (l may be NULL). */
+ * entity) with their standard floats, the first HARNESS_RAW_LOG_CAP entity-ticks. open creates it at
+ * path (scenario name), close writes the trailer and frees l (l may be NULL). */
 typedef struct harness__raw_logger harness__raw_logger;
 dg_status dg_harness__raw_logger_open(harness__raw_logger **out, const char *path, const char *name, dg_error *err);
 dg_status dg_harness__raw_logger_tick(harness__raw_logger *l, uint64_t tick, const dg_entity_in *sorted,

@@ -38,6 +38,7 @@ struct dg_harness_session {
     int64_t *xq;     /* the extras the writer wrote (dg_harness_tick_x), sorted like q */
     size_t cap_x;
     bool failed;
+    harness__raw_logger *raw_log; /* dg_harness_repeat: this run's raw floats (dg_harness__session_keep_raw) */
     /* copies of the header tables (the caller's may go away) */
     dg_flrep_header hdr;
 };
@@ -123,6 +124,7 @@ static void session_free(dg_harness_session *s)
 {
     if (s->w)
         dg_flrep_writer_abort(s->w);
+    dg_harness__raw_logger_close(s->raw_log, NULL); /* the trailer: the log is its caller's to read */
     if (s->sp.f) {
         fclose(s->sp.f);
         remove(s->sp.path);
@@ -229,6 +231,8 @@ dg_status dg_harness_tick(dg_harness_session *s, uint64_t tick, const dg_entity_
     dg_status st = dg_flrep_writer_tick(s->w, tick, s->sorted, n, events, nev, s->q, err);
     if (st == DG_OK && s->sp.f)
         st = spill_write(&s->sp, tick, s->sorted, n, events, nev, err);
+    if (st == DG_OK && s->raw_log)
+        st = dg_harness__raw_logger_tick(s->raw_log, tick, s->sorted, s->q, NULL, 0, n, events, nev, err);
     if (st != DG_OK) {
         s->failed = true;
         return st;
@@ -285,7 +289,7 @@ dg_status dg_harness_tick_x(dg_harness_session *s, uint64_t tick, const dg_entit
     /* the writer sorts by id carrying the extras, and hands back what it wrote */
     st = dg_flrep_writer_tick_x(s->w, tick, ents, extras, n, events, nev, s->q, s->xq, err);
     dg_entity_in *so = NULL;
-    if (st == DG_OK && s->sp.f) { /* the spill keeps the inputs sorted like the written state */
+    if (st == DG_OK && (s->sp.f || s->raw_log)) { /* the spill keeps the inputs sorted like the written state */
         so = malloc((n ? n : 1) * sizeof *so);
         int64_t *xs = malloc((n * nx > 0 ? n * nx : 1) * sizeof *xs);
         if (!so || !xs)
@@ -302,10 +306,12 @@ dg_status dg_harness_tick_x(dg_harness_session *s, uint64_t tick, const dg_entit
             so[lo] = ents[i];
             memcpy(xs + lo * nx, extras + i * nx, nx * sizeof *xs);
         }
-        if (st == DG_OK)
+        if (st == DG_OK && s->sp.f)
             st = spill_write(&s->sp, tick, so, n, events, nev, err);
-        if (st == DG_OK)
+        if (st == DG_OK && s->sp.f)
             st = spill_write_x(&s->sp, xs, n, err);
+        if (st == DG_OK && s->raw_log)
+            st = dg_harness__raw_logger_tick(s->raw_log, tick, so, s->q, s->xq, nx, n, events, nev, err);
         free(xs);
     }
     if (st != DG_OK) {
@@ -320,7 +326,7 @@ dg_status dg_harness_tick_x(dg_harness_session *s, uint64_t tick, const dg_entit
     free(so);
     dg_tick_hash th = dg_hash_tick_x(tick, s->q, s->xq, nx, n, events, nev, NULL);
     harness__tickrec r = {tick, th.state, th.events, th.combined, dg_hash_raw_end(&hs), th.entity_count,
-                          s->sp.f != NULL};
+                          s->sp.f != NULL || s->raw_log != NULL};
     if ((st = dg_harness__stream_push(&s->rec, &r, err)) != DG_OK)
         s->failed = true;
     return st;
@@ -332,12 +338,15 @@ static void fill_result(dg_harness_result *out, const dg_report_scenario *sc, co
     out->ticks = rec ? rec->n : sc->ticks;
     out->entity_ticks = rec ? rec->entity_ticks : sc->entity_ticks;
     out->first_divergent_tick = DG_REPORT_TICK_NONE;
+    out->first_raw_tick = DG_REPORT_TICK_NONE;
     for (uint32_t i = 0; sc && i < sc->n_checks; i++) {
         const dg_report_check *c = &sc->checks[i];
         out->failed_checks += c->status == DG_REPORT_FAIL;
         out->error_checks += c->status == DG_REPORT_ERROR;
         if (c->first_tick < out->first_divergent_tick)
             out->first_divergent_tick = c->first_tick;
+        if (c->first_raw_tick < out->first_raw_tick)
+            out->first_raw_tick = c->first_raw_tick;
     }
     if (sc)
         dg_harness__api_first_entity(out, sc);
@@ -396,6 +405,11 @@ dg_status dg_harness__session_finish(dg_harness_session *s, dg_report *report, d
     dg_report_free(own);
     session_free(s);
     return st;
+}
+
+dg_status dg_harness__session_keep_raw(dg_harness_session *s, const char *path, dg_error *err)
+{
+    return dg_harness__raw_logger_open(&s->raw_log, path, s->name, err);
 }
 
 dg_status dg_harness__session_end(dg_harness_session *s, harness__stream *rec, char *path, size_t cap, dg_error *err)

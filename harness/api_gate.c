@@ -164,10 +164,10 @@ void dg_harness__api_first_entity(dg_harness_result *out, const dg_report_scenar
 
 /* ---- repeat runs --------------------------------------------------------------------------------- */
 
-/* One more run into a temp recording: its path and record-side stream. */
+/* One more run into a temp recording: its path and record-side stream; its raw floats into raw_log. */
 static dg_status run_again(const dg_flrep_header *hdr, const dg_harness_options *opts, unsigned k,
                            dg_harness_run_fn fn, void *user, harness__stream *rec, char *path, size_t cap,
-                           dg_error *err)
+                           const char *raw_log, dg_error *err)
 {
     dg_harness_options o = *opts;
     o.recording_path = NULL;
@@ -176,18 +176,29 @@ static dg_status run_again(const dg_flrep_header *hdr, const dg_harness_options 
     o.golden_path = NULL;
     dg_harness_session *s = NULL;
     dg_status st = dg_harness_open(&s, hdr, &o, err);
-    if (st == DG_OK && (st = fn(user, s, k, err)) != DG_OK)
+    if (st == DG_OK && (st = dg_harness__session_keep_raw(s, raw_log, err)) != DG_OK)
+        dg_harness_abort(s);
+    else if (st == DG_OK && (st = fn(user, s, k, err)) != DG_OK)
         dg_harness_abort(s);
     else if (st == DG_OK)
         st = dg_harness__session_end(s, rec, path, cap, err);
     return st;
 }
 
+/* A temporary raw log's path for run k (dg_harness__session_keep_raw); false when it does not fit. */
+static bool raw_log_path(char *out, size_t cap, unsigned k)
+{
+    char stem[32];
+    snprintf(stem, sizeof stem, "repeat-raw-%u", k);
+    return dg_harness__temp_path(out, cap, NULL, stem, ".hashlog");
+}
+
 /* Runs 2..runs against run 1 into the "repeat" check of sc. DG_OK, or the error of a run that did not
  * complete (the check then says which). */
 static dg_status repeat_runs(dg_report_scenario *sc, const dg_flrep_header *hdr, const dg_harness_options *opts,
                              unsigned runs, dg_harness_run_fn fn, void *user, const char *first_path,
-                             const harness__stream *first, dg_error *err)
+                             const harness__stream *first, const char *first_raw, harness__raw_first *rf,
+                             dg_error *err)
 {
     double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "repeat", DG_REPORT_PASS);
@@ -196,9 +207,12 @@ static dg_status repeat_runs(dg_report_scenario *sc, const dg_flrep_header *hdr,
     int result = 0;
     dg_status st = DG_OK;
     for (unsigned k = 2; k <= runs && result == 0; k++) {
-        char path[4096];
+        char path[4096], raw[4096];
         harness__stream rec = {0};
-        st = run_again(hdr, opts, k, fn, user, &rec, path, sizeof path, err);
+        if (!raw_log_path(raw, sizeof raw, k))
+            st = dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_harness_repeat", "the temp folder's path is too long");
+        else
+            st = run_again(hdr, opts, k, fn, user, &rec, path, sizeof path, raw, err);
         if (st != DG_OK) {
             char buf[600];
             dg_error_format(err, buf, sizeof buf);
@@ -206,9 +220,11 @@ static dg_status repeat_runs(dg_report_scenario *sc, const dg_flrep_header *hdr,
             dg_report_check_set_message(c, "run %u of %u could not record: %s", k, runs, buf);
             result = -1;
         } else {
-            result = dg_harness__repeat_compare(c, first_path, first, path, &rec, k, &dg_harness__format_flrep);
+            const char *logs[2] = {first_raw, raw};
+            result = dg_harness__repeat_compare(c, first_path, first, path, &rec, k, &dg_harness__format_flrep, logs, rf);
             remove(path);
         }
+        remove(raw);
         dg_harness__stream_free(&rec);
     }
     dg_harness__repeat_conclude(c, runs, first, result);
@@ -238,18 +254,33 @@ dg_status dg_harness_repeat(const dg_flrep_header *hdr, const dg_harness_options
     dg_harness_session *s = NULL;
     uint32_t before = report->n_scenarios;
     harness__stream first = {0};
-    dg_status st = dg_harness_open(&s, hdr, &o, err);
-    if (st == DG_OK && (st = fn(user, s, 1, err)) != DG_OK)
+    char first_raw[4096]; /* run 1's raw floats: what later runs' are compared with, value by value */
+    dg_status st = raw_log_path(first_raw, sizeof first_raw, 1)
+                       ? DG_OK
+                       : dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_harness_repeat", "the temp folder's path is too long");
+    if (st == DG_OK)
+        st = dg_harness_open(&s, hdr, &o, err);
+    if (st == DG_OK && (st = dg_harness__session_keep_raw(s, first_raw, err)) != DG_OK)
+        dg_harness_abort(s);
+    else if (st == DG_OK && (st = fn(user, s, 1, err)) != DG_OK)
         dg_harness_abort(s);
     else if (st == DG_OK)
         st = dg_harness__session_finish(s, report, NULL, &first, err); /* run 1: the verify checks, golden, log */
     if (st == DG_OK && report->n_scenarios > before) {
         dg_report_scenario *sc = &report->scenarios[report->n_scenarios - 1];
-        st = repeat_runs(sc, hdr, &o, runs, fn, user, first_path, &first, err);
-        if (out)
+        harness__raw_first rf = {0};
+        st = repeat_runs(sc, hdr, &o, runs, fn, user, first_path, &first, first_raw, &rf, err);
+        if (out) {
             dg_harness__api_result(out, sc);
+            out->first_raw_entity = rf.entity;
+            snprintf(out->first_raw_field, sizeof out->first_raw_field, "%.*s", (int)sizeof out->first_raw_field - 1,
+                     rf.field);
+            out->first_raw_a = rf.a;
+            out->first_raw_b = rf.b;
+        }
     }
     dg_harness__stream_free(&first);
+    remove(first_raw);
     if (temp_first)
         remove(first_path);
     dg_report_free(own);

@@ -18,6 +18,10 @@ dg_status dg_harness__session_finish(dg_harness_session *s, dg_report *report, d
                                   harness__stream *keep_rec, dg_error *err);
 /* *out from a scenario's checks (its ticks and entity-ticks, counts, the first divergence). */
 void dg_harness__api_result(dg_harness_result *out, const dg_report_scenario *sc);
+/* Keeps the session's raw floats tick by tick in a version 3 hash log at path (dg_harness_repeat:
+ * run k against run 1 down to field and raw values); call before the first tick. The log is complete
+ * once the session is finished, ended or aborted; the caller removes it. */
+dg_status dg_harness__session_keep_raw(dg_harness_session *s, const char *path, dg_error *err);
 /* Ends a session without its checks: closes the recording (left at its path, which *path gets; the
  * caller removes it) and moves its record-side stream into *rec. Frees s (always). */
 dg_status dg_harness__session_end(dg_harness_session *s, harness__stream *rec, char *path, size_t cap, dg_error *err);

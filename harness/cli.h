@@ -209,12 +209,14 @@ typedef struct cli_run_opts {
     const char *hash_log;      /* also write the record-side hash log */
     bool log_entities;
     const harness__format *format; /* --format NAME (the default format until given) */
+    bool log_raw; /* --log-raw: the log's entity lines carry the raw floats too (version 3) */
     bool no_progress;          /* no per-tick progress line (`gate --jobs N`: several run at once) */
     unsigned jobs;             /* --jobs: threads at most for the checks and the replay inside one recording */
     const char *project;       /* --project FILE */
     const char *run, *run_dir; /* a process engine's command template and folder (the project's) */
     double time_limit;         /* its seconds per scenario, 0 = none */
     unsigned repeat;           /* verify --repeat N: runs that must record the same (0 = one run) */
+    const char *raw_log;       /* a temporary version 3 log of this run's raw floats (verify --repeat) */
 } cli_run_opts;
 
 void cli_run_opts_init(cli_run_opts *o);

@@ -177,7 +177,9 @@ static bool built_binary(const char *bdir, char *out, size_t cap)
 }
 
 /* Records scenario with the detgate built in bdir, in format f (with its hash log when f's record side
- * writes one). The default format is not named: a revision older than --format records it too. */
+ * writes one). The default format is not named: a revision older than --format records it too. The
+ * hash log carries each entity's raw floats (--log-raw, version 3) so a raw-only break is named down to
+ * entity and field; a revision whose detgate predates --log-raw records the plain log. */
 static bool record_with(const char *bin, const char *scn, const char *out, const char *hash_log,
                         const harness__format *f, const char *log)
 {
@@ -187,11 +189,17 @@ static bool record_with(const char *bin, const char *scn, const char *out, const
         argv[n++] = "--format";
         argv[n++] = (char *)f->name;
     }
-    if (f->record_log) {
-        argv[n++] = "--hash-log";
-        argv[n++] = (char *)hash_log;
+    if (!f->record_log) {
+        argv[n] = NULL;
+        return run(argv, NULL, log) == 0;
     }
+    argv[n++] = "--hash-log";
+    argv[n++] = (char *)hash_log;
+    argv[n++] = "--log-raw";
     argv[n] = NULL;
+    if (run(argv, NULL, log) == 0)
+        return true;
+    argv[n - 1] = NULL; /* a detgate that predates --log-raw */
     return run(argv, NULL, log) == 0;
 }
 
@@ -304,7 +312,8 @@ static bool project_record(const proj_engine *e, const char *src, const char *bd
     dg_error_clear(&err);
     harness__source *s = NULL;
     harness__stream rec = {0};
-    harness__record_opts ro = {.hash_log = hash_log, .format_name = fmt->name, .keyframe = e->keyframe,
+    harness__record_opts ro = {.hash_log = hash_log, .log_raw = hash_log != NULL, .format_name = fmt->name,
+                               .keyframe = e->keyframe,
                                .fault_self_check_tick = UINT64_MAX, .fsync = DG_FLREP_FSYNC_CLOSE, .jobs = 1};
     dg_status st = dg_harness__source_process(&s, e->run, src, scn, e->time_limit, e->keyframe, &err);
     if (st == DG_OK)
@@ -362,6 +371,7 @@ typedef struct bisect_cmp {
     uint64_t first;      /* first divergent tick of the quantized state, TICK_NONE when equal */
     uint64_t first_raw;  /* first tick whose raw float hashes differ, TICK_NONE when equal or unknown */
     dg_report_status st; /* by the raw policy: FAIL is a bad step */
+    char where[260];     /* a raw-only drift: ", first in entity E[, field: raw A .., B ..]" ("" unknown) */
 } bisect_cmp;
 
 /* The first tick whose raw float hashes differ between two hash logs (TICK_NONE when they agree, or
@@ -387,7 +397,7 @@ static uint64_t raw_drift(const char *good_log, const char *log)
 static bisect_cmp compare_into(dg_report *rep, const char *name, const char *a, const char *b, const char *a_log,
                                const char *b_log, const harness__format *f, cli_raw_policy raw, dg_error *err)
 {
-    bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR};
+    bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR, ""};
     dg_report_scenario *sc = dg_report_add_scenario(rep, name, f->name);
     dg_report_check *c = sc ? dg_report_add_check(sc, "diff", DG_REPORT_PASS) : NULL;
     if (!c)
@@ -407,14 +417,20 @@ static bisect_cmp compare_into(dg_report *rep, const char *name, const char *a, 
         dg_report_check_set_raw_divergence(c, r.first_raw);
     r.st = nd ? DG_REPORT_FAIL : cli_raw_status(raw, DG_REPORT_TICK_NONE, r.first_raw);
     c->status = r.st;
+    if (!nd && r.first_raw != DG_REPORT_TICK_NONE) { /* entity lines in both logs: which entity, which field */
+        char field[200];
+        uint32_t who = dg_harness__raw_locate(c, a_log, b_log, r.first_raw, field, sizeof field, NULL);
+        if (who)
+            snprintf(r.where, sizeof r.where, ", first in entity %u%s%s", (unsigned)who, field[0] ? ", " : "", field);
+    }
     if (nd)
         dg_report_check_set_message(c, "%llu tick%s differ%s from the good recording; first at tick %llu",
                                     (unsigned long long)nd, dg_report_plural_s(nd), nd == 1 ? "s" : "",
                                     (unsigned long long)c->first_tick);
     else if (r.first_raw != DG_REPORT_TICK_NONE)
         dg_report_check_set_message(c, "quantized state identical to the good recording; raw floats differ from "
-                                       "tick %llu (sub-quantum drift): %s",
-                                    (unsigned long long)r.first_raw, cli_raw_verdict_note(raw));
+                                       "tick %llu%s (sub-quantum drift): %s",
+                                    (unsigned long long)r.first_raw, r.where, cli_raw_verdict_note(raw));
     else
         dg_report_check_set_message(c, "identical to the good recording");
     return r;
@@ -477,7 +493,7 @@ int cli_bisect_step(int argc, char **argv)
     snprintf(steps, sizeof steps, "%s/steps.txt", work);
     built_binary(bdir, bin, sizeof bin);
     int verdict;
-    bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR};
+    bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR, ""};
     bool recorded = eng.build ? project_build(&eng, src, bdir, bisect_cc(), bisect_cflags(), log) &&
                                     project_record(&eng, src, bdir, scn, rec, own_log(fmt, hl), fmt, log)
                               : build_tree(repo, bdir, type, NULL, NULL, log) && record_with(bin, scn, rec, hl, fmt, log);
@@ -820,7 +836,7 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     if (r.first != DG_REPORT_TICK_NONE)
         printf("first divergent tick: %llu\n", (unsigned long long)r.first);
     if (r.first_raw != DG_REPORT_TICK_NONE)
-        printf("raw floats first differ at tick %llu%s\n", (unsigned long long)r.first_raw,
+        printf("raw floats first differ at tick %llu%s%s\n", (unsigned long long)r.first_raw, r.where,
                r.first == DG_REPORT_TICK_NONE ? " (quantized state identical: a sub-quantum drift)" : "");
     return CLI_DIVERGED;
 }

@@ -39,7 +39,7 @@ const cli_cmd cli_commands[] = {
      "Example: detgate dump rec.flrep --json | jq -c 'select(.type==\"tick\") | .tick'\n"},
     {"record", cli_record, "record a scenario (or a state stream) to a recording",
      "usage: detgate record SCENARIO -o FILE [--format flrep|rply] [--keyframe-interval N] [--inject SPEC]\n"
-     "                      [--hash-log LOG[.zst]] [--log-entities] [--fsync close|chunk|none]\n"
+     "                      [--hash-log LOG[.zst]] [--log-entities] [--log-raw] [--fsync close|chunk|none]\n"
      "       detgate record --states STREAM -o FILE ...\n"
      "SCENARIO is a .scn path or a name in corpus/scenarios. Each tick goes through the real\n"
      "quantizer and writer; --hash-log also writes the record-side hash log (with raw float\n"

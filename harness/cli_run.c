@@ -89,8 +89,8 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     snprintf(label, sizeof label, "%s: record", src->name);
     cli_progress_init(&pr, label);
     pr.on = pr.on && !o->no_progress;
-    harness__record_opts ro = {.hash_log = o->hash_log, .log_entities = o->log_entities,
-                               .format_name = o->format->name, .keyframe = o->keyframe,
+    harness__record_opts ro = {.hash_log = o->hash_log, .log_entities = o->log_entities, .log_raw = o->log_raw,
+                               .raw_log = o->raw_log, .format_name = o->format->name, .keyframe = o->keyframe,
                                .progress = cli_progress_cb, .progress_user = &pr,
                                .fault_self_check = o->self_check_fault_tick != UINT64_MAX,
                                .fault_self_check_tick = o->self_check_fault_tick, .fsync = DG_FLREP_FSYNC_CLOSE,
@@ -126,7 +126,7 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
 /* ---- option parsing shared by record and verify ------------------------------------------------- */
 
 enum { OPT_INJECT = 0x200, OPT_KEYFRAME, OPT_STATES, OPT_KEEP, OPT_HASHLOG, OPT_LOGENT, OPT_FAULT, OPT_SEEKS,
-       OPT_EDGES, OPT_NOREC, OPT_FORMAT, OPT_CORPUS, OPT_REPEAT };
+       OPT_EDGES, OPT_NOREC, OPT_FORMAT, OPT_CORPUS, OPT_REPEAT, OPT_LOGRAW };
 
 /* --replay-fault KIND:TICK, a test hook: double-delta breaks linear replay at TICK, seek-drop-delta
  * breaks only a seek landing on TICK, self-check makes the writer's self-check fail at TICK. */
@@ -169,6 +169,7 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
     case OPT_KEEP: o->keep = optarg; return 0;
     case OPT_HASHLOG: o->hash_log = optarg; return 0;
     case OPT_LOGENT: o->log_entities = true; return 0;
+    case OPT_LOGRAW: o->log_raw = true; return 0;
     case OPT_NOREC: o->skip_recovery = true; return 0;
     case OPT_FORMAT:
         *format = optarg;
@@ -200,6 +201,7 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
 #define RUN_LONG_OPTS                                                                                     \
     {"inject", 1, 0, OPT_INJECT}, {"keyframe-interval", 1, 0, OPT_KEYFRAME}, {"states", 1, 0, OPT_STATES},      \
         {"keep", 1, 0, OPT_KEEP}, {"hash-log", 1, 0, OPT_HASHLOG}, {"log-entities", 0, 0, OPT_LOGENT},        \
+        {"log-raw", 0, 0, OPT_LOGRAW},                                                                    \
         {"replay-fault", 1, 0, OPT_FAULT}, {"seek-samples", 1, 0, OPT_SEEKS}, {"seek-edges", 1, 0, OPT_EDGES}, \
         {"no-recovery", 0, 0, OPT_NOREC}, {"format", 1, 0, OPT_FORMAT}, {"corpus", 1, 0, OPT_CORPUS}, CLI_PROJECT_OPT
 
@@ -275,7 +277,7 @@ int cli_record(int argc, char **argv)
     if (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX ||
         (!o.format->replay_faults && o.self_check_fault_tick != UINT64_MAX))
         return cli_usage_error("record", "--replay-fault: record takes only self-check:TICK (the .flrep writer's hook)");
-    if (!o.format->record_log && (o.hash_log || o.log_entities))
+    if (!o.format->record_log && (o.hash_log || o.log_entities || o.log_raw))
         return cli_usage_error("record", "--hash-log is for .flrep recordings (use `detgate hash FILE%s`)",
                                o.format->ext);
     if (optind < argc - 1)
@@ -300,8 +302,9 @@ int cli_record(int argc, char **argv)
     cli_progress pr;
     cli_progress_init(&pr, "record");
     harness__record_opts ro = {.hash_log = log_out ? log_out->work : NULL, .log_entities = o.log_entities,
-                               .format_name = o.format->name, .keyframe = o.keyframe, .progress = cli_progress_cb,
-                               .progress_user = &pr, .fault_self_check = o.self_check_fault_tick != UINT64_MAX,
+                               .log_raw = o.log_raw, .format_name = o.format->name, .keyframe = o.keyframe,
+                               .progress = cli_progress_cb, .progress_user = &pr,
+                               .fault_self_check = o.self_check_fault_tick != UINT64_MAX,
                                .fault_self_check_tick = o.self_check_fault_tick, .fsync = fsync, .jobs = 1};
     dg_status st = o.format->record(src, rec_out->work, &ro, &rec, &err);
     cli_progress_done(&pr);
@@ -401,6 +404,9 @@ int cli_verify(int argc, char **argv)
     harness__stream rec = {0};
     dg_harness__cpu_init(o.jobs);
     dg_report_scenario *sc = NULL;
+    char raw_log[CLI_PATH_CAP] = ""; /* --repeat: run 1's raw floats, to name a drift's field and values */
+    if (o.repeat && o.format->record_log && dg_harness__temp_path(raw_log, sizeof raw_log, NULL, src->name, ".raw.hashlog"))
+        o.raw_log = raw_log;
     int failed = cli_record_and_verify(rep, src, path, &o, &rec, &sc, &err);
     dg_harness__source_free(src); /* before another run of a process engine starts */
     src = NULL;
@@ -411,6 +417,8 @@ int cli_verify(int argc, char **argv)
     dg_harness__source_free(src);
     if (temp)
         remove(path);
+    if (raw_log[0])
+        remove(raw_log);
     bool usage = failed < 0 && CLI_BAD_INPUT(&o, err.code);
     if (usage)
         cli_print_error("verify", &err);
@@ -432,58 +440,6 @@ static dg_status load_side(const char *path, const harness__format *fmt, unsigne
         return dg_harness__load_log(path, out, NULL, err);
     harness__replay_opts ro = {UINT64_MAX, NULL, false, jobs, NULL, NULL};
     return fmt->replay_hash(path, &ro, out, err);
-}
-
-/* Reads a hash log up to `tick`; true with *t filled when the tick is there (its arrays stay valid
- * until the reader is freed or read on). */
-static bool log_at_tick(dg_hash_log_reader *r, uint64_t tick, dg_hash_log_tick *t)
-{
-    bool eof = false;
-    dg_error err;
-    dg_error_clear(&err);
-    while (dg_hash_log_next(r, t, &eof, &err) == DG_OK && !eof)
-        if (t->tick >= tick)
-            return t->tick == tick;
-    return false;
-}
-
-/* Version 2 hash logs (record --hash-log --log-entities) carry each entity's raw hash: names the
- * entities whose raw floats differ at the first drifting tick, as a detail line of the check, and
- * returns the first of them (0 when the logs cannot say: no entity raw hashes, or an entity on one
- * side only). */
-static uint32_t raw_first_entity(dg_report_check *c, const char *a, const char *b, uint64_t tick)
-{
-    dg_hash_log_reader *ra = NULL, *rb = NULL;
-    dg_error err;
-    dg_error_clear(&err);
-    uint32_t first = 0, n = 0, total = 0;
-    char ids[160] = "";
-    dg_hash_log_tick ta, tb;
-    if (dg_hash_log_open(&ra, a, &err) == DG_OK && dg_hash_log_open(&rb, b, &err) == DG_OK &&
-        log_at_tick(ra, tick, &ta) && log_at_tick(rb, tick, &tb) && ta.raw_hashes && tb.raw_hashes) {
-        total = ta.entity_count;
-        for (uint32_t i = 0, j = 0; i < ta.entity_count && j < tb.entity_count;) {
-            if (ta.ids[i] != tb.ids[j]) {
-                ta.ids[i] < tb.ids[j] ? i++ : j++;
-                continue;
-            }
-            if (ta.raw_hashes[i] != tb.raw_hashes[j]) {
-                if (!n++)
-                    first = ta.ids[i];
-                size_t len = strlen(ids);
-                if (n <= 8)
-                    snprintf(ids + len, sizeof ids - len, "%s%u", n > 1 ? ", " : "", (unsigned)ta.ids[i]);
-            }
-            i++, j++;
-        }
-    }
-    dg_hash_log_free(ra);
-    dg_hash_log_free(rb);
-    if (n)
-        dg_report_check_add_detail(c, "tick %llu: raw floats differ in %u of %u entit%s: %s%s",
-                                   (unsigned long long)tick, (unsigned)n, (unsigned)total, total == 1 ? "y" : "ies",
-                                   ids, n > 8 ? ", ..." : "");
-    return first;
 }
 
 /* Hash-level comparison (at least one side is a hash log: there is no state to diff on that side). */
@@ -521,10 +477,11 @@ static void diff_hashes(dg_report_check *c, dg_report_scenario *sc, const char *
                                         c->divergent_ticks == 1 ? "s" : "", (unsigned long long)first[0],
                                         first_raw < first[0] ? "; raw floats differed earlier" : "");
         else if (first_raw != DG_REPORT_TICK_NONE) {
-            uint32_t who = !fa && !fb ? raw_first_entity(c, a, b, first_raw) : 0;
-            char ent[48] = "";
+            char field[200] = "";
+            uint32_t who = !fa && !fb ? dg_harness__raw_locate(c, a, b, first_raw, field, sizeof field, NULL) : 0;
+            char ent[260] = "";
             if (who)
-                snprintf(ent, sizeof ent, ", first in entity %u", (unsigned)who);
+                snprintf(ent, sizeof ent, ", first in entity %u%s%s", (unsigned)who, field[0] ? ", " : "", field);
             dg_report_check_set_message(c, "quantized state identical; raw floats differ from tick %llu%s "
                                            "(sub-quantum): %s",
                                         (unsigned long long)first_raw, ent, cli_raw_verdict_note(raw));
@@ -559,12 +516,18 @@ static int diff_raw_from_logs(dg_report_check *ck, uint64_t nd, const char *la, 
         } else if (first_raw != DG_REPORT_TICK_NONE) {
             dg_report_check_set_raw_divergence(ck, first_raw);
             if (!nd) {
+                char field[200] = "", ent[260] = "";
+                uint32_t who = dg_harness__raw_locate(ck, la, lb, first_raw, field, sizeof field, NULL);
+                if (who)
+                    snprintf(ent, sizeof ent, ", first in entity %u%s%s", (unsigned)who, field[0] ? ", " : "", field);
                 ck->status = cli_raw_status(raw, DG_REPORT_TICK_NONE, first_raw);
-                dg_report_check_set_message(ck, "quantized state identical; raw floats differ from tick %llu "
+                dg_report_check_set_message(ck, "quantized state identical; raw floats differ from tick %llu%s "
                                                 "(sub-quantum, from the hash logs): %s",
-                                            (unsigned long long)first_raw, cli_raw_verdict_note(raw));
+                                            (unsigned long long)first_raw, ent, cli_raw_verdict_note(raw));
             }
         }
+        if (code == 0 && nd) /* a one-quantum step the logs' raw values explain */
+            dg_harness__raw_edges(ck, la, lb);
     }
     dg_harness__stream_free(&sa);
     dg_harness__stream_free(&sb);

@@ -73,6 +73,8 @@ typedef struct scratch {
     uint32_t *ids;
     uint64_t *rh; /* per-entity raw hashes (record side, hash log version 2) */
     size_t cap;
+    uint64_t *rb; /* the raw values' bits (record side, hash log version 3) */
+    size_t rb_cap;
 } scratch;
 
 static dg_status scratch_fit(scratch *s, size_t n, dg_error *err)
@@ -106,6 +108,7 @@ static void scratch_free(scratch *s)
     free(s->eh);
     free(s->ids);
     free(s->rh);
+    free(s->rb);
     memset(s, 0, sizeof *s);
 }
 
@@ -123,13 +126,25 @@ void dg_harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const dou
 {
     /* filled, not initialised: an initialiser would zero the 32 declared-field slots for every entity */
     double raw[HARNESS_RAW_FIELDS + HARNESS_DECL_MAX_FIELDS];
-    const double std[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                            e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
-    memcpy(raw, std, sizeof std);
-    k = k > HARNESS_DECL_MAX_FIELDS ? HARNESS_DECL_MAX_FIELDS : k;
-    for (size_t i = 0; xraw && i < k; i++)
-        raw[HARNESS_RAW_FIELDS + i] = xraw[i];
-    dg_hash_raw_entity(hs, e->id, raw, HARNESS_RAW_FIELDS + (xraw ? k : 0));
+    size_t m = dg_harness__raw_floats(e, xraw, k, raw);
+    dg_hash_raw_entity(hs, e->id, raw, m);
+}
+
+/* The frame's raw values as bit patterns, nvals per entity (hash log version 3), into sc->rb. */
+static dg_status raw_bits(const harness__frame *f, uint32_t nvals, scratch *sc, dg_error *err)
+{
+    if (!dg_harness__grow((void **)&sc->rb, &sc->rb_cap, f->n * nvals + 1, sizeof *sc->rb))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "harness", "out of memory (%zu entities)", f->n);
+    for (size_t i = 0; i < f->n; i++) {
+        double raw[HARNESS_RAW_FIELDS + HARNESS_DECL_MAX_FIELDS];
+        size_t m = dg_harness__raw_floats(&f->ents[i], f->xraw ? f->xraw + i * f->nxraw : NULL, f->nxraw, raw);
+        if (m != nvals)
+            return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "hash log",
+                                "tick %llu entity %u: %zu raw values, the log's header names %u",
+                                (unsigned long long)f->tick, (unsigned)f->ents[i].id, m, (unsigned)nvals);
+        memcpy(sc->rb + i * nvals, raw, m * sizeof *raw);
+    }
+    return DG_OK;
 }
 
 uint64_t dg_harness__raw_hash(uint64_t tick, const dg_entity_in *ents, size_t n)
@@ -141,7 +156,7 @@ uint64_t dg_harness__raw_hash(uint64_t tick, const dg_entity_in *ents, size_t n)
     return dg_hash_raw_end(&hs);
 }
 
-static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_hash *th,
+static dg_status log_tick(dg_hash_log_writer *log, bool entities, uint32_t nvals, const dg_tick_hash *th,
                           const harness__frame *f, const dg_qentity *q, scratch *sc, dg_error *err)
 {
     if (!log)
@@ -163,9 +178,79 @@ static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_
                 sc->rh[i] = entity_raw_hash(f->tick, &f->ents[i], f->xraw ? f->xraw + i * f->nxraw : NULL,
                                             f->nxraw);
             lt.raw_hashes = sc->rh;
+            dg_status st = nvals ? raw_bits(f, nvals, sc, err) : DG_OK;
+            if (st != DG_OK)
+                return st;
+            lt.raw_bits = nvals ? sc->rb : NULL;
         }
     }
     return dg_hash_log_write(log, &lt, err);
+}
+
+/* ---- a version 3 log of the standard floats, tick by tick (the C API's repeat runs) ---------------- */
+
+/* Whether a tick of n entities still goes into a raw log holding *kept entity-ticks: the first ticks
+ * up to HARNESS_RAW_LOG_CAP, none after the first that does not fit (the log stays a prefix). */
+static bool raw_log_room(uint64_t *kept, size_t n)
+{
+    if (*kept + n > HARNESS_RAW_LOG_CAP) {
+        *kept = HARNESS_RAW_LOG_CAP + 1;
+        return false;
+    }
+    *kept += n;
+    return true;
+}
+
+
+struct harness__raw_logger {
+    dg_hash_log_writer *w;
+    uint32_t nvals;
+    uint64_t kept; /* entity-ticks logged (HARNESS_RAW_LOG_CAP at most) */
+    scratch sc;
+};
+
+dg_status dg_harness__raw_logger_open(harness__raw_logger **out, const char *path, const char *name, dg_error *err)
+{
+    *out = NULL;
+    harness__raw_logger *l = calloc(1, sizeof *l);
+    if (!l)
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "harness", "out of memory");
+    dg_hash_log_header lh = {.entities = true, .raw = true, .entity_raw = true};
+    snprintf(lh.scenario, sizeof lh.scenario, "%s", name);
+    snprintf(lh.format, sizeof lh.format, "flrep");
+    l->nvals = lh.n_values = dg_harness__raw_value_names(NULL, lh.values, sizeof lh.values);
+    dg_status st = dg_hash_log_create(&l->w, path, &lh, err);
+    if (st != DG_OK) {
+        free(l);
+        return st;
+    }
+    *out = l;
+    return DG_OK;
+}
+
+dg_status dg_harness__raw_logger_tick(harness__raw_logger *l, uint64_t tick, const dg_entity_in *sorted,
+                                      const dg_qentity *q, const int64_t *xq, size_t nx, size_t n,
+                                      const dg_event *ev, size_t nev, dg_error *err)
+{
+    if (!raw_log_room(&l->kept, n))
+        return DG_OK;
+    dg_status st = scratch_fit(&l->sc, n, err);
+    if (st != DG_OK)
+        return st;
+    dg_tick_hash th = dg_hash_tick_x(tick, q, xq, nx, n, ev, nev, l->sc.eh);
+    harness__frame f = {.tick = tick, .ents = sorted, .n = n, .has_raw = true,
+                        .raw = dg_harness__raw_hash(tick, sorted, n)};
+    return log_tick(l->w, true, l->nvals, &th, &f, q, &l->sc, err);
+}
+
+dg_status dg_harness__raw_logger_close(harness__raw_logger *l, dg_error *err)
+{
+    if (!l)
+        return DG_OK;
+    dg_status st = dg_hash_log_close(l->w, err);
+    scratch_free(&l->sc);
+    free(l);
+    return st;
 }
 
 /* ---- the record side ---------------------------------------------------------------------------- */
@@ -179,10 +264,23 @@ typedef struct rec_state {
     dg_flrep_writer *w;
     dg_hash_log_writer *log;
     bool log_entities;
+    uint32_t log_values;         /* raw values per entity in log (version 3), 0 = none */
+    dg_hash_log_writer *raw_log; /* the second log (harness__record_opts.raw_log): version 3 */
+    uint32_t raw_log_values;
+    uint64_t raw_log_kept;       /* entity-ticks in it so far (HARNESS_RAW_LOG_CAP at most) */
     scratch sc;
     harness__stream *out;
     dg_error *err;
 } rec_state;
+
+/* The tick into the record side's logs (none, one or two). */
+static dg_status rec_logs(rec_state *rs, const dg_tick_hash *th, const harness__frame *f)
+{
+    dg_status st = log_tick(rs->log, rs->log_entities, rs->log_values, th, f, rs->sc.q, &rs->sc, rs->err);
+    if (st == DG_OK && rs->raw_log && raw_log_room(&rs->raw_log_kept, f->n))
+        st = log_tick(rs->raw_log, true, rs->raw_log_values, th, f, rs->sc.q, &rs->sc, rs->err);
+    return st;
+}
 
 /* rec_tick with declared extra fields: the writer's float-domain form with extras, the hash over them. */
 static dg_status rec_tick_x(rec_state *rs, const harness__frame *f)
@@ -204,7 +302,7 @@ static dg_status rec_tick_x(rec_state *rs, const harness__frame *f)
     harness__tickrec r = {f->tick, th.state, th.events, th.combined, f->raw, th.entity_count, f->has_raw};
     if ((st = dg_harness__stream_push(rs->out, &r, rs->err)) != DG_OK)
         return st;
-    return log_tick(rs->log, rs->log_entities, &th, f, rs->sc.q, &rs->sc, rs->err);
+    return rec_logs(rs, &th, f);
 }
 
 static dg_status rec_tick(rec_state *rs, const harness__frame *fin)
@@ -226,7 +324,7 @@ static dg_status rec_tick(rec_state *rs, const harness__frame *fin)
     harness__tickrec r = {f->tick, th.state, th.events, th.combined, f->raw, th.entity_count, f->has_raw};
     if ((st = dg_harness__stream_push(rs->out, &r, rs->err)) != DG_OK)
         return st;
-    return log_tick(rs->log, rs->log_entities, &th, f, rs->sc.q, &rs->sc, rs->err);
+    return rec_logs(rs, &th, f);
 }
 
 /* When the thread budget spares one, the source keeps running on the calling thread (an engine
@@ -482,6 +580,25 @@ static dg_status record_loop(harness__source *src, const harness__record_opts *o
     return st;
 }
 
+/* Creates one record-side hash log at path: entity lines with their raw hashes when entities
+ * (version 2), and with values the raw floats too (version 3, named from the source's schema). */
+static dg_status rec_log_open(const harness__source *src, const harness__record_opts *o, const char *path,
+                              bool entities, bool values, dg_hash_log_writer **out, uint32_t *nvals, dg_error *err)
+{
+    dg_hash_log_header lh = {0};
+    snprintf(lh.scenario, sizeof lh.scenario, "%s", src->name);
+    snprintf(lh.format, sizeof lh.format, "%s", o->format_name ? o->format_name : "flrep");
+    lh.entities = entities;
+    lh.raw = true;
+    lh.entity_raw = entities; /* version 2: the e lines carry each entity's raw hash */
+    lh.n_values = values ? dg_harness__raw_value_names(&src->decl, lh.values, sizeof lh.values) : 0;
+    if (values && lh.n_values == 0)
+        return dg_error_set(err, DG_E_LIMIT, DG_OFFSET_NONE, path, "the raw values' names do not fit a hash log "
+                            "header (%d bytes)", DG_HASH_LOG_VALUES_CAP);
+    *nvals = lh.n_values;
+    return dg_hash_log_create(out, path, &lh, err);
+}
+
 dg_status dg_harness__record(harness__source *src, const char *path, const harness__record_opts *o,
                           harness__stream *out, dg_error *err)
 {
@@ -497,15 +614,12 @@ dg_status dg_harness__record(harness__source *src, const char *path, const harne
         return st;
     if (o && o->fault_self_check)
         dg_flrep__writer_set_fault_self_check(rs.w, o->fault_self_check_tick);
-    if (o && o->hash_log) {
-        dg_hash_log_header lh = {0};
-        snprintf(lh.scenario, sizeof lh.scenario, "%s", src->name);
-        snprintf(lh.format, sizeof lh.format, "%s", o->format_name ? o->format_name : "flrep");
-        lh.entities = o->log_entities;
-        lh.raw = true;
-        lh.entity_raw = o->log_entities; /* version 2: the e lines carry each entity's raw hash */
-        st = dg_hash_log_create(&rs.log, o->hash_log, &lh, err);
-    }
+    if (o && o->hash_log)
+        st = rec_log_open(src, o, o->hash_log, o->log_entities || o->log_raw, o->log_raw, &rs.log, &rs.log_values,
+                          err);
+    if (st == DG_OK && o && o->raw_log)
+        st = rec_log_open(src, o, o->raw_log, true, true, &rs.raw_log, &rs.raw_log_values, err);
+    rs.log_entities = rs.log_entities || (o && o->log_raw);
     if (st == DG_OK)
         st = record_loop(src, o, &rs);
     if (st == DG_OK && out->n == 0)
@@ -518,11 +632,16 @@ dg_status dg_harness__record(harness__source *src, const char *path, const harne
             dg_hash_log_close(rs.log, NULL);
             remove(o->hash_log);
         }
+        if (rs.raw_log) {
+            dg_hash_log_close(rs.raw_log, NULL);
+            remove(o->raw_log);
+        }
         return st;
     }
     st = dg_flrep_writer_close(rs.w, err);
     dg_status lst = rs.log ? dg_hash_log_close(rs.log, err) : DG_OK;
-    return st != DG_OK ? st : lst;
+    dg_status rst = rs.raw_log ? dg_hash_log_close(rs.raw_log, err) : DG_OK;
+    return st != DG_OK ? st : lst != DG_OK ? lst : rst;
 }
 
 /* Linear playback of r from where it stands: the first `skip` ticks are read but neither hashed nor
@@ -555,7 +674,7 @@ dg_status dg_harness__replay_hash_from(dg_flrep_reader *r, size_t skip, dg_hash_
         harness__tickrec rec = {t.tick, th.state, th.events, th.combined, 0, th.entity_count, false};
         if ((st = dg_harness__stream_push(out, &rec, err)) != DG_OK)
             break;
-        if (log && (st = log_tick(log, log_entities, &th, NULL, t.ents, &sc, err)) != DG_OK)
+        if (log && (st = log_tick(log, log_entities, 0, &th, NULL, t.ents, &sc, err)) != DG_OK)
             break;
     }
     if (st == DG_OK && rc < 0)

@@ -158,7 +158,7 @@ static dg_status rg_open(rg_file *r, const char *path, dg_error *err)
 static dg_status log_world(dg_hash_log_writer *log, bool entities, const harness__tickrec *rec, const rg_world *w,
                            uint32_t **ids, size_t *ids_cap, dg_error *err)
 {
-    dg_hash_log_tick lt = {rec->tick, rec->count, rec->state, rec->events, 0, false, NULL, NULL, NULL};
+    dg_hash_log_tick lt = {rec->tick, rec->count, rec->state, rec->events, 0, false, NULL, NULL, NULL, NULL};
     if (entities) {
         if (!dg_harness__grow((void **)ids, ids_cap, w->n, sizeof **ids))
             return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");

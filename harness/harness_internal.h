@@ -118,6 +118,11 @@ size_t dg_harness__stream_find(const harness__stream *s, uint64_t tick);
 typedef struct harness__record_opts {
     const char *hash_log;      /* also write a hash log here (".zst" compresses); NULL = none */
     bool log_entities;         /* the log carries entity lines */
+    bool log_raw;              /* ... and each entity's raw floats (version 3; implies log_entities) */
+    /* A second log, version 3 (entity lines with raw values), beside hash_log: what `verify --repeat`
+     * compares run by run to name a raw drift's field and values. It keeps the ticks up to
+     * HARNESS_RAW_LOG_CAP entity-ticks (a later drift is named by tick alone). NULL = none. */
+    const char *raw_log;
     const char *format_name;   /* the hash log's format= ("flrep") */
     uint32_t keyframe;         /* formats whose writer takes it (RPLY): 0 = the source header's interval */
     void (*progress)(void *user, uint64_t tick, uint64_t total);
@@ -265,13 +270,22 @@ size_t dg_harness__detail_max(void);
 
 /* ---- repeat runs (harness/repeat.c) ------------------------------------------------------------ */
 
+/* A raw drift's first differing value (dg_harness__raw_locate): entity, field, both raw values. */
+typedef struct harness__raw_first {
+    uint32_t entity;                        /* 0: not known */
+    char field[DG_HASH_LOG_NAME_MAX + 1];   /* "": not known */
+    double a, b;
+} harness__raw_first;
+
 /* Run k (its recording path, its record-side stream rec) against run 1 (first_path, first) into the
  * "repeat" check c: 0 the same (a raw-only drift is noted on c), 1 differs (c FAIL, diffed to entity
- * and field), -1 could not compare (c ERROR). */
+ * and field), -1 could not compare (c ERROR), in format f. raw_logs (may be NULL): run 1's and run k's
+ * version 3 hash logs (harness__record_opts.raw_log), which name a raw drift's entity, field and both
+ * values, and the raw change behind a one-quantum step; rf (may be NULL) gets that entity and field. */
 struct harness__format; /* harness/format.h: the recordings' format, for the state diff */
 int dg_harness__repeat_compare(dg_report_check *c, const char *first_path, const harness__stream *first,
                             const char *path, const harness__stream *rec, unsigned k,
-                            const struct harness__format *f);
+                            const struct harness__format *f, const char *const raw_logs[2], harness__raw_first *rf);
 /* The "repeat" check's message once every run compared equal (result 0); else leaves it. */
 void dg_harness__repeat_conclude(dg_report_check *c, unsigned runs, const harness__stream *first, int result);
 
@@ -299,6 +313,43 @@ int dg_harness__verify_file(dg_report_scenario *sc, harness__source *src, const 
 /* One entity into a raw float hash: its 11 standard floats, then its k declared float fields' raw
  * values (docs/STATE-HASH.md §6 over 11 + k floats; k = 0 is the hash of before). */
 void dg_harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const double *xraw, size_t k);
+
+/* The entity-ticks a run's temporary raw log keeps (about 250 bytes each: at most ~65 MB a log). */
+#define HARNESS_RAW_LOG_CAP (UINT64_C(1) << 18)
+
+/* A version 3 hash log of a record side that is not a source (the C API's sessions): per tick the
+ * entities (sorted by id, as the writer handed them back: q, and the declared slots xq, nx per
+ * entity) with their standard floats, the first HARNESS_RAW_LOG_CAP entity-ticks. open creates it at
+ * path (scenario name), close writes the trailer and frees l (l may be NULL). */
+typedef struct harness__raw_logger harness__raw_logger;
+dg_status dg_harness__raw_logger_open(harness__raw_logger **out, const char *path, const char *name, dg_error *err);
+dg_status dg_harness__raw_logger_tick(harness__raw_logger *l, uint64_t tick, const dg_entity_in *sorted,
+                                      const dg_qentity *q, const int64_t *xq, size_t nx, size_t n,
+                                      const dg_event *ev, size_t nev, dg_error *err);
+dg_status dg_harness__raw_logger_close(harness__raw_logger *l, dg_error *err);
+
+/* ---- raw values by name (harness/raw_values.c) ---------------------------------------------------- */
+
+/* The floats dg_harness__raw_entity hashes, in its order, into out (room for HARNESS_RAW_FIELDS +
+ * HARNESS_DECL_MAX_FIELDS): the standard 11, then k declared float values (none when xraw is NULL).
+ * Returns how many. */
+size_t dg_harness__raw_floats(const dg_entity_in *e, const double *xraw, size_t k, double *out);
+/* Their names joined by ',' into out (a version 3 hash log's values=): pos.x ... health, then d's
+ * float fields in declaration order (d may be NULL). Returns how many, 0 when out is too small. */
+uint32_t dg_harness__raw_value_names(const harness__decl *d, char *out, size_t cap);
+/* A difference d in unit for a human ("15.6 mm", "0.2 mm/s", "3e-05 rad"). */
+void dg_harness__raw_amount(double d, const char *unit, char *out, size_t cap);
+/* Two record-side hash logs at a tick whose raw hashes differ: a detail line naming the entities whose
+ * raw floats differ and, when both logs are version 3, one line per differing value of the first of
+ * them with both raw values exactly; first_field (may be NULL) gets the first of those values in
+ * short ("vel.z: raw A ..., B ... (B - A = ...)"), "" when none. Returns that entity's id (0 when the
+ * logs cannot say). rf (may be NULL) gets the same as data. */
+uint32_t dg_harness__raw_locate(dg_report_check *c, const char *log_a, const char *log_b, uint64_t tick, char *first_field,
+                                size_t cap, harness__raw_first *rf);
+/* For every field of c's detailed ticks that differs by exactly one quantum, and whose raw values both
+ * version 3 logs hold: a detail line with the raw change behind it ("1 quantum (15.6 mm) from a raw
+ * change of 0.2 mm across a rounding edge"). Nothing when a log is not version 3. */
+void dg_harness__raw_edges(dg_report_check *c, const char *log_a, const char *log_b);
 
 /* Declared extra fields of a recording (0 for format 1.x). */
 size_t dg_harness__reader_fields(const dg_flrep_reader *r);

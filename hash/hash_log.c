@@ -11,7 +11,9 @@
 #include "log_io.h"
 
 #define LOG__MAGIC "# detgate-hashlog"
-#define LOG__LINE_MAX 256  /* longest legal line is the header (~190 bytes) */
+#define LOG__LINE_MAX 256  /* longest legal line of versions 1 and 2 is the header (~190 bytes) */
+/* Version 3: an e line with 64 values (~1150 bytes), or a header with its values= list. */
+#define LOG__LINE_MAX_V3 (128 + DG_HASH_LOG_VALUES_CAP + 17 * DG_HASH_LOG_VALUES_MAX)
 #define LOG__TICK_WIDTH 10 /* ticks and ids are zero-padded to 10 digits so lines sort like numbers */
 #define LOG__READ_CHUNK (64u * 1024u)
 
@@ -31,6 +33,27 @@ static bool log__name_valid(const char *s)
     return n > 0;
 }
 
+/* The number of names in a values= list ("a,b,c": 3), or 0 when it is not one (an empty name, a
+ * character outside the name set, a name over 64 bytes, more than DG_HASH_LOG_VALUES_MAX names). */
+static uint32_t log__count_values(const char *s)
+{
+    uint32_t n = 0;
+    size_t len = 0;
+    for (const char *p = s;; p++) {
+        if (*p == ',' || *p == '\0') {
+            if (len == 0 || len > DG_HASH_LOG_NAME_MAX || ++n > DG_HASH_LOG_VALUES_MAX)
+                return 0;
+            len = 0;
+            if (*p == '\0')
+                return n;
+        } else if (!log__name_char(*p)) {
+            return 0;
+        } else {
+            len++;
+        }
+    }
+}
+
 /* ================================ writer ========================================================= */
 struct dg_hash_log_writer {
     hash__sink *sink;
@@ -41,17 +64,22 @@ struct dg_hash_log_writer {
 
 static dg_status log__emit(dg_hash_log_writer *w, const char *line, int n, dg_error *err)
 {
-    if (n < 0 || n >= LOG__LINE_MAX)
+    if (n < 0 || n >= (w->h.n_values ? LOG__LINE_MAX_V3 : LOG__LINE_MAX))
         return dg_error_set(err, DG_E_LIMIT, DG_OFFSET_NONE, "hash log writer", "line too long");
     return dg_hash__sink_write(w->sink, line, (size_t)n, err);
 }
 
 static dg_status log__write_header(dg_hash_log_writer *w, dg_error *err)
 {
-    char line[LOG__LINE_MAX];
-    int n = snprintf(line, sizeof line, "%s %d scenario=%s format=%s entities=%d raw=%d\n", LOG__MAGIC,
-                     w->h.entity_raw ? DG_HASH_LOG_VERSION_ENTITY_RAW : DG_HASH_LOG_VERSION, w->h.scenario,
-                     w->h.format, w->h.entities ? 1 : 0, w->h.raw ? 1 : 0);
+    char line[LOG__LINE_MAX_V3];
+    int version = w->h.n_values ? DG_HASH_LOG_VERSION_RAW_VALUES
+                  : w->h.entity_raw ? DG_HASH_LOG_VERSION_ENTITY_RAW : DG_HASH_LOG_VERSION;
+    int n = snprintf(line, sizeof line, "%s %d scenario=%s format=%s entities=%d raw=%d", LOG__MAGIC, version,
+                     w->h.scenario, w->h.format, w->h.entities ? 1 : 0, w->h.raw ? 1 : 0);
+    if (n > 0 && w->h.n_values) /* version 3: the names of the raw values every e line carries */
+        n += snprintf(line + n, sizeof line - (size_t)n, " values=%s", w->h.values);
+    if (n > 0 && (size_t)n + 1 < sizeof line)
+        line[n++] = '\n';
     return log__emit(w, line, n, err);
 }
 
@@ -90,6 +118,13 @@ static dg_status log__check_header(const dg_hash_log_header *h, dg_error *err)
     if (h->entity_raw && (!h->entities || !h->raw))
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "hash log writer",
                             "entity_raw needs entities and raw (entities=%d raw=%d)", h->entities, h->raw);
+    if (h->n_values && !h->entity_raw)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "hash log writer",
+                            "raw values (n_values %u) need entity_raw", (unsigned)h->n_values);
+    if (h->n_values && log__count_values(h->values) != h->n_values)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "hash log writer",
+                            "values \"%.80s\": expected %u names of 1..%d [A-Za-z0-9._+/-] joined by ',' (at most %d)",
+                            h->values, (unsigned)h->n_values, DG_HASH_LOG_NAME_MAX, DG_HASH_LOG_VALUES_MAX);
     return DG_OK;
 }
 
@@ -134,6 +169,9 @@ static dg_status log__check_tick(const dg_hash_log_writer *w, const dg_hash_log_
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "hash log writer",
                             "tick %" PRIu64 ": header says raw=%d, tick has_raw=%d", t->tick,
                             w->h.raw, t->has_raw);
+    if (w->h.n_values && t->entity_count && !t->raw_bits)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "hash log writer",
+                            "tick %" PRIu64 ": header says raw values but raw_bits is NULL", t->tick);
     if (w->h.entity_raw && t->entity_count && !t->raw_hashes)
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "hash log writer",
                             "tick %" PRIu64 ": header says entity raw hashes but raw_hashes is NULL", t->tick);
@@ -162,13 +200,16 @@ static void log__put_id10(char *p, uint32_t v)
 
 static dg_status log__write_entities(dg_hash_log_writer *w, const dg_hash_log_tick *t, dg_error *err)
 {
-    char line[LOG__LINE_MAX];
+    char line[LOG__LINE_MAX_V3];
     int k = log__fmt_tick(line, sizeof line, t->tick); /* the "<tick> e " prefix is shared */
     memcpy(line + k, " e ", 3);
-    size_t pre = (size_t)k + 3, hash_at = pre + LOG__TICK_WIDTH + 1;
-    size_t len = hash_at + 16 + (w->h.entity_raw ? 17 : 0) + 1; /* version 2: " <raw-entity-hash>" */
+    size_t pre = (size_t)k + 3, hash_at = pre + LOG__TICK_WIDTH + 1, m = w->h.n_values;
+    size_t vals_at = hash_at + 16 + (w->h.entity_raw ? 17 : 0); /* version 2: " <raw-entity-hash>" */
+    size_t len = vals_at + 17 * m + 1;                          /* version 3: " <bits>" m times */
     line[pre + LOG__TICK_WIDTH] = ' ';
     line[hash_at + 16] = ' ';
+    for (size_t v = 0; v < m; v++)
+        line[vals_at + 17 * v] = ' ';
     line[len - 1] = '\n';
     for (uint32_t i = 0; i < t->entity_count; i++) {
         log__put_id10(line + pre, t->ids[i]);
@@ -178,6 +219,10 @@ static dg_status log__write_entities(dg_hash_log_writer *w, const dg_hash_log_ti
         if (w->h.entity_raw) {
             dg_hash_hex(t->raw_hashes[i], hex);
             memcpy(line + hash_at + 17, hex, 16);
+        }
+        for (size_t v = 0; v < m; v++) {
+            dg_hash_hex(t->raw_bits[(size_t)i * m + v], hex);
+            memcpy(line + vals_at + 17 * v + 1, hex, 16);
         }
         dg_status st = dg_hash__sink_write(w->sink, line, len, err);
         if (st != DG_OK)
@@ -229,8 +274,9 @@ struct dg_hash_log_reader {
     char *chunk;           /* LOG__READ_CHUNK decoded bytes */
     size_t chunk_len, chunk_pos;
     bool src_eof;
-    char line[LOG__LINE_MAX + 1];
+    char line[LOG__LINE_MAX_V3 + 1];
     size_t line_len;
+    size_t line_cap;       /* LOG__LINE_MAX, or LOG__LINE_MAX_V3 for the header and a version 3 log */
     uint64_t line_no;      /* 1-based number of the line in `line` */
     uint64_t line_off;     /* decoded byte offset of its first byte */
     uint64_t next_off;
@@ -242,6 +288,7 @@ struct dg_hash_log_reader {
     uint32_t *ids;
     uint64_t *hashes;
     uint64_t *raw_hashes; /* version 2 only */
+    uint64_t *raw_bits;   /* version 3 only: cap * n_values */
     size_t cap;
 };
 
@@ -404,11 +451,12 @@ static dg_status log__read_line(dg_hash_log_reader *r, bool *eof, dg_error *err)
         size_t avail = r->chunk_len - r->chunk_pos;
         const char *nl = memchr(start, '\n', avail);
         size_t take = nl ? (size_t)(nl - start) : avail;
-        if (take > LOG__LINE_MAX - r->line_len) {
-            r->next_off += LOG__LINE_MAX - r->line_len;
-            r->line_len = LOG__LINE_MAX;
-            return log__line_error(r, LOG__LINE_MAX + 1,
-                                   "expected a line of at most 256 bytes, found a longer one", err);
+        if (take > r->line_cap - r->line_len) {
+            r->next_off += r->line_cap - r->line_len;
+            r->line_len = r->line_cap;
+            char msg[80];
+            snprintf(msg, sizeof msg, "expected a line of at most %zu bytes, found a longer one", r->line_cap);
+            return log__line_error(r, r->line_cap + 1, msg, err);
         }
         memcpy(r->line + r->line_len, start, take);
         r->line_len += take;
@@ -436,6 +484,26 @@ static void log__name_field(log__lc *c, const char *key, char *out, const char *
     c->pos += n;
 }
 
+/* Version 3's " values=<name>,<name>,..." (the raw values every e line carries, in order). */
+static void log__values_field(log__lc *c)
+{
+    if (!log__lit(c, " values=", "\" values=\" (version 3 names its raw values)"))
+        return;
+    size_t n = c->r->line_len - c->pos;
+    char *out = c->r->h.values;
+    if (n < DG_HASH_LOG_VALUES_CAP) {
+        memcpy(out, c->r->line + c->pos, n);
+        out[n] = '\0';
+    }
+    c->r->h.n_values = n < DG_HASH_LOG_VALUES_CAP ? log__count_values(out) : 0;
+    if (c->r->h.n_values == 0) {
+        out[0] = '\0';
+        log__fail_at(c, DG_E_SYNTAX, "1..64 names of 1..64 characters [A-Za-z0-9._+/-] joined by ','");
+        return;
+    }
+    c->pos = c->r->line_len;
+}
+
 static dg_status log__read_header(dg_hash_log_reader *r, dg_error *err)
 {
     bool eof = false;
@@ -454,11 +522,16 @@ static dg_status log__read_header(dg_hash_log_reader *r, dg_error *err)
     c.pos = sizeof magic - 1;
     size_t ver_col = c.pos;
     uint64_t ver = log__dec(&c, 0, UINT32_MAX, "the format version");
-    if (c.st == DG_OK && ver != DG_HASH_LOG_VERSION && ver != DG_HASH_LOG_VERSION_ENTITY_RAW) {
+    if (c.st == DG_OK && ver != DG_HASH_LOG_VERSION && ver != DG_HASH_LOG_VERSION_ENTITY_RAW &&
+        ver != DG_HASH_LOG_VERSION_RAW_VALUES) {
         c.pos = ver_col;
-        return log__fail_at(&c, DG_E_VERSION, "format version 1 or 2");
+        return log__fail_at(&c, DG_E_VERSION, "format version 1, 2 or 3");
     }
-    r->h.entity_raw = ver == DG_HASH_LOG_VERSION_ENTITY_RAW;
+    if (c.st == DG_OK && ver != DG_HASH_LOG_VERSION_RAW_VALUES && r->line_len > LOG__LINE_MAX) {
+        c.pos = LOG__LINE_MAX;
+        return log__fail_at(&c, DG_E_SYNTAX, "a header of at most 256 bytes (versions 1 and 2)");
+    }
+    r->h.entity_raw = ver >= DG_HASH_LOG_VERSION_ENTITY_RAW;
     log__name_field(&c, " scenario=", r->h.scenario, "\" scenario=\"");
     log__name_field(&c, " format=", r->h.format, "\" format=\"");
     log__lit(&c, " entities=", "\" entities=\"");
@@ -468,9 +541,12 @@ static dg_status log__read_header(dg_hash_log_reader *r, dg_error *err)
     r->h.raw = log__dec(&c, 0, 1, "0 or 1") == 1;
     if (c.st == DG_OK && r->h.entity_raw && (!r->h.entities || !r->h.raw)) {
         c.pos = raw_col;
-        return log__fail_at(&c, DG_E_SYNTAX, "entities=1 raw=1 (version 2 carries per-entity raw hashes)");
+        return log__fail_at(&c, DG_E_SYNTAX, "entities=1 raw=1 (versions 2 and 3 carry per-entity raw hashes)");
     }
+    if (ver == DG_HASH_LOG_VERSION_RAW_VALUES)
+        log__values_field(&c);
     log__expect_eol(&c);
+    r->line_cap = ver == DG_HASH_LOG_VERSION_RAW_VALUES ? LOG__LINE_MAX_V3 : LOG__LINE_MAX;
     return c.st;
 }
 
@@ -487,6 +563,7 @@ static dg_status log__reader_new(dg_hash_log_reader **out, hash__src *src, const
     }
     r->src = src;
     r->chunk = chunk;
+    r->line_cap = LOG__LINE_MAX_V3; /* the header's version says which cap holds from then on */
     snprintf(r->name, sizeof r->name, "%s", name ? name : "hash log");
     dg_status st = log__read_header(r, err);
     if (st != DG_OK) {
@@ -530,6 +607,7 @@ void dg_hash_log_free(dg_hash_log_reader *r)
     free(r->ids);
     free(r->hashes);
     free(r->raw_hashes);
+    free(r->raw_bits);
     free(r);
 }
 
@@ -546,11 +624,14 @@ static dg_status log__grow(dg_hash_log_reader *r, size_t need, dg_error *err)
     if (hs)
         r->hashes = hs;
     uint64_t *rh = hs ? realloc(r->raw_hashes, cap * sizeof *rh) : NULL;
-    if (!rh) {
+    if (rh)
+        r->raw_hashes = rh;
+    uint64_t *rb = rh ? realloc(r->raw_bits, cap * (r->h.n_values + 1) * sizeof *rb) : NULL;
+    if (!rb) {
         r->failed = true;
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, r->name, "entity hash array (%zu)", cap);
     }
-    r->raw_hashes = rh;
+    r->raw_bits = rb;
     r->cap = cap;
     return DG_OK;
 }
@@ -579,6 +660,10 @@ static dg_status log__entity_line(dg_hash_log_reader *r, uint64_t tick, uint32_t
     if (r->h.entity_raw) {
         log__lit(&c, " ", "' ' (version 2: the entity's raw hash follows)");
         rh = log__hex16(&c, "16 lowercase hex digits (entity raw hash)");
+    }
+    for (uint32_t v = 0; v < r->h.n_values; v++) { /* version 3: the raw values' bit patterns */
+        log__lit(&c, " ", "' ' (version 3: the header's values= count of raw values follow)");
+        r->raw_bits[(size_t)i * r->h.n_values + v] = log__hex16(&c, "16 lowercase hex digits (a raw value's bits)");
     }
     log__expect_eol(&c);
     if (c.st != DG_OK)
@@ -659,6 +744,7 @@ static dg_status log__entities(dg_hash_log_reader *r, dg_hash_log_tick *t, dg_er
     t->ids = r->ids;
     t->hashes = r->hashes;
     t->raw_hashes = r->h.entity_raw ? r->raw_hashes : NULL;
+    t->raw_bits = r->h.n_values ? r->raw_bits : NULL;
     return DG_OK;
 }
 

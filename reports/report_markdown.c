@@ -302,6 +302,32 @@ static void md__bisect(dg_rsink *s, const dg_report_bisect *bi, md_budget *b)
         b->details_left++;
 }
 
+/* Each WARN check's headline as a bullet under the table (what drifted: the tick, and where the
+ * data allows the entity, the field and both raw values); a list that does not fit is left out. */
+static void md__warnings(dg_rsink *s, const dg_report *r, md_budget *b)
+{
+    size_t mark = s->len;
+    bool any = false;
+    for (uint32_t i = 0; i < r->n_scenarios; i++)
+        for (uint32_t j = 0; j < r->scenarios[i].n_checks; j++) {
+            const dg_report_check *c = &r->scenarios[i].checks[j];
+            if (c->status != DG_REPORT_WARN || !c->message)
+                continue;
+            dg_rep__sink_puts(s, "- ⚠️ ");
+            dg_rep__md_text(s, r->scenarios[i].name);
+            dg_rep__sink_puts(s, " / ");
+            dg_rep__md_text(s, c->name);
+            dg_rep__sink_puts(s, ": ");
+            dg_rep__md_text(s, c->message);
+            dg_rep__sink_puts(s, "\n");
+            any = true;
+        }
+    if (any)
+        dg_rep__sink_puts(s, "\n");
+    if (any && !md__fits(s, mark, b))
+        b->details_left++;
+}
+
 static void md__render(const dg_report *r, const dg_report_opts *o, dg_rsink *s, md_budget *b)
 {
     size_t cap = o->markdown_max_bytes ? o->markdown_max_bytes : MD_DEFAULT_MAX;
@@ -316,6 +342,7 @@ static void md__render(const dg_report *r, const dg_report_opts *o, dg_rsink *s,
         dg_rep__sink_printf(s, "## detgate: %s\n\n", md__badge(dg_report_overall_status(r)));
     }
     md__summary_table(s, r, b);
+    md__warnings(s, r, b);
     md__bisect(s, &r->bisect, b);
     md__details(s, r, max_rows, b);
     if (b->rows_left || b->details_left)

@@ -73,6 +73,15 @@ typedef struct dg_harness_result {
     uint32_t first_divergent_entity;
     char first_divergent_field[DG_REPORT_FIELD_NAME_CAP];
     char first_divergent_check[DG_REPORT_NAME_CAP]; /* that check's name ("golden", "repeat", ...); "" when none */
+    /* A drift of the raw floats (docs/CLI.md "Raw-float drift"): the first tick whose raw float hashes
+     * differed in any check (DG_REPORT_TICK_NONE when none). dg_harness_repeat, which has every run's
+     * raw floats, also names the first run-to-run drift's entity (0 when not known), its first
+     * differing value ("pos.x" ... "health"; "" when not known) and that value in run 1 (a) and in the
+     * run that differed (b), exactly as the engine handed them over. */
+    uint64_t first_raw_tick;
+    uint32_t first_raw_entity;
+    char first_raw_field[DG_REPORT_FIELD_NAME_CAP];
+    double first_raw_a, first_raw_b;
 } dg_harness_result;
 
 /* The defaults: name "engine", temporary recording, keep_inputs true, 32 random seek samples. */

@@ -181,6 +181,9 @@ dg_status dg_hash_diff_entities(const uint32_t *ids_a, const uint64_t *hashes_a,
 /* ---- the hash log (text, docs/STATE-HASH.md §7) --------------------------------------------------- */
 #define DG_HASH_LOG_VERSION 1 /* a log without per-entity raw hashes (byte for byte as before) */
 #define DG_HASH_LOG_VERSION_ENTITY_RAW 2 /* e lines also carry each entity's raw hash (§7) */
+#define DG_HASH_LOG_VERSION_RAW_VALUES 3 /* e lines also carry the entity's raw floats' bits (§7) */
+#define DG_HASH_LOG_VALUES_MAX 64        /* raw values per entity in a version 3 log */
+#define DG_HASH_LOG_VALUES_CAP 2048      /* the header's values= list: names joined by ',', NUL */
 #define DG_HASH_LOG_NAME_MAX 64 /* scenario / format tokens: [A-Za-z0-9._+/-]{1,64} */
 
 typedef struct dg_hash_log_header {
@@ -190,6 +193,11 @@ typedef struct dg_hash_log_header {
     bool raw;      /* the log carries raw hashes (else "-" on every tick line) */
     bool entity_raw; /* version 2: each e line also carries the entity's raw hash (needs entities
                         and raw); false writes version 1 exactly as before */
+    /* Version 3 (needs entity_raw): each e line also carries the n_values raw floats the entity's
+     * raw hash covers, as binary64 bit patterns; values names them, in order, joined by ','
+     * ("pos.x,pos.y,..."; each 1..64 of [A-Za-z0-9._+/-]). n_values 0 = version 1 or 2. */
+    uint32_t n_values;
+    char values[DG_HASH_LOG_VALUES_CAP];
 } dg_hash_log_header;
 
 /* One tick as written to / read from a log. */
@@ -202,6 +210,7 @@ typedef struct dg_hash_log_tick {
     const uint32_t *ids;    /* entity_count ids (NULL when the log has no entity lines) */
     const uint64_t *hashes; /* their entity hashes */
     const uint64_t *raw_hashes; /* their raw hashes (§6 over that one entity): only with entity_raw */
+    const uint64_t *raw_bits;   /* version 3: entity_count * n_values bit patterns, entity by entity */
 } dg_hash_log_tick;
 
 typedef struct dg_hash_log_writer dg_hash_log_writer;

@@ -329,12 +329,100 @@ static void test_records_whose_extras_break_bounds(void **state)
     expect_tick1_refused(&w, "a complete DELTA record, found the record block exhausted");
 }
 
+/* A schema without position, velocity or rotation (stdMask 0x40: flags and the four extras, a state
+ * machine's record): tick 0 FULL records of entities 5..16 (flags, then the extras as h2_full writes
+ * them), tick 1 a DELTA of each, changing spin by +5 — the record of entity 10 with the DELTA head
+ * flags `head10` instead (8: the same). Twelve records, so the fast path's copy for "any other set"
+ * of standard fields (fast2_run_any with no motion field, which stops in a block's last 8 bytes) has
+ * records to take: extras alone are taken, and a motion bit, which such a schema cannot have, is
+ * refused with the general path's message (test_flrep2_paths.c reads these files both ways). */
+#define STILL_N 12
+static void still_file(hf_bytes *f, unsigned head10)
+{
+    h2_schema s = h2_default();
+    s.mask = 0x40;
+    hf_bytes content = {0};
+    bits w;
+    memset(&w, 0, sizeof w);
+    for (int k = 0; k < STILL_N; k++) {
+        beg(&w, k ? 0 : 4);
+        bput(&w, 1, 2);
+        bput(&w, 3, 16);
+        bput(&w, 1, 1); bput(&w, (uint64_t)-7 & ((UINT64_C(1) << 55) - 1), 55);
+        bput(&w, 1, 1); bput(&w, 42, 64);
+        bput(&w, 0, 1); bseg(&w, 1);
+        bput(&w, 0, 1); bseg(&w, 2);
+    }
+    hf_tick(&content, 0, 1, STILL_N, 0, &w);
+    memset(&w, 0, sizeof w);
+    for (int k = 0; k < STILL_N; k++) {
+        beg(&w, k ? 0 : 4);
+        bput(&w, 0, 2);                       /* DELTA */
+        bput(&w, k == 5 ? head10 : 8, 4);     /* motion, rotFull, attrs, extras */
+        bput(&w, 1, 4);                       /* changed: spin */
+        bput(&w, 0, 1); bseg(&w, 5);
+    }
+    hf_tick(&content, 1, 0, STILL_N, 0, &w);
+    h2_preamble(f, &s);
+    hf_chunk c = hf_append_chunk(f, &content, 0, 1, 2);
+    hf_trailer(f, &c, 1);
+    hf_free(&content);
+}
+
+/* Tick 1 of still_file(head10): 1 with t filled, or -1 with the error in line. */
+static int still_tick1(unsigned head10, dg_flrep_tick *t, char *line, size_t cap, hf_bytes *f, dg_flrep_reader **r)
+{
+    still_file(f, head10);
+    dg_error err;
+    dg_error_clear(&err);
+    assert_int_equal(dg_flrep_reader_open_mem(r, f->b, f->n, NULL, &err), DG_OK);
+    assert_int_equal(dg_flrep_reader_header(*r)->schema->std_mask, 0x40);
+    assert_int_equal(dg_flrep_reader_next(*r, t, &err), 1);
+    assert_int_equal(t->ent_count, STILL_N);
+    int rc = dg_flrep_reader_next(*r, t, &err);
+    dg_error_format(&err, line, cap);
+    return rc;
+}
+
+static void test_a_schema_without_motion_fields(void **state)
+{
+    (void)state;
+    hf_bytes f = {0};
+    dg_flrep_reader *r = NULL;
+    dg_flrep_tick t;
+    char line[640];
+    /* extras only (motion 0): spin -7 + 5, the rest kept; no position or velocity to move */
+    if (still_tick1(8, &t, line, sizeof line, &f, &r) != 1)
+        fail_msg("extras-only DELTAs refused: %s", line);
+    assert_int_equal(t.ent_count, STILL_N);
+    for (int k = 0; k < STILL_N; k++) {
+        assert_int_equal(t.ents[k].id, 5 + k);
+        assert_int_equal(t.ents[k].flags, 3);
+        assert_int_equal(t.ents[k].pos[0], 0);
+        assert_int_equal(t.extras[k * 4], -2);
+        assert_int_equal(t.extras[k * 4 + 1], 42);
+    }
+    dg_flrep_reader_close(r);
+    hf_free(&f);
+    /* a motion bit on entity 10's record, with extras: refused and named, nothing of tick 1 delivered */
+    memset(&f, 0, sizeof f);
+    assert_int_equal(still_tick1(1 | 8, &t, line, sizeof line, &f, &r), -1);
+    if (!strstr(line, "motion = 0 (the schema has no position, velocity or rotation), found motion = 1") ||
+        !strstr(line, "tick 1") || !strstr(line, "entity 10"))
+        fail_msg("%s", line);
+    assert_int_equal(t.ent_count, STILL_N); /* the view is still tick 0's */
+    assert_int_equal(t.extras[0], -7);
+    dg_flrep_reader_close(r);
+    hf_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reader_rebuilds_what_the_page_says),
         cmocka_unit_test(test_hostile_schema_sections),
         cmocka_unit_test(test_records_whose_extras_break_bounds),
+        cmocka_unit_test(test_a_schema_without_motion_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

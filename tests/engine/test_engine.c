@@ -4,7 +4,8 @@
  * mode M, at K (format bin: the binary stream). Modes (DG_TEST_ENGINE_MODE / DG_TEST_ENGINE_AT override the file) misbehave at tick K:
  * ok, exit3, segv, hang, garbage, cut (a tick line cut short, exit 0), flood (4 MiB of stderr first,
  * then a good stream), invalid (a position out of the quantizer's range), nondet (a clock-seeded
- * value: another run records another state). DG_TEST_ENGINE_PIDFILE: where hang writes its pid.
+ * value: another run records another state), nondet-raw (the same, 1e-15..1e-9 m: another run has
+ * other raw floats, the same quantized state). DG_TEST_ENGINE_PIDFILE: where hang writes its pid.
  * Declared fields (issue 14): "fields 1" (or DG_TEST_ENGINE_FIELDS=1) declares a schema (pos, vel,
  * rot at 1 mm) with angvel (float, rad/s, quantum 1/4096), rng (uint 64, an xorshift state) and awake
  * (bool) in the stream's own form; modes change-angvel / change-rng / change-awake change that
@@ -325,6 +326,11 @@ int main(int argc, char **argv)
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             jitter = (double)(ts.tv_nsec % 1000 + getpid() % 1000 + 1) * 0.01;
+        }
+        if (t == s.at && strcmp(s.mode, "nondet-raw") == 0) { /* clock-seeded, far below any quantum */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            jitter = (double)(1 + ts.tv_nsec % 1000000) * 1e-15;
         }
         if (t == s.at && strcmp(s.mode, "invalid") == 0)
             jitter = 1e12; /* beyond the quantizer's +-33,554 km */

@@ -3,7 +3,7 @@
 # commit compiles the fma injection into the harness (sub-quantum in mars: the quantized state stays
 # equal, the raw floats differ from an early tick on, as a reordered float sum in the flight model does).
 # Under the default policy bisect says there is nothing to bisect but shows the drift (WARN, exit 0);
-# under --raw fail it finds that commit and names the tick.
+# under --raw fail it finds that commit and names the tick, the entity, the field and both raw values.
 # usage: bisect_raw_test.sh DETGATE SOURCE_DIR REPORT_CHECK
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
@@ -35,6 +35,24 @@ c4=$(commit "docs: more notes")
 (cd "$SRC" && "$DG" gate --scenario mars --inject fma -q --json "$W/gate.json") || bad "gate --inject fma failed"
 T=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([c for c in d["scenarios"][0]["checks"] if c["name"]=="golden"][0]["firstRawDivergentTick"])' "$W/gate.json")
 case "$T" in '' | *[!0-9]*) bad "no raw tick from the gate: '$T'" ;; *) ok ;; esac
+# the entity and value bisect must name: this build's mars with and without fma, logged with raw values
+(cd "$SRC" && "$DG" record mars -o "$W/m0.flrep" --hash-log "$W/m0.hashlog" --log-raw &&
+  "$DG" record mars -o "$W/m1.flrep" --hash-log "$W/m1.hashlog" --log-raw --inject fma) >/dev/null 2>&1 ||
+  bad "cannot record mars with --log-raw"
+WHERE=$(python3 - "$W/m0.hashlog" "$W/m1.hashlog" "$T" <<'PY'
+import struct, sys
+def ents(p, t):
+    names = open(p).readline().split("values=")[1].strip().split(",")
+    return names, {int(f[2]): f for f in (l.split() for l in open(p)) if f[0] != "#" and f[1] == "e" and int(f[0]) == t}
+names, a = ents(sys.argv[1], int(sys.argv[3]))
+_, b = ents(sys.argv[2], int(sys.argv[3]))
+e = min(i for i in a if i in b and a[i][4] != b[i][4])
+k = next(i for i in range(len(names)) if a[e][5 + i] != b[e][5 + i])
+d = lambda h: "%.17g" % struct.unpack("<d", struct.pack("<Q", int(h, 16)))[0]
+print("first in entity %d, %s: raw A %s, B %s" % (e, names[k], d(a[e][5 + k]), d(b[e][5 + k])))
+PY
+)
+[ -n "$WHERE" ] && ok || bad "no drifting entity found in this build's logs"
 
 # default policy (warn): the bad end records the same quantized state: nothing to bisect, drift shown
 (cd "$R" && "$DG" bisect --good "$c1" --bad "$c4" --scenario corpus/scenarios/mars.scn --build-type Debug \
@@ -53,9 +71,10 @@ contains "$W/warn/report.json" '"firstRawDivergentTick": '"$T"
 rc=$?
 [ "$rc" -eq 1 ] && ok || { bad "bisect --raw fail exit $rc, expected 1"; cat "$W/err-f"; }
 contains "$W/out-f" "first bad commit: $c3 sim: side force before lift"
-contains "$W/out-f" "raw floats first differ at tick $T (quantized state identical: a sub-quantum drift)"
+contains "$W/out-f" "raw floats first differ at tick $T, $WHERE (B - A = .*) (quantized state identical: a sub-quantum drift)"
+contains "$W/fail/report.json" "raw floats differ from tick $T, $WHERE"
 contains "$W/fail/report.json" "\"firstBadCommit\": \"$c3\""
-contains "$W/fail/report.txt" "^FAIL mars .*raw floats differ from tick $T (sub-quantum drift): a failure under --raw fail"
+contains "$W/fail/report.txt" "^FAIL mars .*raw floats differ from tick $T, $WHERE (B - A = .*) (sub-quantum drift): a failure under --raw fail"
 contains "$W/fail/report.json" '"firstRawDivergentTick": '"$T"
 "$CHECK" "$SRC/docs/report-schema.json" "$W/fail" && ok || bad "bisect --raw fail reports do not validate"
 [ "$(git -C "$R" worktree list | wc -l)" -eq 1 ] && ok || bad "a worktree was left behind"

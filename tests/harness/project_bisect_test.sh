@@ -120,7 +120,7 @@ contains "$W/err" "its raw floats differ from tick 30"
 (cd "$R" && "$DG" bisect --good "$c1" --bad "$c5r" --scenario bounce --raw fail -q >"$W/out" 2>"$W/err")
 expect_rc $? 1 "bisect of a raw-only drift under --raw fail"
 contains "$W/out" "first bad commit: $c5r engine: a sub-quantum change"
-contains "$W/out" "raw floats first differ at tick 30 (quantized state identical"
+contains "$W/out" "raw floats first differ at tick 30, first in entity 2, pos.x: raw A [-0-9.e]*, B [-0-9.e]* (B - A = [-0-9.e]* nm, [0-9]* ulps) (quantized state identical"
 
 # ---- matrix: the build command with {cc} and {cflags} ---------------------------------------------
 git -C "$R" checkout -q "$c6"

@@ -162,6 +162,14 @@ DG_TEST_ENGINE_MODE=nondet expect 1 "$DG" verify bounce --repeat 3 --text "$W/re
 contains "$W/rep-nd.txt" "bounce / repeat: first divergent tick 30: 1 entity changed"
 contains "$W/rep-nd.txt" "run 2 recorded another state than run 1: 1 tick differs; first at tick 30"
 contains "$W/rep-nd.txt" "1      changed pos.x"
+# a run-to-run drift below the quantum (1e-15..1e-9 m at tick 30): WARN, named by entity, field and both
+# raw values (the run-to-run raw floats are kept in a temporary version 3 hash log per run)
+DG_TEST_ENGINE_MODE=nondet-raw expect 0 "$DG" verify bounce --repeat 2 --report-dir "$W/rep-raw" -q
+contains "$W/rep-raw/report.txt" "^WARN bounce "
+contains "$W/rep-raw/report.txt" "run 2: quantized state identical to run 1; raw floats differ from tick 30, first in entity 1, pos.x: raw A [-0-9.e]*, B [-0-9.e]* (B - A = "
+contains "$W/rep-raw/report.json" '"firstRawDivergentTick": 30'
+contains "$W/rep-raw/report.json" "tick 30 entity 1 pos.x: raw A "
+DG_TEST_ENGINE_MODE=nondet-raw expect 1 "$DG" verify bounce --repeat 2 --raw fail -q
 DG_TEST_ENGINE_MODE=exit3 DG_TEST_ENGINE_AT=150 expect 125 "$DG" verify bounce --repeat 2 -q
 expect 2 "$DG" verify bounce --repeat 1
 contains "$W/err" "expected a run count 2..1000, found '1'"

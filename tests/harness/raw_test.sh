@@ -130,6 +130,64 @@ expect 0 "$DG" diff "$W/ea.hashlog" "$W/eb.hashlog" --json "$W/de.json" -q
 contains "$W/de.json" "raw floats differ from tick $WT, first in entity $WE (sub-quantum)"
 contains "$W/de.json" "tick $WT: raw floats differ in $WN of 40 entities: $WE"
 jq_is "$W/de.json" 'd["status"], d["scenarios"][0]["checks"][0]["firstRawDivergentTick"]' "warn $WT"
+# ---- with --log-raw the e lines carry the raw floats too (version 3): the field and both values named ----
+expect 0 "$DG" record dogfight-40 -o "$W/ra.flrep" --hash-log "$W/ra.hashlog" --log-raw
+expect 0 "$DG" record dogfight-40 -o "$W/rb.flrep" --hash-log "$W/rb.hashlog" --log-raw --inject fma
+head -n 1 "$W/ra.hashlog" | grep -q '^# detgate-hashlog 3 .* entities=1 raw=1 values=pos.x,pos.y,pos.z,vel.x,vel.y,vel.z,rot.w,rot.x,rot.y,rot.z,health$' \
+  && ok || bad "no version 3 header: $(head -n 1 "$W/ra.hashlog")"
+# the same T lines and entity hashes as the version 2 log: only the values are added
+cmp -s <(cut -d' ' -f1-5 "$W/ea.hashlog" | tail -n +2) <(cut -d' ' -f1-5 "$W/ra.hashlog" | tail -n +2) && ok \
+  || bad "the version 3 log's hashes differ from the version 2 log's"
+# the first differing value of the first drifting entity, decoded from the logs' bit patterns here
+read -r RF RA RB <<<"$(python3 - "$W/ra.hashlog" "$W/rb.hashlog" "$WT" "$WE" <<'PY'
+import struct, sys
+def ent(p, t, e):
+    names = open(p).readline().split("values=")[1].strip().split(",")
+    for line in open(p):
+        f = line.split()
+        if f[0] != "#" and f[1] == "e" and int(f[0]) == t and int(f[2]) == e:
+            return names, f[5:]
+names, a = ent(sys.argv[1], int(sys.argv[3]), int(sys.argv[4]))
+_, b = ent(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+k = next(i for i in range(len(a)) if a[i] != b[i])
+d = lambda h: "%.17g" % struct.unpack("<d", struct.pack("<Q", int(h, 16)))[0]
+print(names[k], d(a[k]), d(b[k]))
+PY
+)"
+expect 0 "$DG" diff "$W/ra.hashlog" "$W/rb.hashlog" --report-dir "$W/dr" -q
+contains "$W/dr/report.json" "raw floats differ from tick $WT, first in entity $WE, $RF: raw A $RA, B $RB"
+contains "$W/dr/report.json" "tick $WT entity $WE $RF: raw A $RA (-\\{0,1\\}0x1\\.[0-9a-f]*p[-+][0-9]*), B $RB ("
+contains "$W/dr/report.txt" "first in entity $WE, $RF: raw A $RA, B $RB"
+contains "$W/dr/report.xml" "first in entity $WE, $RF: raw A $RA, B $RB"
+contains "$W/dr/report.html" "first in entity $WE, $RF: raw A $RA, B $RB"
+contains "$W/dr/report.md" "^- ⚠️ rb / diff: quantized state identical; raw floats differ from tick $WT, first in entity $WE, $RF: raw A $RA, B $RB"
+expect 0 "$CHECK" "$SCHEMA" "$W/dr"
+# recordings with their version 3 logs: the same
+expect 0 "$DG" diff "$W/ra.flrep" "$W/rb.flrep" --log-a "$W/ra.hashlog" --log-b "$W/rb.hashlog" --json "$W/drl.json" -q
+contains "$W/drl.json" "first in entity $WE, $RF: raw A $RA, B $RB"
+# a version 2 log on one side: the entity, not the values
+expect 0 "$DG" diff "$W/ea.hashlog" "$W/rb.hashlog" --json "$W/dr2.json" -q
+contains "$W/dr2.json" "first in entity $WE (sub-quantum)"
+lacks "$W/dr2.json" "raw A "
+
+# ---- one quantum from a tiny raw change: x = 0.0077 m and 0.0079 m lie on both sides of the rounding
+# edge 0.5 / 64 = 0.0078125 m, so the quantized positions are 0 and 1 (1/64 m = 15.6 mm apart) ----------
+H='tick,id,px,py,pz,qw,qx,qy,qz,health'
+printf '%s\n0,1,0,0,0,1,0,0,0,1\n1,1,0.0077,0,0,1,0,0,0,1\n' "$H" >"$W/edge-a.csv"
+printf '%s\n0,1,0,0,0,1,0,0,0,1\n1,1,0.0079,0,0,1,0,0,0,1\n' "$H" >"$W/edge-b.csv"
+for s in a b; do
+  expect 0 "$DG" record --states "$W/edge-$s.csv" -o "$W/edge-$s.flrep" --hash-log "$W/edge-$s.hashlog" --log-raw
+done
+read -r EA EB <<<"$(python3 -c 'print("%.17g %.17g" % (0.0077, 0.0079))')"
+expect 1 "$DG" diff "$W/edge-a.flrep" "$W/edge-b.flrep" --log-a "$W/edge-a.hashlog" --log-b "$W/edge-b.hashlog" \
+  --report-dir "$W/edge" -q
+EDGE="tick 1 entity 1 pos.x: 1 quantum (15.6 mm) from a raw change of 0.2 mm across a rounding edge: raw A $EA, B $EB"
+for f in report.txt report.json report.md report.html report.xml; do contains "$W/edge/$f" "$EDGE"; done
+expect 0 "$CHECK" "$SCHEMA" "$W/edge"
+# without the logs' raw values the same step is only a quantum
+expect 1 "$DG" diff "$W/edge-a.flrep" "$W/edge-b.flrep" --json "$W/edge-noraw.json" -q
+lacks "$W/edge-noraw.json" "rounding edge"
+
 # a version 1 log on one side: the tick only, no entity named
 expect 0 "$DG" diff "$W/a.hashlog" "$W/eb.hashlog" --json "$W/de1.json" -q
 contains "$W/de1.json" "raw floats differ from tick $WT (sub-quantum)"

@@ -104,10 +104,12 @@ static void world(uint64_t tick, dg_entity_in *e, uint64_t nudge_tick)
 }
 
 /* The engine of the repeat tests: run `odd_run` nudges car 3 from tick `odd_tick`; run `fail_run`
- * fails at tick 10. */
+ * fails at tick 10; run `raw_run` moves car 3 by 1e-9 m east from tick `raw_tick` (far below 1/64 m:
+ * the same quantized state, other raw floats). */
+#define RAW_NUDGE 1e-9
 typedef struct engine {
-    unsigned odd_run, fail_run;
-    uint64_t odd_tick;
+    unsigned odd_run, fail_run, raw_run;
+    uint64_t odd_tick, raw_tick;
     unsigned runs_seen;
 } engine;
 
@@ -120,6 +122,8 @@ static dg_status run_engine(void *user, dg_harness_session *s, unsigned run, dg_
         if (run == g->fail_run && t == 10)
             return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "engine", "the solver diverged at tick 10");
         world(t, e, run == g->odd_run ? g->odd_tick : UINT64_MAX);
+        if (run == g->raw_run && t >= g->raw_tick)
+            e[2].pos[0] += RAW_NUDGE;
         dg_status st = dg_harness_tick(s, t, e, CARS, NULL, 0, err);
         if (st != DG_OK)
             return st;
@@ -340,6 +344,39 @@ static void test_repeat_names_the_run_that_differs(void **state)
     assert_int_equal(stray_files(NULL), 0);
 }
 
+/* A run-to-run drift below the quantum: no check fails, and the result and the repeat check name the
+ * tick, the entity, the field and both raw values exactly as the engine handed them over. */
+static void test_repeat_names_a_raw_drift_down_to_the_value(void **state)
+{
+    (void)state;
+    dg_flrep_header h = header();
+    engine g = {.raw_run = 2, .raw_tick = 40};
+    dg_error err;
+    dg_error_clear(&err);
+    dg_report *rep = dg_report_new("verify", "test", NULL, &err);
+    dg_harness_result res;
+    assert_int_equal(dg_harness_repeat(&h, NULL, 3, run_engine, &g, rep, &res, &err), DG_OK);
+    assert_int_equal(res.failed_checks, 0);
+    assert_true(res.first_divergent_tick == DG_REPORT_TICK_NONE);
+    assert_int_equal(res.first_raw_tick, 40);
+    assert_int_equal(res.first_raw_entity, 3);
+    assert_string_equal(res.first_raw_field, "pos.x");
+    dg_entity_in e[CARS];
+    world(40, e, UINT64_MAX);
+    double a = e[2].pos[0], b = e[2].pos[0] + RAW_NUDGE;
+    assert_memory_equal(&res.first_raw_a, &a, sizeof a); /* bit for bit */
+    assert_memory_equal(&res.first_raw_b, &b, sizeof b);
+    const dg_report_check *c = find_check(rep, "repeat");
+    assert_int_equal(c->status, DG_REPORT_PASS);
+    assert_true(c->sub_quantum);
+    char want[200];
+    snprintf(want, sizeof want, "raw floats differ from tick 40, first in entity 3, pos.x: raw A %.17g, B %.17g", a, b);
+    if (!strstr(c->message, want))
+        fail_msg("message \"%s\" lacks \"%s\"", c->message, want);
+    dg_report_free(rep);
+    assert_int_equal(stray_files(NULL), 0); /* the runs' raw logs are gone */
+}
+
 static void test_repeat_errors(void **state)
 {
     (void)state;
@@ -382,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_golden_compare_names_tick_entity_field),
         cmocka_unit_test(test_repeat_equal_runs_pass),
         cmocka_unit_test(test_repeat_names_the_run_that_differs),
+        cmocka_unit_test(test_repeat_names_a_raw_drift_down_to_the_value),
         cmocka_unit_test(test_repeat_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

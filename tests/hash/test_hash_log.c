@@ -283,8 +283,8 @@ typedef struct bad_case {
 static const bad_case k_bad[] = {
     {"", DG_E_MAGIC, "bad", "found end of input (empty log)"},
     {"detgate-hashlog 1\n", DG_E_MAGIC, "bad:1:1", "expected \"# detgate-hashlog \" (not a detgate hash log), found \"detgate-hashlog\""},
-    {"# detgate-hashlog 3 scenario=s format=f entities=1 raw=0\n", DG_E_VERSION, "bad:1:19", "expected format version 1 or 2, found \"3\""},
-    {"# detgate-hashlog 2 scenario=s format=f entities=1 raw=0\n", DG_E_SYNTAX, "bad:1:56", "expected entities=1 raw=1 (version 2"},
+    {"# detgate-hashlog 4 scenario=s format=f entities=1 raw=0\n", DG_E_VERSION, "bad:1:19", "expected format version 1, 2 or 3, found \"4\""},
+    {"# detgate-hashlog 2 scenario=s format=f entities=1 raw=0\n", DG_E_SYNTAX, "bad:1:56", "expected entities=1 raw=1 (versions 2 and 3"},
     {"# detgate-hashlog 1 scenario= format=f entities=1 raw=0\n", DG_E_SYNTAX, "bad:1:30", "a name of 1..64"},
     {"# detgate-hashlog 1 scenario=s format=f entities=2 raw=0\n", DG_E_SYNTAX, "bad:1:50", "expected 0 or 1, found \"2\""},
     {"# detgate-hashlog 1 scenario=s format=f entities=1 raw=0 x\n", DG_E_SYNTAX, "bad:1:57", "expected end of line"},

@@ -132,12 +132,88 @@ static void test_writer_and_reader_refuse_what_version_2_cannot_be(void **state)
     dg_hash_log_free(r);
 }
 
+/* Version 3: the raw values' bit patterns after the entity raw hash, named by the header's values=;
+ * the bits spelled as 16 hex digits are the doubles' IEEE-754 patterns (derived here by memcpy). */
+static void test_version_3_carries_the_raw_values(void **state)
+{
+    (void)state;
+    const double v[4] = {1.0, -0.0, 0.1, 2.5}; /* entity 7: x, y; entity 19: x, y */
+    uint64_t bits[4];
+    memcpy(bits, v, sizeof bits);
+    char path[] = "/tmp/dg-hashlog-v3-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    dg_hash_log_header h = {.scenario = "duel", .format = "flrep", .entities = true, .raw = true, .entity_raw = true,
+                            .n_values = 2, .values = "pos.x,pos.y"};
+    dg_hash_log_writer *w = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    assert_int_equal(dg_hash_log_create(&w, path, &h, &err), DG_OK);
+    dg_hash_log_tick t = {.tick = 4312, .entity_count = 2, .state = 1, .events = 2, .raw = 3, .has_raw = true,
+                          .ids = ids, .hashes = hashes, .raw_hashes = raws, .raw_bits = bits};
+    assert_int_equal(dg_hash_log_write(w, &t, &err), DG_OK);
+    assert_int_equal(dg_hash_log_close(w, &err), DG_OK);
+    char want[1024], hx[4][17];
+    for (int i = 0; i < 4; i++)
+        dg_hash_hex(bits[i], hx[i]);
+    snprintf(want, sizeof want,
+             "# detgate-hashlog 3 scenario=duel format=flrep entities=1 raw=1 values=pos.x,pos.y\n"
+             "0000004312 T 2 0000000000000001 0000000000000002 0000000000000003\n"
+             "0000004312 e 0000000007 79c26c03092613c6 00000000000000a1 %s %s\n"
+             "0000004312 e 0000000019 35e76dfa73a344b4 fedcba9876543210 %s %s\n"
+             "# end ticks=1\n", hx[0], hx[1], hx[2], hx[3]);
+    assert_string_equal(hx[0], "3ff0000000000000"); /* 1.0, as IEEE-754 says */
+    assert_string_equal(hx[1], "8000000000000000"); /* -0.0 keeps its sign */
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char text[1024] = "";
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    remove(path);
+    assert_string_equal(text, want);
+    dg_hash_log_reader *r = NULL;
+    assert_int_equal(dg_hash_log_open_mem(&r, text, strlen(text), "v3", &err), DG_OK);
+    assert_int_equal(dg_hash_log_header_of(r)->n_values, 2);
+    assert_string_equal(dg_hash_log_header_of(r)->values, "pos.x,pos.y");
+    dg_hash_log_tick rt;
+    bool eof = false;
+    assert_int_equal(dg_hash_log_next(r, &rt, &eof, &err), DG_OK);
+    assert_non_null(rt.raw_bits);
+    assert_memory_equal(rt.raw_bits, bits, sizeof bits);
+    assert_true(rt.raw_hashes[1] == raws[1]);
+    dg_hash_log_free(r);
+    /* one value short on an entity line: the missing column is named */
+    char bad[1024];
+    snprintf(bad, sizeof bad,
+             "# detgate-hashlog 3 scenario=duel format=flrep entities=1 raw=1 values=pos.x,pos.y\n"
+             "0000004312 T 1 0000000000000001 0000000000000002 0000000000000003\n"
+             "0000004312 e 0000000007 79c26c03092613c6 00000000000000a1 %s\n"
+             "# end ticks=1\n", hx[0]);
+    assert_int_equal(dg_hash_log_open_mem(&r, bad, strlen(bad), "bad", &err), DG_OK);
+    assert_int_not_equal(dg_hash_log_next(r, &rt, &eof, &err), DG_OK);
+    assert_non_null(strstr(err.msg, "version 3: the header's values= count of raw values follow"));
+    dg_hash_log_free(r);
+    /* a values= list that is not one, and raw values without entity raw hashes: refused */
+    static const char badh[] = "# detgate-hashlog 3 scenario=duel format=flrep entities=1 raw=1 values=pos.x,,y\n";
+    dg_error_clear(&err);
+    assert_int_equal(dg_hash_log_open_mem(&r, badh, strlen(badh), "badh", &err), DG_E_SYNTAX);
+    if (!strstr(err.msg, "names of 1..64 characters"))
+        fail_msg("%s: %s", err.where, err.msg);
+    h.entity_raw = false;
+    dg_error_clear(&err);
+    assert_int_equal(dg_hash_log_create(&w, "/tmp/dg-never-written.log", &h, &err), DG_E_USAGE);
+    assert_non_null(strstr(err.msg, "need entity_raw"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_2_writes_and_reads_entity_raw_hashes),
         cmocka_unit_test(test_without_entity_raw_the_log_stays_version_1),
         cmocka_unit_test(test_writer_and_reader_refuse_what_version_2_cannot_be),
+        cmocka_unit_test(test_version_3_carries_the_raw_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -333,7 +333,7 @@ static void fill_result(dg_harness_result *out, const dg_report_scenario *sc, co
     out->entity_ticks = rec ? rec->entity_ticks : sc->entity_ticks;
     out->first_divergent_tick = DG_REPORT_TICK_NONE;
     for (uint32_t i = 0; sc && i < sc->n_checks; i++) {
-        const dg_report_check *c = &sc->checks[i];
+        const dg_report_check *c = sc->checks[i];
         out->failed_checks += c->status == DG_REPORT_FAIL;
         out->error_checks += c->status == DG_REPORT_ERROR;
         if (c->first_tick < out->first_divergent_tick)

@@ -141,12 +141,12 @@ void dg_harness__api_first_entity(dg_harness_result *out, const dg_report_scenar
     out->first_divergent_field[0] = 0;
     out->first_divergent_check[0] = 0;
     for (uint32_t i = 0; i < sc->n_checks && out->first_divergent_tick != DG_REPORT_TICK_NONE; i++) {
-        const dg_report_check *c = &sc->checks[i];
+        const dg_report_check *c = sc->checks[i];
         if (c->first_tick != out->first_divergent_tick || out->first_divergent_check[0])
             continue;
         snprintf(out->first_divergent_check, sizeof out->first_divergent_check, "%s", c->name);
         for (uint32_t t = 0; t < c->n_ticks; t++) {
-            const dg_report_tick *k = &c->ticks[t];
+            const dg_report_tick *k = c->ticks[t];
             if (k->tick != c->first_tick || k->n_entities == 0)
                 continue;
             const dg_report_entity *e = &k->entities[0];
@@ -243,7 +243,7 @@ dg_status dg_harness_repeat(const dg_flrep_header *hdr, const dg_harness_options
     else if (st == DG_OK)
         st = dg_harness__session_finish(s, report, NULL, &first, err); /* run 1: the verify checks, golden, log */
     if (st == DG_OK && report->n_scenarios > before) {
-        dg_report_scenario *sc = &report->scenarios[report->n_scenarios - 1];
+        dg_report_scenario *sc = report->scenarios[report->n_scenarios - 1];
         st = repeat_runs(sc, hdr, &o, runs, fn, user, first_path, &first, err);
         if (out)
             dg_harness__api_result(out, sc);

@@ -694,7 +694,7 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, size
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += jobs[i].part ? jobs[i].part->n_scenarios : 0;
-    dg_report_scenario *lent = calloc(total ? total : 1, sizeof *lent);
+    dg_report_scenario **lent = calloc(total ? total : 1, sizeof *lent);
     if (!lent) {
         fprintf(stderr, "detgate gate: out of memory\n");
         return CLI_UNTESTED;

@@ -142,10 +142,10 @@ static dg_status run_session(const dg_harness_options *o, uint64_t nudge, dg_rep
 
 static const dg_report_check *find_check(const dg_report *rep, const char *name)
 {
-    const dg_report_scenario *sc = &rep->scenarios[rep->n_scenarios - 1];
+    const dg_report_scenario *sc = rep->scenarios[rep->n_scenarios - 1];
     for (uint32_t i = 0; i < sc->n_checks; i++)
-        if (strcmp(sc->checks[i].name, name) == 0)
-            return &sc->checks[i];
+        if (strcmp(sc->checks[i]->name, name) == 0)
+            return sc->checks[i];
     return NULL;
 }
 

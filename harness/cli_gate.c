@@ -399,17 +399,13 @@ static bool golden_cost(const gate_opts *g, const char *name, uint64_t *out)
     if (!cli_file_exists(gl) || dg_hash_log_open(&r, gl, &err) != DG_OK)
         return false;
     uint64_t sum = 0;
-    bool eof = false;
-    dg_status st = DG_OK;
-    while (st == DG_OK && !eof) {
-        dg_hash_log_tick t;
-        st = dg_hash_log_next(r, &t, &eof, &err);
-        if (st == DG_OK && !eof)
-            sum += t.entity_count;
-    }
+    dg_hash_log_tick t;
+    int got;
+    while ((got = dg_hash_log_next(r, &t, &err)) == 1)
+        sum += t.entity_count;
     dg_hash_log_free(r);
     *out = sum;
-    return st == DG_OK;
+    return got == 0;
 }
 
 /* The plan of one run: the scenarios asked for (corpus or --scenario names) in name order. */

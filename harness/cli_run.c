@@ -424,10 +424,9 @@ static dg_status load_side(const char *path, cli_kind kind, unsigned jobs, harne
  * until the reader is freed or read on). */
 static bool log_at_tick(dg_hash_log_reader *r, uint64_t tick, dg_hash_log_tick *t)
 {
-    bool eof = false;
     dg_error err;
     dg_error_clear(&err);
-    while (dg_hash_log_next(r, t, &eof, &err) == DG_OK && !eof)
+    while (dg_hash_log_next(r, t, &err) == 1)
         if (t->tick >= tick)
             return t->tick == tick;
     return false;

@@ -690,12 +690,14 @@ dg_status dg_harness__load_log(const char *log, harness__stream *out, dg_hash_lo
     if (hdr)
         *hdr = *dg_hash_log_header_of(r);
     dg_hash_log_tick lt;
-    bool eof = false;
     dg_status st = DG_OK;
-    while (st == DG_OK && (st = dg_hash_log_next(r, &lt, &eof, err)) == DG_OK && !eof) {
+    int got = 1;
+    while (st == DG_OK && (got = dg_hash_log_next(r, &lt, err)) == 1) {
         harness__tickrec rec = {lt.tick, lt.state, lt.events, 0, lt.raw, lt.entity_count, lt.has_raw};
         st = dg_harness__stream_push(out, &rec, err);
     }
+    if (st == DG_OK && got < 0)
+        st = err->code;
     dg_hash_log_free(r);
     return st;
 }

@@ -80,8 +80,7 @@ static void hv_next(hv_side *s)
     s->rc = 0;
     if (s->log) {
         dg_hash_log_tick lt;
-        bool eof = false;
-        if (dg_hash_log_next(s->log, &lt, &eof, &err) != DG_OK || eof)
+        if (dg_hash_log_next(s->log, &lt, &err) != 1)
             return;
         *s = (hv_side){.kind = s->kind, .path = s->path, .log = s->log, .entities = s->entities, .rc = 1,
                        .tick = lt.tick, .state = lt.state, .events = lt.events, .n = lt.entity_count,

@@ -662,7 +662,7 @@ static dg_status log__entities(dg_hash_log_reader *r, dg_hash_log_tick *t, dg_er
     return DG_OK;
 }
 
-dg_status dg_hash_log_next(dg_hash_log_reader *r, dg_hash_log_tick *t, bool *eof, dg_error *err)
+static dg_status log__next(dg_hash_log_reader *r, dg_hash_log_tick *t, bool *eof, dg_error *err)
 {
     *eof = false;
     if (r->failed)
@@ -696,6 +696,14 @@ dg_status dg_hash_log_next(dg_hash_log_reader *r, dg_hash_log_tick *t, bool *eof
     return DG_OK;
 }
 
+int dg_hash_log_next(dg_hash_log_reader *r, dg_hash_log_tick *t, dg_error *err)
+{
+    bool eof;
+    if (log__next(r, t, &eof, err) != DG_OK)
+        return -1;
+    return eof ? 0 : 1;
+}
+
 /* ================================ comparer ======================================================== */
 static int log__collect_id(void *user, dg_hash_diff_kind kind, uint32_t id, uint64_t ha, uint64_t hb)
 {
@@ -727,7 +735,7 @@ static dg_status log__first_divergence(const dg_hash_log_tick *ta, const dg_hash
 static dg_status log__advance(dg_hash_log_reader *r, dg_hash_log_tick *t, bool *eof, uint64_t *n,
                               dg_error *err)
 {
-    dg_status st = dg_hash_log_next(r, t, eof, err);
+    dg_status st = log__next(r, t, eof, err);
     if (st == DG_OK && !*eof)
         (*n)++;
     return st;

@@ -228,10 +228,10 @@ dg_status dg_hash_log_open_fp(dg_hash_log_reader **out, FILE *fp, const char *na
 dg_status dg_hash_log_open_mem(dg_hash_log_reader **out, const void *buf, size_t len,
                                const char *name, dg_error *err);
 const dg_hash_log_header *dg_hash_log_header_of(const dg_hash_log_reader *r);
-/* Reads the next tick into *t (its ids/hashes stay valid until the next call). Returns DG_OK and
- * sets *eof = true after the trailer (then *t is untouched). Errors carry "name:line:col" in where,
- * the byte offset in the decompressed text, and expected vs found. */
-dg_status dg_hash_log_next(dg_hash_log_reader *r, dg_hash_log_tick *t, bool *eof, dg_error *err);
+/* Reads the next tick into *t (its ids/hashes stay valid until the next call). Returns 1 with *t
+ * filled, 0 after the trailer (then *t is untouched), -1 on error: err carries "name:line:col" in
+ * where, the byte offset in the decompressed text, and expected vs found. */
+int dg_hash_log_next(dg_hash_log_reader *r, dg_hash_log_tick *t, dg_error *err);
 void dg_hash_log_free(dg_hash_log_reader *r);
 
 /* ---- comparing two logs ------------------------------------------------------------------------- */

@@ -64,15 +64,12 @@ static void test_version_2_writes_and_reads_entity_raw_hashes(void **state)
     assert_int_equal(dg_hash_log_open_mem(&r, text, strlen(text), "v2", &err), DG_OK);
     assert_true(dg_hash_log_header_of(r)->entity_raw);
     dg_hash_log_tick t;
-    bool eof = false;
-    assert_int_equal(dg_hash_log_next(r, &t, &eof, &err), DG_OK);
-    assert_false(eof);
+    assert_int_equal(dg_hash_log_next(r, &t, &err), 1);
     assert_int_equal(t.entity_count, 2);
     assert_non_null(t.raw_hashes);
     assert_true(t.raw_hashes[0] == raws[0] && t.raw_hashes[1] == raws[1]);
     assert_true(t.hashes[0] == hashes[0] && t.hashes[1] == hashes[1]);
-    assert_int_equal(dg_hash_log_next(r, &t, &eof, &err), DG_OK);
-    assert_true(eof);
+    assert_int_equal(dg_hash_log_next(r, &t, &err), 0);
     dg_hash_log_free(r);
     free(text);
 }
@@ -94,8 +91,7 @@ static void test_without_entity_raw_the_log_stays_version_1(void **state)
     assert_int_equal(dg_hash_log_open_mem(&r, text, strlen(text), "v1", &err), DG_OK);
     assert_false(dg_hash_log_header_of(r)->entity_raw);
     dg_hash_log_tick t;
-    bool eof = false;
-    assert_int_equal(dg_hash_log_next(r, &t, &eof, &err), DG_OK);
+    assert_int_equal(dg_hash_log_next(r, &t, &err), 1);
     assert_null(t.raw_hashes);
     dg_hash_log_free(r);
     free(text);
@@ -124,8 +120,7 @@ static void test_writer_and_reader_refuse_what_version_2_cannot_be(void **state)
     dg_error_clear(&err);
     assert_int_equal(dg_hash_log_open_mem(&r, bad, strlen(bad), "bad", &err), DG_OK);
     dg_hash_log_tick t;
-    bool eof = false;
-    assert_int_not_equal(dg_hash_log_next(r, &t, &eof, &err), DG_OK);
+    assert_int_equal(dg_hash_log_next(r, &t, &err), -1);
     if (strcmp(err.where, "bad:3:41") != 0)
         fail_msg("where \"%s\": %s", err.where, err.msg);
     assert_non_null(strstr(err.msg, "version 2: the entity's raw hash follows"));

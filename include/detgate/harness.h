@@ -1,7 +1,7 @@
 /* detgate — the harness C API for engines that link the library (prefix dg_harness_).
  *
  * An engine opens a session with its recording header, hands over its whole world tick by tick
- * (float-domain dg_entity_in + match events, as it would to the .flrep writer), and finishes: the
+ * (float-domain dg_entity_in + match events, as it would to the .flrep writer), and closes it: the
  * session has then done what `detgate verify --states` does — each tick went through the real
  * quantizer and writer and its quantized state was hashed (record side); the file is read back,
  * every tick rebuilt and hashed (replay side); the two hash streams are compared tick by tick; seek
@@ -24,7 +24,7 @@
  *
  * Memory: the session keeps a few dozen bytes of hashes per tick. To diff the record side after a
  * mismatch it keeps the ticks' inputs in a temporary spill file (about 100 bytes per entity-tick,
- * removed by finish/abort); set keep_inputs = false to skip it (a mismatch is then reported by tick
+ * removed by close/abort); set keep_inputs = false to skip it (a mismatch is then reported by tick
  * only). Not thread-safe: one session per thread. */
 #ifndef DETGATE_HARNESS_H
 #define DETGATE_HARNESS_H
@@ -46,13 +46,13 @@ typedef struct dg_harness_session dg_harness_session;
 
 typedef struct dg_harness_options {
     const char *name;           /* scenario name in the report (default "engine") */
-    const char *recording_path; /* keep the .flrep here; NULL = a temporary file, removed by finish */
+    const char *recording_path; /* keep the .flrep here; NULL = a temporary file, removed by close */
     bool keep_inputs;           /* spill inputs for record-side diffs (dg_harness_default_options: true) */
     uint32_t seek_random;       /* random seek samples besides chunk edges/first/last (default 32) */
     bool skip_recovery;         /* skip the crash-recovery check */
     /* Also write the record side's hash log here (a name ending in ".zst" compresses it), as
      * `detgate record --hash-log` and `detgate bless` write it: per tick the state, event and raw
-     * float hashes. Written under a temp name in its folder and renamed by finish when complete;
+     * float hashes. Written under a temp name in its folder and renamed by close when complete;
      * NULL = none. */
     const char *hash_log_path;
     /* Compare the run with this golden, as `detgate gate` does: a .flrep recording (state diff down to
@@ -108,7 +108,7 @@ void dg_harness_abort(dg_harness_session *s);
 
 /* One run of the engine for dg_harness_repeat: hand every tick of the scenario to s with
  * dg_harness_tick (run is 1..runs). DG_OK when the run completed; an error ends the repeat. Never
- * finish or abort s: the harness does. */
+ * close or abort s: the harness does. */
 typedef dg_status (*dg_harness_run_fn)(void *user, dg_harness_session *s, unsigned run, dg_error *err);
 
 /* `detgate verify --repeat N` in-process: runs the scenario `runs` times (2..1000) through fn, each in

@@ -94,14 +94,14 @@ static dg_status write_log(const char *path, const char *name, const harness__st
     snprintf(lh.format, sizeof lh.format, "flrep");
     lh.raw = rec->n > 0 && rec->v[0].has_raw;
     dg_hash_log_writer *w = NULL;
-    dg_status st = dg_hash_log_create(&w, path, &lh, err);
+    dg_status st = dg_hash_log_writer_open(&w, path, &lh, err);
     for (size_t i = 0; st == DG_OK && i < rec->n; i++) {
         const harness__tickrec *t = &rec->v[i];
         dg_hash_log_tick lt = {.tick = t->tick, .entity_count = t->count, .state = t->state, .events = t->events,
                                .raw = t->raw, .has_raw = lh.raw && t->has_raw};
-        st = dg_hash_log_write(w, &lt, err);
+        st = dg_hash_log_writer_write(w, &lt, err);
     }
-    dg_status cst = dg_hash_log_close(w, st == DG_OK ? err : NULL);
+    dg_status cst = dg_hash_log_writer_close(w, st == DG_OK ? err : NULL);
     return st == DG_OK ? cst : st;
 }
 

@@ -91,7 +91,7 @@ static dg_status write_stream_log(const char *path, const char *name, const char
     snprintf(lh.format, sizeof lh.format, "%s", format);
     lh.raw = rec->n > 0 && rec->v[0].has_raw;
     dg_hash_log_writer *w = NULL;
-    dg_status st = dg_hash_log_create(&w, path, &lh, err);
+    dg_status st = dg_hash_log_writer_open(&w, path, &lh, err);
     for (size_t i = 0; st == DG_OK && i < rec->n; i++) {
         const harness__tickrec *t = &rec->v[i];
         dg_hash_log_tick lt = {0};
@@ -101,9 +101,9 @@ static dg_status write_stream_log(const char *path, const char *name, const char
         lt.events = t->events;
         lt.raw = t->raw;
         lt.has_raw = lh.raw && t->has_raw;
-        st = dg_hash_log_write(w, &lt, err);
+        st = dg_hash_log_writer_write(w, &lt, err);
     }
-    dg_status cst = dg_hash_log_close(w, st == DG_OK ? err : NULL);
+    dg_status cst = dg_hash_log_writer_close(w, st == DG_OK ? err : NULL);
     return st == DG_OK ? cst : st;
 }
 
@@ -396,14 +396,14 @@ static bool golden_cost(const gate_opts *g, const char *name, uint64_t *out)
     dg_hash_log_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
-    if (!cli_file_exists(gl) || dg_hash_log_open(&r, gl, &err) != DG_OK)
+    if (!cli_file_exists(gl) || dg_hash_log_reader_open(&r, gl, &err) != DG_OK)
         return false;
     uint64_t sum = 0;
     dg_hash_log_tick t;
     int got;
-    while ((got = dg_hash_log_next(r, &t, &err)) == 1)
+    while ((got = dg_hash_log_reader_next(r, &t, &err)) == 1)
         sum += t.entity_count;
-    dg_hash_log_free(r);
+    dg_hash_log_reader_close(r);
     *out = sum;
     return got == 0;
 }

@@ -426,7 +426,7 @@ static bool log_at_tick(dg_hash_log_reader *r, uint64_t tick, dg_hash_log_tick *
 {
     dg_error err;
     dg_error_clear(&err);
-    while (dg_hash_log_next(r, t, &err) == 1)
+    while (dg_hash_log_reader_next(r, t, &err) == 1)
         if (t->tick >= tick)
             return t->tick == tick;
     return false;
@@ -444,7 +444,7 @@ static uint32_t raw_first_entity(dg_report_check *c, const char *a, const char *
     uint32_t first = 0, n = 0, total = 0;
     char ids[160] = "";
     dg_hash_log_tick ta, tb;
-    if (dg_hash_log_open(&ra, a, &err) == DG_OK && dg_hash_log_open(&rb, b, &err) == DG_OK &&
+    if (dg_hash_log_reader_open(&ra, a, &err) == DG_OK && dg_hash_log_reader_open(&rb, b, &err) == DG_OK &&
         log_at_tick(ra, tick, &ta) && log_at_tick(rb, tick, &tb) && ta.raw_hashes && tb.raw_hashes) {
         total = ta.entity_count;
         for (uint32_t i = 0, j = 0; i < ta.entity_count && j < tb.entity_count;) {
@@ -462,8 +462,8 @@ static uint32_t raw_first_entity(dg_report_check *c, const char *a, const char *
             i++, j++;
         }
     }
-    dg_hash_log_free(ra);
-    dg_hash_log_free(rb);
+    dg_hash_log_reader_close(ra);
+    dg_hash_log_reader_close(rb);
     if (n)
         dg_report_check_add_detail(c, "tick %llu: raw floats differ in %u of %u entit%s: %s%s",
                                    (unsigned long long)tick, (unsigned)n, (unsigned)total, total == 1 ? "y" : "ies",

@@ -165,7 +165,7 @@ static dg_status log_tick(dg_hash_log_writer *log, bool entities, const dg_tick_
             lt.raw_hashes = sc->rh;
         }
     }
-    return dg_hash_log_write(log, &lt, err);
+    return dg_hash_log_writer_write(log, &lt, err);
 }
 
 /* ---- the record side ---------------------------------------------------------------------------- */
@@ -504,7 +504,7 @@ dg_status dg_harness__record(harness__source *src, const char *path, const harne
         lh.entities = o->log_entities;
         lh.raw = true;
         lh.entity_raw = o->log_entities; /* version 2: the e lines carry each entity's raw hash */
-        st = dg_hash_log_create(&rs.log, o->hash_log, &lh, err);
+        st = dg_hash_log_writer_open(&rs.log, o->hash_log, &lh, err);
     }
     if (st == DG_OK)
         st = record_loop(src, o, &rs);
@@ -515,13 +515,13 @@ dg_status dg_harness__record(harness__source *src, const char *path, const harne
     if (st != DG_OK) {
         dg_flrep_writer_abort(rs.w);
         if (rs.log) {
-            dg_hash_log_close(rs.log, NULL);
+            dg_hash_log_writer_close(rs.log, NULL);
             remove(o->hash_log);
         }
         return st;
     }
     st = dg_flrep_writer_close(rs.w, err);
-    dg_status lst = rs.log ? dg_hash_log_close(rs.log, err) : DG_OK;
+    dg_status lst = rs.log ? dg_hash_log_writer_close(rs.log, err) : DG_OK;
     return st != DG_OK ? st : lst;
 }
 

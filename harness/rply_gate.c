@@ -275,7 +275,7 @@ static dg_status log_world(dg_hash_log_writer *log, bool entities, const harness
         lt.ids = *ids;
         lt.hashes = w->eh;
     }
-    return dg_hash_log_write(log, &lt, err);
+    return dg_hash_log_writer_write(log, &lt, err);
 }
 
 dg_status dg_harness__rply_replay_hash(const char *path, dg_hash_log_writer *log, bool log_entities,

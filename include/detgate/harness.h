@@ -14,12 +14,12 @@
  *     for (tick ...) dg_harness_tick(s, tick, ents, n, events, nev, &err);
  *     dg_report *rep = dg_report_new("verify", "my-engine 1.2", NULL, &err);
  *     dg_harness_result res;
- *     dg_harness_finish(s, rep, &res, &err);          // res.failed_checks == 0: deterministic codec path
+ *     dg_harness_close(s, rep, &res, &err);          // res.failed_checks == 0: deterministic codec path
  *     dg_report_write_file(rep, DG_REPORT_JUNIT, "verify.xml", NULL, &err);
  *
  * The gate in-process: set opts.golden_path to a golden .flrep or hash log (res then names the first
  * divergent tick, entity and field), opts.hash_log_path to bless a hash log, and dg_harness_repeat to
- * require N runs to record the same. A session lives from dg_harness_open to dg_harness_finish (or
+ * require N runs to record the same. A session lives from dg_harness_open to dg_harness_close (or
  * dg_harness_abort); every call reports failure as a dg_status with err filled.
  *
  * Memory: the session keeps a few dozen bytes of hashes per tick. To diff the record side after a
@@ -79,7 +79,7 @@ typedef struct dg_harness_result {
 dg_harness_options dg_harness_default_options(void);
 
 /* Starts a session. hdr as for dg_flrep_writer_open; hdr and its tables must stay valid until
- * dg_harness_finish (the roster names the entities in diffs). opts may be NULL (defaults). */
+ * dg_harness_close (the roster names the entities in diffs). opts may be NULL (defaults). */
 dg_status dg_harness_open(dg_harness_session **out, const dg_flrep_header *hdr, const dg_harness_options *opts,
                           dg_error *err);
 
@@ -101,7 +101,7 @@ dg_status dg_harness_tick_x(dg_harness_session *s, uint64_t tick, const dg_entit
 /* Closes the recording and runs the checks; adds one scenario with its checks to report (may be
  * NULL) and fills *out (may be NULL). Frees s (always). Returns DG_OK when the checks ran, whatever
  * they found; an error when the recording could not be completed. */
-dg_status dg_harness_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out, dg_error *err);
+dg_status dg_harness_close(dg_harness_session *s, dg_report *report, dg_harness_result *out, dg_error *err);
 
 /* Abandons the session: removes the temporary files, frees s. s may be NULL. */
 void dg_harness_abort(dg_harness_session *s);
@@ -112,7 +112,7 @@ void dg_harness_abort(dg_harness_session *s);
 typedef dg_status (*dg_harness_run_fn)(void *user, dg_harness_session *s, unsigned run, dg_error *err);
 
 /* `detgate verify --repeat N` in-process: runs the scenario `runs` times (2..1000) through fn, each in
- * a session of its own opened with hdr and opts. Run 1 is checked as dg_harness_finish checks it
+ * a session of its own opened with hdr and opts. Run 1 is checked as dg_harness_close checks it
  * (the verify checks, opts->golden_path, opts->hash_log_path); every later run must record what run 1
  * recorded (threads, uninitialised memory, clocks, hash-map order), else a failed "repeat" check
  * names the first run that differs, its first divergent tick, entity and field. Adds one scenario to

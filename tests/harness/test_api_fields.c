@@ -65,7 +65,7 @@ static void record(const char *path, int change, dg_harness_result *res)
         world(t, change, e, x);
         assert_int_equal(dg_harness_tick_x(s, t, e, x, BODIES, NULL, 0, &err), DG_OK);
     }
-    assert_int_equal(dg_harness_finish(s, NULL, res, &err), DG_OK);
+    assert_int_equal(dg_harness_close(s, NULL, res, &err), DG_OK);
 }
 
 static void test_round_trip(void **state)

@@ -137,7 +137,7 @@ static dg_status run_session(const dg_harness_options *o, uint64_t nudge, dg_rep
     assert_int_equal(st, DG_OK);
     engine g = {.odd_run = 1, .odd_tick = nudge};
     assert_int_equal(run_engine(&g, s, 1, err), DG_OK);
-    return dg_harness_finish(s, rep, res, err);
+    return dg_harness_close(s, rep, res, err);
 }
 
 static const dg_report_check *find_check(const dg_report *rep, const char *name)
@@ -168,13 +168,13 @@ static void test_hash_log_holds_each_ticks_state_hash(void **state)
     assert_int_equal(stray_files(keep), 0);
     /* read back: every tick, and its state hash derived again from the quantizer */
     dg_hash_log_reader *r = NULL;
-    assert_int_equal(dg_hash_log_open(&r, log, &err), DG_OK);
-    assert_string_equal(dg_hash_log_header_of(r)->scenario, "cars");
-    assert_true(dg_hash_log_header_of(r)->raw);
+    assert_int_equal(dg_hash_log_reader_open(&r, log, &err), DG_OK);
+    assert_string_equal(dg_hash_log_reader_header(r)->scenario, "cars");
+    assert_true(dg_hash_log_reader_header(r)->raw);
     uint64_t ticks = 0;
     for (;;) {
         dg_hash_log_tick t;
-        int got = dg_hash_log_next(r, &t, &err);
+        int got = dg_hash_log_reader_next(r, &t, &err);
         assert_true(got >= 0);
         if (got == 0)
             break;
@@ -190,7 +190,7 @@ static void test_hash_log_holds_each_ticks_state_hash(void **state)
         assert_true(t.has_raw);
         ticks++;
     }
-    dg_hash_log_free(r);
+    dg_hash_log_reader_close(r);
     assert_int_equal(ticks, TICKS);
     remove(log);
 }

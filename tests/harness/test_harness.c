@@ -379,7 +379,7 @@ static void run_api(const char *path, uint64_t nudge, dg_harness_result *res, dg
         dg_event chat = {DG_EV_CHAT, t, 1, 0, 0, 0, "hi", 2};
         assert_int_equal(dg_harness_tick(s, t, e, 8, &chat, t % 50 == 0 ? 1 : 0, &err), DG_OK);
     }
-    assert_int_equal(dg_harness_finish(s, rep, res, &err), DG_OK);
+    assert_int_equal(dg_harness_close(s, rep, res, &err), DG_OK);
 }
 
 static void test_api_session_verifies_and_diffs(void **state)

@@ -31,11 +31,11 @@ static char *write_log(bool entity_raw, const uint64_t *raw_hashes, dg_status *s
     dg_hash_log_writer *w = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_create(&w, path, &h, &err), DG_OK);
+    assert_int_equal(dg_hash_log_writer_open(&w, path, &h, &err), DG_OK);
     dg_hash_log_tick t = {.tick = 4312, .entity_count = 2, .state = 1, .events = 2, .raw = 3, .has_raw = true,
                           .ids = ids, .hashes = hashes, .raw_hashes = raw_hashes};
-    *st_out = dg_hash_log_write(w, &t, &err);
-    dg_hash_log_close(w, NULL);
+    *st_out = dg_hash_log_writer_write(w, &t, &err);
+    dg_hash_log_writer_close(w, NULL);
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
     char *buf = calloc(1, 4096);
@@ -61,16 +61,16 @@ static void test_version_2_writes_and_reads_entity_raw_hashes(void **state)
     dg_hash_log_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_open_mem(&r, text, strlen(text), "v2", &err), DG_OK);
-    assert_true(dg_hash_log_header_of(r)->entity_raw);
+    assert_int_equal(dg_hash_log_reader_open_mem(&r, text, strlen(text), "v2", &err), DG_OK);
+    assert_true(dg_hash_log_reader_header(r)->entity_raw);
     dg_hash_log_tick t;
-    assert_int_equal(dg_hash_log_next(r, &t, &err), 1);
+    assert_int_equal(dg_hash_log_reader_next(r, &t, &err), 1);
     assert_int_equal(t.entity_count, 2);
     assert_non_null(t.raw_hashes);
     assert_true(t.raw_hashes[0] == raws[0] && t.raw_hashes[1] == raws[1]);
     assert_true(t.hashes[0] == hashes[0] && t.hashes[1] == hashes[1]);
-    assert_int_equal(dg_hash_log_next(r, &t, &err), 0);
-    dg_hash_log_free(r);
+    assert_int_equal(dg_hash_log_reader_next(r, &t, &err), 0);
+    dg_hash_log_reader_close(r);
     free(text);
 }
 
@@ -88,12 +88,12 @@ static void test_without_entity_raw_the_log_stays_version_1(void **state)
     dg_hash_log_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_open_mem(&r, text, strlen(text), "v1", &err), DG_OK);
-    assert_false(dg_hash_log_header_of(r)->entity_raw);
+    assert_int_equal(dg_hash_log_reader_open_mem(&r, text, strlen(text), "v1", &err), DG_OK);
+    assert_false(dg_hash_log_reader_header(r)->entity_raw);
     dg_hash_log_tick t;
-    assert_int_equal(dg_hash_log_next(r, &t, &err), 1);
+    assert_int_equal(dg_hash_log_reader_next(r, &t, &err), 1);
     assert_null(t.raw_hashes);
-    dg_hash_log_free(r);
+    dg_hash_log_reader_close(r);
     free(text);
 }
 
@@ -108,7 +108,7 @@ static void test_writer_and_reader_refuse_what_version_2_cannot_be(void **state)
     dg_hash_log_writer *w = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_create(&w, "/tmp/dg-never-written.log", &h, &err), DG_E_USAGE);
+    assert_int_equal(dg_hash_log_writer_open(&w, "/tmp/dg-never-written.log", &h, &err), DG_E_USAGE);
     assert_non_null(strstr(err.msg, "entity_raw needs entities and raw"));
     assert_null(w);
     /* a version 2 entity line without its raw hash: the column that is missing is named */
@@ -118,13 +118,13 @@ static void test_writer_and_reader_refuse_what_version_2_cannot_be(void **state)
                               "# end ticks=1\n";
     dg_hash_log_reader *r = NULL;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_open_mem(&r, bad, strlen(bad), "bad", &err), DG_OK);
+    assert_int_equal(dg_hash_log_reader_open_mem(&r, bad, strlen(bad), "bad", &err), DG_OK);
     dg_hash_log_tick t;
-    assert_int_equal(dg_hash_log_next(r, &t, &err), -1);
+    assert_int_equal(dg_hash_log_reader_next(r, &t, &err), -1);
     if (strcmp(err.where, "bad:3:41") != 0)
         fail_msg("where \"%s\": %s", err.where, err.msg);
     assert_non_null(strstr(err.msg, "version 2: the entity's raw hash follows"));
-    dg_hash_log_free(r);
+    dg_hash_log_reader_close(r);
 }
 
 int main(void)

@@ -9,15 +9,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static dg_rply_state s;
-    static int ready;
+    static dg_rply_state *s;
     dg_error err;
     dg_error_clear(&err);
-    if (!ready) {
-        FUZZ_ASSERT(dg_rply_state_init(&s, &err) == DG_OK, "%s", "state init");
-        ready = 1;
+    if (!s) {
+        s = dg_rply_state_new(&err);
+        FUZZ_ASSERT(s != NULL, "%s", "state new");
     }
-    dg_rply_state_clear(&s);
+    dg_rply_state_clear(s);
     dg_rply_file f;
     memset(&f, 0, sizeof f);
     dg_status st = dg_rply_file_open(&f, data, size, 0, &err);
@@ -34,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     while ((rc = dg_rply_iter_next(&it, &op, &err)) == 1) {
         FUZZ_ASSERT(op.offset + op.size <= f.hdr.op_bytes && op.size >= 1, "op at %u overruns the stream", op.offset);
         FUZZ_ASSERT(op.tick < f.hdr.tick_count, "op at %u on tick %u >= tickCount", op.offset, op.tick);
-        if (dg_rply_state_apply(&s, &f, &op, &err) != DG_OK) {
+        if (dg_rply_state_apply(s, &f, &op, &err) != DG_OK) {
             dg_fuzz_check_error(err.code, &err, UINT64_MAX);
             walk_ok = false;
             break;

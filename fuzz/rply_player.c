@@ -22,32 +22,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 f.hdr.tick_count, f.hdr.op_bytes);
     uint32_t last = f.hdr.tick_count - 1;
     uint32_t target = (uint32_t)(data[size - 1] | data[size / 2] << 8) % f.hdr.tick_count;
-    dg_rply_player a, b;
-    memset(&a, 0, sizeof a);
-    memset(&b, 0, sizeof b);
-    FUZZ_ASSERT(dg_rply_player_init(&a, &f, 1u << 20, &err) == DG_OK && dg_rply_player_init(&b, &f, 1u << 20, &err) == DG_OK,
-                "player init: %s", err.msg);
+    dg_rply_player *a = dg_rply_player_new(&f, 1u << 20, &err), *b = dg_rply_player_new(&f, 1u << 20, &err);
+    FUZZ_ASSERT(a && b, "player new: %s", err.msg);
     /* forward to the target on a fresh player: the reference */
-    dg_status fwd = dg_rply_player_advance(&b, target, &err);
+    dg_status fwd = dg_rply_player_advance(b, target, &err);
     if (fwd != DG_OK)
         dg_fuzz_check_error(fwd, &err, UINT64_MAX);
     /* the other plays as far as it can, then seeks back */
-    dg_status all = dg_rply_player_advance(&a, last, &err);
+    dg_status all = dg_rply_player_advance(a, last, &err);
     if (all != DG_OK) {
         /* tick-atomic: a failed advance leaves a state that the reference can reach too */
-        FUZZ_ASSERT(!a.state.started || a.state.tick < f.hdr.tick_count, "%s", "state tick out of range");
+        const dg_rply_state *as = dg_rply_player_state(a);
+        FUZZ_ASSERT(!dg_rply_state_started(as) || dg_rply_state_tick(as) < f.hdr.tick_count, "%s", "state tick out of range");
     }
     if (fwd == DG_OK) {
         dg_error serr;
         dg_error_clear(&serr);
-        dg_status sk = dg_rply_player_seek(&a, target, &serr);
+        dg_status sk = dg_rply_player_seek(a, target, &serr);
         FUZZ_ASSERT(sk == DG_OK, "seek to %u failed where playing forward succeeded: %s: %s", target, serr.where,
                     serr.msg);
-        FUZZ_ASSERT(dg_rply_state_equal(dg_rply_player_state(&a), dg_rply_player_state(&b)),
+        FUZZ_ASSERT(dg_rply_state_equal(dg_rply_player_state(a), dg_rply_player_state(b)),
                     "seek to tick %u rebuilt another state than playing forward", target);
     }
-    dg_rply_player_free(&a);
-    dg_rply_player_free(&b);
+    dg_rply_player_free(a);
+    dg_rply_player_free(b);
     dg_rply_file_close(&f);
     return 0;
 }

@@ -340,7 +340,7 @@ static void fill_result(dg_harness_result *out, const dg_report_scenario *sc, co
     out->first_divergent_tick = DG_REPORT_TICK_NONE;
     out->first_raw_tick = DG_REPORT_TICK_NONE;
     for (uint32_t i = 0; sc && i < sc->n_checks; i++) {
-        const dg_report_check *c = &sc->checks[i];
+        const dg_report_check *c = sc->checks[i];
         out->failed_checks += c->status == DG_REPORT_FAIL;
         out->error_checks += c->status == DG_REPORT_ERROR;
         if (c->first_tick < out->first_divergent_tick)
@@ -357,7 +357,7 @@ void dg_harness__api_result(dg_harness_result *out, const dg_report_scenario *sc
     fill_result(out, sc, NULL);
 }
 
-dg_status dg_harness_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out, dg_error *err)
+dg_status dg_harness_close(dg_harness_session *s, dg_report *report, dg_harness_result *out, dg_error *err)
 {
     return dg_harness__session_finish(s, report, out, NULL, err);
 }
@@ -366,16 +366,16 @@ dg_status dg_harness__session_finish(dg_harness_session *s, dg_report *report, d
                                   harness__stream *keep_rec, dg_error *err)
 {
     if (!s)
-        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_harness_finish", "session is NULL");
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_harness_close", "session is NULL");
     if (s->failed) {
         session_free(s);
-        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "dg_harness_finish", "a tick failed earlier");
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "dg_harness_close", "a tick failed earlier");
     }
     dg_flrep_writer *w = s->w;
     s->w = NULL;
     dg_status st = dg_flrep_writer_close(w, err);
     if (st == DG_OK && s->rec.n == 0)
-        st = dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "dg_harness_finish", "no tick was recorded");
+        st = dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "dg_harness_close", "no tick was recorded");
     if (st != DG_OK) {
         session_free(s);
         return st;
@@ -387,7 +387,7 @@ dg_status dg_harness__session_finish(dg_harness_session *s, dg_report *report, d
     if (!sc) {
         dg_report_free(own);
         session_free(s);
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_harness_finish", "out of memory");
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_harness_close", "out of memory");
     }
     sc->ticks = s->rec.n;
     sc->entity_ticks = s->rec.entity_ticks;

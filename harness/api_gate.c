@@ -95,14 +95,14 @@ static dg_status write_log(const char *path, const char *name, const harness__st
     snprintf(lh.format, sizeof lh.format, "flrep");
     lh.raw = rec->n > 0 && rec->v[0].has_raw;
     dg_hash_log_writer *w = NULL;
-    dg_status st = dg_hash_log_create(&w, path, &lh, err);
+    dg_status st = dg_hash_log_writer_open(&w, path, &lh, err);
     for (size_t i = 0; st == DG_OK && i < rec->n; i++) {
         const harness__tickrec *t = &rec->v[i];
         dg_hash_log_tick lt = {.tick = t->tick, .entity_count = t->count, .state = t->state, .events = t->events,
                                .raw = t->raw, .has_raw = lh.raw && t->has_raw};
-        st = dg_hash_log_write(w, &lt, err);
+        st = dg_hash_log_writer_write(w, &lt, err);
     }
-    dg_status cst = dg_hash_log_close(w, st == DG_OK ? err : NULL);
+    dg_status cst = dg_hash_log_writer_close(w, st == DG_OK ? err : NULL);
     return st == DG_OK ? cst : st;
 }
 
@@ -142,12 +142,12 @@ void dg_harness__api_first_entity(dg_harness_result *out, const dg_report_scenar
     out->first_divergent_field[0] = 0;
     out->first_divergent_check[0] = 0;
     for (uint32_t i = 0; i < sc->n_checks && out->first_divergent_tick != DG_REPORT_TICK_NONE; i++) {
-        const dg_report_check *c = &sc->checks[i];
+        const dg_report_check *c = sc->checks[i];
         if (c->first_tick != out->first_divergent_tick || out->first_divergent_check[0])
             continue;
         snprintf(out->first_divergent_check, sizeof out->first_divergent_check, "%s", c->name);
         for (uint32_t t = 0; t < c->n_ticks; t++) {
-            const dg_report_tick *k = &c->ticks[t];
+            const dg_report_tick *k = c->ticks[t];
             if (k->tick != c->first_tick || k->n_entities == 0)
                 continue;
             const dg_report_entity *e = &k->entities[0];
@@ -267,7 +267,7 @@ dg_status dg_harness_repeat(const dg_flrep_header *hdr, const dg_harness_options
     else if (st == DG_OK)
         st = dg_harness__session_finish(s, report, NULL, &first, err); /* run 1: the verify checks, golden, log */
     if (st == DG_OK && report->n_scenarios > before) {
-        dg_report_scenario *sc = &report->scenarios[report->n_scenarios - 1];
+        dg_report_scenario *sc = report->scenarios[report->n_scenarios - 1];
         harness__raw_first rf = {0};
         st = repeat_runs(sc, hdr, &o, runs, fn, user, first_path, &first, first_raw, &rf, err);
         if (out) {

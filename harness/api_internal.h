@@ -13,7 +13,7 @@ dg_status dg_harness__api_golden_and_log(dg_report_scenario *sc, const char *nam
 /* Fills out's first_divergent_entity / _field / _check from the check of sc whose first divergent
  * tick is out->first_divergent_tick. */
 void dg_harness__api_first_entity(dg_harness_result *out, const dg_report_scenario *sc);
-/* dg_harness_finish that also moves the session's record-side stream into *keep_rec (may be NULL). */
+/* dg_harness_close that also moves the session's record-side stream into *keep_rec (may be NULL). */
 dg_status dg_harness__session_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out,
                                   harness__stream *keep_rec, dg_error *err);
 /* *out from a scenario's checks (its ticks and entity-ticks, counts, the first divergence). */

@@ -185,7 +185,7 @@ int cli_exit_for(const dg_report *rep)
 {
     bool fail = false, error = false;
     for (uint32_t i = 0; i < rep->n_scenarios; i++) {
-        dg_report_status s = dg_report_scenario_status(&rep->scenarios[i]);
+        dg_report_status s = dg_report_scenario_status(rep->scenarios[i]);
         fail |= s == DG_REPORT_FAIL;
         error |= s == DG_REPORT_ERROR;
     }

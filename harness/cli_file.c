@@ -529,7 +529,7 @@ static dg_status write_stream_lines(dg_hash_log_writer *w, const harness__stream
         lt.entity_count = s->v[i].count;
         lt.state = s->v[i].state;
         lt.events = s->v[i].events;
-        if (dg_hash_log_write(w, &lt, err) != DG_OK)
+        if (dg_hash_log_writer_write(w, &lt, err) != DG_OK)
             return err->code;
     }
     return DG_OK;
@@ -610,9 +610,9 @@ int cli_hash(int argc, char **argv)
     dg_hash_log_writer *w = NULL;
     /* -o: a registered temp, renamed into place (or copied into a device or FIFO) when complete */
     if (log_out)
-        st = dg_hash_log_create(&w, log_out->work, &lh, &err);
+        st = dg_hash_log_writer_open(&w, log_out->work, &lh, &err);
     else
-        st = dg_hash_log_create_fp(&w, stdout, false, &lh, &err);
+        st = dg_hash_log_writer_open_fp(&w, stdout, false, &lh, &err);
     harness__stream s = {0};
     ro.log = w;
     ro.log_entities = entities;
@@ -620,7 +620,7 @@ int cli_hash(int argc, char **argv)
         st = fmt->replay_hash(path, &ro, &s, &err);
     else if (st == DG_OK)
         st = write_stream_lines(w, &probe, &err);
-    dg_status cst = dg_hash_log_close(w, st == DG_OK ? &err : NULL);
+    dg_status cst = dg_hash_log_writer_close(w, st == DG_OK ? &err : NULL);
     if (st == DG_OK)
         st = cst;
     dg_harness__stream_free(&s);

@@ -93,7 +93,7 @@ static dg_status write_stream_log(const char *path, const char *name, const char
     snprintf(lh.format, sizeof lh.format, "%s", format);
     lh.raw = rec->n > 0 && rec->v[0].has_raw;
     dg_hash_log_writer *w = NULL;
-    dg_status st = dg_hash_log_create(&w, path, &lh, err);
+    dg_status st = dg_hash_log_writer_open(&w, path, &lh, err);
     for (size_t i = 0; st == DG_OK && i < rec->n; i++) {
         const harness__tickrec *t = &rec->v[i];
         dg_hash_log_tick lt = {0};
@@ -103,9 +103,9 @@ static dg_status write_stream_log(const char *path, const char *name, const char
         lt.events = t->events;
         lt.raw = t->raw;
         lt.has_raw = lh.raw && t->has_raw;
-        st = dg_hash_log_write(w, &lt, err);
+        st = dg_hash_log_writer_write(w, &lt, err);
     }
-    dg_status cst = dg_hash_log_close(w, st == DG_OK ? err : NULL);
+    dg_status cst = dg_hash_log_writer_close(w, st == DG_OK ? err : NULL);
     return st == DG_OK ? cst : st;
 }
 
@@ -390,20 +390,16 @@ static bool golden_cost(const gate_opts *g, const char *name, uint64_t *out)
     dg_hash_log_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
-    if (!cli_file_exists(gl) || dg_hash_log_open(&r, gl, &err) != DG_OK)
+    if (!cli_file_exists(gl) || dg_hash_log_reader_open(&r, gl, &err) != DG_OK)
         return false;
     uint64_t sum = 0;
-    bool eof = false;
-    dg_status st = DG_OK;
-    while (st == DG_OK && !eof) {
-        dg_hash_log_tick t;
-        st = dg_hash_log_next(r, &t, &eof, &err);
-        if (st == DG_OK && !eof)
-            sum += t.entity_count;
-    }
-    dg_hash_log_free(r);
+    dg_hash_log_tick t;
+    int got;
+    while ((got = dg_hash_log_reader_next(r, &t, &err)) == 1)
+        sum += t.entity_count;
+    dg_hash_log_reader_close(r);
     *out = sum;
-    return st == DG_OK;
+    return got == 0;
 }
 
 /* The plan of one run: the scenarios asked for (corpus or --scenario names) in name order. */
@@ -688,7 +684,7 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, size
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += jobs[i].part ? jobs[i].part->n_scenarios : 0;
-    dg_report_scenario *lent = calloc(total ? total : 1, sizeof *lent);
+    dg_report_scenario **lent = calloc(total ? total : 1, sizeof *lent);
     if (!lent) {
         fprintf(stderr, "detgate gate: out of memory\n");
         return CLI_UNTESTED;

@@ -62,8 +62,8 @@ void cli_raw_apply(dg_report_check *c, cli_raw_policy p)
 void cli_raw_apply_report(dg_report *rep, cli_raw_policy p)
 {
     for (uint32_t i = 0; rep && i < rep->n_scenarios; i++)
-        for (uint32_t j = 0; j < rep->scenarios[i].n_checks; j++)
-            cli_raw_apply(&rep->scenarios[i].checks[j], p);
+        for (uint32_t j = 0; j < rep->scenarios[i]->n_checks; j++)
+            cli_raw_apply(rep->scenarios[i]->checks[j], p);
 }
 
 const char *cli_raw_verdict_note(cli_raw_policy p)

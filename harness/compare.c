@@ -685,18 +685,20 @@ uint64_t dg_harness__compare_files(dg_report_check *c, dg_report_scenario *sc, c
 dg_status dg_harness__load_log(const char *log, harness__stream *out, dg_hash_log_header *hdr, dg_error *err)
 {
     dg_hash_log_reader *r = NULL;
-    if (dg_hash_log_open(&r, log, err) != DG_OK)
+    if (dg_hash_log_reader_open(&r, log, err) != DG_OK)
         return err->code;
     if (hdr)
-        *hdr = *dg_hash_log_header_of(r);
+        *hdr = *dg_hash_log_reader_header(r);
     dg_hash_log_tick lt;
-    bool eof = false;
     dg_status st = DG_OK;
-    while (st == DG_OK && (st = dg_hash_log_next(r, &lt, &eof, err)) == DG_OK && !eof) {
+    int got = 1;
+    while (st == DG_OK && (got = dg_hash_log_reader_next(r, &lt, err)) == 1) {
         harness__tickrec rec = {lt.tick, lt.state, lt.events, 0, lt.raw, lt.entity_count, lt.has_raw};
         st = dg_harness__stream_push(out, &rec, err);
     }
-    dg_hash_log_free(r);
+    if (st == DG_OK && got < 0)
+        st = err->code;
+    dg_hash_log_reader_close(r);
     return st;
 }
 

@@ -184,7 +184,7 @@ static dg_status log_tick(dg_hash_log_writer *log, bool entities, uint32_t nvals
             lt.raw_bits = nvals ? sc->rb : NULL;
         }
     }
-    return dg_hash_log_write(log, &lt, err);
+    return dg_hash_log_writer_write(log, &lt, err);
 }
 
 /* ---- a version 3 log of the standard floats, tick by tick (the C API's repeat runs) ---------------- */
@@ -219,7 +219,7 @@ dg_status dg_harness__raw_logger_open(harness__raw_logger **out, const char *pat
     snprintf(lh.scenario, sizeof lh.scenario, "%s", name);
     snprintf(lh.format, sizeof lh.format, "flrep");
     l->nvals = lh.n_values = dg_harness__raw_value_names(NULL, lh.values, sizeof lh.values);
-    dg_status st = dg_hash_log_create(&l->w, path, &lh, err);
+    dg_status st = dg_hash_log_writer_open(&l->w, path, &lh, err);
     if (st != DG_OK) {
         free(l);
         return st;
@@ -247,7 +247,7 @@ dg_status dg_harness__raw_logger_close(harness__raw_logger *l, dg_error *err)
 {
     if (!l)
         return DG_OK;
-    dg_status st = dg_hash_log_close(l->w, err);
+    dg_status st = dg_hash_log_writer_close(l->w, err);
     scratch_free(&l->sc);
     free(l);
     return st;
@@ -596,7 +596,7 @@ static dg_status rec_log_open(const harness__source *src, const harness__record_
         return dg_error_set(err, DG_E_LIMIT, DG_OFFSET_NONE, path, "the raw values' names do not fit a hash log "
                             "header (%d bytes)", DG_HASH_LOG_VALUES_CAP);
     *nvals = lh.n_values;
-    return dg_hash_log_create(out, path, &lh, err);
+    return dg_hash_log_writer_open(out, path, &lh, err);
 }
 
 dg_status dg_harness__record(harness__source *src, const char *path, const harness__record_opts *o,
@@ -629,18 +629,18 @@ dg_status dg_harness__record(harness__source *src, const char *path, const harne
     if (st != DG_OK) {
         dg_flrep_writer_abort(rs.w);
         if (rs.log) {
-            dg_hash_log_close(rs.log, NULL);
+            dg_hash_log_writer_close(rs.log, NULL);
             remove(o->hash_log);
         }
         if (rs.raw_log) {
-            dg_hash_log_close(rs.raw_log, NULL);
+            dg_hash_log_writer_close(rs.raw_log, NULL);
             remove(o->raw_log);
         }
         return st;
     }
     st = dg_flrep_writer_close(rs.w, err);
-    dg_status lst = rs.log ? dg_hash_log_close(rs.log, err) : DG_OK;
-    dg_status rst = rs.raw_log ? dg_hash_log_close(rs.raw_log, err) : DG_OK;
+    dg_status lst = rs.log ? dg_hash_log_writer_close(rs.log, err) : DG_OK;
+    dg_status rst = rs.raw_log ? dg_hash_log_writer_close(rs.raw_log, err) : DG_OK;
     return st != DG_OK ? st : lst != DG_OK ? lst : rst;
 }
 

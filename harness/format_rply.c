@@ -108,14 +108,14 @@ typedef struct rg_file {
     uint8_t *buf;
     size_t len;
     dg_rply_file f;
-    dg_rply_player p;
+    dg_rply_player *p;
     bool f_open, p_open;
 } rg_file;
 
 static void rg_close(rg_file *r)
 {
     if (r->p_open)
-        dg_rply_player_free(&r->p);
+        dg_rply_player_free(r->p);
     if (r->f_open)
         dg_rply_file_close(&r->f);
     free(r->buf);
@@ -148,7 +148,9 @@ static dg_status rg_open(rg_file *r, const char *path, dg_error *err)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory reading the file");
     r->f_open = true;
     dg_status st = dg_rply_file_open(&r->f, r->buf, r->len, 0, err);
-    if (st == DG_OK && (st = dg_rply_player_init(&r->p, &r->f, 0, err)) == DG_OK)
+    if (st == DG_OK && (r->p = dg_rply_player_new(&r->f, 0, err)) == NULL)
+        st = DG_E_NOMEM;
+    if (st == DG_OK)
         r->p_open = true;
     if (st != DG_OK)
         rg_close(r);
@@ -167,7 +169,7 @@ static dg_status log_world(dg_hash_log_writer *log, bool entities, const harness
         lt.ids = *ids;
         lt.hashes = w->eh;
     }
-    return dg_hash_log_write(log, &lt, err);
+    return dg_hash_log_writer_write(log, &lt, err);
 }
 
 /* Replays an RPLY file and hashes every tick's rebuilt state. */
@@ -184,8 +186,8 @@ static dg_status replay_hash(const char *path, dg_hash_log_writer *log, bool log
     uint32_t n = r.f.hdr.tick_count;
     st = dg_harness__stream_reserve(out, out->n + n, err);
     for (uint32_t t = 0; st == DG_OK && t < n; t++) {
-        if ((st = dg_rply_player_advance(&r.p, t, err)) != DG_OK ||
-            (st = world_from_state(&w, dg_rply_player_state(&r.p), err)) != DG_OK)
+        if ((st = dg_rply_player_advance(r.p, t, err)) != DG_OK ||
+            (st = world_from_state(&w, dg_rply_player_state(r.p), err)) != DG_OK)
             break;
         harness__tickrec rec = tick_record(&w, t);
         if ((st = dg_harness__stream_push(out, &rec, err)) == DG_OK && log)
@@ -583,9 +585,9 @@ static void rg_trajectory(dg_report_check *c, const char *pa, const char *pb, co
         if (rg_open(&f, paths[s], &err) != DG_OK)
             continue;
         for (uint64_t t = from; t <= to && t < f.f.hdr.tick_count; t++) {
-            if (dg_rply_player_advance(&f.p, (uint32_t)t, &err) != DG_OK)
+            if (dg_rply_player_advance(f.p, (uint32_t)t, &err) != DG_OK)
                 break;
-            const dg_rply_entity *e = dg_rply_state_find(dg_rply_player_state(&f.p), fw->id);
+            const dg_rply_entity *e = dg_rply_state_find(dg_rply_player_state(f.p), fw->id);
             if (!e)
                 continue;
             double p[3];
@@ -614,11 +616,11 @@ static uint64_t rply_compare_files(dg_report_check *c, dg_report_scenario *sc, c
     dg_status st = DG_OK;
     for (uint32_t t = 0; t < n && st == DG_OK; t++) {
         wa.n = wb.n = 0;
-        if (t < na && ((st = dg_rply_player_advance(&a.p, t, err)) != DG_OK ||
-                       (st = world_from_state(&wa, dg_rply_player_state(&a.p), err)) != DG_OK))
+        if (t < na && ((st = dg_rply_player_advance(a.p, t, err)) != DG_OK ||
+                       (st = world_from_state(&wa, dg_rply_player_state(a.p), err)) != DG_OK))
             break;
-        if (t < nb && ((st = dg_rply_player_advance(&b.p, t, err)) != DG_OK ||
-                       (st = world_from_state(&wb, dg_rply_player_state(&b.p), err)) != DG_OK))
+        if (t < nb && ((st = dg_rply_player_advance(b.p, t, err)) != DG_OK ||
+                       (st = world_from_state(&wb, dg_rply_player_state(b.p), err)) != DG_OK))
             break;
         entity_ticks += wb.n;
         harness__tickrec ra = tick_record(&wa, t), rb = tick_record(&wb, t);
@@ -691,8 +693,8 @@ static int check_rply_seek(dg_report_scenario *sc, const char *path, const harne
             uint64_t t = v[pass == 0 ? i : n - 1 - i];
             size_t k = dg_harness__stream_find(rec, t);
             seeks++;
-            bool same = k != SIZE_MAX && dg_rply_player_seek(&r.p, (uint32_t)t, &err) == DG_OK &&
-                        world_from_state(&w, dg_rply_player_state(&r.p), &err) == DG_OK &&
+            bool same = k != SIZE_MAX && dg_rply_player_seek(r.p, (uint32_t)t, &err) == DG_OK &&
+                        world_from_state(&w, dg_rply_player_state(r.p), &err) == DG_OK &&
                         tick_record(&w, t).state == rec->v[k].state;
             if (!same) {
                 bad++;

@@ -33,7 +33,7 @@ static dg_status write_samples(const char *rec_path, const char *log_path, const
     snprintf(lh.scenario, sizeof lh.scenario, "%s", name);
     snprintf(lh.format, sizeof lh.format, "flrep");
     dg_hash_log_writer *w = NULL;
-    st = dg_hash_log_create(&w, log_path, &lh, err);
+    st = dg_hash_log_writer_open(&w, log_path, &lh, err);
     size_t nx = dg_harness__reader_fields(r), cap = 0;
     uint32_t *ids = NULL;
     uint64_t *eh = NULL;
@@ -58,11 +58,11 @@ static dg_status write_samples(const char *rec_path, const char *log_path, const
             ids[i] = t.ents[i].id;
         dg_hash_log_tick lt = {.tick = t.tick, .entity_count = (uint32_t)t.ent_count, .state = th.state,
                                .events = th.events, .ids = ids, .hashes = eh};
-        st = dg_hash_log_write(w, &lt, err);
+        st = dg_hash_log_writer_write(w, &lt, err);
     }
     if (st == DG_OK && rc < 0)
         st = err->code;
-    dg_status cst = w ? dg_hash_log_close(w, st == DG_OK ? err : NULL) : DG_OK;
+    dg_status cst = w ? dg_hash_log_writer_close(w, st == DG_OK ? err : NULL) : DG_OK;
     free(ids);
     free(eh);
     dg_flrep_reader_close(r);

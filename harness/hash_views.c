@@ -36,8 +36,8 @@ static bool hv_open(hv_side *s, const char *path, harness__view_kind kind)
     s->path = path;
     dg_error err;
     dg_error_clear(&err);
-    if (kind == HARNESS_VIEW_LOG && dg_hash_log_open(&s->log, path, &err) == DG_OK) {
-        s->entities = dg_hash_log_header_of(s->log)->entities;
+    if (kind == HARNESS_VIEW_LOG && dg_hash_log_reader_open(&s->log, path, &err) == DG_OK) {
+        s->entities = dg_hash_log_reader_header(s->log)->entities;
         return true;
     }
     if (kind == HARNESS_VIEW_FLREP && dg_flrep_reader_open_file(&s->rd, path, NULL, &err) == DG_OK) {
@@ -49,7 +49,7 @@ static bool hv_open(hv_side *s, const char *path, harness__view_kind kind)
 
 static void hv_close(hv_side *s)
 {
-    dg_hash_log_free(s->log);
+    dg_hash_log_reader_close(s->log);
     dg_flrep_reader_close(s->rd);
     free(s->idbuf);
     free(s->ehbuf);
@@ -82,8 +82,7 @@ static void hv_next(hv_side *s)
     s->rc = 0;
     if (s->log) {
         dg_hash_log_tick lt;
-        bool eof = false;
-        if (dg_hash_log_next(s->log, &lt, &eof, &err) != DG_OK || eof)
+        if (dg_hash_log_reader_next(s->log, &lt, &err) != 1)
             return;
         uint64_t step = s->have ? lt.tick - s->tick : 0;
         *s = (hv_side){.kind = s->kind, .path = s->path, .log = s->log, .entities = s->entities, .rc = 1,

@@ -46,10 +46,9 @@ uint32_t dg_harness__raw_value_names(const harness__decl *d, char *out, size_t c
  * until the reader is freed or read on). */
 static bool raw__log_at(dg_hash_log_reader *r, uint64_t tick, dg_hash_log_tick *t)
 {
-    bool eof = false;
     dg_error err;
     dg_error_clear(&err);
-    while (dg_hash_log_next(r, t, &eof, &err) == DG_OK && !eof)
+    while (dg_hash_log_reader_next(r, t, &err) == 1)
         if (t->tick >= tick)
             return t->tick == tick;
     return false;
@@ -171,7 +170,7 @@ uint32_t dg_harness__raw_locate(dg_report_check *c, const char *log_a, const cha
     uint32_t first = 0, n = 0, total = 0, fi = 0, fj = 0;
     char ids[160] = "";
     dg_hash_log_tick ta, tb;
-    bool at = dg_hash_log_open(&ra, log_a, &err) == DG_OK && dg_hash_log_open(&rb, log_b, &err) == DG_OK &&
+    bool at = dg_hash_log_reader_open(&ra, log_a, &err) == DG_OK && dg_hash_log_reader_open(&rb, log_b, &err) == DG_OK &&
               raw__log_at(ra, tick, &ta) && raw__log_at(rb, tick, &tb) && ta.raw_hashes && tb.raw_hashes;
     for (uint32_t i = 0, j = 0; at && i < ta.entity_count && j < tb.entity_count;) {
         if (ta.ids[i] != tb.ids[j]) {
@@ -193,12 +192,12 @@ uint32_t dg_harness__raw_locate(dg_report_check *c, const char *log_a, const cha
                                    (unsigned long long)tick, (unsigned)n, (unsigned)total, total == 1 ? "y" : "ies",
                                    ids, n > 8 ? ", ..." : "");
     if (n && ta.raw_bits && tb.raw_bits) /* version 3 on both sides: the fields and both values */
-        raw__entity_values(c, dg_hash_log_header_of(ra), &ta, fi, dg_hash_log_header_of(rb), &tb, fj, first_field, cap,
+        raw__entity_values(c, dg_hash_log_reader_header(ra), &ta, fi, dg_hash_log_reader_header(rb), &tb, fj, first_field, cap,
                            rf);
     if (rf)
         rf->entity = first;
-    dg_hash_log_free(ra);
-    dg_hash_log_free(rb);
+    dg_hash_log_reader_close(ra);
+    dg_hash_log_reader_close(rb);
     return first;
 }
 
@@ -237,16 +236,16 @@ void dg_harness__raw_edges(dg_report_check *c, const char *log_a, const char *lo
     dg_hash_log_reader *ra = NULL, *rb = NULL;
     dg_error err;
     dg_error_clear(&err);
-    if (dg_hash_log_open(&ra, log_a, &err) != DG_OK || dg_hash_log_open(&rb, log_b, &err) != DG_OK ||
-        !dg_hash_log_header_of(ra)->n_values || !dg_hash_log_header_of(rb)->n_values) {
-        dg_hash_log_free(ra);
-        dg_hash_log_free(rb);
+    if (dg_hash_log_reader_open(&ra, log_a, &err) != DG_OK || dg_hash_log_reader_open(&rb, log_b, &err) != DG_OK ||
+        !dg_hash_log_reader_header(ra)->n_values || !dg_hash_log_reader_header(rb)->n_values) {
+        dg_hash_log_reader_close(ra);
+        dg_hash_log_reader_close(rb);
         return;
     }
     dg_hash_log_tick ta, tb;
     bool open = true;
     for (uint32_t k = 0; open && k < c->n_ticks; k++) { /* the detailed ticks, in increasing order */
-        const dg_report_tick *t = &c->ticks[k];
+        const dg_report_tick *t = c->ticks[k];
         if (!raw__log_at(ra, t->tick, &ta) || !raw__log_at(rb, t->tick, &tb)) {
             open = false; /* a reader that passed or lost the tick cannot go back */
             break;
@@ -257,11 +256,11 @@ void dg_harness__raw_edges(dg_report_check *c, const char *log_a, const char *lo
                 uint64_t a, b;
                 if (t->entities[e].kind == DG_REPORT_ENTITY_CHANGED && fd->has_quanta && fd->has_values &&
                     (fd->delta_q == 1 || fd->delta_q == -1) &&
-                    raw__value_of(dg_hash_log_header_of(ra), &ta, t->entities[e].id, fd->name, &a) &&
-                    raw__value_of(dg_hash_log_header_of(rb), &tb, t->entities[e].id, fd->name, &b))
+                    raw__value_of(dg_hash_log_reader_header(ra), &ta, t->entities[e].id, fd->name, &a) &&
+                    raw__value_of(dg_hash_log_reader_header(rb), &tb, t->entities[e].id, fd->name, &b))
                     raw__edge_line(c, t->tick, t->entities[e].id, fd, a, b);
             }
     }
-    dg_hash_log_free(ra);
-    dg_hash_log_free(rb);
+    dg_hash_log_reader_close(ra);
+    dg_hash_log_reader_close(rb);
 }

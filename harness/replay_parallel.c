@@ -251,7 +251,7 @@ static bool rp_write(rp_job *J, size_t u, rp_slot *s)
         }
         dg_error err;
         dg_error_clear(&err);
-        if (dg_hash_log_write(J->log, &lt, &err) != DG_OK) {
+        if (dg_hash_log_writer_write(J->log, &lt, &err) != DG_OK) {
             pthread_mutex_lock(&J->mu);
             J->log_st = err.code;
             J->log_err = err;

@@ -388,13 +388,13 @@ static int j_op(FILE *o, const dg_rply_file *f, const dg_rply_op *op, dg_error *
         fputc('"', o);
         break;
     case DG_RPLY_OP_SNAPSHOT: {
-        dg_rply_snapshot s;
+        dg_rply_snapshot *s;
         uint64_t at = f->ops_at + (uint64_t)(op->u.snapshot.data - f->ops);
         if (dg_rply_snapshot_decode(op->u.snapshot.data, op->u.snapshot.len, at, &s, err) != DG_OK)
             return -1;
         fprintf(o, ",\"entity\":%u,\"byteLen\":%u,\"snapshot\":", op->entity, op->u.snapshot.len);
-        j_snapshot(o, &s);
-        dg_rply_snapshot_free(&s);
+        j_snapshot(o, s);
+        dg_rply_snapshot_free(s);
         break;
     }
     default: break;
@@ -417,16 +417,16 @@ static void j_header(FILE *o, const dg_rply_header *h)
 
 static dg_status dump_ops(const dg_rply_file *f, FILE *o, dg_error *err)
 {
-    dg_rply_state s;
-    dg_status st = dg_rply_state_init(&s, err);
-    if (st != DG_OK)
-        return st;
+    dg_rply_state *s = dg_rply_state_new(err);
+    if (!s)
+        return DG_E_NOMEM;
+    dg_status st = DG_OK;
     dg_rply_iter it;
     dg_rply_iter_init(&it, f);
     dg_rply_op op;
     int r;
     while ((r = dg_rply_iter_next(&it, &op, err)) > 0) {
-        if ((st = dg_rply_state_apply(&s, f, &op, err)) != DG_OK)
+        if ((st = dg_rply_state_apply(s, f, &op, err)) != DG_OK)
             break;
         if (j_op(o, f, &op, err) != 0) {
             st = err && err->code != DG_OK ? err->code : DG_E_MALFORMED;
@@ -435,7 +435,7 @@ static dg_status dump_ops(const dg_rply_file *f, FILE *o, dg_error *err)
     }
     if (r < 0)
         st = err && err->code != DG_OK ? err->code : DG_E_MALFORMED;
-    dg_rply_state_free(&s);
+    dg_rply_state_free(s);
     return st;
 }
 

@@ -158,10 +158,10 @@ static int scn_next(harness__source *s, harness__frame *f, dg_error *err)
 static dg_status scn_rewind(harness__source *s, dg_error *err)
 {
     scn_source *p = s->impl;
-    dg_sim_destroy(p->sim);
+    dg_sim_free(p->sim);
     p->sim = NULL;
     p->started = false;
-    return dg_sim_create(p->scn, &p->inj, &p->sim, err);
+    return dg_sim_new(p->scn, &p->inj, &p->sim, err);
 }
 
 static void scn_destroy(harness__source *s)
@@ -169,7 +169,7 @@ static void scn_destroy(harness__source *s)
     scn_source *p = s->impl;
     if (!p)
         return;
-    dg_sim_destroy(p->sim);
+    dg_sim_free(p->sim);
     dg_sim_scenario_free(p->scn);
     free(p->ents);
     free(p->events);
@@ -205,7 +205,7 @@ dg_status dg_harness__source_scenario(harness__source **out, const char *path, c
     if (st == DG_OK)
         st = build_tables(s, p, keyframe, err);
     if (st == DG_OK)
-        st = dg_sim_create(p->scn, &p->inj, &p->sim, err);
+        st = dg_sim_new(p->scn, &p->inj, &p->sim, err);
     if (st != DG_OK) {
         dg_harness__source_free(s);
         return st;

@@ -463,14 +463,14 @@ typedef struct verify_run {
 static void verify_task(void *arg, size_t i)
 {
     verify_run *v = arg;
-    dg_report_check *c = &v->sc->checks[v->first];
+    dg_report_check *const *c = &v->sc->checks[v->first];
     if (i == 1) {
-        v->failed[2] = check_recovery(c + 2, v->path, v->rec);
+        v->failed[2] = check_recovery(c[2], v->path, v->rec);
         return;
     }
     harness__stream lin = {0};
-    v->failed[0] = check_record_vs_replay(c, v->src, v->path, v->rec, v->o, &lin);
-    v->failed[1] = check_seek(c + 1, v->path, v->rec, &lin, v->o);
+    v->failed[0] = check_record_vs_replay(c[0], v->src, v->path, v->rec, v->o, &lin);
+    v->failed[1] = check_seek(c[1], v->path, v->rec, &lin, v->o);
     dg_harness__stream_free(&lin);
 }
 

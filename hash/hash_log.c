@@ -134,7 +134,7 @@ static bool log__ends_with_zst(const char *path)
     return n >= 4 && strcmp(path + n - 4, ".zst") == 0;
 }
 
-dg_status dg_hash_log_create(dg_hash_log_writer **out, const char *path, const dg_hash_log_header *h,
+dg_status dg_hash_log_writer_open(dg_hash_log_writer **out, const char *path, const dg_hash_log_header *h,
                              dg_error *err)
 {
     dg_status st = log__check_header(h, err);
@@ -144,7 +144,7 @@ dg_status dg_hash_log_create(dg_hash_log_writer **out, const char *path, const d
     return st == DG_OK ? log__writer_new(out, sink, h, err) : st;
 }
 
-dg_status dg_hash_log_create_fp(dg_hash_log_writer **out, FILE *fp, bool zstd,
+dg_status dg_hash_log_writer_open_fp(dg_hash_log_writer **out, FILE *fp, bool zstd,
                                 const dg_hash_log_header *h, dg_error *err)
 {
     dg_status st = log__check_header(h, err);
@@ -231,7 +231,7 @@ static dg_status log__write_entities(dg_hash_log_writer *w, const dg_hash_log_ti
     return DG_OK;
 }
 
-dg_status dg_hash_log_write(dg_hash_log_writer *w, const dg_hash_log_tick *t, dg_error *err)
+dg_status dg_hash_log_writer_write(dg_hash_log_writer *w, const dg_hash_log_tick *t, dg_error *err)
 {
     if (!w || !t)
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "hash log writer", "NULL argument");
@@ -255,7 +255,7 @@ dg_status dg_hash_log_write(dg_hash_log_writer *w, const dg_hash_log_tick *t, dg
     return st;
 }
 
-dg_status dg_hash_log_close(dg_hash_log_writer *w, dg_error *err)
+dg_status dg_hash_log_writer_close(dg_hash_log_writer *w, dg_error *err)
 {
     if (!w)
         return DG_OK;
@@ -567,28 +567,28 @@ static dg_status log__reader_new(dg_hash_log_reader **out, hash__src *src, const
     snprintf(r->name, sizeof r->name, "%s", name ? name : "hash log");
     dg_status st = log__read_header(r, err);
     if (st != DG_OK) {
-        dg_hash_log_free(r);
+        dg_hash_log_reader_close(r);
         return st;
     }
     *out = r;
     return DG_OK;
 }
 
-dg_status dg_hash_log_open(dg_hash_log_reader **out, const char *path, dg_error *err)
+dg_status dg_hash_log_reader_open(dg_hash_log_reader **out, const char *path, dg_error *err)
 {
     hash__src *src = NULL;
     dg_status st = dg_hash__src_open_file(&src, path, err);
     return st == DG_OK ? log__reader_new(out, src, path, err) : st;
 }
 
-dg_status dg_hash_log_open_fp(dg_hash_log_reader **out, FILE *fp, const char *name, dg_error *err)
+dg_status dg_hash_log_reader_open_fp(dg_hash_log_reader **out, FILE *fp, const char *name, dg_error *err)
 {
     hash__src *src = NULL;
     dg_status st = dg_hash__src_open_fp(&src, fp, err);
     return st == DG_OK ? log__reader_new(out, src, name, err) : st;
 }
 
-dg_status dg_hash_log_open_mem(dg_hash_log_reader **out, const void *buf, size_t len,
+dg_status dg_hash_log_reader_open_mem(dg_hash_log_reader **out, const void *buf, size_t len,
                                const char *name, dg_error *err)
 {
     hash__src *src = NULL;
@@ -596,9 +596,9 @@ dg_status dg_hash_log_open_mem(dg_hash_log_reader **out, const void *buf, size_t
     return st == DG_OK ? log__reader_new(out, src, name, err) : st;
 }
 
-const dg_hash_log_header *dg_hash_log_header_of(const dg_hash_log_reader *r) { return &r->h; }
+const dg_hash_log_header *dg_hash_log_reader_header(const dg_hash_log_reader *r) { return &r->h; }
 
-void dg_hash_log_free(dg_hash_log_reader *r)
+void dg_hash_log_reader_close(dg_hash_log_reader *r)
 {
     if (!r)
         return;
@@ -748,7 +748,7 @@ static dg_status log__entities(dg_hash_log_reader *r, dg_hash_log_tick *t, dg_er
     return DG_OK;
 }
 
-dg_status dg_hash_log_next(dg_hash_log_reader *r, dg_hash_log_tick *t, bool *eof, dg_error *err)
+static dg_status log__next(dg_hash_log_reader *r, dg_hash_log_tick *t, bool *eof, dg_error *err)
 {
     *eof = false;
     if (r->failed)
@@ -782,6 +782,14 @@ dg_status dg_hash_log_next(dg_hash_log_reader *r, dg_hash_log_tick *t, bool *eof
     return DG_OK;
 }
 
+int dg_hash_log_reader_next(dg_hash_log_reader *r, dg_hash_log_tick *t, dg_error *err)
+{
+    bool eof;
+    if (log__next(r, t, &eof, err) != DG_OK)
+        return -1;
+    return eof ? 0 : 1;
+}
+
 /* ================================ comparer ======================================================== */
 static int log__collect_id(void *user, dg_hash_diff_kind kind, uint32_t id, uint64_t ha, uint64_t hb)
 {
@@ -813,7 +821,7 @@ static dg_status log__first_divergence(const dg_hash_log_tick *ta, const dg_hash
 static dg_status log__advance(dg_hash_log_reader *r, dg_hash_log_tick *t, bool *eof, uint64_t *n,
                               dg_error *err)
 {
-    dg_status st = dg_hash_log_next(r, t, eof, err);
+    dg_status st = log__next(r, t, eof, err);
     if (st == DG_OK && !*eof)
         (*n)++;
     return st;

@@ -19,6 +19,37 @@
 #define DG_REP_DEF_TRAJ_ENTITIES 16u
 #define DG_REP_DEF_SPREAD 1024u
 
+/* ---- the builder's bookkeeping behind the public structs (each public struct first) ---------- */
+
+typedef struct rep_report {
+    dg_report pub;
+    uint32_t cap_scenarios, cap_steps;
+} rep_report;
+
+typedef struct rep_scenario {
+    dg_report_scenario pub;
+    dg_report *owner; /* limits, nomem flag */
+    uint32_t cap_checks;
+} rep_scenario;
+
+typedef struct rep_check {
+    dg_report_check pub;
+    dg_report *owner;
+    uint32_t cap_ranges, cap_ticks, cap_buckets, cap_values, cap_details, cap_more_trajectories, cap_spread;
+    uint32_t cur_traj; /* where add_point goes: 0 main, k more[k-1], UINT32_MAX cut */
+} rep_check;
+
+typedef struct rep_tick {
+    dg_report_tick pub;
+    dg_report *owner;
+    uint32_t cap_entities, cap_event_diffs;
+} rep_tick;
+
+static rep_report *rep_of(dg_report *r) { return (rep_report *)(void *)r; }
+static rep_scenario *scenario_of(dg_report_scenario *s) { return (rep_scenario *)(void *)s; }
+static rep_check *check_of(dg_report_check *c) { return (rep_check *)(void *)c; }
+static rep_tick *tick_of(dg_report_tick *t) { return (rep_tick *)(void *)t; }
+
 /* ---- small helpers ---------------------------------------------------------------------------- */
 
 static char *report__strdup(dg_report *r, const char *s)
@@ -32,6 +63,15 @@ static char *report__strdup(dg_report *r, const char *s)
         return NULL;
     }
     memcpy(p, s, n + 1);
+    return p;
+}
+
+/* A zeroed object of the report's, or NULL and nomem. */
+static void *report__calloc(dg_report *r, size_t size)
+{
+    void *p = calloc(1, size);
+    if (!p)
+        r->nomem = true;
     return p;
 }
 
@@ -53,6 +93,17 @@ static bool report__grow(dg_report *r, void **arr, uint32_t *cap, uint32_t count
     *arr = p;
     *cap = ncap;
     return true;
+}
+
+/* The same for an array whose capacity is not kept: it is the power of two (at least 4) that
+ * report__grow reaches from the count, so the allocation always holds at least that many. */
+static bool report__grow_derived(dg_report *r, void **arr, uint32_t count, size_t item)
+{
+    uint32_t cap = 0;
+    if (count > 0)
+        for (cap = 4; cap < count && cap <= UINT32_MAX / 2;)
+            cap *= 2;
+    return report__grow(r, arr, &cap, count, item);
 }
 
 /* Copies at most cap-1 bytes of UTF-8 without splitting a character. */
@@ -104,11 +155,12 @@ static void report__fill_limits(dg_report_limits *out, const dg_report_limits *i
 dg_report *dg_report_new(const char *command, const char *tool_version, const dg_report_limits *limits,
                          dg_error *err)
 {
-    dg_report *r = calloc(1, sizeof *r);
-    if (!r) {
+    rep_report *w = calloc(1, sizeof *w);
+    if (!w) {
         dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "report", "cannot allocate a report");
         return NULL;
     }
+    dg_report *r = &w->pub;
     report__fill_limits(&r->limits, limits);
     r->command = report__strdup(r, command);
     r->tool_version = report__strdup(r, tool_version);
@@ -127,8 +179,9 @@ static void report__free_check(dg_report_check *c)
     free(c->message);
     free(c->ranges);
     for (uint32_t i = 0; i < c->n_ticks; i++) {
-        free(c->ticks[i].entities);
-        free(c->ticks[i].event_diffs);
+        free(c->ticks[i]->entities);
+        free(c->ticks[i]->event_diffs);
+        free(tick_of(c->ticks[i]));
     }
     free(c->ticks);
     for (uint32_t i = 0; i < c->n_values; i++) {
@@ -149,6 +202,7 @@ static void report__free_check(dg_report_check *c)
     }
     free(c->more_trajectories);
     free(c->spread);
+    free(check_of(c));
 }
 
 static void report__free_bisect(dg_report_bisect *b)
@@ -168,19 +222,20 @@ void dg_report_free(dg_report *r)
     if (!r)
         return;
     for (uint32_t i = 0; i < r->n_scenarios; i++) {
-        dg_report_scenario *s = &r->scenarios[i];
+        dg_report_scenario *s = r->scenarios[i];
         for (uint32_t j = 0; j < s->n_checks; j++)
-            report__free_check(&s->checks[j]);
+            report__free_check(s->checks[j]);
         free(s->checks);
         free(s->name);
         free(s->format);
+        free(scenario_of(s));
     }
     free(r->scenarios);
     report__free_bisect(&r->bisect);
     free(r->command);
     free(r->tool_version);
     free(r->note);
-    free(r);
+    free(rep_of(r));
 }
 
 const char *dg_report_plural_s(uint64_t n) { return n == 1 ? "" : "s"; }
@@ -212,39 +267,49 @@ dg_status dg_report_set_note(dg_report *r, const char *fmt, ...)
 
 dg_report_scenario *dg_report_add_scenario(dg_report *r, const char *name, const char *format)
 {
-    if (!r || !report__grow(r, (void **)&r->scenarios, &r->cap_scenarios_, r->n_scenarios, sizeof *r->scenarios))
+    if (!r || !report__grow(r, (void **)&r->scenarios, &rep_of(r)->cap_scenarios, r->n_scenarios,
+                            sizeof *r->scenarios))
         return NULL;
-    dg_report_scenario s = {0};
-    s.report_ = r;
-    s.name = report__strdup(r, name ? name : "");
-    s.format = report__strdup(r, format);
-    if (!s.name || (format && !s.format)) {
-        free(s.name);
-        free(s.format);
+    rep_scenario *w = report__calloc(r, sizeof *w);
+    if (!w)
+        return NULL;
+    dg_report_scenario *s = &w->pub;
+    w->owner = r;
+    s->name = report__strdup(r, name ? name : "");
+    s->format = report__strdup(r, format);
+    if (!s->name || (format && !s->format)) {
+        free(s->name);
+        free(s->format);
+        free(w);
         return NULL;
     }
-    r->scenarios[r->n_scenarios] = s;
-    return &r->scenarios[r->n_scenarios++];
+    r->scenarios[r->n_scenarios++] = s;
+    return s;
 }
 
 dg_report_check *dg_report_add_check(dg_report_scenario *s, const char *name, dg_report_status status)
 {
     if (!s)
         return NULL;
-    dg_report *r = s->report_;
-    if (!report__grow(r, (void **)&s->checks, &s->cap_checks_, s->n_checks, sizeof *s->checks))
+    dg_report *r = scenario_of(s)->owner;
+    if (!report__grow(r, (void **)&s->checks, &scenario_of(s)->cap_checks, s->n_checks, sizeof *s->checks))
         return NULL;
-    dg_report_check c = {0};
-    c.report_ = r;
-    c.status = status;
-    c.first_tick = DG_REPORT_TICK_NONE;
-    c.first_raw_tick = DG_REPORT_TICK_NONE;
-    c.bucket_width = 1;
-    c.name = report__strdup(r, name ? name : "");
-    if (!c.name)
+    rep_check *w = report__calloc(r, sizeof *w);
+    if (!w)
         return NULL;
-    s->checks[s->n_checks] = c;
-    return &s->checks[s->n_checks++];
+    dg_report_check *c = &w->pub;
+    w->owner = r;
+    c->status = status;
+    c->first_tick = DG_REPORT_TICK_NONE;
+    c->first_raw_tick = DG_REPORT_TICK_NONE;
+    c->bucket_width = 1;
+    c->name = report__strdup(r, name ? name : "");
+    if (!c->name) {
+        free(w);
+        return NULL;
+    }
+    s->checks[s->n_checks++] = c;
+    return c;
 }
 
 /* A new malloc'd string from a printf format; NULL (and *st set) on a bad format or out of memory. */
@@ -276,7 +341,7 @@ dg_status dg_report_check_set_message(dg_report_check *c, const char *fmt, ...)
     dg_status st;
     va_list ap;
     va_start(ap, fmt);
-    char *m = report__vformat(c->report_, &st, fmt, ap);
+    char *m = report__vformat(check_of(c)->owner, &st, fmt, ap);
     va_end(ap);
     if (!m)
         return st;
@@ -289,12 +354,12 @@ dg_status dg_report_check_add_detail(dg_report_check *c, const char *fmt, ...)
 {
     if (!c || !fmt)
         return DG_E_USAGE;
-    dg_report *r = c->report_;
+    dg_report *r = check_of(c)->owner;
     if (c->n_details >= r->limits.details_per_check) {
         c->details_cut++;
         return DG_OK;
     }
-    if (!report__grow(r, (void **)&c->details, &c->cap_details_, c->n_details, sizeof *c->details))
+    if (!report__grow(r, (void **)&c->details, &check_of(c)->cap_details, c->n_details, sizeof *c->details))
         return DG_E_NOMEM;
     dg_status st;
     va_list ap;
@@ -311,14 +376,14 @@ dg_status dg_report_check_add_value(dg_report_check *c, const char *field, const
 {
     if (!c || !field)
         return DG_E_USAGE;
-    dg_report *r = c->report_;
+    dg_report *r = check_of(c)->owner;
     if (c->status == DG_REPORT_PASS || c->status == DG_REPORT_WARN) /* a differing value fails; ERROR stays */
         c->status = DG_REPORT_FAIL;
     if (c->n_values >= r->limits.values_per_check) {
         c->values_cut++;
         return DG_OK;
     }
-    if (!report__grow(r, (void **)&c->values, &c->cap_values_, c->n_values, sizeof *c->values))
+    if (!report__grow(r, (void **)&c->values, &check_of(c)->cap_values, c->n_values, sizeof *c->values))
         return DG_E_NOMEM;
     dg_report_value v = {report__strdup(r, field), report__strdup(r, a), report__strdup(r, b)};
     if (!v.field || (a && !v.a) || (b && !v.b)) {
@@ -335,7 +400,7 @@ dg_status dg_report_check_add_value(dg_report_check *c, const char *field, const
 
 static bool check__fold_range(dg_report_check *c, uint64_t tick)
 {
-    dg_report *r = c->report_;
+    dg_report *r = check_of(c)->owner;
     if (c->n_ranges > 0) {
         dg_report_range *last = &c->ranges[c->n_ranges - 1];
         if (tick == last->last + 1 || c->n_ranges >= r->limits.ranges_per_check) {
@@ -346,7 +411,7 @@ static bool check__fold_range(dg_report_check *c, uint64_t tick)
             return true;
         }
     }
-    if (!report__grow(r, (void **)&c->ranges, &c->cap_ranges_, c->n_ranges, sizeof *c->ranges))
+    if (!report__grow(r, (void **)&c->ranges, &check_of(c)->cap_ranges, c->n_ranges, sizeof *c->ranges))
         return false;
     c->ranges[c->n_ranges++] = (dg_report_range){tick, tick, 1};
     return true;
@@ -375,7 +440,7 @@ static void check__halve_timeline(dg_report_check *c)
 /* Buckets are aligned to multiples of the width, so a tick's bucket is tick / width. */
 static bool check__feed_timeline(dg_report_check *c, uint64_t tick, uint32_t n_entities)
 {
-    dg_report *r = c->report_;
+    dg_report *r = check_of(c)->owner;
     for (;;) {
         if (c->n_buckets > 0) {
             dg_report_bucket *last = &c->buckets[c->n_buckets - 1];
@@ -391,7 +456,7 @@ static bool check__feed_timeline(dg_report_check *c, uint64_t tick, uint32_t n_e
             break;
         check__halve_timeline(c);
     }
-    if (!report__grow(r, (void **)&c->buckets, &c->cap_buckets_, c->n_buckets, sizeof *c->buckets))
+    if (!report__grow(r, (void **)&c->buckets, &check_of(c)->cap_buckets, c->n_buckets, sizeof *c->buckets))
         return false;
     c->buckets[c->n_buckets++] = (dg_report_bucket){tick, tick, n_entities, 1};
     return true;
@@ -404,9 +469,9 @@ dg_status dg_report_check_add_divergent(dg_report_check *c, uint64_t tick, uint3
     if (c->n_ranges > 0 && tick <= c->ranges[c->n_ranges - 1].last)
         return DG_E_USAGE;
     /* Reserve room in both arrays first so a failure leaves the check as it was. */
-    dg_report *r = c->report_;
-    if (!report__grow(r, (void **)&c->ranges, &c->cap_ranges_, c->n_ranges, sizeof *c->ranges) ||
-        !report__grow(r, (void **)&c->buckets, &c->cap_buckets_, c->n_buckets, sizeof *c->buckets))
+    dg_report *r = check_of(c)->owner;
+    if (!report__grow(r, (void **)&c->ranges, &check_of(c)->cap_ranges, c->n_ranges, sizeof *c->ranges) ||
+        !report__grow(r, (void **)&c->buckets, &check_of(c)->cap_buckets, c->n_buckets, sizeof *c->buckets))
         return DG_E_NOMEM;
     check__fold_range(c, tick);
     check__feed_timeline(c, tick, n_entities);
@@ -433,18 +498,20 @@ dg_report_tick *dg_report_add_tick(dg_report_check *c, uint64_t tick)
 {
     if (!c)
         return NULL;
-    dg_report *r = c->report_;
+    dg_report *r = check_of(c)->owner;
     if (c->n_ticks >= r->limits.ticks_per_check) {
         c->ticks_cut++;
         return NULL;
     }
-    if (!report__grow(r, (void **)&c->ticks, &c->cap_ticks_, c->n_ticks, sizeof *c->ticks))
+    if (!report__grow(r, (void **)&c->ticks, &check_of(c)->cap_ticks, c->n_ticks, sizeof *c->ticks))
         return NULL;
-    dg_report_tick t = {0};
-    t.tick = tick;
-    t.report_ = r;
-    c->ticks[c->n_ticks] = t;
-    return &c->ticks[c->n_ticks++];
+    rep_tick *w = report__calloc(r, sizeof *w);
+    if (!w)
+        return NULL;
+    w->owner = r;
+    w->pub.tick = tick;
+    c->ticks[c->n_ticks++] = &w->pub;
+    return &w->pub;
 }
 
 dg_report_entity *dg_report_tick_add_entity(dg_report_tick *t, uint32_t id, const char *name,
@@ -452,12 +519,12 @@ dg_report_entity *dg_report_tick_add_entity(dg_report_tick *t, uint32_t id, cons
 {
     if (!t)
         return NULL;
-    dg_report *r = t->report_;
+    dg_report *r = tick_of(t)->owner;
     if (t->n_entities >= r->limits.entities_per_tick) {
         t->entities_cut++;
         return NULL;
     }
-    if (!report__grow(r, (void **)&t->entities, &t->cap_entities_, t->n_entities, sizeof *t->entities))
+    if (!report__grow(r, (void **)&t->entities, &tick_of(t)->cap_entities, t->n_entities, sizeof *t->entities))
         return NULL;
     dg_report_entity *e = &t->entities[t->n_entities++];
     memset(e, 0, sizeof *e);
@@ -546,7 +613,7 @@ uint32_t dg_report_tick_diff_events(dg_report_tick *t, const dg_event *a, size_t
 {
     if (!t)
         return 0;
-    dg_report *r = t->report_;
+    dg_report *r = tick_of(t)->owner;
     size_t n = n_a > n_b ? n_a : n_b;
     uint32_t differ = 0;
     t->events_a = n_a > UINT32_MAX ? UINT32_MAX : (uint32_t)n_a;
@@ -560,7 +627,7 @@ uint32_t dg_report_tick_diff_events(dg_report_tick *t, const dg_event *a, size_t
             t->event_diffs_cut++;
             continue;
         }
-        if (!report__grow(r, (void **)&t->event_diffs, &t->cap_event_diffs_, t->n_event_diffs,
+        if (!report__grow(r, (void **)&t->event_diffs, &tick_of(t)->cap_event_diffs, t->n_event_diffs,
                           sizeof *t->event_diffs)) {
             t->event_diffs_cut++;
             continue;
@@ -779,7 +846,7 @@ dg_status dg_report_check_add_states(dg_report_check *c, const dg_report_tick_st
         *n_divergent = total32;
     dg_report_tick *t = dg_report_add_tick(c, st->tick);
     if (!t)
-        return c->report_->nomem ? DG_E_NOMEM : DG_OK; /* beyond the detail cap: counted */
+        return check_of(c)->owner->nomem ? DG_E_NOMEM : DG_OK; /* beyond the detail cap: counted */
     t->added = n.added;
     t->lost = n.lost;
     t->changed = n.changed;
@@ -788,7 +855,7 @@ dg_status dg_report_check_add_states(dg_report_check *c, const dg_report_tick_st
     t->events_b = st->events_b;
     report__detail_ctx ctx = {t, st};
     report__merge(st, report__add_entity_diff, &ctx);
-    return c->report_->nomem ? DG_E_NOMEM : DG_OK;
+    return check_of(c)->owner->nomem ? DG_E_NOMEM : DG_OK;
 }
 
 /* ---- trajectory ------------------------------------------------------------------------------- */
@@ -796,17 +863,16 @@ dg_status dg_report_check_add_states(dg_report_check *c, const dg_report_tick_st
 /* The trajectory add_point and set_trajectory_reason fill, NULL after one beyond the cap. */
 static dg_report_trajectory *report__cur_trajectory(dg_report_check *c)
 {
-    if (c->cur_traj_ == 0)
+    if (check_of(c)->cur_traj == 0)
         return &c->trajectory;
-    return c->cur_traj_ <= c->n_more_trajectories ? &c->more_trajectories[c->cur_traj_ - 1] : NULL;
+    return check_of(c)->cur_traj <= c->n_more_trajectories ? &c->more_trajectories[check_of(c)->cur_traj - 1] : NULL;
 }
 
 static void report__start_trajectory(dg_report_trajectory *t, uint32_t entity_id, const char *name)
 {
     dg_report_point *a = t->a, *b = t->b;
-    uint32_t cap_a = t->cap_a_, cap_b = t->cap_b_;
     memset(t, 0, sizeof *t);
-    t->a = a, t->b = b, t->cap_a_ = cap_a, t->cap_b_ = cap_b; /* the point arrays are reused */
+    t->a = a, t->b = b; /* the point arrays are reused */
     t->present = true;
     t->entity_id = entity_id;
     t->first_tick = DG_REPORT_TICK_NONE;
@@ -824,7 +890,7 @@ dg_status dg_report_check_set_trajectory(dg_report_check *c, uint32_t entity_id,
     }
     c->n_more_trajectories = 0;
     c->trajectories_cut = 0;
-    c->cur_traj_ = 0;
+    check_of(c)->cur_traj = 0;
     return DG_OK;
 }
 
@@ -834,18 +900,18 @@ dg_status dg_report_check_add_trajectory(dg_report_check *c, uint32_t entity_id,
         return DG_E_USAGE;
     if (!c->trajectory.present)
         return dg_report_check_set_trajectory(c, entity_id, name);
-    if (1u + c->n_more_trajectories >= c->report_->limits.trajectory_entities) {
+    if (1u + c->n_more_trajectories >= check_of(c)->owner->limits.trajectory_entities) {
         c->trajectories_cut++;
-        c->cur_traj_ = UINT32_MAX;
+        check_of(c)->cur_traj = UINT32_MAX;
         return DG_OK;
     }
-    if (!report__grow(c->report_, (void **)&c->more_trajectories, &c->cap_more_trajectories_,
+    if (!report__grow(check_of(c)->owner, (void **)&c->more_trajectories, &check_of(c)->cap_more_trajectories,
                       c->n_more_trajectories, sizeof *c->more_trajectories))
         return DG_E_NOMEM;
     dg_report_trajectory *t = &c->more_trajectories[c->n_more_trajectories++];
     memset(t, 0, sizeof *t);
     report__start_trajectory(t, entity_id, name);
-    c->cur_traj_ = c->n_more_trajectories;
+    check_of(c)->cur_traj = c->n_more_trajectories;
     return DG_OK;
 }
 
@@ -858,13 +924,12 @@ dg_status dg_report_check_add_point(dg_report_check *c, char side, uint64_t tick
         return DG_OK; /* a trajectory beyond the entity cap: counted in trajectories_cut */
     dg_report_point **arr = side == 'A' ? &t->a : &t->b;
     uint32_t *n = side == 'A' ? &t->n_a : &t->n_b;
-    uint32_t *cap = side == 'A' ? &t->cap_a_ : &t->cap_b_;
     uint32_t *cut = side == 'A' ? &t->cut_a : &t->cut_b;
-    if (*n >= c->report_->limits.trajectory_points) {
+    if (*n >= check_of(c)->owner->limits.trajectory_points) {
         (*cut)++;
         return DG_OK;
     }
-    if (!report__grow(c->report_, (void **)arr, cap, *n, sizeof **arr))
+    if (!report__grow_derived(check_of(c)->owner, (void **)arr, *n, sizeof **arr))
         return DG_E_NOMEM;
     (*arr)[(*n)++] = (dg_report_point){tick, x, y, z};
     return DG_OK;
@@ -896,12 +961,12 @@ dg_status dg_report_check_add_spread(dg_report_check *c, uint64_t tick, uint32_t
         if (tick <= last->tick || entities < last->entities)
             return DG_E_USAGE;
     }
-    if (c->n_spread >= c->report_->limits.spread_points) {
+    if (c->n_spread >= check_of(c)->owner->limits.spread_points) {
         c->spread[c->n_spread - 1] = (dg_report_spread_point){tick, entities};
         c->spread_cut++;
         return DG_OK;
     }
-    if (!report__grow(c->report_, (void **)&c->spread, &c->cap_spread_, c->n_spread, sizeof *c->spread))
+    if (!report__grow(check_of(c)->owner, (void **)&c->spread, &check_of(c)->cap_spread, c->n_spread, sizeof *c->spread))
         return DG_E_NOMEM;
     c->spread[c->n_spread++] = (dg_report_spread_point){tick, entities};
     return DG_OK;
@@ -941,7 +1006,7 @@ dg_status dg_report_bisect_add_step(dg_report *r, const char *commit, dg_report_
     if (!r)
         return DG_E_USAGE;
     dg_report_bisect *b = &r->bisect;
-    if (!report__grow(r, (void **)&b->steps, &b->cap_steps_, b->n_steps, sizeof *b->steps))
+    if (!report__grow(r, (void **)&b->steps, &rep_of(r)->cap_steps, b->n_steps, sizeof *b->steps))
         return DG_E_NOMEM;
     char *sha = report__strdup(r, commit ? commit : "");
     if (!sha)
@@ -970,7 +1035,7 @@ dg_status dg_report_check_restore_range(dg_report_check *c, const dg_report_rang
     if (!c || !rg || rg->first > rg->last || rg->count == 0 || rg->count - 1 > rg->last - rg->first ||
         (c->n_ranges > 0 && rg->first <= c->ranges[c->n_ranges - 1].last))
         return DG_E_USAGE;
-    if (!report__grow(c->report_, (void **)&c->ranges, &c->cap_ranges_, c->n_ranges, sizeof *c->ranges))
+    if (!report__grow(check_of(c)->owner, (void **)&c->ranges, &check_of(c)->cap_ranges, c->n_ranges, sizeof *c->ranges))
         return DG_E_NOMEM;
     c->ranges[c->n_ranges++] = *rg;
     return DG_OK;
@@ -980,7 +1045,7 @@ dg_status dg_report_check_restore_bucket(dg_report_check *c, const dg_report_buc
 {
     if (!c || !b || b->first > b->last || (c->n_buckets > 0 && b->first <= c->buckets[c->n_buckets - 1].last))
         return DG_E_USAGE;
-    if (!report__grow(c->report_, (void **)&c->buckets, &c->cap_buckets_, c->n_buckets, sizeof *c->buckets))
+    if (!report__grow(check_of(c)->owner, (void **)&c->buckets, &check_of(c)->cap_buckets, c->n_buckets, sizeof *c->buckets))
         return DG_E_NOMEM;
     c->buckets[c->n_buckets++] = *b;
     return DG_OK;
@@ -991,7 +1056,7 @@ dg_status dg_report_tick_restore_event_diff(dg_report_tick *t, const dg_report_e
     if (!t || !d || (!d->in_a && !d->in_b) ||
         (t->n_event_diffs > 0 && d->index <= t->event_diffs[t->n_event_diffs - 1].index))
         return DG_E_USAGE;
-    if (!report__grow(t->report_, (void **)&t->event_diffs, &t->cap_event_diffs_, t->n_event_diffs,
+    if (!report__grow(tick_of(t)->owner, (void **)&t->event_diffs, &tick_of(t)->cap_event_diffs, t->n_event_diffs,
                       sizeof *t->event_diffs))
         return DG_E_NOMEM;
     t->event_diffs[t->n_event_diffs++] = *d;
@@ -1031,7 +1096,7 @@ dg_report_status dg_report_scenario_status(const dg_report_scenario *s)
 {
     dg_report_status st = DG_REPORT_PASS;
     for (uint32_t i = 0; s && i < s->n_checks; i++)
-        st = report__worse(st, s->checks[i].status);
+        st = report__worse(st, s->checks[i]->status);
     return st;
 }
 
@@ -1039,7 +1104,7 @@ dg_report_status dg_report_overall_status(const dg_report *r)
 {
     dg_report_status st = DG_REPORT_PASS;
     for (uint32_t i = 0; r && i < r->n_scenarios; i++)
-        st = report__worse(st, dg_report_scenario_status(&r->scenarios[i]));
+        st = report__worse(st, dg_report_scenario_status(r->scenarios[i]));
     if (r && r->bisect.present && r->bisect.first_bad_commit)
         st = report__worse(st, DG_REPORT_FAIL);
     return st;

@@ -359,8 +359,8 @@ const char *dg_rep__str_or(const char *s, const char *fallback)
 
 static const dg_report_tick *rep__first_detail(const dg_report_check *c)
 {
-    if (c->n_ticks > 0 && c->ticks[0].tick == c->first_tick)
-        return &c->ticks[0];
+    if (c->n_ticks > 0 && c->ticks[0]->tick == c->first_tick)
+        return c->ticks[0];
     return NULL;
 }
 
@@ -582,7 +582,7 @@ void dg_rep__count(const dg_report *r, dg_rep__tally *t)
 {
     memset(t, 0, sizeof *t);
     for (uint32_t i = 0; i < r->n_scenarios; i++) {
-        const dg_report_scenario *sc = &r->scenarios[i];
+        const dg_report_scenario *sc = r->scenarios[i];
         t->scenarios++;
         switch (dg_report_scenario_status(sc)) {
         case DG_REPORT_PASS: t->sc_pass++; break;
@@ -592,7 +592,7 @@ void dg_rep__count(const dg_report *r, dg_rep__tally *t)
         }
         for (uint32_t j = 0; j < sc->n_checks; j++) {
             t->checks++;
-            switch (sc->checks[j].status) {
+            switch (sc->checks[j]->status) {
             case DG_REPORT_PASS: t->ck_pass++; break;
             case DG_REPORT_WARN: t->ck_warn++; break;
             case DG_REPORT_FAIL: t->ck_fail++; break;

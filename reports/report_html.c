@@ -565,9 +565,9 @@ static void ht__why_delta(dg_rsink *s, const dg_report_trajectory *t)
 /* How many entities diverged at the check's first divergent tick (0 when not known). */
 static uint32_t ht__first_tick_entities(const dg_report_check *c)
 {
-    if (c->n_ticks == 0 || c->ticks[0].tick != c->first_tick)
+    if (c->n_ticks == 0 || c->ticks[0]->tick != c->first_tick)
         return 0;
-    const dg_report_tick *t = &c->ticks[0];
+    const dg_report_tick *t = c->ticks[0];
     return t->added + t->lost + t->changed;
 }
 
@@ -968,12 +968,12 @@ static void ht__check_section(dg_rsink *s, const dg_report_scenario *sc, const d
     ht__trajectory(s, c, idx);
     for (uint32_t i = 0; i < c->n_ticks; i++) {
         if (i == 0) {
-            dg_rep__sink_printf(s, "<h3>Tick %llu</h3>\n", (unsigned long long)c->ticks[0].tick);
-            ht__tick_table(s, &c->ticks[0], max_rows);
+            dg_rep__sink_printf(s, "<h3>Tick %llu</h3>\n", (unsigned long long)c->ticks[0]->tick);
+            ht__tick_table(s, c->ticks[0], max_rows);
             continue;
         }
-        dg_rep__sink_printf(s, "<details><summary>tick %llu</summary>\n", (unsigned long long)c->ticks[i].tick);
-        ht__tick_table(s, &c->ticks[i], max_rows);
+        dg_rep__sink_printf(s, "<details><summary>tick %llu</summary>\n", (unsigned long long)c->ticks[i]->tick);
+        ht__tick_table(s, c->ticks[i], max_rows);
         dg_rep__sink_puts(s, "</details>\n");
     }
     if (c->ticks_cut)
@@ -1008,20 +1008,20 @@ static void ht__passed_checks_row(dg_rsink *s, const dg_report_scenario *sc, uin
                     n_pass == 1 ? "es" : "");
     bool any = false, noted = false;
     for (uint32_t j = 0; j < sc->n_checks; j++) {
-        if (sc->checks[j].status != DG_REPORT_PASS)
+        if (sc->checks[j]->status != DG_REPORT_PASS)
             continue;
         dg_rep__sink_puts(s, any ? ", " : "");
-        ht__esc(s, sc->checks[j].name);
+        ht__esc(s, sc->checks[j]->name);
         any = true;
     }
     dg_rep__sink_puts(s, "</td><td>");
     ht__badge(s, DG_REPORT_PASS);
     dg_rep__sink_puts(s, "</td><td></td><td>");
     for (uint32_t j = 0; j < sc->n_checks && !noted; j++) /* a pass can carry a note: sub-quantum drift */
-        if (sc->checks[j].status == DG_REPORT_PASS && sc->checks[j].sub_quantum) {
-            ht__esc(s, sc->checks[j].name);
+        if (sc->checks[j]->status == DG_REPORT_PASS && sc->checks[j]->sub_quantum) {
+            ht__esc(s, sc->checks[j]->name);
             dg_rep__sink_puts(s, ": ");
-            dg_rep__check_headline(s, &sc->checks[j], ht__esc);
+            dg_rep__check_headline(s, sc->checks[j], ht__esc);
             noted = true;
         }
     dg_rep__sink_puts(s, "</td></tr>\n");
@@ -1069,10 +1069,10 @@ static void ht__summary_block(dg_rsink *s, const dg_report_scenario *sc, uint32_
     }
     uint32_t n_pass = 0;
     for (uint32_t j = 0; j < sc->n_checks; j++)
-        n_pass += sc->checks[j].status == DG_REPORT_PASS;
+        n_pass += sc->checks[j]->status == DG_REPORT_PASS;
     unsigned span = (unsigned)(sc->n_checks - n_pass + (n_pass > 0));
     for (uint32_t j = 0; j < sc->n_checks; j++, (*idx)++) {
-        const dg_report_check *c = &sc->checks[j];
+        const dg_report_check *c = sc->checks[j];
         if (c->status == DG_REPORT_PASS)
             continue;
         bool fail = c->status == DG_REPORT_FAIL;
@@ -1096,14 +1096,14 @@ static void ht__summary(dg_rsink *s, const dg_report *r, uint32_t max_sections)
     for (int pass = 0; pass < 2; pass++) {
         uint32_t idx = 0, failing = 0;
         for (uint32_t i = 0; i < r->n_scenarios; i++) {
-            const dg_report_scenario *sc = &r->scenarios[i];
+            const dg_report_scenario *sc = r->scenarios[i];
             bool ok = dg_report_scenario_status(sc) == DG_REPORT_PASS && sc->n_checks > 0;
             if (ok == (pass == 1)) {
                 ht__summary_block(s, sc, &idx, &failing, max_sections);
                 continue;
             }
             for (uint32_t j = 0; j < sc->n_checks; j++, idx++)
-                failing += sc->checks[j].status == DG_REPORT_FAIL;
+                failing += sc->checks[j]->status == DG_REPORT_FAIL;
         }
     }
     dg_rep__sink_puts(s, "</tbody></table>\n");
@@ -1153,8 +1153,8 @@ static void ht__bisect(dg_rsink *s, const dg_report_bisect *b)
 static bool ht__has_picker(const dg_report *r)
 {
     for (uint32_t i = 0; i < r->n_scenarios; i++)
-        for (uint32_t j = 0; j < r->scenarios[i].n_checks; j++) {
-            const dg_report_check *c = &r->scenarios[i].checks[j];
+        for (uint32_t j = 0; j < r->scenarios[i]->n_checks; j++) {
+            const dg_report_check *c = r->scenarios[i]->checks[j];
             if (c->status == DG_REPORT_FAIL && c->trajectory.present && c->n_more_trajectories)
                 return true;
         }
@@ -1204,12 +1204,12 @@ void dg_rep__html(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
     uint32_t idx = 0, shown = 0;
     uint64_t more = 0;
     for (uint32_t i = 0; i < r->n_scenarios; i++) {
-        const dg_report_scenario *sc = &r->scenarios[i];
+        const dg_report_scenario *sc = r->scenarios[i];
         for (uint32_t j = 0; j < sc->n_checks; j++, idx++) {
-            if (sc->checks[j].status != DG_REPORT_FAIL)
+            if (sc->checks[j]->status != DG_REPORT_FAIL)
                 continue;
             if (shown++ < max_sections)
-                ht__check_section(s, sc, &sc->checks[j], idx, max_rows, shown == 1);
+                ht__check_section(s, sc, sc->checks[j], idx, max_rows, shown == 1);
             else
                 more++;
         }

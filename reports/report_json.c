@@ -352,7 +352,7 @@ static void json__check(jw *w, const dg_report_check *c)
     jw_bool(w, "rangesCoalesced", c->ranges_coalesced);
     jw_open(w, "ticks", '[');
     for (uint32_t i = 0; i < c->n_ticks; i++)
-        json__tick(w, &c->ticks[i]);
+        json__tick(w, c->ticks[i]);
     jw_close(w, ']');
     jw_u64(w, "ticksCut", c->ticks_cut);
     json__timeline(w, c);
@@ -388,7 +388,7 @@ static void json__scenario(jw *w, const dg_report_scenario *sc)
     jw_u64(w, "fileBytes", sc->file_bytes);
     jw_open(w, "checks", '[');
     for (uint32_t i = 0; i < sc->n_checks; i++)
-        json__check(w, &sc->checks[i]);
+        json__check(w, sc->checks[i]);
     jw_close(w, ']');
     jw_close(w, '}');
 }
@@ -504,7 +504,7 @@ void dg_rep__json(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
     json__shard(&w, r);
     jw_open(&w, "scenarios", '[');
     for (uint32_t i = 0; i < r->n_scenarios; i++)
-        json__scenario(&w, &r->scenarios[i]);
+        json__scenario(&w, r->scenarios[i]);
     jw_close(&w, ']');
     json__bisect(&w, &r->bisect);
     jw_close(&w, '}');

@@ -68,9 +68,9 @@ static void ju__details(dg_rsink *s, const dg_report_check *c)
         dg_rep__ranges_line(s, c, 32);
         dg_rep__sink_puts(s, "\n");
     }
-    if (c->n_ticks == 0 || c->ticks[0].tick != c->first_tick)
+    if (c->n_ticks == 0 || c->ticks[0]->tick != c->first_tick)
         return;
-    const dg_report_tick *t = &c->ticks[0];
+    const dg_report_tick *t = c->ticks[0];
     for (uint32_t i = 0; i < t->n_event_diffs; i++) {
         dg_rep__sink_printf(s, "tick %llu ", (unsigned long long)t->tick);
         dg_rep__event_diff_line(s, &t->event_diffs[i], t, dg_rep__sink_puts);
@@ -189,10 +189,10 @@ static void ju__suite(dg_rsink *s, const dg_report *r, const dg_report_scenario 
     uint32_t fail = 0, error = 0;
     double time_s = 0;
     for (uint32_t i = 0; i < sc->n_checks; i++) {
-        fail += sc->checks[i].status == DG_REPORT_FAIL;
-        error += sc->checks[i].status != DG_REPORT_FAIL && sc->checks[i].status != DG_REPORT_PASS &&
-                 sc->checks[i].status != DG_REPORT_WARN; /* a WARN testcase passes */
-        time_s += sc->checks[i].duration_s;
+        fail += sc->checks[i]->status == DG_REPORT_FAIL;
+        error += sc->checks[i]->status != DG_REPORT_FAIL && sc->checks[i]->status != DG_REPORT_PASS &&
+                 sc->checks[i]->status != DG_REPORT_WARN; /* a WARN testcase passes */
+        time_s += sc->checks[i]->duration_s;
     }
     char ts[32];
     ju__timestamp(ts, sizeof ts, r->started_unix);
@@ -214,7 +214,7 @@ static void ju__suite(dg_rsink *s, const dg_report *r, const dg_report_scenario 
     ju__property(s, "fileBytes", num);
     dg_rep__sink_puts(s, "    </properties>\n");
     for (uint32_t i = 0; i < sc->n_checks; i++)
-        ju__testcase(s, sc, &sc->checks[i]);
+        ju__testcase(s, sc, sc->checks[i]);
     dg_rep__sink_puts(s, "  </testsuite>\n");
 }
 
@@ -277,7 +277,7 @@ void dg_rep__junit(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
     ju__attr_time(s, r->duration_s);
     dg_rep__sink_puts(s, ">\n");
     for (uint32_t i = 0; i < r->n_scenarios; i++)
-        ju__suite(s, r, &r->scenarios[i]);
+        ju__suite(s, r, r->scenarios[i]);
     ju__bisect(s, &r->bisect);
     dg_rep__sink_puts(s, "</testsuites>\n");
 }

@@ -82,9 +82,9 @@ static void md__summary_table(dg_rsink *s, const dg_report *r, md_budget *b)
     dg_rep__sink_puts(s, "| Scenario | Check | Result | First divergent tick |\n| --- | --- | --- | --- |\n");
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 0; i < r->n_scenarios; i++) {
-            const dg_report_scenario *sc = &r->scenarios[i];
+            const dg_report_scenario *sc = r->scenarios[i];
             for (uint32_t j = 0; j < sc->n_checks; j++) {
-                const dg_report_check *c = &sc->checks[j];
+                const dg_report_check *c = sc->checks[j];
                 if ((c->status == DG_REPORT_PASS) != (pass == 1))
                     continue;
                 /* A row that does not fit is left out and counted; later, shorter rows still
@@ -203,9 +203,9 @@ static void md__detail(dg_rsink *s, const dg_report_check *c, uint32_t max_rows)
     dg_rep__check_headline(s, c, dg_rep__md_text);
     dg_rep__sink_puts(s, "\n\n");
     md__check_lines(s, c);
-    if (c->n_ticks == 0 || c->ticks[0].tick != c->first_tick)
+    if (c->n_ticks == 0 || c->ticks[0]->tick != c->first_tick)
         return;
-    const dg_report_tick *t = &c->ticks[0];
+    const dg_report_tick *t = c->ticks[0];
     md__events(s, t);
     if (t->n_entities == 0)
         return;
@@ -230,7 +230,7 @@ static uint32_t md__failed_checks(const dg_report_scenario *sc)
 {
     uint32_t n = 0;
     for (uint32_t j = 0; j < sc->n_checks; j++)
-        n += sc->checks[j].status == DG_REPORT_FAIL;
+        n += sc->checks[j]->status == DG_REPORT_FAIL;
     return n;
 }
 
@@ -239,7 +239,7 @@ static uint32_t md__failed_checks(const dg_report_scenario *sc)
 static void md__details(dg_rsink *s, const dg_report *r, uint32_t max_rows, md_budget *b)
 {
     for (uint32_t i = 0; i < r->n_scenarios; i++) {
-        const dg_report_scenario *sc = &r->scenarios[i];
+        const dg_report_scenario *sc = r->scenarios[i];
         uint32_t nfail = md__failed_checks(sc);
         if (nfail == 0)
             continue;
@@ -264,8 +264,8 @@ static void md__details(dg_rsink *s, const dg_report *r, uint32_t max_rows, md_b
             dg_rep__sink_puts(s, "\n\n");
         }
         for (uint32_t j = 0; j < sc->n_checks; j++)
-            if (sc->checks[j].status == DG_REPORT_FAIL)
-                md__detail(s, &sc->checks[j], max_rows);
+            if (sc->checks[j]->status == DG_REPORT_FAIL)
+                md__detail(s, sc->checks[j], max_rows);
         if (!md__fits(s, mark, b))
             b->details_left += nfail;
         else if (b->written)
@@ -309,12 +309,12 @@ static void md__warnings(dg_rsink *s, const dg_report *r, md_budget *b)
     size_t mark = s->len;
     bool any = false;
     for (uint32_t i = 0; i < r->n_scenarios; i++)
-        for (uint32_t j = 0; j < r->scenarios[i].n_checks; j++) {
-            const dg_report_check *c = &r->scenarios[i].checks[j];
+        for (uint32_t j = 0; j < r->scenarios[i]->n_checks; j++) {
+            const dg_report_check *c = r->scenarios[i]->checks[j];
             if (c->status != DG_REPORT_WARN || !c->message)
                 continue;
             dg_rep__sink_puts(s, "- ⚠️ ");
-            dg_rep__md_text(s, r->scenarios[i].name);
+            dg_rep__md_text(s, r->scenarios[i]->name);
             dg_rep__sink_puts(s, " / ");
             dg_rep__md_text(s, c->name);
             dg_rep__sink_puts(s, ": ");
@@ -360,8 +360,8 @@ static bool md__plan_anchors(const dg_report *r, md_budget *b)
     if (!names)
         return false;
     for (uint32_t i = 0; i < r->n_scenarios; i++)
-        if (md__failed_checks(&r->scenarios[i]) > 0 && (!b->show || b->show[i]))
-            names[i] = r->scenarios[i].name ? r->scenarios[i].name : "";
+        if (md__failed_checks(r->scenarios[i]) > 0 && (!b->show || b->show[i]))
+            names[i] = r->scenarios[i]->name ? r->scenarios[i]->name : "";
     bool ok = dg_rep__md_anchors(names, r->n_scenarios, b->heading, b->anchor);
     free(names);
     return ok;
@@ -386,7 +386,7 @@ void dg_rep__markdown(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
     md__render(r, o, s, &b);
     bool all = true;
     for (uint32_t i = 0; i < r->n_scenarios; i++)
-        all = all && (b.written[i] || md__failed_checks(&r->scenarios[i]) == 0);
+        all = all && (b.written[i] || md__failed_checks(r->scenarios[i]) == 0);
     if (!all) {
         /* a section left out by the size cap: written again linking only to those written (their
          * anchors numbered without the others; the shorter table leaves them their room) */

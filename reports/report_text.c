@@ -80,7 +80,7 @@ static void txt__scenario_line(txt *t, const dg_report_scenario *sc)
                     dg_report_plural_s(sc->entity_ticks));
     bool inline_done = false;
     for (uint32_t i = 0; i < sc->n_checks; i++) {
-        const dg_report_check *c = &sc->checks[i];
+        const dg_report_check *c = sc->checks[i];
         if (!txt__noteworthy(c))
             continue;
         if (!inline_done && c->status == st) {
@@ -288,9 +288,9 @@ static void txt__detail(txt *t, const dg_report_scenario *sc, const dg_report_ch
     txt__details(t, c);
     if (c->first_tick != DG_REPORT_TICK_NONE)
         txt__ranges(t, c);
-    if (c->n_ticks == 0 || c->ticks[0].tick != c->first_tick)
+    if (c->n_ticks == 0 || c->ticks[0]->tick != c->first_tick)
         return;
-    const dg_report_tick *tk = &c->ticks[0];
+    const dg_report_tick *tk = c->ticks[0];
     if (tk->events_differ)
         txt__events(t, tk);
     uint64_t total;
@@ -361,16 +361,16 @@ void dg_rep__text(const dg_report *r, const dg_report_opts *o, dg_rsink *s)
     uint32_t max_rows = o->rows_per_check ? o->rows_per_check : TXT_DEFAULT_ROWS;
     txt__summary_header(&t, r);
     for (uint32_t i = 0; i < r->n_scenarios; i++)
-        txt__scenario_line(&t, &r->scenarios[i]);
+        txt__scenario_line(&t, r->scenarios[i]);
     uint32_t max_sections = o->max_sections ? o->max_sections : TXT_DEFAULT_SECTIONS, shown = 0;
     uint64_t more = 0;
     for (uint32_t i = 0; i < r->n_scenarios; i++) {
-        const dg_report_scenario *sc = &r->scenarios[i];
+        const dg_report_scenario *sc = r->scenarios[i];
         for (uint32_t j = 0; j < sc->n_checks; j++) {
-            if (sc->checks[j].status != DG_REPORT_FAIL)
+            if (sc->checks[j]->status != DG_REPORT_FAIL)
                 continue;
             if (shown++ < max_sections)
-                txt__detail(&t, sc, &sc->checks[j], max_rows);
+                txt__detail(&t, sc, sc->checks[j], max_rows);
             else
                 more++;
         }

@@ -1321,15 +1321,15 @@ static int build_spawn_order(dg_sim *sim)
     return 1;
 }
 
-dg_status dg_sim_create(const dg_sim_scenario *scn, const dg_sim_inject *inj, dg_sim **out, dg_error *err)
+dg_status dg_sim_new(const dg_sim_scenario *scn, const dg_sim_inject *inj, dg_sim **out, dg_error *err)
 {
     if (out)
         *out = NULL;
     if (!scn || !out)
-        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_sim_create", "NULL argument");
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_sim_new", "NULL argument");
     dg_sim *sim = calloc(1, sizeof *sim);
     if (!sim)
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_sim_create", "out of memory");
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_sim_new", "out of memory");
     sim->scn = scn;
     if (inj)
         sim->inj = *inj;
@@ -1344,20 +1344,20 @@ dg_status dg_sim_create(const dg_sim_scenario *scn, const dg_sim_inject *inj, dg
     dg_sim_scenario_local_frame(scn, sim->frame_o, sim->frame_e, sim->frame_n, sim->frame_u);
     sim->next_fresh_id = scn->max_declared_id + 1;
     if (!build_schedule(sim) || !build_spawn_order(sim) || !reserve_entities(sim, scn->nentities + 1)) {
-        dg_sim_destroy(sim);
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_sim_create", "out of memory");
+        dg_sim_free(sim);
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_sim_new", "out of memory");
     }
     run_timeline(sim);
     end_of_tick(sim);
     if (sim->oom) {
-        dg_sim_destroy(sim);
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_sim_create", "out of memory at tick 0");
+        dg_sim_free(sim);
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_sim_new", "out of memory at tick 0");
     }
     *out = sim;
     return DG_OK;
 }
 
-void dg_sim_destroy(dg_sim *sim)
+void dg_sim_free(dg_sim *sim)
 {
     if (!sim)
         return;

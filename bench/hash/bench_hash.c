@@ -136,14 +136,14 @@ static int bench_log_compare(const char *path, double entity_ticks)
     dg_error_clear(&err);
     double t0 = now_s();
     dg_hash_log_cmp cmp;
-    dg_status st = dg_hash_log_open(&a, path, &err);
+    dg_status st = dg_hash_log_reader_open(&a, path, &err);
     if (st == DG_OK)
-        st = dg_hash_log_open(&b, path, &err);
+        st = dg_hash_log_reader_open(&b, path, &err);
     if (st == DG_OK)
         st = dg_hash_log_compare(a, b, &cmp, &err);
     double dt = now_s() - t0;
-    dg_hash_log_free(a);
-    dg_hash_log_free(b);
+    dg_hash_log_reader_close(a);
+    dg_hash_log_reader_close(b);
     if (st != DG_OK || cmp.verdict != DG_HASH_SAME) {
         fprintf(stderr, "bench_hash: compare: %s %s\n", err.where, err.msg);
         return 1;
@@ -160,7 +160,7 @@ static int bench_log(bench_ctx *c, const char *path)
     dg_error err;
     dg_error_clear(&err);
     uint32_t *ids = malloc(c->n * sizeof *ids);
-    if (!ids || dg_hash_log_create(&w, path, &h, &err) != DG_OK) {
+    if (!ids || dg_hash_log_writer_open(&w, path, &h, &err) != DG_OK) {
         fprintf(stderr, "bench_hash: %s\n", err.msg);
         free(ids);
         return 1;
@@ -174,10 +174,10 @@ static int bench_log(bench_ctx *c, const char *path)
         dg_tick_hash th = dg_hash_tick(t, f, c->n, NULL, 0, c->eh);
         dg_hash_log_tick lt = {.tick = t, .entity_count = th.entity_count, .state = th.state,
                                .events = th.events, .ids = ids, .hashes = c->eh};
-        if (dg_hash_log_write(w, &lt, &err) != DG_OK)
+        if (dg_hash_log_writer_write(w, &lt, &err) != DG_OK)
             break;
     }
-    dg_status st = dg_hash_log_close(w, &err);
+    dg_status st = dg_hash_log_writer_close(w, &err);
     double dt = now_s() - t0;
     free(ids);
     if (st != DG_OK || err.code != DG_OK) {

@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     if (dg_sim_scenario_parse_file(path, &scn, &err))
         die(&err);
     dg_sim *sim;
-    if (dg_sim_create(scn, NULL, &sim, &err))
+    if (dg_sim_new(scn, NULL, &sim, &err))
         die(&err);
     size_t cap = 0;
     dg_qentity *q = NULL;
@@ -81,7 +81,7 @@ int main(int argc, char **argv)
     printf("| all three | %.3f | %.1f |\n", all, et / all / 1e6);
     free(q);
     free(eh);
-    dg_sim_destroy(sim);
+    dg_sim_free(sim);
     dg_sim_scenario_free(scn);
     return 0;
 }

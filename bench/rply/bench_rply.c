@@ -180,15 +180,15 @@ static timing time_rebuild(const uint8_t *buf, size_t len, double min_s)
         dg_rply_file f;
         if (dg_rply_file_open(&f, buf, len, 0, NULL) != DG_OK)
             abort();
-        dg_rply_player p;
-        if (dg_rply_player_init(&p, &f, 0, NULL) != DG_OK)
+        dg_rply_player *p = dg_rply_player_new(&f, 0, NULL);
+        if (!p)
             abort();
         for (uint32_t tick = 0; tick < f.hdr.tick_count; tick++)
-            if (dg_rply_player_advance(&p, tick, NULL) != DG_OK)
+            if (dg_rply_player_advance(p, tick, NULL) != DG_OK)
                 abort();
-        ops += p.ops_applied;
-        sink += p.state.live_count;
-        dg_rply_player_free(&p);
+        ops += dg_rply_player_ops_applied(p);
+        sink += dg_rply_state_live_count(dg_rply_player_state(p));
+        dg_rply_player_free(p);
         dg_rply_file_close(&f);
         reps++;
     } while ((t = now() - t0) < min_s);

@@ -44,6 +44,54 @@ static inline uint64_t rply__f64_bits(double d)
     return b;
 }
 
+/* ---- the state's layout (opaque in detgate/rply.h) ------------------------------------------ */
+/* A live entity: what callers see first (dg_rply_state_find returns &pub), then its list heads. */
+typedef struct dg_rply__entity {
+    dg_rply_entity pub;
+    uint32_t props;        /* head of the property list (pool index + 1, 0 = none) */
+    uint32_t anims;        /* head of the animation list */
+} dg_rply__entity;
+/* Pool nodes: the public value first, then the link (the next node, or the free list's). */
+typedef struct dg_rply__prop {
+    dg_rply_prop pub;
+    uint32_t next;
+} dg_rply__prop;
+typedef struct dg_rply__anim {
+    dg_rply_anim pub;
+    uint32_t next;
+} dg_rply__anim;
+
+struct dg_rply_state {
+    uint32_t tick;          /* the tick the state is complete through */
+    bool started;           /* false before tick 0 was applied */
+    uint32_t live_count, live_cap;
+    dg_rply__entity *live;  /* dense, in no useful order; by id through slot / bits */
+    uint16_t *slot;         /* [65536] dense index + 1, 0 = not live */
+    uint64_t *bits;         /* [1024] live bitmap, for id order */
+    dg_rply__prop *props;   /* pools with free lists; indices are +1 so 0 means none */
+    uint32_t props_cap, props_used, props_free;
+    dg_rply__anim *anims;
+    uint32_t anims_cap, anims_used, anims_free;
+};
+
+/* Sets up / releases a state the caller stores (the player embeds one). */
+dg_status dg_rply__state_init(dg_rply_state *s, dg_error *err);
+void dg_rply__state_fini(dg_rply_state *s);
+
+typedef struct dg_rply_checkpoint dg_rply_checkpoint;
+struct dg_rply_player {
+    const dg_rply_file *f;
+    dg_rply_iter it;
+    dg_rply_state state;
+    dg_rply_checkpoint *cps;   /* one per keyframe passed (state just before its TICK) */
+    uint32_t cp_count, cp_cap;
+    size_t cp_bytes, cp_budget;
+    dg_rply_op pending;        /* the decoded op that opens the next tick (saves decoding it twice) */
+    dg_rply_iter pending_it;   /* the iterator after it */
+    bool has_pending;
+    uint64_t ops_applied;
+};
+
 /* Head sizes by opcode, -1 for undefined opcodes (generated from DG_RPLY_OP_LIST). */
 extern const signed char dg_rply__head[256];
 
@@ -129,9 +177,9 @@ static inline dg_status rply__apply(dg_rply_state *s, const dg_rply_file *f, con
     if (op->code == DG_RPLY_OP_XFORM_D) {
         uint16_t k = s->slot[op->entity];
         if (RPLY_LIKELY(k != 0)) {
-            dg_rply_entity *e = &s->live[k - 1];
-            if (RPLY_LIKELY(rply__xstate_delta_refusal(&e->x, op->mask) == NULL)) {
-                rply__xstate_apply_delta(&e->x, op);
+            dg_rply_xstate *x = &s->live[k - 1].pub.x;
+            if (RPLY_LIKELY(rply__xstate_delta_refusal(x, op->mask) == NULL)) {
+                rply__xstate_apply_delta(x, op);
                 return DG_OK;
             }
         }
@@ -140,7 +188,7 @@ static inline dg_status rply__apply(dg_rply_state *s, const dg_rply_file *f, con
     } else if (op->code == DG_RPLY_OP_XFORM) {
         uint16_t k = s->slot[op->entity];
         if (RPLY_LIKELY(k != 0)) {
-            rply__xstate_apply_xform(&s->live[k - 1].x, op);
+            rply__xstate_apply_xform(&s->live[k - 1].pub.x, op);
             return DG_OK;
         }
     }

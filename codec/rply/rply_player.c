@@ -11,23 +11,33 @@ struct dg_rply_checkpoint {
     uint32_t tick;
     bool started;
     uint32_t live_count, props_used, props_free, anims_used, anims_free;
-    dg_rply_entity *live;
-    dg_rply_prop *props;
-    dg_rply_anim *anims;
+    dg_rply__entity *live;
+    dg_rply__prop *props;
+    dg_rply__anim *anims;
     size_t bytes;
 };
 
 #define DEFAULT_BUDGET ((size_t)64 << 20)
 
-dg_status dg_rply_player_init(dg_rply_player *p, const dg_rply_file *f, size_t cp_budget,
-                              dg_error *err)
+dg_rply_player *dg_rply_player_new(const dg_rply_file *f, size_t cp_budget, dg_error *err)
 {
-    memset(p, 0, sizeof *p);
+    dg_rply_player *p = calloc(1, sizeof *p);
+    if (!p) {
+        dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply player", "player");
+        return NULL;
+    }
     p->f = f;
     p->cp_budget = cp_budget ? cp_budget : DEFAULT_BUDGET;
     dg_rply_iter_init(&p->it, f);
-    return dg_rply_state_init(&p->state, err);
+    if (dg_rply__state_init(&p->state, err) != DG_OK) {
+        free(p);
+        return NULL;
+    }
+    return p;
 }
+
+const dg_rply_state *dg_rply_player_state(const dg_rply_player *p) { return &p->state; }
+uint64_t dg_rply_player_ops_applied(const dg_rply_player *p) { return p->ops_applied; }
 
 static void cp_release(dg_rply_checkpoint *c)
 {
@@ -43,8 +53,8 @@ void dg_rply_player_free(dg_rply_player *p)
     for (uint32_t i = 0; i < p->cp_count; i++)
         cp_release(&p->cps[i]);
     free(p->cps);
-    dg_rply_state_free(&p->state);
-    memset(p, 0, sizeof *p);
+    dg_rply__state_fini(&p->state);
+    free(p);
 }
 
 static void *dup_bytes(const void *src, size_t n)
@@ -127,7 +137,7 @@ static dg_status restore(dg_rply_player *p, const dg_rply_checkpoint *c, dg_erro
         memcpy(s->anims, c->anims, c->anims_used * sizeof *s->anims);
     s->live_count = c->live_count;
     for (uint32_t i = 0; i < s->live_count; i++) {
-        uint16_t id = s->live[i].id;
+        uint16_t id = s->live[i].pub.id;
         s->slot[id] = (uint16_t)(i + 1);
         s->bits[id / 64] |= 1ull << (id % 64);
     }
@@ -314,7 +324,7 @@ dg_status dg_rply_player_prepare(dg_rply_player *p, dg_error *err)
 dg_status dg_rply_validate(const dg_rply_file *f, dg_error *err)
 {
     dg_rply_state s;
-    if (dg_rply_state_init(&s, err) != DG_OK)
+    if (dg_rply__state_init(&s, err) != DG_OK)
         return DG_E_NOMEM;
     dg_rply_iter it;
     dg_rply_iter_init(&it, f);
@@ -326,6 +336,6 @@ dg_status dg_rply_validate(const dg_rply_file *f, dg_error *err)
             break;
     if (r < 0)
         st = err ? err->code : DG_E_MALFORMED;
-    dg_rply_state_free(&s);
+    dg_rply__state_fini(&s);
     return st;
 }

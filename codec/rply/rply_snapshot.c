@@ -427,36 +427,37 @@ dg_status dg_rply_snapshot_check(const uint8_t *bytes, size_t len, uint64_t base
     return run_pass(&x, bytes, len, base, &s, err);
 }
 
+/* The struct heads its one allocation; the arrays follow it, 8-byte aligned. */
+#define SNAP_HEAD ALIGN8(sizeof(dg_rply_snapshot))
+
 dg_status dg_rply_snapshot_decode(const uint8_t *bytes, size_t len, uint64_t base,
-                                  dg_rply_snapshot *out, dg_error *err)
+                                  dg_rply_snapshot **out, dg_error *err)
 {
+    *out = NULL;
     snap_ctx x;
     memset(&x, 0, sizeof x);
-    dg_status st = run_pass(&x, bytes, len, base, out, err);
-    if (st != DG_OK) {
-        memset(out, 0, sizeof *out);
+    dg_rply_snapshot measured;
+    dg_status st = run_pass(&x, bytes, len, base, &measured, err);
+    if (st != DG_OK)
         return st;
-    }
     size_t need = x.need;
     memset(&x, 0, sizeof x);
     x.fill = true;
-    x.mem = need ? malloc(need) : NULL;
-    if (need && !x.mem) {
-        memset(out, 0, sizeof *out);
-        return dg_error_set(err, DG_E_NOMEM, base, "snapshot", "%zu bytes", need);
+    uint8_t *block = malloc(SNAP_HEAD + need);
+    if (!block)
+        return dg_error_set(err, DG_E_NOMEM, base, "snapshot", "%zu bytes", SNAP_HEAD + need);
+    dg_rply_snapshot *s = (dg_rply_snapshot *)(void *)block;
+    x.mem = block + SNAP_HEAD;
+    st = run_pass(&x, bytes, len, base, s, err);
+    if (st != DG_OK) {
+        free(block);
+        return st;
     }
-    st = run_pass(&x, bytes, len, base, out, err);
-    out->mem_ = x.mem;
-    return st;
+    *out = s;
+    return DG_OK;
 }
 
-void dg_rply_snapshot_free(dg_rply_snapshot *s)
-{
-    if (!s)
-        return;
-    free(s->mem_);
-    memset(s, 0, sizeof *s);
-}
+void dg_rply_snapshot_free(dg_rply_snapshot *s) { free(s); }
 
 /* ---- encoder ------------------------------------------------------------------------------- */
 static void put_str(dg_buf *b, dg_rply_str s) { dg_buf_str16(b, s.s ? s.s : "", s.s ? s.len : 0); }

@@ -62,22 +62,20 @@ bool dg_rply__value_equal(const dg_rply_value *a, const dg_rply_value *b)
 }
 
 /* ---- state storage ------------------------------------------------------------------------- */
-dg_status dg_rply_state_init(dg_rply_state *s, dg_error *err)
+dg_status dg_rply__state_init(dg_rply_state *s, dg_error *err)
 {
     memset(s, 0, sizeof *s);
     s->slot = calloc(ID_SLOTS, sizeof *s->slot);
     s->bits = calloc(BIT_WORDS, sizeof *s->bits);
     if (!s->slot || !s->bits) {
-        dg_rply_state_free(s);
+        dg_rply__state_fini(s);
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply state", "id tables");
     }
     return DG_OK;
 }
 
-void dg_rply_state_free(dg_rply_state *s)
+void dg_rply__state_fini(dg_rply_state *s)
 {
-    if (!s)
-        return;
     free(s->live);
     free(s->slot);
     free(s->bits);
@@ -86,10 +84,36 @@ void dg_rply_state_free(dg_rply_state *s)
     memset(s, 0, sizeof *s);
 }
 
+dg_rply_state *dg_rply_state_new(dg_error *err)
+{
+    dg_rply_state *s = malloc(sizeof *s);
+    if (!s) {
+        dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply state", "state");
+        return NULL;
+    }
+    if (dg_rply__state_init(s, err) != DG_OK) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void dg_rply_state_free(dg_rply_state *s)
+{
+    if (!s)
+        return;
+    dg_rply__state_fini(s);
+    free(s);
+}
+
+uint32_t dg_rply_state_tick(const dg_rply_state *s) { return s->tick; }
+bool dg_rply_state_started(const dg_rply_state *s) { return s->started; }
+uint32_t dg_rply_state_live_count(const dg_rply_state *s) { return s->live_count; }
+
 void dg_rply_state_clear(dg_rply_state *s)
 {
     for (uint32_t i = 0; i < s->live_count; i++)
-        s->slot[s->live[i].id] = 0;
+        s->slot[s->live[i].pub.id] = 0;
     memset(s->bits, 0, BIT_WORDS * sizeof *s->bits);
     s->live_count = 0;
     s->props_used = s->props_free = 0;
@@ -115,8 +139,6 @@ static bool grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 
 dg_status dg_rply_state_copy(dg_rply_state *dst, const dg_rply_state *src, dg_error *err)
 {
-    if (!dst->slot && dg_rply_state_init(dst, err) != DG_OK)
-        return DG_E_NOMEM;
     if (!grow((void **)&dst->live, &dst->live_cap, src->live_count, sizeof *dst->live) ||
         !grow((void **)&dst->props, &dst->props_cap, src->props_used, sizeof *dst->props) ||
         !grow((void **)&dst->anims, &dst->anims_cap, src->anims_used, sizeof *dst->anims))
@@ -140,7 +162,7 @@ dg_status dg_rply_state_copy(dg_rply_state *dst, const dg_rply_state *src, dg_er
     return DG_OK;
 }
 
-static inline dg_rply_entity *find_mut(dg_rply_state *s, uint16_t id)
+static inline dg_rply__entity *find_mut(dg_rply_state *s, uint16_t id)
 {
     uint16_t k = s->slot[id];
     return k ? &s->live[k - 1] : NULL;
@@ -149,7 +171,13 @@ static inline dg_rply_entity *find_mut(dg_rply_state *s, uint16_t id)
 const dg_rply_entity *dg_rply_state_find(const dg_rply_state *s, uint16_t id)
 {
     uint16_t k = s->slot[id];
-    return k ? &s->live[k - 1] : NULL;
+    return k ? &s->live[k - 1].pub : NULL;
+}
+
+/* The entity a public pointer is the first member of. */
+static inline const dg_rply__entity *entity_of(const dg_rply_entity *e)
+{
+    return (const dg_rply__entity *)(const void *)e;
 }
 
 uint16_t dg_rply_state_next_id(const dg_rply_state *s, uint16_t after)
@@ -166,11 +194,13 @@ uint16_t dg_rply_state_next_id(const dg_rply_state *s, uint16_t after)
 
 const dg_rply_prop *dg_rply_state_prop_first(const dg_rply_state *s, const dg_rply_entity *e)
 {
-    return e->props ? &s->props[e->props - 1] : NULL;
+    uint32_t k = entity_of(e)->props;
+    return k ? &s->props[k - 1].pub : NULL;
 }
 const dg_rply_prop *dg_rply_state_prop_next(const dg_rply_state *s, const dg_rply_prop *p)
 {
-    return p->next ? &s->props[p->next - 1] : NULL;
+    uint32_t k = ((const dg_rply__prop *)(const void *)p)->next;
+    return k ? &s->props[k - 1].pub : NULL;
 }
 const dg_rply_prop *dg_rply_state_prop_get(const dg_rply_state *s, const dg_rply_entity *e,
                                            uint16_t name)
@@ -182,11 +212,13 @@ const dg_rply_prop *dg_rply_state_prop_get(const dg_rply_state *s, const dg_rply
 }
 const dg_rply_anim *dg_rply_state_anim_first(const dg_rply_state *s, const dg_rply_entity *e)
 {
-    return e->anims ? &s->anims[e->anims - 1] : NULL;
+    uint32_t k = entity_of(e)->anims;
+    return k ? &s->anims[k - 1].pub : NULL;
 }
 const dg_rply_anim *dg_rply_state_anim_next(const dg_rply_state *s, const dg_rply_anim *a)
 {
-    return a->next ? &s->anims[a->next - 1] : NULL;
+    uint32_t k = ((const dg_rply__anim *)(const void *)a)->next;
+    return k ? &s->anims[k - 1].pub : NULL;
 }
 
 static bool entity_equal(const dg_rply_state *sa, const dg_rply_entity *a, const dg_rply_state *sb,
@@ -252,23 +284,23 @@ static uint32_t anim_alloc(dg_rply_state *s)
 
 /* Sorted insert into a pool list. The pool may move when it grows, so the insertion point is kept
  * as the index of the previous node (0 = the list head), never as a pointer into the pool. */
-static bool prop_set(dg_rply_state *s, dg_rply_entity *e, uint16_t name, const dg_rply_value *v)
+static bool prop_set(dg_rply_state *s, dg_rply__entity *e, uint16_t name, const dg_rply_value *v)
 {
     uint32_t prev = 0, cur = e->props;
-    while (cur && s->props[cur - 1].name < name) {
+    while (cur && s->props[cur - 1].pub.name < name) {
         prev = cur;
         cur = s->props[cur - 1].next;
     }
-    if (cur && s->props[cur - 1].name == name) {
-        s->props[cur - 1].value = *v;
+    if (cur && s->props[cur - 1].pub.name == name) {
+        s->props[cur - 1].pub.value = *v;
         return true;
     }
     uint32_t k = prop_alloc(s);
     if (!k)
         return false;
-    dg_rply_prop *p = &s->props[k - 1];
-    p->name = name;
-    p->value = *v;
+    dg_rply__prop *p = &s->props[k - 1];
+    p->pub.name = name;
+    p->pub.value = *v;
     p->next = cur;
     if (prev)
         s->props[prev - 1].next = k;
@@ -277,46 +309,46 @@ static bool prop_set(dg_rply_state *s, dg_rply_entity *e, uint16_t name, const d
     return true;
 }
 
-static bool anim_play(dg_rply_state *s, dg_rply_entity *e, const dg_rply_op *op)
+static bool anim_play(dg_rply_state *s, dg_rply__entity *e, const dg_rply_op *op)
 {
     uint32_t prev = 0, cur = e->anims;
-    while (cur && s->anims[cur - 1].handle < op->u.anim.handle) {
+    while (cur && s->anims[cur - 1].pub.handle < op->u.anim.handle) {
         prev = cur;
         cur = s->anims[cur - 1].next;
     }
-    if (!cur || s->anims[cur - 1].handle != op->u.anim.handle) {
+    if (!cur || s->anims[cur - 1].pub.handle != op->u.anim.handle) {
         uint32_t k = anim_alloc(s);
         if (!k)
             return false;
         s->anims[k - 1].next = cur;
-        s->anims[k - 1].handle = op->u.anim.handle;
+        s->anims[k - 1].pub.handle = op->u.anim.handle;
         if (prev)
             s->anims[prev - 1].next = k;
         else
             e->anims = k;
         cur = k;
     }
-    dg_rply_anim *a = &s->anims[cur - 1];
+    dg_rply_anim *a = &s->anims[cur - 1].pub;
     a->anim = op->u.anim.anim;
     a->fade = op->u.anim.fade;
     a->speed = op->u.anim.speed;
     return true;
 }
 
-static dg_rply_anim *anim_find(dg_rply_state *s, dg_rply_entity *e, uint8_t handle, uint32_t **link_out)
+static dg_rply__anim *anim_find(dg_rply_state *s, dg_rply__entity *e, uint8_t handle, uint32_t **link_out)
 {
     uint32_t *link = &e->anims;
-    while (*link && s->anims[*link - 1].handle < handle)
+    while (*link && s->anims[*link - 1].pub.handle < handle)
         link = &s->anims[*link - 1].next;
     if (link_out)
         *link_out = link;
-    return (*link && s->anims[*link - 1].handle == handle) ? &s->anims[*link - 1] : NULL;
+    return (*link && s->anims[*link - 1].pub.handle == handle) ? &s->anims[*link - 1] : NULL;
 }
 
-static void anim_stop(dg_rply_state *s, dg_rply_entity *e, uint8_t handle)
+static void anim_stop(dg_rply_state *s, dg_rply__entity *e, uint8_t handle)
 {
     uint32_t *link;
-    dg_rply_anim *a = anim_find(s, e, handle, &link);
+    dg_rply__anim *a = anim_find(s, e, handle, &link);
     if (!a)
         return;
     uint32_t k = *link;
@@ -325,7 +357,7 @@ static void anim_stop(dg_rply_state *s, dg_rply_entity *e, uint8_t handle)
     s->anims_free = k;
 }
 
-static void release_lists(dg_rply_state *s, dg_rply_entity *e)
+static void release_lists(dg_rply_state *s, dg_rply__entity *e)
 {
     while (e->props) {
         uint32_t k = e->props;
@@ -381,25 +413,25 @@ static dg_status apply_spawn(dg_rply_state *s, const dg_rply_file *f, const dg_r
                           parent);
     if (!grow((void **)&s->live, &s->live_cap, s->live_count + 1, sizeof *s->live))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply state", "entities");
-    dg_rply_entity *e = &s->live[s->live_count];
+    dg_rply__entity *e = &s->live[s->live_count];
     memset(e, 0, sizeof *e);
-    e->id = id;
-    e->parent = parent;
-    e->descriptor = op->u.spawn.descriptor;
-    e->spawn_tick = op->tick;
+    e->pub.id = id;
+    e->pub.parent = parent;
+    e->pub.descriptor = op->u.spawn.descriptor;
+    e->pub.spawn_tick = op->tick;
     s->slot[id] = (uint16_t)++s->live_count;
     s->bits[id / 64] |= 1ull << (id % 64);
     return DG_OK;
 }
 
-static void despawn(dg_rply_state *s, dg_rply_entity *e)
+static void despawn(dg_rply_state *s, dg_rply__entity *e)
 {
-    uint16_t id = e->id;
+    uint16_t id = e->pub.id;
     release_lists(s, e);
     uint32_t k = s->slot[id] - 1u, last = s->live_count - 1u;
     if (k != last) {
         s->live[k] = s->live[last];
-        s->slot[s->live[k].id] = (uint16_t)(k + 1);
+        s->slot[s->live[k].pub.id] = (uint16_t)(k + 1);
     }
     s->live_count--;
     s->slot[id] = 0;
@@ -426,9 +458,10 @@ dg_status dg_rply__apply_other(dg_rply_state *s, const dg_rply_file *f, const dg
     default:
         break;
     }
-    dg_rply_entity *e = find_mut(s, op->entity);
-    if (RPLY_UNLIKELY(!e))
+    dg_rply__entity *ie = find_mut(s, op->entity);
+    if (RPLY_UNLIKELY(!ie))
         return state_fail(f, op, err, "entity %u is not live", op->entity);
+    dg_rply_entity *e = &ie->pub;
     switch (op->code) {
     case DG_RPLY_OP_XFORM_D: {
         const char *why = rply__xstate_delta_refusal(&e->x, op->mask);
@@ -441,23 +474,23 @@ dg_status dg_rply__apply_other(dg_rply_state *s, const dg_rply_file *f, const dg
         rply__xstate_apply_xform(&e->x, op);
         return DG_OK;
     case DG_RPLY_OP_DESPAWN:
-        despawn(s, e);
+        despawn(s, ie);
         return DG_OK;
     case DG_RPLY_OP_PROP:
-        if (!prop_set(s, e, op->u.prop.name, &op->u.prop.value))
+        if (!prop_set(s, ie, op->u.prop.name, &op->u.prop.value))
             return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply state", "properties");
         return DG_OK;
     case DG_RPLY_OP_ANIM_PLAY:
-        if (!anim_play(s, e, op))
+        if (!anim_play(s, ie, op))
             return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply state", "animations");
         return DG_OK;
     case DG_RPLY_OP_ANIM_STOP:
-        anim_stop(s, e, op->u.anim.handle);
+        anim_stop(s, ie, op->u.anim.handle);
         return DG_OK;
     case DG_RPLY_OP_ANIM_SPEED: {
-        dg_rply_anim *a = anim_find(s, e, op->u.anim.handle, NULL);
+        dg_rply__anim *a = anim_find(s, ie, op->u.anim.handle, NULL);
         if (a)
-            a->speed = op->u.anim.speed;
+            a->pub.speed = op->u.anim.speed;
         return DG_OK;
     }
     case DG_RPLY_OP_SNAPSHOT:

@@ -1,7 +1,7 @@
 /* detgate — the harness C API for engines that link the library (prefix dg_harness_).
  *
  * An engine opens a session with its recording header, hands over its whole world tick by tick
- * (float-domain dg_entity_in + match events, as it would to the .flrep writer), and finishes: the
+ * (float-domain dg_entity_in + match events, as it would to the .flrep writer), and closes it: the
  * session has then done what `detgate verify --states` does — each tick went through the real
  * quantizer and writer and its quantized state was hashed (record side); the file is read back,
  * every tick rebuilt and hashed (replay side); the two hash streams are compared tick by tick; seek
@@ -14,17 +14,17 @@
  *     for (tick ...) dg_harness_tick(s, tick, ents, n, events, nev, &err);
  *     dg_report *rep = dg_report_new("verify", "my-engine 1.2", NULL, &err);
  *     dg_harness_result res;
- *     dg_harness_finish(s, rep, &res, &err);          // res.failed_checks == 0: deterministic codec path
+ *     dg_harness_close(s, rep, &res, &err);          // res.failed_checks == 0: deterministic codec path
  *     dg_report_write_file(rep, DG_REPORT_JUNIT, "verify.xml", NULL, &err);
  *
  * The gate in-process: set opts.golden_path to a golden .flrep or hash log (res then names the first
  * divergent tick, entity and field), opts.hash_log_path to bless a hash log, and dg_harness_repeat to
- * require N runs to record the same. A session lives from dg_harness_open to dg_harness_finish (or
+ * require N runs to record the same. A session lives from dg_harness_open to dg_harness_close (or
  * dg_harness_abort); every call reports failure as a dg_status with err filled.
  *
  * Memory: the session keeps a few dozen bytes of hashes per tick. To diff the record side after a
  * mismatch it keeps the ticks' inputs in a temporary spill file (about 100 bytes per entity-tick,
- * removed by finish/abort); set keep_inputs = false to skip it (a mismatch is then reported by tick
+ * removed by close/abort); set keep_inputs = false to skip it (a mismatch is then reported by tick
  * only). Not thread-safe: one session per thread. */
 #ifndef DETGATE_HARNESS_H
 #define DETGATE_HARNESS_H
@@ -46,13 +46,13 @@ typedef struct dg_harness_session dg_harness_session;
 
 typedef struct dg_harness_options {
     const char *name;           /* scenario name in the report (default "engine") */
-    const char *recording_path; /* keep the .flrep here; NULL = a temporary file, removed by finish */
+    const char *recording_path; /* keep the .flrep here; NULL = a temporary file, removed by close */
     bool keep_inputs;           /* spill inputs for record-side diffs (dg_harness_default_options: true) */
     uint32_t seek_random;       /* random seek samples besides chunk edges/first/last (default 32) */
     bool skip_recovery;         /* skip the crash-recovery check */
     /* Also write the record side's hash log here (a name ending in ".zst" compresses it), as
      * `detgate record --hash-log` and `detgate bless` write it: per tick the state, event and raw
-     * float hashes. Written under a temp name in its folder and renamed by finish when complete;
+     * float hashes. Written under a temp name in its folder and renamed by close when complete;
      * NULL = none. */
     const char *hash_log_path;
     /* Compare the run with this golden, as `detgate gate` does: a .flrep recording (state diff down to
@@ -88,7 +88,7 @@ typedef struct dg_harness_result {
 dg_harness_options dg_harness_default_options(void);
 
 /* Starts a session. hdr as for dg_flrep_writer_open; hdr and its tables must stay valid until
- * dg_harness_finish (the roster names the entities in diffs). opts may be NULL (defaults). */
+ * dg_harness_close (the roster names the entities in diffs). opts may be NULL (defaults). */
 dg_status dg_harness_open(dg_harness_session **out, const dg_flrep_header *hdr, const dg_harness_options *opts,
                           dg_error *err);
 
@@ -110,18 +110,18 @@ dg_status dg_harness_tick_x(dg_harness_session *s, uint64_t tick, const dg_entit
 /* Closes the recording and runs the checks; adds one scenario with its checks to report (may be
  * NULL) and fills *out (may be NULL). Frees s (always). Returns DG_OK when the checks ran, whatever
  * they found; an error when the recording could not be completed. */
-dg_status dg_harness_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out, dg_error *err);
+dg_status dg_harness_close(dg_harness_session *s, dg_report *report, dg_harness_result *out, dg_error *err);
 
 /* Abandons the session: removes the temporary files, frees s. s may be NULL. */
 void dg_harness_abort(dg_harness_session *s);
 
 /* One run of the engine for dg_harness_repeat: hand every tick of the scenario to s with
  * dg_harness_tick (run is 1..runs). DG_OK when the run completed; an error ends the repeat. Never
- * finish or abort s: the harness does. */
+ * close or abort s: the harness does. */
 typedef dg_status (*dg_harness_run_fn)(void *user, dg_harness_session *s, unsigned run, dg_error *err);
 
 /* `detgate verify --repeat N` in-process: runs the scenario `runs` times (2..1000) through fn, each in
- * a session of its own opened with hdr and opts. Run 1 is checked as dg_harness_finish checks it
+ * a session of its own opened with hdr and opts. Run 1 is checked as dg_harness_close checks it
  * (the verify checks, opts->golden_path, opts->hash_log_path); every later run must record what run 1
  * recorded (threads, uninitialised memory, clocks, hash-map order), else a failed "repeat" check
  * names the first run that differs, its first divergent tick, entity and field. Adds one scenario to

@@ -218,31 +218,31 @@ typedef struct dg_hash_log_reader dg_hash_log_reader;
 
 /* Creates a log at path; a path ending in ".zst" is written zstd-compressed (level 3, checksum).
  * Writes the header line. Fails on an invalid header token (DG_E_USAGE) or I/O (DG_E_IO). */
-dg_status dg_hash_log_create(dg_hash_log_writer **out, const char *path, const dg_hash_log_header *h,
+dg_status dg_hash_log_writer_open(dg_hash_log_writer **out, const char *path, const dg_hash_log_header *h,
                              dg_error *err);
-/* The same onto an open stream (not closed by dg_hash_log_close), plain text or zstd. */
-dg_status dg_hash_log_create_fp(dg_hash_log_writer **out, FILE *fp, bool zstd,
+/* The same onto an open stream (not closed by dg_hash_log_writer_close), plain text or zstd. */
+dg_status dg_hash_log_writer_open_fp(dg_hash_log_writer **out, FILE *fp, bool zstd,
                                 const dg_hash_log_header *h, dg_error *err);
 /* Appends one tick. Ticks must strictly increase; entity ids (when the header says entities) must
  * be given, strictly increasing, t->entity_count of them; has_raw must match the header, and with
  * entity_raw so must raw_hashes. */
-dg_status dg_hash_log_write(dg_hash_log_writer *w, const dg_hash_log_tick *t, dg_error *err);
+dg_status dg_hash_log_writer_write(dg_hash_log_writer *w, const dg_hash_log_tick *t, dg_error *err);
 /* Writes the trailer, flushes and frees w (also on error). w may be NULL. */
-dg_status dg_hash_log_close(dg_hash_log_writer *w, dg_error *err);
+dg_status dg_hash_log_writer_close(dg_hash_log_writer *w, dg_error *err);
 
 /* Opens a log; zstd is detected by its magic number, not the file name. Reads the header. */
-dg_status dg_hash_log_open(dg_hash_log_reader **out, const char *path, dg_error *err);
-/* The same from an open stream (e.g. stdin; not closed by dg_hash_log_free); name is used in errors. */
-dg_status dg_hash_log_open_fp(dg_hash_log_reader **out, FILE *fp, const char *name, dg_error *err);
+dg_status dg_hash_log_reader_open(dg_hash_log_reader **out, const char *path, dg_error *err);
+/* The same from an open stream (e.g. stdin; not closed by dg_hash_log_reader_close); name is used in errors. */
+dg_status dg_hash_log_reader_open_fp(dg_hash_log_reader **out, FILE *fp, const char *name, dg_error *err);
 /* The same over a caller-owned buffer (must outlive the reader); name is used in errors. */
-dg_status dg_hash_log_open_mem(dg_hash_log_reader **out, const void *buf, size_t len,
+dg_status dg_hash_log_reader_open_mem(dg_hash_log_reader **out, const void *buf, size_t len,
                                const char *name, dg_error *err);
-const dg_hash_log_header *dg_hash_log_header_of(const dg_hash_log_reader *r);
-/* Reads the next tick into *t (its ids/hashes stay valid until the next call). Returns DG_OK and
- * sets *eof = true after the trailer (then *t is untouched). Errors carry "name:line:col" in where,
- * the byte offset in the decompressed text, and expected vs found. */
-dg_status dg_hash_log_next(dg_hash_log_reader *r, dg_hash_log_tick *t, bool *eof, dg_error *err);
-void dg_hash_log_free(dg_hash_log_reader *r);
+const dg_hash_log_header *dg_hash_log_reader_header(const dg_hash_log_reader *r);
+/* Reads the next tick into *t (its ids/hashes stay valid until the next call). Returns 1 with *t
+ * filled, 0 after the trailer (then *t is untouched), -1 on error: err carries "name:line:col" in
+ * where, the byte offset in the decompressed text, and expected vs found. */
+int dg_hash_log_reader_next(dg_hash_log_reader *r, dg_hash_log_tick *t, dg_error *err);
+void dg_hash_log_reader_close(dg_hash_log_reader *r);
 
 /* ---- comparing two logs ------------------------------------------------------------------------- */
 typedef enum dg_hash_verdict {

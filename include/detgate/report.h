@@ -14,11 +14,13 @@
  * number of detailed ticks, entities per tick, ranges, timeline buckets and trajectory points per
  * check and counts what it cut (dg_report_limits, fixed at dg_report_new).
  *
- * Pointers returned by the builders point into report-owned arrays: a pointer to a scenario stays
- * valid until the next dg_report_add_scenario on the same report, a check until the next
- * dg_report_add_check on the same scenario, a tick until the next dg_report_add_tick on the same
- * check. Fill one object, then append the next. All builders fail closed on out-of-memory: they
- * return NULL / DG_E_NOMEM and mark the report (dg_report_nomem), never leave a half-added item. */
+ * The report owns everything in it. A scenario, a check and a detailed tick are objects of their
+ * own (the arrays hold pointers to them): the pointer a builder returns stays valid until
+ * dg_report_free. An entity diff points into its tick's array and stays valid until the next
+ * dg_report_tick_add_entity on the same tick. Every field of the structs below is the caller's to
+ * read; the builder's bookkeeping lives in reports/, not here. All builders fail closed on
+ * out-of-memory: they return NULL / DG_E_NOMEM and mark the report (dg_report_nomem), never leave a
+ * half-added item. */
 #ifndef DETGATE_REPORT_H
 #define DETGATE_REPORT_H
 
@@ -122,9 +124,6 @@ typedef struct dg_report_tick {
     uint32_t n_event_diffs;
     uint32_t event_diffs_cut; /* differing event positions beyond limits.events_per_tick */
     dg_report_event_diff *event_diffs;
-    struct dg_report *report_; /* private: owner (limits, nomem flag) */
-    uint32_t cap_entities_;    /* private */
-    uint32_t cap_event_diffs_; /* private */
 } dg_report_tick;
 
 /* A named value that differs between the two sides where there is no tick to pin it to: a header
@@ -170,7 +169,6 @@ typedef struct dg_report_trajectory {
     uint32_t n_a, n_b;       /* points on side A / B (a side may have fewer: entity lost/added) */
     uint32_t cut_a, cut_b;   /* points beyond limits.trajectory_points */
     dg_report_point *a, *b;
-    uint32_t cap_a_, cap_b_; /* private */
 } dg_report_trajectory;
 
 /* The spread of a divergence: by tick `tick`, `entities` distinct entities had diverged at least
@@ -197,7 +195,7 @@ typedef struct dg_report_check {
 
     uint32_t n_ticks;   /* detailed ticks kept (the first limits.ticks_per_check divergent ones) */
     uint64_t ticks_cut; /* detailed ticks offered beyond the cap */
-    dg_report_tick *ticks;
+    dg_report_tick **ticks;
 
     uint32_t n_buckets;
     uint64_t bucket_width; /* ticks per bucket: 1, 2, 4, ... (doubles at each pairwise merge) */
@@ -219,11 +217,6 @@ typedef struct dg_report_check {
     uint32_t n_details;
     uint32_t details_cut; /* lines beyond limits.details_per_check */
     char **details;       /* one line each: what a check with several cases found in each */
-
-    struct dg_report *report_; /* private */
-    uint32_t cap_ranges_, cap_ticks_, cap_buckets_, cap_values_, cap_details_;
-    uint32_t cap_more_trajectories_, cap_spread_;
-    uint32_t cur_traj_; /* private: where add_point goes: 0 main, k more[k-1], UINT32_MAX cut */
 } dg_report_check;
 
 typedef struct dg_report_scenario {
@@ -233,9 +226,7 @@ typedef struct dg_report_scenario {
     uint64_t entity_ticks; /* sum over ticks of live entities */
     uint64_t file_bytes;
     uint32_t n_checks;
-    dg_report_check *checks;
-    struct dg_report *report_; /* private */
-    uint32_t cap_checks_;
+    dg_report_check **checks;
 } dg_report_scenario;
 
 typedef enum dg_report_verdict {
@@ -259,7 +250,6 @@ typedef struct dg_report_bisect {
     uint64_t first_tick;     /* first divergent tick at the first bad commit */
     uint32_t n_steps;
     dg_report_bisect_step *steps;
-    uint32_t cap_steps_; /* private */
 } dg_report_bisect;
 
 /* Builder caps, fixed when the report is created (0 in a field = the default). */
@@ -282,7 +272,7 @@ typedef struct dg_report {
     int64_t started_unix;    /* seconds since 1970 (UTC) */
     double duration_s;
     uint32_t n_scenarios;
-    dg_report_scenario *scenarios;
+    dg_report_scenario **scenarios;
     dg_report_bisect bisect;
     dg_report_limits limits; /* effective caps (defaults filled in) */
     bool nomem;              /* some builder call ran out of memory; the report is incomplete */
@@ -291,7 +281,6 @@ typedef struct dg_report {
     uint32_t shard_index, shard_count;
     char corpus_id[17];
     char *note;              /* one line about the run as a whole (e.g. an empty shard), or NULL */
-    uint32_t cap_scenarios_; /* private */
 } dg_report;
 
 /* Render-time options (NULL = defaults). */

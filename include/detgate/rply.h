@@ -197,52 +197,44 @@ typedef struct dg_rply_xstate {
     uint8_t pad2_[3];
 } dg_rply_xstate;
 
+/* A live entity as the state holds it (read-only to callers: dg_rply_state_find). */
 typedef struct dg_rply_entity {
     uint16_t id;
     uint16_t parent;       /* 0 = none (kept as written even if the parent despawns) */
     uint16_t descriptor;   /* string id */
-    uint16_t pad_;
+    uint16_t pad_;         /* always 0 */
     uint32_t spawn_tick;
     dg_rply_xstate x;
-    uint32_t props;        /* private: head of the property list (pool index + 1) */
-    uint32_t anims;        /* private: head of the animation list */
     uint32_t snap_offset;  /* last SNAPSHOT payload: stream offset of its bytes (0 with snap_len 0 = none) */
     uint32_t snap_len;
     uint8_t has_snapshot;
-    uint8_t pad2_[3];
+    uint8_t pad2_[3];      /* always 0 */
 } dg_rply_entity;
 
 typedef struct dg_rply_prop {
-    uint32_t next;         /* private */
     uint16_t name;         /* string id */
     dg_rply_value value;
 } dg_rply_prop;
 
 typedef struct dg_rply_anim {
-    uint32_t next;         /* private */
     uint8_t handle;
     uint8_t fade;          /* seconds x 100 */
     uint16_t anim;         /* string id */
     int16_t speed;         /* x 256 */
 } dg_rply_anim;
 
-typedef struct dg_rply_state {
-    uint32_t tick;         /* the tick the state is complete through */
-    bool started;          /* false before tick 0 was applied */
-    uint32_t live_count, live_cap;
-    dg_rply_entity *live;  /* dense, order private; iterate by id with dg_rply_state_next_id */
-    uint16_t *slot;        /* [65536] dense index + 1, 0 = not live */
-    uint64_t *bits;        /* [1024] live bitmap, for id order */
-    dg_rply_prop *props;   /* pools with free lists; indices are +1 so 0 means none */
-    uint32_t props_cap, props_used, props_free;
-    dg_rply_anim *anims;
-    uint32_t anims_cap, anims_used, anims_free;
-} dg_rply_state;
+/* The rebuilt world, an opaque handle: entities by id, their properties and animation handles. */
+typedef struct dg_rply_state dg_rply_state;
 
-dg_status dg_rply_state_init(dg_rply_state *s, dg_error *err);
-void dg_rply_state_free(dg_rply_state *s);
+/* A new empty state (NULL on out of memory, err filled). Free with dg_rply_state_free. */
+dg_rply_state *dg_rply_state_new(dg_error *err);
+void dg_rply_state_free(dg_rply_state *s);  /* s may be NULL */
 void dg_rply_state_clear(dg_rply_state *s);             /* empty, keeps allocations */
-/* dst: initialised, or zero-filled (then it is initialised here). */
+/* The tick the state is complete through (0 before any); false before tick 0 was applied; live ids. */
+uint32_t dg_rply_state_tick(const dg_rply_state *s);
+bool dg_rply_state_started(const dg_rply_state *s);
+uint32_t dg_rply_state_live_count(const dg_rply_state *s);
+/* dst becomes an equal copy of src (both from dg_rply_state_new). */
 dg_status dg_rply_state_copy(dg_rply_state *dst, const dg_rply_state *src, dg_error *err);
 /* Applies one decoded op with the state rules (live ids, parents, XFORM_D preconditions). A failure
  * names the op; the state may then be half-changed (dg_rply_player is the tick-atomic layer). */
@@ -268,25 +260,13 @@ void dg_rply_xstate_position(const dg_rply_xstate *x, double out[3]);
 void dg_rply_xstate_rotation(const dg_rply_xstate *x, double out[3]);
 
 /* ---- player -------------------------------------------------------------------------------- */
-typedef struct dg_rply_checkpoint dg_rply_checkpoint;
+/* File + iterator + state, an opaque handle. */
+typedef struct dg_rply_player dg_rply_player;
 
-typedef struct dg_rply_player {
-    const dg_rply_file *f;
-    dg_rply_iter it;
-    dg_rply_state state;
-    dg_rply_checkpoint *cps;   /* one per keyframe passed (state just before its TICK) */
-    uint32_t cp_count, cp_cap;
-    size_t cp_bytes, cp_budget;
-    dg_rply_op pending;        /* the decoded op that opens the next tick (saves decoding it twice) */
-    dg_rply_iter pending_it;   /* the iterator after it */
-    bool has_pending;
-    uint64_t ops_applied;
-} dg_rply_player;
-
-/* cp_budget: bytes of keyframe checkpoints to keep (0 = 64 MiB). */
-dg_status dg_rply_player_init(dg_rply_player *p, const dg_rply_file *f, size_t cp_budget,
-                              dg_error *err);
-void dg_rply_player_free(dg_rply_player *p);
+/* A player at the start of f (f must outlive it). cp_budget: bytes of keyframe checkpoints to keep
+ * (0 = 64 MiB). NULL on out of memory (err filled). Free with dg_rply_player_free. */
+dg_rply_player *dg_rply_player_new(const dg_rply_file *f, size_t cp_budget, dg_error *err);
+void dg_rply_player_free(dg_rply_player *p); /* p may be NULL */
 /* Applies every op whose tick is <= tick (tick < tickCount). Tick-atomic: on failure the state is
  * exactly what it was before the call. Going backwards is dg_rply_player_seek. */
 dg_status dg_rply_player_advance(dg_rply_player *p, uint32_t tick, dg_error *err);
@@ -296,7 +276,10 @@ dg_status dg_rply_player_seek(dg_rply_player *p, uint32_t tick, dg_error *err);
  * the budget), then goes back to the start: later seeks anywhere cost at most one keyframe interval.
  * On failure the player is back at the start and the error names the op. */
 dg_status dg_rply_player_prepare(dg_rply_player *p, dg_error *err);
-static inline const dg_rply_state *dg_rply_player_state(const dg_rply_player *p) { return &p->state; }
+/* The player's state (owned by the player, valid until dg_rply_player_free). */
+const dg_rply_state *dg_rply_player_state(const dg_rply_player *p);
+/* Ops applied so far (a replay's work count). */
+uint64_t dg_rply_player_ops_applied(const dg_rply_player *p);
 
 /* Walks the whole op stream through the state rules (every error of the spec page). */
 dg_status dg_rply_validate(const dg_rply_file *f, dg_error *err);
@@ -400,15 +383,16 @@ typedef struct dg_rply_snapshot {
     dg_rply_part *parts;
     uint16_t joint_count;
     dg_rply_joint *joints;
-    void *mem_;            /* private: the one allocation behind every array above */
 } dg_rply_snapshot;
 
 /* Checks a snapshot payload without allocating. base = absolute file offset of bytes[0]. */
 dg_status dg_rply_snapshot_check(const uint8_t *bytes, size_t len, uint64_t base, dg_error *err);
-/* Decodes into *out (one allocation; views point into bytes). Free with dg_rply_snapshot_free. */
+/* Decodes into a new *out: one allocation holds the struct and every array (views point into
+ * bytes, which must outlive it). *out is NULL on failure. Free with dg_rply_snapshot_free. A
+ * snapshot the caller fills for dg_rply_snapshot_encode is the caller's own memory. */
 dg_status dg_rply_snapshot_decode(const uint8_t *bytes, size_t len, uint64_t base,
-                                  dg_rply_snapshot *out, dg_error *err);
-void dg_rply_snapshot_free(dg_rply_snapshot *s);
+                                  dg_rply_snapshot **out, dg_error *err);
+void dg_rply_snapshot_free(dg_rply_snapshot *s); /* a decoded snapshot; s may be NULL */
 /* Encodes *s (version forced to 10). Size query: out NULL returns the size in *out_len. Fails on a
  * value the format cannot carry (a count too large, an index out of range, a bad kind). */
 dg_status dg_rply_snapshot_encode(const dg_rply_snapshot *s, uint8_t *out, size_t cap,

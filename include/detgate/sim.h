@@ -215,9 +215,9 @@ typedef struct dg_sim dg_sim;
 /* Creates the world at tick 0: entities spawning at tick 0 exist and their spawn events (and any
  * scripted event at tick 0) are the events of tick 0. inj may be NULL (no injection). The scenario
  * must outlive the world. */
-dg_status dg_sim_create(const dg_sim_scenario *scn, const dg_sim_inject *inj, dg_sim **out,
+dg_status dg_sim_new(const dg_sim_scenario *scn, const dg_sim_inject *inj, dg_sim **out,
                         dg_error *err);
-void dg_sim_destroy(dg_sim *sim);
+void dg_sim_free(dg_sim *sim);
 
 /* Advances one tick. DG_E_STATE when the last tick (duration_ticks-1) has already been produced;
  * DG_E_NOMEM if the world had to grow and could not. No allocation once the world has reached its

@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     dg_sim_scenario *scn = NULL;
     dg_sim *sim = NULL;
     if (dg_sim_inject_parse(inj_spec, &inj, &err) || dg_sim_scenario_parse_file(path, &scn, &err) ||
-        dg_sim_create(scn, &inj, &sim, &err)) {
+        dg_sim_new(scn, &inj, &sim, &err)) {
         dg_error_format(&err, msg, sizeof msg);
         fprintf(stderr, "%s\n", msg);
         dg_sim_scenario_free(scn);
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
         if (dg_sim_step(sim, &err)) {
             dg_error_format(&err, msg, sizeof msg);
             fprintf(stderr, "%s\n", msg);
-            dg_sim_destroy(sim);
+            dg_sim_free(sim);
             dg_sim_scenario_free(scn);
             return 1;
         }
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
     printf("total entity-ticks=%" PRIu64 " events=%" PRIu64 "\n", ent_ticks, events);
     if (show)
         print_entities(sim);
-    dg_sim_destroy(sim);
+    dg_sim_free(sim);
     dg_sim_scenario_free(scn);
     return 0;
 }

@@ -65,7 +65,7 @@ static void record(const char *path, int change, dg_harness_result *res)
         world(t, change, e, x);
         assert_int_equal(dg_harness_tick_x(s, t, e, x, BODIES, NULL, 0, &err), DG_OK);
     }
-    assert_int_equal(dg_harness_finish(s, NULL, res, &err), DG_OK);
+    assert_int_equal(dg_harness_close(s, NULL, res, &err), DG_OK);
 }
 
 static void test_round_trip(void **state)
@@ -124,9 +124,9 @@ static void test_change_named(void **state)
         assert_non_null(rep);
         assert_int_equal(dg_harness_diff_files(a, b, "api", rep, &res, &err), DG_OK);
         assert_int_equal(res.first_divergent_tick, 17);
-        const dg_report_check *c = &rep->scenarios[0].checks[0];
+        const dg_report_check *c = rep->scenarios[0]->checks[0];
         assert_true(c->n_ticks >= 1);
-        const dg_report_entity *en = &c->ticks[0].entities[0];
+        const dg_report_entity *en = &c->ticks[0]->entities[0];
         assert_int_equal(en->id, 2);
         assert_int_equal(en->n_fields, 1);
         const dg_report_field *f = &en->fields[0];

@@ -119,7 +119,7 @@ static void test_follows_the_largest_difference_not_the_lowest_id(void **state)
     assert_int_equal(c->spread[1].tick, VEL_TICK);
     assert_int_equal(c->spread[1].entities, 3);
     /* the rotation row carries both orientations: A the identity, B turned about x */
-    const dg_report_entity *e1 = &c->ticks[0].entities[0];
+    const dg_report_entity *e1 = &c->ticks[0]->entities[0];
     assert_int_equal(e1->id, 1);
     assert_string_equal(e1->fields[0].name, "rot");
     assert_true(e1->fields[0].has_quats);

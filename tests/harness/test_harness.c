@@ -125,7 +125,7 @@ static void test_bitflip_reported_at_tick_entity_field(void **state)
         assert_true(nd > 0 && nd != UINT64_MAX);
         assert_int_equal(c->first_tick, tick);
         assert_true(c->n_ticks >= 1);
-        const dg_report_tick *t = &c->ticks[0];
+        const dg_report_tick *t = c->ticks[0];
         assert_int_equal(t->tick, tick);
         /* exactly the flipped entity changed at T, nothing added or lost */
         assert_int_equal(t->changed, 1);
@@ -213,8 +213,8 @@ static void test_racy_threads_caught(void **state)
 static const dg_report_check *find_check(const dg_report_scenario *sc, const char *name)
 {
     for (uint32_t i = 0; i < sc->n_checks; i++)
-        if (strcmp(sc->checks[i].name, name) == 0)
-            return &sc->checks[i];
+        if (strcmp(sc->checks[i]->name, name) == 0)
+            return sc->checks[i];
     return NULL;
 }
 
@@ -258,7 +258,7 @@ static void test_verify_clean_run_passes(void **state)
     assert_int_equal(failed, 0);
     assert_int_equal(sc->n_checks, 3);
     for (uint32_t i = 0; i < sc->n_checks; i++)
-        assert_int_equal(sc->checks[i].status, DG_REPORT_PASS);
+        assert_int_equal(sc->checks[i]->status, DG_REPORT_PASS);
     dg_report_free(rep);
 }
 
@@ -276,8 +276,8 @@ static void test_replay_fault_caught_at_its_tick(void **state)
     assert_int_equal(c->status, DG_REPORT_FAIL);
     assert_int_equal(c->first_tick, 130);
     assert_true(c->n_ticks >= 1);
-    assert_int_equal(c->ticks[0].tick, 130);
-    assert_true(c->ticks[0].changed >= 1);
+    assert_int_equal(c->ticks[0]->tick, 130);
+    assert_true(c->ticks[0]->changed >= 1);
     assert_null(strstr(c->message, "did not reproduce")); /* a deterministic source re-derives exactly */
     dg_report_free(rep);
 }
@@ -303,8 +303,8 @@ static void test_seek_fault_caught_by_seek_check_only(void **state)
     assert_int_equal(c->first_tick, 239);
     assert_int_equal(c->divergent_ticks, 1);
     assert_true(c->n_ticks >= 1);
-    assert_int_equal(c->ticks[0].tick, 239);
-    assert_true(c->ticks[0].changed >= 1); /* a stale world: entities changed, not lost */
+    assert_int_equal(c->ticks[0]->tick, 239);
+    assert_true(c->ticks[0]->changed >= 1); /* a stale world: entities changed, not lost */
     assert_non_null(strstr(c->message, "first at tick 239"));
     dg_report_free(rep);
 }
@@ -379,7 +379,7 @@ static void run_api(const char *path, uint64_t nudge, dg_harness_result *res, dg
         dg_event chat = {DG_EV_CHAT, t, 1, 0, 0, 0, "hi", 2};
         assert_int_equal(dg_harness_tick(s, t, e, 8, &chat, t % 50 == 0 ? 1 : 0, &err), DG_OK);
     }
-    assert_int_equal(dg_harness_finish(s, rep, res, &err), DG_OK);
+    assert_int_equal(dg_harness_close(s, rep, res, &err), DG_OK);
 }
 
 static void test_api_session_verifies_and_diffs(void **state)
@@ -402,10 +402,10 @@ static void test_api_session_verifies_and_diffs(void **state)
     assert_int_equal(dg_harness_diff_files(a, b, "toy", rep, &rd, &err), DG_OK);
     assert_int_equal(rd.failed_checks, 1);
     assert_int_equal(rd.first_divergent_tick, 77);
-    const dg_report_check *c = &rep->scenarios[2].checks[0];
-    assert_int_equal(c->ticks[0].entities[0].id, 3);
-    assert_string_equal(c->ticks[0].entities[0].name, "Driver");
-    assert_true(entity_has_field(&c->ticks[0].entities[0], "pos.y"));
+    const dg_report_check *c = rep->scenarios[2]->checks[0];
+    assert_int_equal(c->ticks[0]->entities[0].id, 3);
+    assert_string_equal(c->ticks[0]->entities[0].name, "Driver");
+    assert_true(entity_has_field(&c->ticks[0]->entities[0], "pos.y"));
     dg_report_free(rep);
     remove(a);
     remove(b);

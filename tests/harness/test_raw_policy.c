@@ -83,13 +83,13 @@ static void test_apply_leaves_fail_and_error_alone(void **state)
     dg_report_check_set_raw_divergence(c, 3);
     dg_report_add_check(s, "d", DG_REPORT_PASS);
     cli_raw_apply_report(r, CLI_RAW_FAIL);
-    assert_int_equal(s->checks[0].status, DG_REPORT_FAIL);
-    assert_int_equal(s->checks[1].status, DG_REPORT_ERROR);
-    assert_int_equal(s->checks[2].status, DG_REPORT_FAIL);
-    assert_int_equal(s->checks[3].status, DG_REPORT_PASS);
-    s->checks[0].status = DG_REPORT_PASS;
-    cli_raw_apply(&s->checks[0], CLI_RAW_WARN);
-    assert_int_equal(s->checks[0].status, DG_REPORT_WARN);
+    assert_int_equal(s->checks[0]->status, DG_REPORT_FAIL);
+    assert_int_equal(s->checks[1]->status, DG_REPORT_ERROR);
+    assert_int_equal(s->checks[2]->status, DG_REPORT_FAIL);
+    assert_int_equal(s->checks[3]->status, DG_REPORT_PASS);
+    s->checks[0]->status = DG_REPORT_PASS;
+    cli_raw_apply(s->checks[0], CLI_RAW_WARN);
+    assert_int_equal(s->checks[0]->status, DG_REPORT_WARN);
     dg_report_free(r);
 }
 

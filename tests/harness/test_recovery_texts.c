@@ -56,8 +56,8 @@ static const dg_report_check *run_verify(run *r)
     harness__verify_opts vo = {.fault_tick = UINT64_MAX, .seek_fault_tick = UINT64_MAX, .seek_random = 2};
     dg_harness__verify_file(sc, r->src, r->rec, &r->stream, &vo);
     for (uint32_t i = 0; i < sc->n_checks; i++)
-        if (strcmp(sc->checks[i].name, "recovery") == 0)
-            return &sc->checks[i];
+        if (strcmp(sc->checks[i]->name, "recovery") == 0)
+            return sc->checks[i];
     fail_msg("no recovery check");
     return NULL;
 }

@@ -21,8 +21,8 @@ static const char *src_dir(void)
 static const dg_report_check *find_check(const dg_report_scenario *sc, const char *name)
 {
     for (uint32_t i = 0; i < sc->n_checks; i++)
-        if (strcmp(sc->checks[i].name, name) == 0)
-            return &sc->checks[i];
+        if (strcmp(sc->checks[i]->name, name) == 0)
+            return sc->checks[i];
     return NULL;
 }
 

@@ -16,6 +16,18 @@
 #include "detgate/hash.h"
 
 /* ---- helpers --------------------------------------------------------------------------------------- */
+
+/* dg_hash_log_reader_next as a status and an end flag, for the cases that compare error codes. */
+static dg_status log_next(dg_hash_log_reader *r, dg_hash_log_tick *t, bool *eof, dg_error *err)
+{
+    dg_error own;
+    dg_error_clear(&own);
+    dg_error *e = err ? err : &own;
+    int got = dg_hash_log_reader_next(r, t, e);
+    *eof = got == 0;
+    return got < 0 ? e->code : DG_OK;
+}
+
 static char g_dir[256];
 
 static int setup_dir(void **state)
@@ -89,19 +101,19 @@ static void write_run(const char *path, const run *r, bool entities, bool raw)
     dg_hash_log_writer *w = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_create(&w, path, &h, &err), DG_OK);
+    assert_int_equal(dg_hash_log_writer_open(&w, path, &h, &err), DG_OK);
     for (int i = 0; i < RUN_TICKS; i++) {
         dg_hash_log_tick t = r->t[i];
         t.has_raw = raw;
-        if (dg_hash_log_write(w, &t, &err) != DG_OK)
+        if (dg_hash_log_writer_write(w, &t, &err) != DG_OK)
             fail_msg("write tick %d: %s", i, err.msg);
     }
-    assert_int_equal(dg_hash_log_close(w, &err), DG_OK);
+    assert_int_equal(dg_hash_log_writer_close(w, &err), DG_OK);
 }
 
 static void expect_reads_back(dg_hash_log_reader *rd, const run *r, bool entities, bool raw)
 {
-    const dg_hash_log_header *h = dg_hash_log_header_of(rd);
+    const dg_hash_log_header *h = dg_hash_log_reader_header(rd);
     assert_string_equal(h->scenario, "stress-1000");
     assert_string_equal(h->format, "flrep");
     assert_int_equal(h->entities, entities);
@@ -111,7 +123,7 @@ static void expect_reads_back(dg_hash_log_reader *rd, const run *r, bool entitie
     for (int i = 0; i < RUN_TICKS; i++) {
         dg_hash_log_tick t;
         bool eof = true;
-        if (dg_hash_log_next(rd, &t, &eof, &err) != DG_OK)
+        if (log_next(rd, &t, &eof, &err) != DG_OK)
             fail_msg("tick %d: %s: %s", i, err.where, err.msg);
         assert_false(eof);
         assert_true(t.tick == r->t[i].tick);
@@ -127,7 +139,7 @@ static void expect_reads_back(dg_hash_log_reader *rd, const run *r, bool entitie
     }
     dg_hash_log_tick t;
     bool eof = false;
-    assert_int_equal(dg_hash_log_next(rd, &t, &eof, &err), DG_OK);
+    assert_int_equal(log_next(rd, &t, &eof, &err), DG_OK);
     assert_true(eof);
 }
 
@@ -145,9 +157,9 @@ static void test_round_trip_plain(void **state)
         dg_hash_log_reader *rd = NULL;
         dg_error err;
         dg_error_clear(&err);
-        assert_int_equal(dg_hash_log_open(&rd, p, &err), DG_OK);
+        assert_int_equal(dg_hash_log_reader_open(&rd, p, &err), DG_OK);
         expect_reads_back(rd, &r, ent, raw);
-        dg_hash_log_free(rd);
+        dg_hash_log_reader_close(rd);
     }
 }
 
@@ -191,12 +203,12 @@ static void test_canonical_text(void **state)
     path_of(p, sizeof p, "a.log");
     dg_hash_log_header h = {.scenario = "duel", .format = "rply", .entities = true, .raw = false};
     dg_hash_log_writer *w = NULL;
-    assert_int_equal(dg_hash_log_create(&w, p, &h, NULL), DG_OK);
-    assert_int_equal(dg_hash_log_write(w, &t, NULL), DG_OK);
+    assert_int_equal(dg_hash_log_writer_open(&w, p, &h, NULL), DG_OK);
+    assert_int_equal(dg_hash_log_writer_write(w, &t, NULL), DG_OK);
     t.tick = 12345678901ull;
     t.entity_count = 0;
-    assert_int_equal(dg_hash_log_write(w, &t, NULL), DG_OK);
-    assert_int_equal(dg_hash_log_close(w, NULL), DG_OK);
+    assert_int_equal(dg_hash_log_writer_write(w, &t, NULL), DG_OK);
+    assert_int_equal(dg_hash_log_writer_close(w, NULL), DG_OK);
     size_t len = 0;
     uint8_t *got = slurp(p, &len);
     const char *want = "# detgate-hashlog 1 scenario=duel format=rply entities=1 raw=0\n"
@@ -236,29 +248,29 @@ static void test_round_trip_zstd(void **state)
     dg_hash_log_reader *rd = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_open(&rd, pz, &err), DG_OK);
+    assert_int_equal(dg_hash_log_reader_open(&rd, pz, &err), DG_OK);
     expect_reads_back(rd, &r, true, true);
-    dg_hash_log_free(rd);
-    assert_int_equal(dg_hash_log_open_mem(&rd, z, zlen, "mem.zst", &err), DG_OK);
+    dg_hash_log_reader_close(rd);
+    assert_int_equal(dg_hash_log_reader_open_mem(&rd, z, zlen, "mem.zst", &err), DG_OK);
     expect_reads_back(rd, &r, true, true);
-    dg_hash_log_free(rd);
+    dg_hash_log_reader_close(rd);
     FILE *fp = fopen(pz, "rb"); /* from a stream the reader does not own (stdin-like) */
     assert_non_null(fp);
-    assert_int_equal(dg_hash_log_open_fp(&rd, fp, "-", &err), DG_OK);
+    assert_int_equal(dg_hash_log_reader_open_fp(&rd, fp, "-", &err), DG_OK);
     expect_reads_back(rd, &r, true, true);
-    dg_hash_log_free(rd);
+    dg_hash_log_reader_close(rd);
     assert_int_equal(fgetc(fp), EOF); /* still open: the reader consumed it but did not close it */
     fclose(fp);
 
     /* Truncated compressed stream: an error, not a silent short log. */
     size_t ticks_read = 0;
-    dg_status st = dg_hash_log_open_mem(&rd, z, zlen - 9, "cut.zst", &err);
+    dg_status st = dg_hash_log_reader_open_mem(&rd, z, zlen - 9, "cut.zst", &err);
     if (st == DG_OK) {
         bool eof = false;
         dg_hash_log_tick t;
-        while ((st = dg_hash_log_next(rd, &t, &eof, &err)) == DG_OK && !eof)
+        while ((st = log_next(rd, &t, &eof, &err)) == DG_OK && !eof)
             ticks_read++;
-        dg_hash_log_free(rd);
+        dg_hash_log_reader_close(rd);
     }
     assert_int_not_equal(st, DG_OK);
     assert_true(st == DG_E_TRUNCATED || st == DG_E_COMPRESS);
@@ -318,12 +330,12 @@ static void test_parser_errors(void **state)
         dg_error err;
         dg_error_clear(&err);
         dg_hash_log_reader *rd = NULL;
-        dg_status st = dg_hash_log_open_mem(&rd, bc->text, strlen(bc->text), "bad", &err);
+        dg_status st = dg_hash_log_reader_open_mem(&rd, bc->text, strlen(bc->text), "bad", &err);
         bool eof = false;
         dg_hash_log_tick t;
         while (st == DG_OK && !eof)
-            st = dg_hash_log_next(rd, &t, &eof, &err);
-        dg_hash_log_free(rd);
+            st = log_next(rd, &t, &eof, &err);
+        dg_hash_log_reader_close(rd);
         if (st != bc->code || strcmp(err.where, bc->where) != 0 || !strstr(err.msg, bc->msg)) {
             print_error("case %zu: got %d at %s: %s; want %d at %s containing %s\n", i, st, err.where,
                         err.msg, bc->code, bc->where, bc->msg);
@@ -334,16 +346,16 @@ static void test_parser_errors(void **state)
     /* Sanity: the good pieces parse. */
     const char *good = HDR T1 E1 END1;
     dg_hash_log_reader *rd = NULL;
-    assert_int_equal(dg_hash_log_open_mem(&rd, good, strlen(good), "good", NULL), DG_OK);
+    assert_int_equal(dg_hash_log_reader_open_mem(&rd, good, strlen(good), "good", NULL), DG_OK);
     dg_hash_log_tick t;
     bool eof = false;
-    assert_int_equal(dg_hash_log_next(rd, &t, &eof, NULL), DG_OK);
+    assert_int_equal(log_next(rd, &t, &eof, NULL), DG_OK);
     assert_false(eof);
     assert_int_equal(t.ids[0], 5);
     assert_true(t.hashes[0] == 0xaa);
-    assert_int_equal(dg_hash_log_next(rd, &t, &eof, NULL), DG_OK);
+    assert_int_equal(log_next(rd, &t, &eof, NULL), DG_OK);
     assert_true(eof);
-    dg_hash_log_free(rd);
+    dg_hash_log_reader_close(rd);
 }
 
 static void test_error_offset_is_byte_of_the_column(void **state)
@@ -353,15 +365,15 @@ static void test_error_offset_is_byte_of_the_column(void **state)
     dg_error err;
     dg_error_clear(&err);
     dg_hash_log_reader *rd = NULL;
-    assert_int_equal(dg_hash_log_open_mem(&rd, text, strlen(text), "x", &err), DG_OK);
+    assert_int_equal(dg_hash_log_reader_open_mem(&rd, text, strlen(text), "x", &err), DG_OK);
     dg_hash_log_tick t;
     bool eof;
-    assert_int_equal(dg_hash_log_next(rd, &t, &eof, &err), DG_E_SYNTAX);
+    assert_int_equal(log_next(rd, &t, &eof, &err), DG_E_SYNTAX);
     assert_string_equal(err.where, "x:2:33");
     assert_true(err.offset == strlen(HDR) + 32);
     /* The reader stays failed. */
-    assert_int_equal(dg_hash_log_next(rd, &t, &eof, NULL), DG_E_STATE);
-    dg_hash_log_free(rd);
+    assert_int_equal(log_next(rd, &t, &eof, NULL), DG_E_STATE);
+    dg_hash_log_reader_close(rd);
 }
 
 static void test_writer_rejects_bad_input(void **state)
@@ -373,34 +385,34 @@ static void test_writer_rejects_bad_input(void **state)
     dg_error err;
     dg_error_clear(&err);
     dg_hash_log_header bad = {.scenario = "has space", .format = "f"};
-    assert_int_equal(dg_hash_log_create(&w, p, &bad, &err), DG_E_USAGE);
+    assert_int_equal(dg_hash_log_writer_open(&w, p, &bad, &err), DG_E_USAGE);
     assert_non_null(strstr(err.msg, "scenario"));
     dg_hash_log_header h = {.scenario = "s", .format = "f", .entities = true, .raw = false};
-    assert_int_equal(dg_hash_log_create(&w, p, &h, NULL), DG_OK);
+    assert_int_equal(dg_hash_log_writer_open(&w, p, &h, NULL), DG_OK);
     uint32_t ids[2] = {5, 5};
     uint64_t hs[2] = {1, 2};
     dg_hash_log_tick t = {.tick = 3, .entity_count = 2, .ids = ids, .hashes = hs};
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_write(w, &t, &err), DG_E_USAGE);
+    assert_int_equal(dg_hash_log_writer_write(w, &t, &err), DG_E_USAGE);
     assert_non_null(strstr(err.msg, "expected id > 5"));
     ids[1] = 6;
-    assert_int_equal(dg_hash_log_write(w, &t, NULL), DG_OK);
+    assert_int_equal(dg_hash_log_writer_write(w, &t, NULL), DG_OK);
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_write(w, &t, &err), DG_E_USAGE); /* same tick again */
+    assert_int_equal(dg_hash_log_writer_write(w, &t, &err), DG_E_USAGE); /* same tick again */
     assert_non_null(strstr(err.msg, "expected a tick > 3"));
     t.tick = 4;
     t.has_raw = true;
-    assert_int_equal(dg_hash_log_write(w, &t, NULL), DG_E_USAGE); /* header says raw=0 */
-    assert_int_equal(dg_hash_log_close(w, NULL), DG_OK);
+    assert_int_equal(dg_hash_log_writer_write(w, &t, NULL), DG_E_USAGE); /* header says raw=0 */
+    assert_int_equal(dg_hash_log_writer_close(w, NULL), DG_OK);
     /* What was accepted is a valid one-tick log. */
     dg_hash_log_reader *rd = NULL;
-    assert_int_equal(dg_hash_log_open(&rd, p, NULL), DG_OK);
+    assert_int_equal(dg_hash_log_reader_open(&rd, p, NULL), DG_OK);
     bool eof = false;
-    assert_int_equal(dg_hash_log_next(rd, &t, &eof, NULL), DG_OK);
+    assert_int_equal(log_next(rd, &t, &eof, NULL), DG_OK);
     assert_true(!eof && t.tick == 3);
-    assert_int_equal(dg_hash_log_next(rd, &t, &eof, NULL), DG_OK);
+    assert_int_equal(log_next(rd, &t, &eof, NULL), DG_OK);
     assert_true(eof);
-    dg_hash_log_free(rd);
+    dg_hash_log_reader_close(rd);
 }
 
 /* ---- comparer -------------------------------------------------------------------------------------- */
@@ -412,15 +424,15 @@ static dg_hash_log_cmp compare_runs(const run *a, const run *b, bool zstd_b)
     write_run(pa, a, true, true);
     write_run(pb, b, true, true);
     dg_hash_log_reader *ra = NULL, *rb = NULL;
-    assert_int_equal(dg_hash_log_open(&ra, pa, NULL), DG_OK);
-    assert_int_equal(dg_hash_log_open(&rb, pb, NULL), DG_OK);
+    assert_int_equal(dg_hash_log_reader_open(&ra, pa, NULL), DG_OK);
+    assert_int_equal(dg_hash_log_reader_open(&rb, pb, NULL), DG_OK);
     dg_hash_log_cmp cmp;
     dg_error err;
     dg_error_clear(&err);
     if (dg_hash_log_compare(ra, rb, &cmp, &err) != DG_OK)
         fail_msg("compare: %s", err.msg);
-    dg_hash_log_free(ra);
-    dg_hash_log_free(rb);
+    dg_hash_log_reader_close(ra);
+    dg_hash_log_reader_close(rb);
     return cmp;
 }
 
@@ -527,18 +539,18 @@ static dg_status parse_all(const void *buf, size_t len, uint64_t *ticks)
     dg_error err;
     dg_error_clear(&err);
     *ticks = 0;
-    dg_status st = dg_hash_log_open_mem(&rd, buf, len, "m", &err);
+    dg_status st = dg_hash_log_reader_open_mem(&rd, buf, len, "m", &err);
     bool eof = false;
     dg_hash_log_tick t;
     while (st == DG_OK && !eof) {
-        st = dg_hash_log_next(rd, &t, &eof, &err);
+        st = log_next(rd, &t, &eof, &err);
         if (st == DG_OK && !eof) {
             (*ticks)++;
             for (uint32_t i = 0; i < t.entity_count; i++) /* touch what the reader hands out */
                 assert_true(t.ids[i] != 0);
         }
     }
-    dg_hash_log_free(rd);
+    dg_hash_log_reader_close(rd);
     if (st != DG_OK)
         assert_int_equal(err.code, st); /* every failure explains itself */
     return st;
@@ -623,7 +635,7 @@ static void test_zstd_window_cap_and_multiple_frames(void **state)
     dg_error err;
     dg_error_clear(&err);
     dg_hash_log_reader *rd = NULL;
-    dg_status st = dg_hash_log_open_mem(&rd, big, zlen, "big.zst", &err);
+    dg_status st = dg_hash_log_reader_open_mem(&rd, big, zlen, "big.zst", &err);
     assert_int_equal(st, DG_E_COMPRESS);
     assert_non_null(strstr(err.msg, "zstd"));
     free(big);

@@ -31,11 +31,11 @@ static char *write_log(bool entity_raw, const uint64_t *raw_hashes, dg_status *s
     dg_hash_log_writer *w = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_create(&w, path, &h, &err), DG_OK);
+    assert_int_equal(dg_hash_log_writer_open(&w, path, &h, &err), DG_OK);
     dg_hash_log_tick t = {.tick = 4312, .entity_count = 2, .state = 1, .events = 2, .raw = 3, .has_raw = true,
                           .ids = ids, .hashes = hashes, .raw_hashes = raw_hashes};
-    *st_out = dg_hash_log_write(w, &t, &err);
-    dg_hash_log_close(w, NULL);
+    *st_out = dg_hash_log_writer_write(w, &t, &err);
+    dg_hash_log_writer_close(w, NULL);
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
     char *buf = calloc(1, 4096);
@@ -61,19 +61,16 @@ static void test_version_2_writes_and_reads_entity_raw_hashes(void **state)
     dg_hash_log_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_open_mem(&r, text, strlen(text), "v2", &err), DG_OK);
-    assert_true(dg_hash_log_header_of(r)->entity_raw);
+    assert_int_equal(dg_hash_log_reader_open_mem(&r, text, strlen(text), "v2", &err), DG_OK);
+    assert_true(dg_hash_log_reader_header(r)->entity_raw);
     dg_hash_log_tick t;
-    bool eof = false;
-    assert_int_equal(dg_hash_log_next(r, &t, &eof, &err), DG_OK);
-    assert_false(eof);
+    assert_int_equal(dg_hash_log_reader_next(r, &t, &err), 1);
     assert_int_equal(t.entity_count, 2);
     assert_non_null(t.raw_hashes);
     assert_true(t.raw_hashes[0] == raws[0] && t.raw_hashes[1] == raws[1]);
     assert_true(t.hashes[0] == hashes[0] && t.hashes[1] == hashes[1]);
-    assert_int_equal(dg_hash_log_next(r, &t, &eof, &err), DG_OK);
-    assert_true(eof);
-    dg_hash_log_free(r);
+    assert_int_equal(dg_hash_log_reader_next(r, &t, &err), 0);
+    dg_hash_log_reader_close(r);
     free(text);
 }
 
@@ -91,13 +88,12 @@ static void test_without_entity_raw_the_log_stays_version_1(void **state)
     dg_hash_log_reader *r = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_open_mem(&r, text, strlen(text), "v1", &err), DG_OK);
-    assert_false(dg_hash_log_header_of(r)->entity_raw);
+    assert_int_equal(dg_hash_log_reader_open_mem(&r, text, strlen(text), "v1", &err), DG_OK);
+    assert_false(dg_hash_log_reader_header(r)->entity_raw);
     dg_hash_log_tick t;
-    bool eof = false;
-    assert_int_equal(dg_hash_log_next(r, &t, &eof, &err), DG_OK);
+    assert_int_equal(dg_hash_log_reader_next(r, &t, &err), 1);
     assert_null(t.raw_hashes);
-    dg_hash_log_free(r);
+    dg_hash_log_reader_close(r);
     free(text);
 }
 
@@ -112,7 +108,7 @@ static void test_writer_and_reader_refuse_what_version_2_cannot_be(void **state)
     dg_hash_log_writer *w = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_create(&w, "/tmp/dg-never-written.log", &h, &err), DG_E_USAGE);
+    assert_int_equal(dg_hash_log_writer_open(&w, "/tmp/dg-never-written.log", &h, &err), DG_E_USAGE);
     assert_non_null(strstr(err.msg, "entity_raw needs entities and raw"));
     assert_null(w);
     /* a version 2 entity line without its raw hash: the column that is missing is named */
@@ -122,14 +118,13 @@ static void test_writer_and_reader_refuse_what_version_2_cannot_be(void **state)
                               "# end ticks=1\n";
     dg_hash_log_reader *r = NULL;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_open_mem(&r, bad, strlen(bad), "bad", &err), DG_OK);
+    assert_int_equal(dg_hash_log_reader_open_mem(&r, bad, strlen(bad), "bad", &err), DG_OK);
     dg_hash_log_tick t;
-    bool eof = false;
-    assert_int_not_equal(dg_hash_log_next(r, &t, &eof, &err), DG_OK);
+    assert_int_equal(dg_hash_log_reader_next(r, &t, &err), -1);
     if (strcmp(err.where, "bad:3:41") != 0)
         fail_msg("where \"%s\": %s", err.where, err.msg);
     assert_non_null(strstr(err.msg, "version 2: the entity's raw hash follows"));
-    dg_hash_log_free(r);
+    dg_hash_log_reader_close(r);
 }
 
 /* Version 3: the raw values' bit patterns after the entity raw hash, named by the header's values=;
@@ -149,11 +144,11 @@ static void test_version_3_carries_the_raw_values(void **state)
     dg_hash_log_writer *w = NULL;
     dg_error err;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_create(&w, path, &h, &err), DG_OK);
+    assert_int_equal(dg_hash_log_writer_open(&w, path, &h, &err), DG_OK);
     dg_hash_log_tick t = {.tick = 4312, .entity_count = 2, .state = 1, .events = 2, .raw = 3, .has_raw = true,
                           .ids = ids, .hashes = hashes, .raw_hashes = raws, .raw_bits = bits};
-    assert_int_equal(dg_hash_log_write(w, &t, &err), DG_OK);
-    assert_int_equal(dg_hash_log_close(w, &err), DG_OK);
+    assert_int_equal(dg_hash_log_writer_write(w, &t, &err), DG_OK);
+    assert_int_equal(dg_hash_log_writer_close(w, &err), DG_OK);
     char want[1024], hx[4][17];
     for (int i = 0; i < 4; i++)
         dg_hash_hex(bits[i], hx[i]);
@@ -174,16 +169,15 @@ static void test_version_3_carries_the_raw_values(void **state)
     remove(path);
     assert_string_equal(text, want);
     dg_hash_log_reader *r = NULL;
-    assert_int_equal(dg_hash_log_open_mem(&r, text, strlen(text), "v3", &err), DG_OK);
-    assert_int_equal(dg_hash_log_header_of(r)->n_values, 2);
-    assert_string_equal(dg_hash_log_header_of(r)->values, "pos.x,pos.y");
+    assert_int_equal(dg_hash_log_reader_open_mem(&r, text, strlen(text), "v3", &err), DG_OK);
+    assert_int_equal(dg_hash_log_reader_header(r)->n_values, 2);
+    assert_string_equal(dg_hash_log_reader_header(r)->values, "pos.x,pos.y");
     dg_hash_log_tick rt;
-    bool eof = false;
-    assert_int_equal(dg_hash_log_next(r, &rt, &eof, &err), DG_OK);
+    assert_int_equal(dg_hash_log_reader_next(r, &rt, &err), 1);
     assert_non_null(rt.raw_bits);
     assert_memory_equal(rt.raw_bits, bits, sizeof bits);
     assert_true(rt.raw_hashes[1] == raws[1]);
-    dg_hash_log_free(r);
+    dg_hash_log_reader_close(r);
     /* one value short on an entity line: the missing column is named */
     char bad[1024];
     snprintf(bad, sizeof bad,
@@ -191,19 +185,19 @@ static void test_version_3_carries_the_raw_values(void **state)
              "0000004312 T 1 0000000000000001 0000000000000002 0000000000000003\n"
              "0000004312 e 0000000007 79c26c03092613c6 00000000000000a1 %s\n"
              "# end ticks=1\n", hx[0]);
-    assert_int_equal(dg_hash_log_open_mem(&r, bad, strlen(bad), "bad", &err), DG_OK);
-    assert_int_not_equal(dg_hash_log_next(r, &rt, &eof, &err), DG_OK);
+    assert_int_equal(dg_hash_log_reader_open_mem(&r, bad, strlen(bad), "bad", &err), DG_OK);
+    assert_int_equal(dg_hash_log_reader_next(r, &rt, &err), -1);
     assert_non_null(strstr(err.msg, "version 3: the header's values= count of raw values follow"));
-    dg_hash_log_free(r);
+    dg_hash_log_reader_close(r);
     /* a values= list that is not one, and raw values without entity raw hashes: refused */
     static const char badh[] = "# detgate-hashlog 3 scenario=duel format=flrep entities=1 raw=1 values=pos.x,,y\n";
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_open_mem(&r, badh, strlen(badh), "badh", &err), DG_E_SYNTAX);
+    assert_int_equal(dg_hash_log_reader_open_mem(&r, badh, strlen(badh), "badh", &err), DG_E_SYNTAX);
     if (!strstr(err.msg, "names of 1..64 characters"))
         fail_msg("%s: %s", err.where, err.msg);
     h.entity_raw = false;
     dg_error_clear(&err);
-    assert_int_equal(dg_hash_log_create(&w, "/tmp/dg-never-written.log", &h, &err), DG_E_USAGE);
+    assert_int_equal(dg_hash_log_writer_open(&w, "/tmp/dg-never-written.log", &h, &err), DG_E_USAGE);
     assert_non_null(strstr(err.msg, "need entity_raw"));
 }
 

@@ -31,7 +31,7 @@ int main(void)
         }
     }
     dg_harness_result r;
-    if (dg_harness_finish(s, NULL, &r, &err) != DG_OK)
+    if (dg_harness_close(s, NULL, &r, &err) != DG_OK)
         return 1;
     printf("harness consumer: %llu ticks, %d failed, %d could not run\n", (unsigned long long)r.ticks,
            r.failed_checks, r.error_checks);

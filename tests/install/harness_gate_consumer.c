@@ -55,7 +55,7 @@ static int session(const dg_harness_options *o, int moved, dg_harness_result *r)
         dg_harness_abort(s);
         return -1;
     }
-    return dg_harness_finish(s, NULL, r, &err) == DG_OK ? 0 : -1;
+    return dg_harness_close(s, NULL, r, &err) == DG_OK ? 0 : -1;
 }
 
 int main(int argc, char **argv)

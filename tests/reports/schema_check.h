@@ -12,7 +12,7 @@
 /* Supported: $schema $id $comment title description $defs $ref(#/$defs/...) type(string or list)
  * enum const required properties additionalProperties(false or schema) items minimum maximum
  * minLength minItems. Returns true when `doc` validates against `schema`; otherwise false with the
- * first violation ("$.scenarios[1].checks[0].status: not in enum") in msg. */
+ * first violation ("$.scenarios[1]->checks[0]->status: not in enum") in msg. */
 bool sc_validate(json_t *schema, json_t *doc, char *msg, size_t cap);
 
 #endif

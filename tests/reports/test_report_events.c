@@ -128,7 +128,7 @@ static void test_positions_beyond_the_cap_are_counted(void **state)
     assert_int_equal(dg_report_tick_diff_events(t, a, 5, b, 5), 5);
     assert_int_equal(t->n_event_diffs, 2);
     assert_int_equal(t->event_diffs_cut, 3);
-    dg_report_check *c = &r->scenarios[0].checks[0];
+    dg_report_check *c = r->scenarios[0]->checks[0];
     assert_int_equal(dg_report_check_add_divergent(c, 10, 0), DG_OK);
     dg_rsink s;
     dg_rep__sink_init(&s);

@@ -37,7 +37,7 @@ static void test_ranges_fold_consecutive_ticks(void **state)
     assert_true(c->first_tick == DG_REPORT_TICK_NONE);
     assert_int_equal(dg_report_check_add_divergent(e, 4, 1), DG_OK);
     assert_int_equal(e->status, DG_REPORT_ERROR); /* could not finish: stays an error */
-    c = &s->checks[0];
+    c = s->checks[0];
     const uint64_t ticks[] = {1, 2, 3, 5, 7, 8};
     for (size_t i = 0; i < 6; i++)
         assert_int_equal(dg_report_check_add_divergent(c, ticks[i], 1), DG_OK);
@@ -290,7 +290,7 @@ static void test_statuses_rank_error_over_fail_over_pass(void **state)
     dg_report_add_check(s, "x", DG_REPORT_PASS);
     assert_int_equal(dg_report_overall_status(r), DG_REPORT_PASS);
     dg_report_add_check(s, "y", DG_REPORT_FAIL);
-    assert_int_equal(dg_report_scenario_status(&r->scenarios[0]), DG_REPORT_FAIL);
+    assert_int_equal(dg_report_scenario_status(r->scenarios[0]), DG_REPORT_FAIL);
     dg_report_scenario *s2 = dg_report_add_scenario(r, "b", NULL);
     dg_report_add_check(s2, "z", DG_REPORT_ERROR);
     assert_int_equal(dg_report_overall_status(r), DG_REPORT_ERROR);
@@ -368,7 +368,7 @@ static void test_add_states_diffs_a_whole_tick(void **state)
     assert_int_equal(c->divergent_ticks, 1);
     assert_int_equal(c->buckets[0].entities, 3);
     assert_int_equal(c->n_ticks, 1);
-    const dg_report_tick *t = &c->ticks[0];
+    const dg_report_tick *t = c->ticks[0];
     assert_int_equal(t->lost, 1);
     assert_int_equal(t->added, 1);
     assert_int_equal(t->changed, 1);
@@ -394,8 +394,8 @@ static void test_add_states_diffs_a_whole_tick(void **state)
     same.events_a = 1;
     assert_int_equal(dg_report_check_add_states(c, &same, &n), DG_OK);
     assert_int_equal(c->divergent_ticks, 2);
-    assert_int_equal(c->ticks[1].n_entities, 0);
-    assert_true(c->ticks[1].events_differ);
+    assert_int_equal(c->ticks[1]->n_entities, 0);
+    assert_true(c->ticks[1]->events_differ);
     dg_report_free(r);
 }
 

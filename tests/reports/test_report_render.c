@@ -158,7 +158,7 @@ static uint32_t total_checks(const dg_report *r)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < r->n_scenarios; i++)
-        n += r->scenarios[i].n_checks;
+        n += r->scenarios[i]->n_checks;
     return n;
 }
 
@@ -250,7 +250,7 @@ static void test_json_carries_the_model_exactly(void **state)
     /* the scenario name survives escaping byte for byte (it is valid UTF-8) */
     assert_string_equal(json_string_value(json_object_get(sc1, "name")), FX_EVIL_SCENARIO);
     json_t *check = json_array_get(json_object_get(sc1, "checks"), 1);
-    const dg_report_check *c = &r->scenarios[1].checks[1];
+    const dg_report_check *c = r->scenarios[1]->checks[1];
     assert_int_equal(json_integer_value(json_object_get(check, "firstDivergentTick")), FX_FIRST_TICK);
     assert_int_equal(json_integer_value(json_object_get(check, "divergentTicks")), FX_DIVERGENT);
     assert_int_equal(json_integer_value(json_object_get(check, "ticksCut")), FX_DIVERGENT - r->limits.ticks_per_check);
@@ -276,7 +276,7 @@ static void test_json_carries_the_model_exactly(void **state)
     assert_string_equal(json_string_value(json_object_get(ent2, "name")), "bad\xEF\xBF\xBD\xEF\xBF\xBDname");
     /* every field value reads back as the same double / integer */
     json_t *f0 = json_array_get(json_object_get(ent0, "fields"), 0);
-    const dg_report_field *mf = &c->ticks[0].entities[0].fields[0];
+    const dg_report_field *mf = &c->ticks[0]->entities[0].fields[0];
     assert_string_equal(json_string_value(json_object_get(f0, "field")), mf->name);
     assert_int_equal(json_integer_value(json_object_get(f0, "aQ")), mf->a_q);
     assert_true(json_number_value(json_object_get(f0, "a")) == mf->a);
@@ -385,7 +385,7 @@ static void test_html_is_well_formed_and_self_contained(void **state)
     size_t vertices = 1;
     for (const xmlChar *p = pts; *p; p++)
         vertices += *p == ' ';
-    assert_int_equal(vertices, r->scenarios[1].checks[1].trajectory.n_a);
+    assert_int_equal(vertices, r->scenarios[1]->checks[1]->trajectory.n_a);
     xmlFree(pts);
     assert_true(xpath_count(doc, "//svg//rect") >= 2);
     /* the first divergence is marked with its label */
@@ -412,9 +412,9 @@ static void test_html_is_well_formed_and_self_contained(void **state)
     uint32_t rows_want = 0;
     for (uint32_t i = 0; i < r->n_scenarios; i++) {
         uint32_t n_pass = 0;
-        for (uint32_t j = 0; j < r->scenarios[i].n_checks; j++)
-            n_pass += r->scenarios[i].checks[j].status == DG_REPORT_PASS;
-        rows_want += r->scenarios[i].n_checks ? r->scenarios[i].n_checks - n_pass + (n_pass > 0) : 1;
+        for (uint32_t j = 0; j < r->scenarios[i]->n_checks; j++)
+            n_pass += r->scenarios[i]->checks[j]->status == DG_REPORT_PASS;
+        rows_want += r->scenarios[i]->n_checks ? r->scenarios[i]->n_checks - n_pass + (n_pass > 0) : 1;
     }
     assert_true(rows_want < total_checks(r)); /* the fixture has a passing scenario with several checks */
     assert_int_equal(xpath_count(doc, "(//table)[1]/tbody/tr"), (int)rows_want);

@@ -70,11 +70,11 @@ static void test_warn_ranks_between_pass_and_fail(void **state)
     assert_string_equal(dg_report_status_name(DG_REPORT_WARN), "warn");
 
     dg_report *r = warn_report();
-    assert_int_equal(dg_report_scenario_status(&r->scenarios[0]), DG_REPORT_WARN);
-    assert_int_equal(dg_report_scenario_status(&r->scenarios[1]), DG_REPORT_PASS);
+    assert_int_equal(dg_report_scenario_status(r->scenarios[0]), DG_REPORT_WARN);
+    assert_int_equal(dg_report_scenario_status(r->scenarios[1]), DG_REPORT_PASS);
     assert_int_equal(dg_report_overall_status(r), DG_REPORT_WARN);
     /* a failing check elsewhere outranks the warning */
-    dg_report_check *f = dg_report_add_check(&r->scenarios[1], "seek", DG_REPORT_FAIL);
+    dg_report_check *f = dg_report_add_check(r->scenarios[1], "seek", DG_REPORT_FAIL);
     assert_non_null(f);
     assert_int_equal(dg_report_overall_status(r), DG_REPORT_FAIL);
     dg_report_free(r);
@@ -84,13 +84,13 @@ static void test_a_divergent_tick_turns_warn_into_fail(void **state)
 {
     (void)state;
     dg_report *r = warn_report();
-    dg_report_check *c = &r->scenarios[0].checks[1];
+    dg_report_check *c = r->scenarios[0]->checks[1];
     assert_int_equal(dg_report_check_add_divergent(c, RAW_TICK + 5, 1), DG_OK);
     assert_int_equal(c->status, DG_REPORT_FAIL);
     assert_false(c->sub_quantum);
     dg_report_free(r);
     r = warn_report();
-    c = &r->scenarios[0].checks[1];
+    c = r->scenarios[0]->checks[1];
     assert_int_equal(dg_report_check_add_value(c, "keyframe interval", "120", "60"), DG_OK);
     assert_int_equal(c->status, DG_REPORT_FAIL);
     dg_report_free(r);
@@ -114,7 +114,7 @@ static void test_text_tally_without_warn_reads_as_before(void **state)
 {
     (void)state;
     dg_report *r = warn_report();
-    r->scenarios[0].checks[1].status = DG_REPORT_PASS;
+    r->scenarios[0]->checks[1]->status = DG_REPORT_PASS;
     char *t = render(r, DG_REPORT_TEXT);
     assert_contains(t, "PASS — 2 scenarios (2 passed, 0 failed, 0 could not be tested)");
     assert_null(strstr(t, "warned"));

@@ -21,19 +21,19 @@ static bool exercise(const uint8_t *p, size_t n, FILE *sink)
         assert_true(err.msg[0] != '\0');
     }
     if (f.ops && f.hdr.tick_count > 0) {
-        dg_rply_player pl;
+        dg_rply_player *pl;
         dg_error e2;
         dg_error_clear(&e2);
-        assert_int_equal(dg_rply_player_init(&pl, &f, 0, &e2), DG_OK);
+        assert_non_null(pl = dg_rply_player_new(&f, 0, &e2));
         uint32_t last = f.hdr.tick_count - 1;
         if (last > 64)
             last = 64;
-        dg_status a = dg_rply_player_advance(&pl, last, &e2);
+        dg_status a = dg_rply_player_advance(pl, last, &e2);
         if (st == DG_OK)
             assert_int_equal(a, DG_OK);
         dg_error_clear(&e2);
-        (void)dg_rply_player_seek(&pl, 0, &e2);
-        dg_rply_player_free(&pl);
+        (void)dg_rply_player_seek(pl, 0, &e2);
+        dg_rply_player_free(pl);
     }
     dg_rply_file_close(&f);
     /* the dump: without --partial nothing is printed for a bad file */
@@ -132,7 +132,7 @@ static void snapshot_flips(void **state)
     for (size_t i = 0; i < n; i++)
         for (int bit = 0; bit < 8; bit++) {
             b[i] ^= (uint8_t)(1u << bit);
-            dg_rply_snapshot d;
+            dg_rply_snapshot *d;
             dg_error_clear(&err);
             dg_status st = dg_rply_snapshot_decode(b, n, 0, &d, &err);
             dg_error_clear(&err);
@@ -141,10 +141,10 @@ static void snapshot_flips(void **state)
                 valid++;
                 size_t n2;
                 dg_error_clear(&err);
-                assert_int_equal(dg_rply_snapshot_encode(&d, NULL, 0, &n2, &err), DG_OK);
+                assert_int_equal(dg_rply_snapshot_encode(d, NULL, 0, &n2, &err), DG_OK);
                 assert_int_equal(n2, n);
             }
-            dg_rply_snapshot_free(&d);
+            dg_rply_snapshot_free(d);
             b[i] ^= (uint8_t)(1u << bit);
         }
     assert_true(valid > 0);
@@ -242,20 +242,20 @@ static void player_misuse(void **state)
     dg_error err;
     dg_error_clear(&err);
     assert_int_equal(dg_rply_file_open(&f, buf, len, 0, &err), DG_OK);
-    dg_rply_player p;
-    assert_int_equal(dg_rply_player_init(&p, &f, 0, &err), DG_OK);
-    assert_int_equal(dg_rply_player_advance(&p, 5, &err), DG_OK);
+    dg_rply_player *p;
+    assert_non_null(p = dg_rply_player_new(&f, 0, &err));
+    assert_int_equal(dg_rply_player_advance(p, 5, &err), DG_OK);
     dg_error_clear(&err);
-    assert_int_equal(dg_rply_player_advance(&p, 3, &err), DG_E_USAGE); /* backwards: use seek */
+    assert_int_equal(dg_rply_player_advance(p, 3, &err), DG_E_USAGE); /* backwards: use seek */
     dg_error_clear(&err);
-    assert_int_equal(dg_rply_player_advance(&p, 8, &err), DG_E_USAGE); /* tickCount is 8 */
+    assert_int_equal(dg_rply_player_advance(p, 8, &err), DG_E_USAGE); /* tickCount is 8 */
     dg_error_clear(&err);
-    assert_int_equal(dg_rply_player_seek(&p, 8, &err), DG_E_USAGE);
-    assert_int_equal(dg_rply_player_state(&p)->tick, 5);
+    assert_int_equal(dg_rply_player_seek(p, 8, &err), DG_E_USAGE);
+    assert_int_equal(dg_rply_state_tick(dg_rply_player_state(p)), 5);
     dg_error_clear(&err);
-    assert_int_equal(dg_rply_player_seek(&p, 3, &err), DG_OK);
-    assert_int_equal(dg_rply_player_state(&p)->tick, 3);
-    dg_rply_player_free(&p);
+    assert_int_equal(dg_rply_player_seek(p, 3, &err), DG_OK);
+    assert_int_equal(dg_rply_state_tick(dg_rply_player_state(p)), 3);
+    dg_rply_player_free(p);
     dg_rply_file_close(&f);
     free(buf);
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "rply_internal.h" /* state_equality_checks changes the state from inside */
 #include "rply_test_util.h"
 
 static uint64_t rng_state;
@@ -65,7 +66,7 @@ typedef struct model {
 
 static void model_compare(const model *m, const dg_rply_state *s, const dg_rply_file *f)
 {
-    assert_int_equal(s->live_count, m->live);
+    assert_int_equal(dg_rply_state_live_count(s), m->live);
     uint32_t seen = 0;
     for (uint16_t id = dg_rply_state_next_id(s, 0); id; id = dg_rply_state_next_id(s, id)) {
         assert_true(id < MAXE);
@@ -477,33 +478,36 @@ static void compare_op(const expect_op *x, const dg_rply_op *op)
 /* dg_rply_state_equal sees every kind of difference, and a seek back and forth is equal again. */
 static void state_equality_checks(dg_rply_player *p)
 {
-    dg_rply_state copy;
-    memset(&copy, 0, sizeof copy);
-    OK(dg_rply_state_copy(&copy, dg_rply_player_state(p), E));
-    uint32_t last = copy.tick;
+    dg_rply_state *copy = dg_rply_state_new(NULL);
+    assert_non_null(copy);
+    OK(dg_rply_state_copy(copy, dg_rply_player_state(p), E));
+    uint32_t last = dg_rply_state_tick(copy);
     OK(dg_rply_player_seek(p, 0, E));
     OK(dg_rply_player_seek(p, last, E));
-    assert_true(dg_rply_state_equal(dg_rply_player_state(p), &copy));
-    assert_true(dg_rply_state_equal(&copy, dg_rply_player_state(p)));
-    uint16_t id = dg_rply_state_next_id(&copy, 0);
+    assert_true(dg_rply_state_equal(dg_rply_player_state(p), copy));
+    assert_true(dg_rply_state_equal(copy, dg_rply_player_state(p)));
+    uint16_t id = dg_rply_state_next_id(copy, 0);
     assert_true(id != 0);
     for (int what = 0; what < 8; what++) {
-        dg_rply_state m;
-        memset(&m, 0, sizeof m);
-        OK(dg_rply_state_copy(&m, &copy, E));
-        dg_rply_entity *e = &m.live[m.slot[id] - 1];
+        /* white box: the state's layout (rply_internal.h), to change one thing of every kind */
+        dg_rply_state *ms = dg_rply_state_new(NULL);
+        assert_non_null(ms);
+        OK(dg_rply_state_copy(ms, copy, E));
+        dg_rply_state m_ = *ms, *mp = &m_;
+        dg_rply__entity *ie = &mp->live[mp->slot[id] - 1];
+        dg_rply_entity *e = &ie->pub;
         bool changed = true;
         switch (what) {
-        case 0: m.tick++; break;
+        case 0: mp->tick++; break;
         case 1: e->parent++; break;
         case 2: e->x.dpos[1]++; break;
         case 3: e->x.rot[2] ^= 1; break;
         case 4: e->snap_len++; break;
         case 5: e->descriptor++; break;
         case 6:
-            if (e->props) {
-                dg_rply_prop *pr = &m.props[e->props - 1];
-                const dg_rply_prop *got = dg_rply_state_prop_get(&m, e, pr->name);
+            if (ie->props) {
+                dg_rply_prop *pr = &mp->props[ie->props - 1].pub;
+                const dg_rply_prop *got = dg_rply_state_prop_get(mp, e, pr->name);
                 assert_ptr_equal(got, pr);
                 if (pr->value.tag == 0) pr->value.u.b ^= 1;
                 else if (pr->value.tag == 1) {
@@ -525,16 +529,17 @@ static void state_equality_checks(dg_rply_player *p)
             }
             break;
         case 7:
-            if (e->anims)
-                m.anims[e->anims - 1].speed ^= 1;
+            if (ie->anims)
+                mp->anims[ie->anims - 1].pub.speed ^= 1;
             else
                 changed = false;
             break;
         }
-        assert_int_equal(dg_rply_state_equal(&m, &copy), !changed);
-        dg_rply_state_free(&m);
+        assert_int_equal(dg_rply_state_equal(mp, copy), !changed);
+        *ms = m_;
+        dg_rply_state_free(ms);
     }
-    dg_rply_state_free(&copy);
+    dg_rply_state_free(copy);
 }
 
 static void random_session(uint64_t seed, uint32_t ticks)
@@ -609,16 +614,16 @@ static void random_session(uint64_t seed, uint32_t ticks)
     OK(dg_rply_validate(&f, E));
 
     /* state by state: the model at the recorded ticks, and the final world */
-    dg_rply_player p;
-    OK(dg_rply_player_init(&p, &f, 0, E));
+    dg_rply_player *p;
+    assert_non_null(p = dg_rply_player_new(&f, 0, NULL));
     for (int k = 0; k < ncp; k++) {
-        OK(dg_rply_player_advance(&p, checkpoints[k], E));
-        model_compare(&per_tick[k], dg_rply_player_state(&p), &f);
+        OK(dg_rply_player_advance(p, checkpoints[k], E));
+        model_compare(&per_tick[k], dg_rply_player_state(p), &f);
     }
-    OK(dg_rply_player_advance(&p, ticks + 2, E));
-    model_compare(&s->m, dg_rply_player_state(&p), &f);
-    state_equality_checks(&p);
-    dg_rply_player_free(&p);
+    OK(dg_rply_player_advance(p, ticks + 2, E));
+    model_compare(&s->m, dg_rply_player_state(p), &f);
+    state_equality_checks(p);
+    dg_rply_player_free(p);
     dg_rply_file_close(&f);
     free(buf);
     free(per_tick);
@@ -676,13 +681,13 @@ static void random_session_every_tick(void **state)
     OK(dg_rply_writer_finish(s->w, 0, &buf, &len, E));
     dg_rply_file f;
     OK(dg_rply_file_open(&f, buf, len, 0, E));
-    dg_rply_player p;
-    OK(dg_rply_player_init(&p, &f, 0, E));
+    dg_rply_player *p;
+    assert_non_null(p = dg_rply_player_new(&f, 0, NULL));
     for (uint32_t t = 0; t < ticks; t++) {
-        OK(dg_rply_player_advance(&p, t, E));
-        model_compare(&hist[t], dg_rply_player_state(&p), &f);
+        OK(dg_rply_player_advance(p, t, E));
+        model_compare(&hist[t], dg_rply_player_state(p), &f);
     }
-    dg_rply_player_free(&p);
+    dg_rply_player_free(p);
     dg_rply_file_close(&f);
     free(buf);
     free(hist);
@@ -835,14 +840,14 @@ static void xform_d_never_drifts(void **state)
     OK(dg_rply_writer_finish(w, 0, &buf, &len, E));
     dg_rply_file f;
     OK(dg_rply_file_open(&f, buf, len, 0, E));
-    dg_rply_player p;
-    OK(dg_rply_player_init(&p, &f, 0, E));
+    dg_rply_player *p;
+    assert_non_null(p = dg_rply_player_new(&f, 0, NULL));
     for (uint32_t t = 0; t < DRIFT_TICKS; t++) {
-        OK(dg_rply_player_advance(&p, t, E));
+        OK(dg_rply_player_advance(p, t, E));
         uint64_t h = 1469598103934665603ull;
         for (int k = 0; k < NMOVERS; k++) {
             uint16_t id = k == 7 ? 300 : (uint16_t)(k * 40 + 1);
-            const dg_rply_entity *e = dg_rply_state_find(dg_rply_player_state(&p), id);
+            const dg_rply_entity *e = dg_rply_state_find(dg_rply_player_state(p), id);
             assert_non_null(e);
             h = fnv(h, &e->x, sizeof e->x);
         }
@@ -868,7 +873,7 @@ static void xform_d_never_drifts(void **state)
     assert_true(masks[4] + masks[5] + masks[6] > 0);
     fprintf(stderr, "drift: worst position error %.4f studs, rotation %.5f rad, %zu bytes\n",
             worst_pos, worst_rot, len);
-    dg_rply_player_free(&p);
+    dg_rply_player_free(p);
     dg_rply_file_close(&f);
     free(buf);
     free(digest);
@@ -878,7 +883,8 @@ static void xform_d_never_drifts(void **state)
 /* ---- seek ---------------------------------------------------------------------------------- */
 static uint64_t state_digest(const dg_rply_state *s)
 {
-    uint64_t h = fnv(1469598103934665603ull, &s->tick, sizeof s->tick);
+    uint32_t tick = dg_rply_state_tick(s);
+    uint64_t h = fnv(1469598103934665603ull, &tick, sizeof tick);
     for (uint16_t id = dg_rply_state_next_id(s, 0); id; id = dg_rply_state_next_id(s, id)) {
         const dg_rply_entity *e = dg_rply_state_find(s, id);
         h = fnv(h, &e->id, 6);
@@ -963,58 +969,60 @@ static void seek_equals_linear(void **state)
     OK(dg_rply_file_open(&f, buf, len, 0, E));
     assert_true(f.hdr.keyframe_count >= 10);
     uint64_t *lin = malloc(sizeof(uint64_t) * ticks);
-    dg_rply_state *samples = calloc(ticks / 50 + 1, sizeof *samples);
-    dg_rply_player p;
-    OK(dg_rply_player_init(&p, &f, 0, E));
+    dg_rply_state **samples = calloc(ticks / 50 + 1, sizeof *samples);
+    for (uint32_t i = 0; i < ticks / 50 + 1; i++)
+        assert_non_null(samples[i] = dg_rply_state_new(NULL));
+    dg_rply_player *p;
+    assert_non_null(p = dg_rply_player_new(&f, 0, NULL));
     for (uint32_t t = 0; t < ticks; t++) {
-        OK(dg_rply_player_advance(&p, t, E));
-        lin[t] = state_digest(dg_rply_player_state(&p));
+        OK(dg_rply_player_advance(p, t, E));
+        lin[t] = state_digest(dg_rply_player_state(p));
         if (t % 50 == 0)
-            OK(dg_rply_state_copy(&samples[t / 50], dg_rply_player_state(&p), E));
+            OK(dg_rply_state_copy(samples[t / 50], dg_rply_player_state(p), E));
     }
     /* backwards through every tick, then random jumps, on the same player */
     for (uint32_t t = ticks; t-- > 0;) {
-        OK(dg_rply_player_seek(&p, t, E));
-        assert_true(state_digest(dg_rply_player_state(&p)) == lin[t]);
+        OK(dg_rply_player_seek(p, t, E));
+        assert_true(state_digest(dg_rply_player_state(p)) == lin[t]);
         if (t % 50 == 0)
-            assert_true(dg_rply_state_equal(dg_rply_player_state(&p), &samples[t / 50]));
+            assert_true(dg_rply_state_equal(dg_rply_player_state(p), samples[t / 50]));
     }
     rng_state = 99;
     for (int i = 0; i < 2000; i++) {
         uint32_t t = rnd_below(ticks);
-        OK(dg_rply_player_seek(&p, t, E));
-        assert_true(state_digest(dg_rply_player_state(&p)) == lin[t]);
+        OK(dg_rply_player_seek(p, t, E));
+        assert_true(state_digest(dg_rply_player_state(p)) == lin[t]);
     }
-    dg_rply_player_free(&p);
+    dg_rply_player_free(p);
     /* a fresh player seeking straight to each tick (no checkpoints yet) */
     for (uint32_t t = 0; t < ticks; t += 13) {
-        dg_rply_player q;
-        OK(dg_rply_player_init(&q, &f, 0, E));
-        OK(dg_rply_player_seek(&q, t, E));
-        assert_true(state_digest(dg_rply_player_state(&q)) == lin[t]);
+        dg_rply_player *q;
+        assert_non_null(q = dg_rply_player_new(&f, 0, NULL));
+        OK(dg_rply_player_seek(q, t, E));
+        assert_true(state_digest(dg_rply_player_state(q)) == lin[t]);
         if (t % 50 == 0)
-            assert_true(dg_rply_state_equal(dg_rply_player_state(&q), &samples[t / 50]));
-        dg_rply_player_free(&q);
+            assert_true(dg_rply_state_equal(dg_rply_player_state(q), samples[t / 50]));
+        dg_rply_player_free(q);
     }
     /* prepared: one checkpoint per keyframe, then seeks land exactly */
-    OK(dg_rply_player_init(&p, &f, 0, E));
-    OK(dg_rply_player_prepare(&p, E));
-    assert_int_equal(p.cp_count, f.hdr.keyframe_count);
-    assert_false(dg_rply_player_state(&p)->started);
+    assert_non_null(p = dg_rply_player_new(&f, 0, NULL));
+    OK(dg_rply_player_prepare(p, E));
+    assert_int_equal(p->cp_count, f.hdr.keyframe_count);
+    assert_false(dg_rply_state_started(dg_rply_player_state(p)));
     for (uint32_t t = ticks; t-- > 0;) {
-        OK(dg_rply_player_seek(&p, (t * 7919u) % ticks, E));
-        assert_true(state_digest(dg_rply_player_state(&p)) == lin[(t * 7919u) % ticks]);
+        OK(dg_rply_player_seek(p, (t * 7919u) % ticks, E));
+        assert_true(state_digest(dg_rply_player_state(p)) == lin[(t * 7919u) % ticks]);
     }
-    dg_rply_player_free(&p);
+    dg_rply_player_free(p);
         /* a tiny checkpoint budget still seeks correctly (from the start) */
-    OK(dg_rply_player_init(&p, &f, 1, E));
-    OK(dg_rply_player_advance(&p, ticks - 1, E));
-    assert_int_equal(p.cp_count, 0);
-    OK(dg_rply_player_seek(&p, 123, E));
-    assert_true(state_digest(dg_rply_player_state(&p)) == lin[123]);
-    dg_rply_player_free(&p);
+    assert_non_null(p = dg_rply_player_new(&f, 1, NULL));
+    OK(dg_rply_player_advance(p, ticks - 1, E));
+    assert_int_equal(p->cp_count, 0);
+    OK(dg_rply_player_seek(p, 123, E));
+    assert_true(state_digest(dg_rply_player_state(p)) == lin[123]);
+    dg_rply_player_free(p);
     for (uint32_t i = 0; i <= ticks / 50; i++)
-        dg_rply_state_free(&samples[i]);
+        dg_rply_state_free(samples[i]);
     free(samples);
     free(lin);
     dg_rply_file_close(&f);
@@ -1049,35 +1057,35 @@ static void failing_tick_leaves_state(void **state)
     bad[p0 + 1] = 250;
     dg_rply_file g;
     OK(dg_rply_file_open(&g, bad, len, 0, E));
-    dg_rply_player p;
-    OK(dg_rply_player_init(&p, &g, 0, E));
-    OK(dg_rply_player_advance(&p, 149, E));
-    dg_rply_state before;
-    memset(&before, 0, sizeof before);
-    OK(dg_rply_state_copy(&before, dg_rply_player_state(&p), E));
+    dg_rply_player *p;
+    assert_non_null(p = dg_rply_player_new(&g, 0, NULL));
+    OK(dg_rply_player_advance(p, 149, E));
+    dg_rply_state *before = dg_rply_state_new(NULL);
+    assert_non_null(before);
+    OK(dg_rply_state_copy(before, dg_rply_player_state(p), E));
     dg_error_clear(&err);
-    assert_int_equal(dg_rply_player_advance(&p, 160, &err), DG_E_STATE);
+    assert_int_equal(dg_rply_player_advance(p, 160, &err), DG_E_STATE);
     assert_non_null(strstr(err.msg, "250"));
-    assert_true(dg_rply_state_equal(dg_rply_player_state(&p), &before));
+    assert_true(dg_rply_state_equal(dg_rply_player_state(p), before));
     /* and again (the iterator was put back too), then a seek backwards still works */
     dg_error_clear(&err);
-    assert_int_equal(dg_rply_player_advance(&p, 150, &err), DG_E_STATE);
-    assert_true(dg_rply_state_equal(dg_rply_player_state(&p), &before));
-    OK(dg_rply_player_seek(&p, 100, E));
+    assert_int_equal(dg_rply_player_advance(p, 150, &err), DG_E_STATE);
+    assert_true(dg_rply_state_equal(dg_rply_player_state(p), before));
+    OK(dg_rply_player_seek(p, 100, E));
     dg_error_clear(&err);
-    assert_int_equal(dg_rply_player_seek(&p, 170, &err), DG_E_STATE);
-    assert_int_equal(dg_rply_player_state(&p)->tick, 100);
-    dg_rply_player_free(&p);
+    assert_int_equal(dg_rply_player_seek(p, 170, &err), DG_E_STATE);
+    assert_int_equal(dg_rply_state_tick(dg_rply_player_state(p)), 100);
+    dg_rply_player_free(p);
     /* prepare on the damaged file: the error, and the player back at the start */
-    OK(dg_rply_player_init(&p, &g, 0, E));
+    assert_non_null(p = dg_rply_player_new(&g, 0, NULL));
     dg_error_clear(&err);
-    assert_int_equal(dg_rply_player_prepare(&p, &err), DG_E_STATE);
-    assert_false(dg_rply_player_state(&p)->started);
-    assert_int_equal(dg_rply_player_state(&p)->live_count, 0);
-    OK(dg_rply_player_advance(&p, 149, E));
-    assert_true(dg_rply_state_equal(dg_rply_player_state(&p), &before));
-    dg_rply_player_free(&p);
-    dg_rply_state_free(&before);
+    assert_int_equal(dg_rply_player_prepare(p, &err), DG_E_STATE);
+    assert_false(dg_rply_state_started(dg_rply_player_state(p)));
+    assert_int_equal(dg_rply_state_live_count(dg_rply_player_state(p)), 0);
+    OK(dg_rply_player_advance(p, 149, E));
+    assert_true(dg_rply_state_equal(dg_rply_player_state(p), before));
+    dg_rply_player_free(p);
+    dg_rply_state_free(before);
     dg_rply_file_close(&g);
     dg_rply_file_close(&f);
     free(bad);
@@ -1222,14 +1230,14 @@ static void writer_keyframe_raw_entities(void **state)
     assert_int_equal(xforms, 1);
     assert_int_equal(deltas, 12);
     assert_int_equal(f.hdr.keyframe_count, 3); /* ticks 0, 5, 10 */
-    dg_rply_player p;
-    OK(dg_rply_player_init(&p, &f, 0, E));
-    OK(dg_rply_player_advance(&p, 12, E));
-    const dg_rply_entity *e = dg_rply_state_find(dg_rply_player_state(&p), 1);
+    dg_rply_player *p;
+    assert_non_null(p = dg_rply_player_new(&f, 0, NULL));
+    OK(dg_rply_player_advance(p, 12, E));
+    const dg_rply_entity *e = dg_rply_state_find(dg_rply_player_state(p), 1);
     assert_int_equal(e->x.dpos[0], 12);
     assert_int_equal(e->x.dpos[2], -12);
     assert_true(dg_rply_xstate_equal(&e->x, dg_rply_writer_xstate(w, 1)));
-    dg_rply_player_free(&p);
+    dg_rply_player_free(p);
     dg_rply_file_close(&f);
     free(buf);
     dg_rply_writer_free(w);
@@ -1503,8 +1511,9 @@ static void snapshot_round_trip(void **state)
     OK(dg_rply_snapshot_encode(&x.s, NULL, 0, &n, E));
     uint8_t *b = malloc(n);
     OK(dg_rply_snapshot_encode(&x.s, b, n, &n, E));
-    dg_rply_snapshot d;
-    OK(dg_rply_snapshot_decode(b, n, 0, &d, E));
+    dg_rply_snapshot *dp;
+    OK(dg_rply_snapshot_decode(b, n, 0, &dp, E));
+    const dg_rply_snapshot d = *dp;
     const dg_rply_snapshot *s = &x.s;
     assert_int_equal(d.version, 10);
     assert_int_equal(d.is_model, 1);
@@ -1579,7 +1588,7 @@ static void snapshot_round_trip(void **state)
     OK(dg_rply_snapshot_encode(&d, b2, n, &n2, E));
     assert_int_equal(n2, n);
     assert_memory_equal(b2, b, n);
-    dg_rply_snapshot_free(&d);
+    dg_rply_snapshot_free(dp);
     /* the encoder refuses what the reader would refuse */
     x.joints[0].part1 = 7;
     dg_error err;

@@ -49,7 +49,7 @@ dg_sim *sim_make(const dg_sim_scenario *scn, const dg_sim_inject *inj)
     dg_error err;
     dg_error_clear(&err);
     dg_sim *sim = NULL;
-    assert_int_equal(dg_sim_create(scn, inj, &sim, &err), DG_OK);
+    assert_int_equal(dg_sim_new(scn, inj, &sim, &err), DG_OK);
     return sim;
 }
 
@@ -94,8 +94,8 @@ uint64_t sim_first_diff(const dg_sim_scenario *scn, const dg_sim_inject *ia, con
         assert_int_equal(dg_sim_step(a, NULL), DG_OK);
         assert_int_equal(dg_sim_step(b, NULL), DG_OK);
     }
-    dg_sim_destroy(a);
-    dg_sim_destroy(b);
+    dg_sim_free(a);
+    dg_sim_free(b);
     return diff;
 }
 
@@ -112,7 +112,7 @@ uint64_t sim_run_digest(const dg_sim_scenario *scn, const dg_sim_inject *inj, ui
             break;
         assert_int_equal(dg_sim_step(s, NULL), DG_OK);
     }
-    dg_sim_destroy(s);
+    dg_sim_free(s);
     return h;
 }
 

@@ -49,7 +49,7 @@ static void steady_state_without_allocation(const char *name, uint64_t warmup, u
     for (uint64_t t = 0; t < ticks && !dg_sim_done(sim); t++)
         assert_int_equal(dg_sim_step(sim, NULL), DG_OK);
     assert_int_equal(allocations - before, 0);
-    dg_sim_destroy(sim);
+    dg_sim_free(sim);
     dg_sim_scenario_free(scn);
 }
 

@@ -61,7 +61,7 @@ static void test_step_past_end(void **st)
     dg_error_clear(&err);
     assert_int_equal(dg_sim_step(sim, &err), DG_E_STATE);
     assert_int_equal(dg_sim_tick(sim), steps);
-    dg_sim_destroy(sim);
+    dg_sim_free(sim);
     dg_sim_scenario_free(scn);
 }
 

@@ -73,8 +73,8 @@ static void test_bitflip_is_one_bit(void **st)
         c.pos[1] = ea[i].pos[1];
         assert_memory_equal(&ea[i], &c, sizeof c);
     }
-    dg_sim_destroy(a);
-    dg_sim_destroy(b);
+    dg_sim_free(a);
+    dg_sim_free(b);
     dg_sim_scenario_free(scn);
 }
 
@@ -151,7 +151,7 @@ static uint32_t killer_of_3(const dg_sim_scenario *scn, const dg_sim_inject *inj
         *flags1 = e[0].flags;
         *flags2 = e[1].flags;
     }
-    dg_sim_destroy(sim);
+    dg_sim_free(sim);
     return killer;
 }
 
@@ -190,7 +190,7 @@ static void test_clock_seed_changes_state(void **st)
     dg_sim_inject inj = only(DG_SIM_INJ_CLOCK_SEED);
     dg_sim *sim = sim_make(scn, &inj);
     assert_int_not_equal(dg_sim_seed_used(sim), dg_sim_scenario_session(scn)->seed);
-    dg_sim_destroy(sim);
+    dg_sim_free(sim);
     assert_int_equal(sim_first_diff(scn, NULL, &inj, 3), 0);
     dg_sim_scenario_free(scn);
 }
@@ -226,8 +226,8 @@ static void test_racy_threads_change_state(void **st)
         assert_true(last_b == 20 || last_b == 21);
         assert_false(sim_states_equal(a, b));
     }
-    dg_sim_destroy(a);
-    dg_sim_destroy(b);
+    dg_sim_free(a);
+    dg_sim_free(b);
     dg_sim_scenario_free(scn);
 }
 

@@ -292,12 +292,12 @@ static int clean_outcome(const char *buf, size_t len, size_t *ok_count)
         dg_sim_scenario_roster(scn, &nr);
         if (nr < 3000) {
             dg_sim *sim = NULL;
-            assert_int_equal(dg_sim_create(scn, NULL, &sim, &err), DG_OK);
+            assert_int_equal(dg_sim_new(scn, NULL, &sim, &err), DG_OK);
             for (int i = 0; i < 20 && !dg_sim_done(sim); i++) {
                 assert_int_equal(dg_sim_step(sim, &err), DG_OK);
                 assert_true(state_is_finite(sim));
             }
-            dg_sim_destroy(sim);
+            dg_sim_free(sim);
         }
         dg_sim_scenario_free(scn);
         return 1;

@@ -56,7 +56,7 @@ static void test_dogfight_40(void **st)
             break;
         assert_int_equal(dg_sim_step(sim, NULL), DG_OK);
     }
-    dg_sim_destroy(sim);
+    dg_sim_free(sim);
     dg_sim_scenario_free(scn);
 }
 
@@ -129,7 +129,7 @@ static void test_walkers_20(void **st)
                   max_seen_turn * 15.0 * 180.0 / 3.14159265358979323846);
     assert_true(frac > 0.5 && frac < 0.7);
     assert_true(max_seen_turn > 0.5 * max_turn); /* sharp turns do happen */
-    dg_sim_destroy(sim);
+    dg_sim_free(sim);
     dg_sim_scenario_free(scn);
 }
 
@@ -181,7 +181,7 @@ static void collect(const dg_sim_scenario *scn, uint64_t max_ticks, run_stats *r
         assert_int_equal(dg_sim_step(sim, NULL), DG_OK);
     }
     free(prev);
-    dg_sim_destroy(sim);
+    dg_sim_free(sim);
 }
 
 static void test_churn(void **st)
@@ -245,7 +245,7 @@ static void test_static_500(void **st)
         assert_true(moving * 20 <= n); /* at most 5% move */
     }
     free(first);
-    dg_sim_destroy(sim);
+    dg_sim_free(sim);
     dg_sim_scenario_free(scn);
 }
 
@@ -311,7 +311,7 @@ static void test_mars(void **st)
     }
     assert_true(air_seen > 0);
     assert_true(tilted_seen > 0);
-    dg_sim_destroy(sim);
+    dg_sim_free(sim);
     dg_sim_scenario_free(scn);
 }
 
@@ -338,8 +338,8 @@ static void test_radius_matters(void **st)
     assert_true(fabs(ax - 3000.0) < 100.0);
     assert_true(fabs(ay - 3000.0) < 100.0);
     assert_true(fabs(len3(ey[0].pos) / len3(ex[0].pos) - 2.0) < 0.01);
-    dg_sim_destroy(x);
-    dg_sim_destroy(y);
+    dg_sim_free(x);
+    dg_sim_free(y);
     dg_sim_scenario_free(s1);
     dg_sim_scenario_free(s2);
 }

@@ -316,9 +316,10 @@ typedef struct harness__follow_result {
     uint64_t torn_ticks, torn_first, torn_last;
 } harness__follow_result;
 
-/* NULL when verify should not follow: jobs <= 1, a replay-side fault hook (it must not reach the
- * recovery check's reader), or no thread. seek_fault_tick: the seek-only hook (UINT64_MAX = none);
- * edges: seek every chunk's edges (the sample has them all: no --seek-edges cap). */
+/* NULL when verify should not follow: jobs <= 1, or no thread. fault_tick, seek_fault_tick: the
+ * replay-side and seek-only test hooks (UINT64_MAX = none), set on the follower's reader (what they
+ * break, the follower sees: the checks then run on the finished file, where the recovery check's
+ * reader has no hook); edges: seek every chunk's edges (no --seek-edges cap). */
 harness__follow *dg_harness__follow_start(unsigned jobs, uint64_t fault_tick, uint64_t seek_fault_tick, bool edges);
 /* The writer's chunk notification (dg_flrep_chunk_fn), user = the follower. */
 void dg_harness__follow_chunk(void *user, const dg_flrep_chunk_done *d);

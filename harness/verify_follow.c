@@ -37,7 +37,7 @@ struct harness__follow {
     size_t processed; /* the follower's own */
     dg_flrep_reader *r;
     harness__stream rp;
-    uint64_t seek_fault_tick;
+    uint64_t fault_tick, seek_fault_tick; /* the test hooks, on the follower's reader as on the serial checks' */
     harness__follow_result res;
 };
 
@@ -198,11 +198,12 @@ static void *follow_main(void *arg)
 
 harness__follow *dg_harness__follow_start(unsigned jobs, uint64_t fault_tick, uint64_t seek_fault_tick, bool edges)
 {
-    if (jobs <= 1 || fault_tick != UINT64_MAX)
+    if (jobs <= 1)
         return NULL;
     harness__follow *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
+    f->fault_tick = fault_tick;
     f->seek_fault_tick = seek_fault_tick;
     f->res.edges = edges;
     f->res.followed = true;
@@ -227,10 +228,14 @@ void dg_harness__follow_chunk(void *user, const dg_flrep_chunk_done *d)
         f->off = true;
     if (!f->off && !f->r) {
         /* a header that does not parse is the finished file's checks' to report, as with --jobs 1 */
-        if (dg_flrep_reader_open_growing(&f->r, d->path, NULL, NULL) != DG_OK)
+        if (dg_flrep_reader_open_growing(&f->r, d->path, NULL, NULL) != DG_OK) {
             f->off = true;
-        else if (f->seek_fault_tick != UINT64_MAX)
-            dg_flrep__reader_set_fault_seek_drop_delta(f->r, f->seek_fault_tick);
+        } else {
+            if (f->fault_tick != UINT64_MAX)
+                dg_flrep__reader_set_fault_double_delta(f->r, f->fault_tick);
+            if (f->seek_fault_tick != UINT64_MAX)
+                dg_flrep__reader_set_fault_seek_drop_delta(f->r, f->seek_fault_tick);
+        }
         f->res.r = f->r;
     }
     if (!f->off && dg_harness__grow((void **)&f->q, &f->qcap, f->qn + 1, sizeof *f->q))

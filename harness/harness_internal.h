@@ -300,7 +300,8 @@ void dg_harness__repeat_conclude(dg_report_check *c, unsigned runs, const harnes
 /* A thread that follows a recording as the writer finishes each chunk (the growing reader,
  * docs/FORMAT-flrep.md §9.2): the recovery scan of each chunk (and of the chunk cut in half before
  * it), its playback hashed tick by tick, and seeks to its first and last tick in both directions.
- * It runs at the lowest priority: on what the simulation and the writer leave of the cores. */
+ * It runs at the lowest priority, on what the simulation and the writer leave of the cores, until
+ * the recording is finished: then the caller takes the chunks still waiting. */
 typedef struct harness__follow harness__follow;
 
 typedef struct harness__follow_result {
@@ -323,7 +324,8 @@ typedef struct harness__follow_result {
 harness__follow *dg_harness__follow_start(unsigned jobs, uint64_t fault_tick, uint64_t seek_fault_tick, bool edges);
 /* The writer's chunk notification (dg_flrep_chunk_fn), user = the follower. */
 void dg_harness__follow_chunk(void *user, const dg_flrep_chunk_done *d);
-/* Waits until every chunk reported is done; the result stays valid until dg_harness__follow_free. */
+/* Stops the thread after its chunk in progress and does the chunks still waiting on the calling
+ * thread; the result stays valid until dg_harness__follow_free (which, unfinished, drops them). */
 const harness__follow_result *dg_harness__follow_finish(harness__follow *f);
 void dg_harness__follow_free(harness__follow *f);
 /* Two index entries are the same chunk (every field; the struct has padding, so not memcmp). */

@@ -174,6 +174,9 @@ static void lower_priority(void)
 #endif
 }
 
+/* Until the recording is finished: once it is, the caller (at its own priority) takes the chunks
+ * still waiting (dg_harness__follow_finish), so a loaded machine's nice-19 thread never makes verify
+ * wait for it longer than one chunk. */
 static void *follow_main(void *arg)
 {
     harness__follow *f = arg;
@@ -182,7 +185,7 @@ static void *follow_main(void *arg)
     for (;;) {
         while (f->processed == f->qn && !f->done)
             pthread_cond_wait(&f->cv, &f->mu);
-        if (f->processed == f->qn)
+        if (f->done)
             break;
         follow_notice n = f->q[f->processed];
         bool run = !f->off;
@@ -255,6 +258,10 @@ const harness__follow_result *dg_harness__follow_finish(harness__follow *f)
         pthread_mutex_unlock(&f->mu);
         pthread_join(f->tid, NULL);
         f->finished = true;
+        /* the writer is done too: nothing else touches the queue now */
+        for (; f->processed < f->qn; f->processed++)
+            if (!f->off && f->res.followed && !f->res.disagreed)
+                follow_notice_run(f, &f->q[f->processed]);
         f->res.rp = &f->rp;
         if (f->off || !f->r || f->qn == 0 || f->processed != f->qn)
             f->res.followed = false;
@@ -266,6 +273,9 @@ void dg_harness__follow_free(harness__follow *f)
 {
     if (!f)
         return;
+    pthread_mutex_lock(&f->mu);
+    f->off = true; /* a recording that failed, or checks that are done: nothing more to follow */
+    pthread_mutex_unlock(&f->mu);
     dg_harness__follow_finish(f);
     pthread_cond_destroy(&f->cv);
     pthread_mutex_destroy(&f->mu);

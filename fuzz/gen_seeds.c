@@ -183,14 +183,18 @@ static void trailer_and_recovery_seeds(const rec *r)
         put_seed("flrep_trailer", "fixture-cut.trailer", t, tl / 2);
         free(d);
     }
-    snprintf(name, sizeof name, "%s.chunks", r->name);
-    put_seed("flrep_recovery", name, r->buf + r->lay.data_start, r->lay.table_offset - r->lay.data_start);
-    snprintf(name, sizeof name, "%s-trailer.chunks", r->name);
-    put_seed("flrep_recovery", name, r->buf + r->lay.data_start, r->len - r->lay.data_start);
-    if (r->lay.nchunks >= 2) {
-        snprintf(name, sizeof name, "%s-cut.chunks", r->name);
-        put_seed("flrep_recovery", name, r->buf + r->lay.data_start,
-                 r->lay.chunks[1].offset + r->lay.chunks[1].length / 2 - r->lay.data_start);
+    /* the growing reader's target reads the same input (chunk bytes after the preamble) */
+    static const char *const targets[2] = {"flrep_recovery", "flrep_growing"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(name, sizeof name, "%s.chunks", r->name);
+        put_seed(targets[k], name, r->buf + r->lay.data_start, r->lay.table_offset - r->lay.data_start);
+        snprintf(name, sizeof name, "%s-trailer.chunks", r->name);
+        put_seed(targets[k], name, r->buf + r->lay.data_start, r->len - r->lay.data_start);
+        if (r->lay.nchunks >= 2) {
+            snprintf(name, sizeof name, "%s-cut.chunks", r->name);
+            put_seed(targets[k], name, r->buf + r->lay.data_start,
+                     r->lay.chunks[1].offset + r->lay.chunks[1].length / 2 - r->lay.data_start);
+        }
     }
 }
 

@@ -95,12 +95,19 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
                                .fault_self_check = o->self_check_fault_tick != UINT64_MAX,
                                .fault_self_check_tick = o->self_check_fault_tick, .fsync = DG_FLREP_FSYNC_CLOSE,
                                .jobs = o->jobs};
+    /* with a spare core the file checks follow the recording as it is written (harness/verify_follow.c) */
+    harness__follow *follow = !o->format->follow ? NULL
+                              : dg_harness__follow_start(o->jobs, o->fault_tick, o->seek_fault_tick,
+                                                         o->seek_max_edges == 0);
+    ro.on_chunk = follow ? dg_harness__follow_chunk : NULL;
+    ro.on_chunk_user = follow;
     double t0 = dg_harness__now();
     dg_status st = o->format->record(src, path, &ro, rec, err);
     cli_progress_done(&pr);
     if (st == DG_OK)
         st = check_fault_ticks(o, rec, err);
     if (st != DG_OK) {
+        dg_harness__follow_free(follow);
         bool own = writer_refused_itself(err);
         dg_report_check *c = dg_report_add_check(sc, "record", own ? DG_REPORT_FAIL : DG_REPORT_ERROR);
         char buf[600];
@@ -119,8 +126,10 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
     sc->file_bytes = stat(path, &stt) == 0 ? (uint64_t)stt.st_size : 0;
     harness__verify_opts vo = {.fault_tick = o->fault_tick, .seek_fault_tick = o->seek_fault_tick,
                                .seek_random = o->seek_random, .seek_max_edges = o->seek_max_edges,
-                               .skip_recovery = o->skip_recovery, .jobs = o->jobs};
-    return o->format->verify(sc, src, path, rec, &vo);
+                               .skip_recovery = o->skip_recovery, .jobs = o->jobs, .follow = follow};
+    int failed = o->format->verify(sc, src, path, rec, &vo);
+    dg_harness__follow_free(follow);
+    return failed;
 }
 
 /* ---- option parsing shared by record and verify ------------------------------------------------- */

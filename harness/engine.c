@@ -614,6 +614,8 @@ dg_status dg_harness__record(harness__source *src, const char *path, const harne
         return st;
     if (o && o->fault_self_check)
         dg_flrep__writer_set_fault_self_check(rs.w, o->fault_self_check_tick);
+    if (o && o->on_chunk)
+        dg_flrep_writer_on_chunk(rs.w, o->on_chunk, o->on_chunk_user);
     if (o && o->hash_log)
         st = rec_log_open(src, o, o->hash_log, o->log_entities || o->log_raw, o->log_raw, &rs.log, &rs.log_values,
                           err);

@@ -22,6 +22,8 @@ typedef struct harness__format {
     bool record_log;      /* its record side writes the hash log itself (record --hash-log, --entities);
                            * else a golden's log is written from the record-side stream */
     bool entity_views;    /* a recording's per-entity hashes and states can be read (hash views) */
+    bool follow;          /* verify --jobs > 1 checks its file beside the recording (harness/verify_follow.c:
+                           * the writer reports finished chunks, the reader follows a growing file) */
 
     /* ---- operations ---- */
     /* Source -> recording at path; fills out with the record-side stream. */

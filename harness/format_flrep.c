@@ -37,6 +37,7 @@ const harness__format dg_harness__format_flrep = {
     .replay_faults = true,
     .record_log = true,
     .entity_views = true,
+    .follow = true,
     .record = dg_harness__record,
     .replay_hash = dg_harness__replay_hash_jobs,
     .verify = dg_harness__verify_file,

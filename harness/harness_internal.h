@@ -131,6 +131,8 @@ typedef struct harness__record_opts {
     uint64_t fault_self_check_tick;
     dg_flrep_fsync fsync;         /* when the writer asks the kernel to put the file on disk */
     unsigned jobs;             /* > 1: the writer may run beside the source on a spare thread */
+    dg_flrep_chunk_fn on_chunk;   /* the writer's chunk notification (NULL = none): verify's follower */
+    void *on_chunk_user;
 } harness__record_opts;
 
 /* Source -> writer (path) -> quantized state -> hash. Fills *out (the record-side stream). */
@@ -291,6 +293,42 @@ void dg_harness__repeat_conclude(dg_report_check *c, unsigned runs, const harnes
 
 /* ---- the verify checks ---------------------------------------------------------------------- */
 
+/* ---- verify beside the recording (harness/verify_follow.c) ------------------------------------ */
+
+/* A thread that follows a recording as the writer finishes each chunk (the growing reader,
+ * docs/FORMAT-flrep.md §9.2): the recovery scan of each chunk (and of the chunk cut in half before
+ * it), its playback hashed tick by tick, and seeks to its first and last tick in both directions.
+ * It runs at the lowest priority, on what the simulation and the writer leave of the cores, until
+ * the recording is finished: then the caller takes the chunks still waiting. */
+typedef struct harness__follow harness__follow;
+
+typedef struct harness__follow_result {
+    bool followed;                /* every chunk reported was scanned, played and seeked */
+    bool disagreed;               /* ... and something was not as it must be: why */
+    char why[700];
+    const dg_flrep_reader *r;     /* the growing reader, every chunk scanned (owned by the follower) */
+    const harness__stream *rp;    /* the playback's hashes, every tick */
+    double replay_cpu_s;          /* CPU seconds of the playback and its hashing */
+    bool edges;                   /* every chunk's first and last tick were seeked, both ways */
+    uint64_t torn_cut;            /* the last chunk cut in half: the size the scan was given, */
+    size_t torn_chunks;           /* the chunks it then held */
+    uint64_t torn_ticks, torn_first, torn_last;
+} harness__follow_result;
+
+/* NULL when verify should not follow: jobs <= 1, or no thread. fault_tick, seek_fault_tick: the
+ * replay-side and seek-only test hooks (UINT64_MAX = none), set on the follower's reader (what they
+ * break, the follower sees: the checks then run on the finished file, where the recovery check's
+ * reader has no hook); edges: seek every chunk's edges (no --seek-edges cap). */
+harness__follow *dg_harness__follow_start(unsigned jobs, uint64_t fault_tick, uint64_t seek_fault_tick, bool edges);
+/* The writer's chunk notification (dg_flrep_chunk_fn), user = the follower. */
+void dg_harness__follow_chunk(void *user, const dg_flrep_chunk_done *d);
+/* Stops the thread after its chunk in progress and does the chunks still waiting on the calling
+ * thread; the result stays valid until dg_harness__follow_free (which, unfinished, drops them). */
+const harness__follow_result *dg_harness__follow_finish(harness__follow *f);
+void dg_harness__follow_free(harness__follow *f);
+/* Two index entries are the same chunk (every field; the struct has padding, so not memcmp). */
+bool dg_harness__chunk_equal(const dg_flrep_chunk_info *a, const dg_flrep_chunk_info *b);
+
 typedef struct harness__verify_opts {
     uint64_t fault_tick;       /* replay-side double-delta fault; UINT64_MAX = none */
     uint64_t seek_fault_tick;  /* seek-only fault: a seek to this tick drops the delta before it; UINT64_MAX = none */
@@ -300,6 +338,7 @@ typedef struct harness__verify_opts {
     unsigned jobs;             /* threads at most for the checks and the replay inside them (0 or 1 = one) */
     void (*progress)(void *user, uint64_t tick, uint64_t total);
     void *progress_user;
+    harness__follow *follow;   /* the recording was followed as it was written (NULL = not); not freed here */
 } harness__verify_opts;
 
 /* Runs record-vs-replay, seek and recovery on a recording whose record side is `rec` (and whose

@@ -24,6 +24,15 @@ static int fail_error(dg_report_check *c, const dg_error *err)
 
 /* ---- record side vs replay side ---------------------------------------------------------------- */
 
+static void record_vs_replay_passed(dg_report_check *c, const harness__stream *rec, double replay_s)
+{
+    dg_report_check_set_message(c, "%zu tick%s, %llu entity-tick%s: record and replay hashes identical "
+                                   "(replay side: read + rebuild + hash %.2f s CPU, %.1f M entity-ticks/s)",
+                                rec->n, dg_report_plural_s(rec->n), (unsigned long long)rec->entity_ticks,
+                                dg_report_plural_s(rec->entity_ticks), replay_s,
+                                replay_s > 0 ? (double)rec->entity_ticks / replay_s / 1e6 : 0.0);
+}
+
 /* rp receives the replay side's linear playback (the seek check's reference); the caller frees it. */
 static int check_record_vs_replay(dg_report_check *c, harness__source *src, const char *path,
                                   const harness__stream *rec, const harness__verify_opts *o, harness__stream *out_rp)
@@ -90,11 +99,7 @@ static int check_record_vs_replay(dg_report_check *c, harness__source *src, cons
             dg_report_check_set_message(c, "the reader rejected the recording after %zu of %zu tick%s: %s", rp.n,
                                         rec->n, dg_report_plural_s(rec->n), rerr);
     } else {
-        dg_report_check_set_message(c, "%zu tick%s, %llu entity-tick%s: record and replay hashes identical "
-                                       "(replay side: read + rebuild + hash %.2f s CPU, %.1f M entity-ticks/s)",
-                                    rec->n, dg_report_plural_s(rec->n), (unsigned long long)rec->entity_ticks,
-                                    dg_report_plural_s(rec->entity_ticks), replay_s,
-                                    replay_s > 0 ? (double)rec->entity_ticks / replay_s / 1e6 : 0.0);
+        record_vs_replay_passed(c, rec, replay_s);
     }
     *out_rp = rp;
     c->duration_s = dg_harness__now() - t0;
@@ -217,6 +222,13 @@ static void seek_detail(dg_report_check *c, const char *path, const harness__ver
     dg_flrep_reader_close(sk);
 }
 
+static void seek_passed(dg_report_check *c, size_t ns, size_t random, size_t seeks)
+{
+    dg_report_check_set_message(c, "%zu tick%s sampled (chunk edges, first, last, %zu random), %zu seek%s "
+                                   "forwards and backwards: all equal to linear playback",
+                                ns, dg_report_plural_s(ns), random, seeks, dg_report_plural_s(seeks));
+}
+
 static int check_seek(dg_report_check *c, const char *path, const harness__stream *rec,
                       const harness__stream *lin, const harness__verify_opts *o)
 {
@@ -269,9 +281,7 @@ static int check_seek(dg_report_check *c, const char *path, const harness__strea
                                     nbad, ns, dg_report_plural_s(ns), nbad == 1 ? "s" : "", (unsigned long long)bad[0],
                                     io_failed ? "; seek failed: " : "", ebuf);
     } else {
-        dg_report_check_set_message(c, "%zu tick%s sampled (chunk edges, first, last, %zu random), %zu seek%s "
-                                       "forwards and backwards: all equal to linear playback",
-                                    ns, dg_report_plural_s(ns), o->seek_random, seeks, dg_report_plural_s(seeks));
+        seek_passed(c, ns, o->seek_random, seeks);
     }
     free(sample);
     free(bad);
@@ -302,6 +312,15 @@ static void tick_span(char *buf, size_t cap, uint64_t n, uint64_t first, uint64_
     else
         snprintf(buf, cap, "ticks %llu..%llu (%llu tick%s)", (unsigned long long)first, (unsigned long long)last,
                  (unsigned long long)n, n == 1 ? "" : "s");
+}
+
+static void recovery_case_passed(char *msg, size_t cap, const char *label, uint64_t cut, const dg_flrep_file_info *idx,
+                                 uint64_t from, size_t played)
+{
+    char span[80];
+    tick_span(span, sizeof span, idx->tick_count, idx->first_tick, idx->last_tick);
+    snprintf(msg, cap, "%s (first %llu bytes): index rebuilt with %s; playback from tick %llu identical (%zu tick%s)",
+             label, (unsigned long long)cut, span, (unsigned long long)from, played, played == 1 ? "" : "s");
 }
 
 /* Plays a truncated copy from `from` to its end and checks it yields exactly `want` from that tick on;
@@ -381,16 +400,19 @@ static int recovery_case(dg_report_check *c, const char *path, uint64_t cut, con
                  label, (unsigned long long)cut, (unsigned long long)from, (unsigned long long)first[0], got.n, tail.n);
     } else {
         failed = 0;
-        snprintf(msg, cap, "%s (first %llu bytes): index rebuilt with %s; playback from tick %llu identical (%zu tick%s)",
-                 label, (unsigned long long)cut, span_got, (unsigned long long)from, got.n, got.n == 1 ? "" : "s");
+        recovery_case_passed(msg, cap, label, cut, &idx, from, got.n);
     }
     dg_harness__stream_free(&got);
     return failed;
 }
 
+static int recovery_verdict(dg_report_check *c, int f1, int f2, const char *m1, const char *m2, size_t nch,
+                            bool ran2);
+
+static const char *const label1 = "trailer cut off", *const label2 = "last chunk cut short";
+
 static int check_recovery(dg_report_check *c, const char *path, const harness__stream *rec)
 {
-    static const char *const label1 = "trailer cut off", *const label2 = "last chunk cut short";
     double t0 = dg_harness__now();
     dg_flrep_reader *r = NULL;
     dg_error err;
@@ -427,6 +449,14 @@ static int check_recovery(dg_report_check *c, const char *path, const harness__s
         }
     }
     dg_flrep_reader_close(r);
+    int failed = recovery_verdict(c, f1, f2, m1, m2, nch, ran2);
+    c->duration_s = dg_harness__now() - t0;
+    return failed;
+}
+
+/* The check's status and lines from its two cases' (f: 0 held, 1 failed, -1 could not run). */
+static int recovery_verdict(dg_report_check *c, int f1, int f2, const char *m1, const char *m2, size_t nch, bool ran2)
+{
     int failed = (f1 < 0 || f2 < 0) ? -1 : (f1 || f2);
     c->status = failed < 0 ? DG_REPORT_ERROR : failed ? DG_REPORT_FAIL : DG_REPORT_PASS;
     /* one line per case in the details; the message says which failed, or that both held */
@@ -441,8 +471,154 @@ static int check_recovery(dg_report_check *c, const char *path, const harness__s
     else
         dg_report_check_set_message(c, "%s%s: every complete chunk recovered and played back identically", label1,
                                     ran2 ? " and last chunk cut short" : "");
-    c->duration_s = dg_harness__now() - t0;
     return failed;
+}
+
+/* ---- the checks of a recording followed as it was written ----------------------------------------- */
+
+/* What the follower did beside the recording (harness/verify_follow.c) and what is left to do on the
+ * finished file: its trailer must index exactly the chunks the growing file's scan found; the seek
+ * sample's ticks that are no chunk edge (the follower seeked those) are seeked on it both ways. The
+ * verdicts and lines are the serial checks' (the same helpers): a pass is only ever reported when
+ * every part held; anything else returns FOLLOW_SERIAL, and the checks run on the finished file as
+ * with --jobs 1, which say what failed and where. *why: a disagreement the serial checks must
+ * confirm (empty when there is none). */
+#define FOLLOW_SERIAL (-2)
+
+static bool same_index(const dg_flrep_file_info *a, const dg_flrep_file_info *b)
+{
+    if (a->chunk_count != b->chunk_count)
+        return false;
+    for (size_t k = 0; k < a->chunk_count; k++)
+        if (!dg_harness__chunk_equal(&a->chunks[k], &b->chunks[k]))
+            return false;
+    return true;
+}
+
+/* The sample's ticks (seek_sample's, sorted) the follower did not seek: those that are no chunk's
+ * first or last tick when it seeked every edge. */
+static size_t seeks_left(const dg_flrep_file_info *fi, const uint64_t *sample, size_t ns, bool edges, uint64_t *out)
+{
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < ns; i++) {
+        while (edges && k < fi->chunk_count && fi->chunks[k].last_tick < sample[i])
+            k++;
+        bool edge = edges && k < fi->chunk_count &&
+                    (fi->chunks[k].first_tick == sample[i] || fi->chunks[k].last_tick == sample[i]);
+        if (!edge)
+            out[n++] = sample[i];
+    }
+    return n;
+}
+
+/* The rest of the seek check on the finished file; 1 when every seek landed (*ns: the sample). */
+static int followed_seeks(dg_flrep_reader *fin, const harness__follow_result *fr, const harness__stream *rec,
+                          const harness__verify_opts *o, size_t *ns, char *why, size_t cap)
+{
+    if (o->seek_fault_tick != UINT64_MAX)
+        dg_flrep__reader_set_fault_seek_drop_delta(fin, o->seek_fault_tick);
+    uint64_t *sample = NULL;
+    *ns = seek_sample(dg_flrep_reader_info(fin), rec, o, &sample);
+    uint64_t *left = sample ? malloc((*ns ? *ns : 1) * sizeof *left) : NULL;
+    if (!left) {
+        free(sample);
+        return FOLLOW_SERIAL;
+    }
+    size_t nl = seeks_left(dg_flrep_reader_info(fin), sample, *ns, fr->edges, left);
+    int ok = 1;
+    dg_error err;
+    dg_error_clear(&err);
+    for (int pass = 0; pass < 2 && ok == 1; pass++)
+        for (size_t i = 0; i < nl && ok == 1; i++) {
+            uint64_t tick = left[pass == 0 ? i : nl - 1 - i];
+            bool io;
+            if (!seek_matches(fin, fr->rp, rec, tick, &err, &io)) {
+                snprintf(why, cap, "a seek to tick %llu of the finished recording differs from the followed "
+                                   "playback", (unsigned long long)tick);
+                ok = FOLLOW_SERIAL;
+            }
+        }
+    free(sample);
+    free(left);
+    return ok;
+}
+
+/* The recovery check's two cases as the follower ran them on the growing file: every chunk scanned
+ * without a trailer and played (case 1), the last chunk cut in half (case 2). */
+static int followed_recovery(dg_report_check *c, const harness__follow_result *fr, const dg_flrep_file_info *fi,
+                             const harness__stream *rec, char *why, size_t cap)
+{
+    const dg_flrep_file_info *gi = dg_flrep_reader_info(fr->r);
+    size_t nch = fi->chunk_count;
+    const dg_flrep_chunk_info *last = &fi->chunks[nch - 1];
+    uint64_t end = last->offset + FLCK_FRAMING + last->compressed_size;
+    if (gi->tick_count != rec->n || gi->last_tick != rec->v[rec->n - 1].tick) {
+        snprintf(why, cap, "the scan of the growing recording indexed %llu ticks; the recording has %zu",
+                 (unsigned long long)gi->tick_count, rec->n);
+        return FOLLOW_SERIAL;
+    }
+    char m1[700], m2[700];
+    recovery_case_passed(m1, sizeof m1, label1, end, gi, rec->v[0].tick, fr->rp->n);
+    if (nch < 2) {
+        snprintf(m2, sizeof m2, "%s: not run: the recording has one chunk", label2);
+        return recovery_verdict(c, 0, 0, m1, m2, nch, false);
+    }
+    const dg_flrep_chunk_info *before = &fi->chunks[nch - 2];
+    uint64_t ticks_before = gi->tick_count - last->tick_count;
+    if (fr->torn_cut != last->offset + FLCK_FRAMING + last->compressed_size / 2 || fr->torn_chunks != nch - 1 ||
+        fr->torn_ticks != ticks_before || fr->torn_last != before->last_tick) {
+        snprintf(why, cap, "the growing recording cut inside its last chunk: the scan held %zu chunks (ticks to %llu); "
+                           "expected %zu (to %llu)", fr->torn_chunks, (unsigned long long)fr->torn_last, nch - 1,
+                 (unsigned long long)before->last_tick);
+        return FOLLOW_SERIAL;
+    }
+    dg_flrep_file_info torn = {.tick_count = fr->torn_ticks, .first_tick = fr->torn_first, .last_tick = fr->torn_last};
+    recovery_case_passed(m2, sizeof m2, label2, fr->torn_cut, &torn, before->first_tick, before->tick_count);
+    return recovery_verdict(c, 0, 0, m1, m2, nch, true);
+}
+
+/* The three checks (two with --no-recovery) from the follower's work, or FOLLOW_SERIAL. */
+static int verify_followed(dg_report_check *const *c, size_t nchecks, const char *path, const harness__stream *rec,
+                           const harness__verify_opts *o, char *why, size_t cap)
+{
+    double t0 = dg_harness__now();
+    const harness__follow_result *fr = dg_harness__follow_finish(o->follow);
+    if (fr->disagreed)
+        snprintf(why, cap, "%s", fr->why);
+    if (!fr->followed || fr->disagreed)
+        return FOLLOW_SERIAL;
+    dg_flrep_reader *fin = NULL;
+    if (dg_flrep_reader_open_file(&fin, path, NULL, NULL) != DG_OK)
+        return FOLLOW_SERIAL;
+    const dg_flrep_file_info *fi = dg_flrep_reader_info(fin);
+    int rc = 0;
+    size_t ns = 0;
+    uint64_t first[1], first_raw;
+    size_t nfirst = 0;
+    if (fi->recovered || !same_index(fi, dg_flrep_reader_info(fr->r))) {
+        snprintf(why, cap, "the finished recording's %s does not index the %zu chunks the writer reported and the "
+                           "growing file's scan found", fi->recovered ? "trailer was rejected: it" : "trailer",
+                 dg_flrep_reader_info(fr->r)->chunk_count);
+        rc = FOLLOW_SERIAL;
+    } else if (fr->rp->n != rec->n ||
+               dg_harness__compare_streams(NULL, rec, fr->rp, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw) > 0) {
+        snprintf(why, cap, "the growing recording's playback differs from the record side (%zu of %zu ticks played)",
+                 fr->rp->n, rec->n);
+        rc = FOLLOW_SERIAL;
+    } else {
+        rc = followed_seeks(fin, fr, rec, o, &ns, why, cap);
+    }
+    if (rc == 1 && nchecks == 3)
+        rc = followed_recovery(c[2], fr, fi, rec, why, cap);
+    dg_flrep_reader_close(fin);
+    if (rc == FOLLOW_SERIAL)
+        return rc;
+    record_vs_replay_passed(c[0], rec, fr->replay_cpu_s);
+    seek_passed(c[1], ns, o->seek_random, 2 * ns);
+    c[0]->duration_s = c[1]->duration_s = dg_harness__now() - t0;
+    if (nchecks == 3)
+        c[2]->duration_s = c[0]->duration_s;
+    return 0;
 }
 
 /* ---- running the checks ---------------------------------------------------------------------------- */
@@ -477,18 +653,37 @@ static void verify_task(void *arg, size_t i)
 int dg_harness__verify_file(dg_report_scenario *sc, harness__source *src, const char *path,
                          const harness__stream *rec, const harness__verify_opts *o)
 {
-    /* every check is added before any runs: a check's address holds only until the next is added */
+    /* every check is added before any runs, so a task finds its checks by index */
     static const char *const names[3] = {"record-vs-replay", "seek", "recovery"};
     size_t nchecks = o->skip_recovery ? 2 : 3;
     verify_run v = {sc, src, path, rec, o, sc->n_checks, {0, 0, 0}};
     for (size_t i = 0; i < nchecks; i++)
         if (!dg_report_add_check(sc, names[i], DG_REPORT_PASS))
             return -1;
+    char why[800] = "";
+    if (o->follow) {
+        int fr = verify_followed(&sc->checks[v.first], nchecks, path, rec, o, why, sizeof why);
+        /* which way the checks went (the tests see the followed path is taken, and why not) */
+        if (getenv("DETGATE_DEBUG_VERIFY"))
+            fprintf(stderr, "verify-debug: %s: %s%s%s\n", sc->name,
+                    fr == 0 ? "checked beside the recording" : "checks on the finished file", why[0] ? ": " : "",
+                    why);
+        if (fr == 0)
+            return 0;
+    }
     dg_harness__run_parallel(verify_task, &v, nchecks == 3 && o->jobs > 1 ? 2 : 1);
     if (nchecks == 3 && o->jobs <= 1)
         verify_task(&v, 1);
     int a = v.failed[0], b = v.failed[1], c = v.failed[2];
     if (a < 0 || b < 0 || c < 0)
         return -1;
+    if (why[0] && a + b + c == 0) {
+        /* the follower found what the finished file's checks did not: the growing file's reading is broken */
+        dg_report_check *rc = sc->checks[v.first + nchecks - 1];
+        rc->status = DG_REPORT_FAIL;
+        dg_report_check_set_message(rc, "the checks that followed the recording as it was written failed, those of "
+                                        "the finished file held: %s", why);
+        return 1;
+    }
     return a + b + c;
 }

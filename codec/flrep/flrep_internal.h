@@ -261,4 +261,10 @@ void dg_flrep__trailer_encode(dg_buf *out, const dg_flrep_chunk_info *chunks, si
  * that a test compares it with the fast paths on whole files. */
 void dg_flrep__reader_set_general_only(dg_flrep_reader *r, bool on);
 
+/* A growing reader (dg_flrep_reader_open_growing) over a caller's buffer: dg_flrep_reader_refresh
+ * then scans up to `size` <= len, as if the buffer ended there (the fuzz target and tests cut one
+ * buffer at many sizes). */
+dg_status dg_flrep__reader_open_growing_mem(dg_flrep_reader **out, const uint8_t *buf, size_t len,
+                                           const dg_flrep_reader_opts *opts, dg_error *err);
+
 #endif

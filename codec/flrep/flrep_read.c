@@ -43,6 +43,12 @@ struct dg_flrep_reader {
     flrep_world fault_world;       /* where that hook decodes the tick it drops */
     char where[128];
     long where_chunk;           /* chunk `where` names, -1 = none */
+    bool growing;               /* dg_flrep_reader_open_growing: no trailer, the index grows by refresh */
+    uint64_t scan_pos;          /* growing: where the next chunk's framing starts */
+    size_t chunks_cap;          /* growing: capacity of chunks */
+    flrep_world scan_world;     /* growing: the world refresh decodes the new chunks in */
+    dg_error grow_err;          /* growing: the complete chunk that did not decode (sticky) */
+    bool grow_failed;
 };
 
 /* ---- byte source ------------------------------------------------------------------------- */
@@ -382,16 +388,6 @@ static dg_status check_trailer_chunks(dg_flrep_reader *r, const uint8_t *t, size
 
 static dg_status load_chunk(dg_flrep_reader *r, size_t k, dg_error *err);
 
-/* Decompresses (into r->content) and decodes every tick of chunk k, the last one pushed, in the
- * reader's own world; false when any of it is not valid. */
-static bool recover_chunk(dg_flrep_reader *r, size_t k, const flrep_chunk_hdr *h, dg_error *why)
-{
-    r->loaded = -1;
-    return load_chunk(r, k, why) == DG_OK &&
-           dg_flrep__chunk_validate(r->content, h, r->chunks[k].offset, k, &r->ctx, &r->world, &r->scratch, why) ==
-               DG_OK;
-}
-
 /* Where and why the recovery scan stopped, for dg_flrep_file_info.recovery_stop. */
 static void note_scan_stop(dg_flrep_reader *r, uint64_t pos, const dg_error *why)
 {
@@ -399,6 +395,73 @@ static void note_scan_stop(dg_flrep_reader *r, uint64_t pos, const dg_error *why
     dg_error_format(why, detail, sizeof detail);
     snprintf(r->info.recovery_stop, sizeof r->info.recovery_stop, "scan stopped at byte %llu: %s",
              (unsigned long long)pos, detail);
+}
+
+/* What one step of the recovery scan found at a chunk edge. */
+typedef enum scan_result {
+    SCAN_ADDED,   /* a complete chunk, every tick decoded: pushed */
+    SCAN_END,     /* no chunk, or one cut short by the end of the bytes (why says which, if any) */
+    SCAN_STOP,    /* a chunk whose bytes are all there but wrong (why says what) */
+    SCAN_FATAL,   /* a chunk over the cap, or out of memory (err set) */
+} scan_result;
+
+/* One step of the forward scan (§8) at pos: the framing, the tick order against the previous
+ * chunk, then every tick decoded in `world`. A framing that asks for more bytes than there are is
+ * SCAN_END (a cut-off recording, or one still being written); its headerCheck held, so the size is
+ * the writer's, not damage. */
+static scan_result scan_chunk(dg_flrep_reader *r, uint64_t pos, size_t *cap, flrep_world *world,
+                              void (*before_decode)(dg_flrep_reader *, void *), void *user, dg_error *why,
+                              dg_error *err)
+{
+    flrep_chunk_hdr h;
+    if (r->size - pos < FLREP_CHUNK_HDR_SIZE) {
+        if (r->size != pos)
+            dg_error_set(why, DG_E_TRUNCATED, pos, "chunk framing", "expected %u bytes, found %llu",
+                         FLREP_CHUNK_HDR_SIZE, (unsigned long long)(r->size - pos));
+        return SCAN_END;
+    }
+    if (read_chunk_hdr(r, pos, &h, why) != DG_OK) {
+        if (why->code == DG_E_LIMIT) {
+            dg_error_set(err, why->code, why->offset, why->where, "%s", why->msg);
+            return SCAN_FATAL;
+        }
+        return why->code == DG_E_TRUNCATED ? SCAN_END : SCAN_STOP;
+    }
+    if (r->nchunks && h.first_tick <= r->chunks[r->nchunks - 1].last_tick) {
+        dg_error_set(why, DG_E_MALFORMED, pos + 8, "chunk framing",
+                     "expected firstTick > %llu (the previous chunk's lastTick), found %llu",
+                     (unsigned long long)r->chunks[r->nchunks - 1].last_tick, (unsigned long long)h.first_tick);
+        return SCAN_STOP;
+    }
+    if (push_chunk(r, pos, &h, cap, err) != DG_OK)
+        return SCAN_FATAL;
+    if (before_decode)
+        before_decode(r, user);
+    r->loaded = -1;
+    size_t k = r->nchunks - 1;
+    if (load_chunk(r, k, why) != DG_OK ||
+        dg_flrep__chunk_validate(r->content, &h, pos, k, &r->ctx, world, &r->scratch, why) != DG_OK) {
+        r->nchunks--;
+        return SCAN_STOP;
+    }
+    return SCAN_ADDED;
+}
+
+/* recover_index keeps chunk 0's content aside while the later chunks are checked. */
+typedef struct first_aside {
+    uint8_t *p;
+    size_t cap;
+} first_aside;
+
+static void set_first_aside(dg_flrep_reader *r, void *user)
+{
+    first_aside *a = user;
+    if (r->nchunks != 2)
+        return;
+    a->p = r->content;
+    a->cap = r->content_cap;
+    r->content = NULL;
+    r->content_cap = 0;
 }
 
 /* Keeps every complete chunk from data_start on; stops at the first that is not (noting where and
@@ -411,58 +474,25 @@ static dg_status recover_index(dg_flrep_reader *r, dg_error *err)
 {
     size_t cap = 0;
     uint64_t pos = r->info.data_start;
-    uint8_t *first = NULL;      /* chunk 0's content while later chunks are checked */
+    first_aside first = {NULL, 0};
     r->where_chunk = -1;        /* a rejected trailer's chunk list is gone */
-    size_t first_cap = 0;
     dg_status st = DG_OK;
     for (;;) {
-        dg_error local;
-        dg_error_clear(&local);
-        flrep_chunk_hdr h;
-        if (r->size - pos < FLREP_CHUNK_HDR_SIZE) {
-            if (r->size != pos) {
-                dg_error_set(&local, DG_E_TRUNCATED, pos, "chunk framing", "expected %u bytes, found %llu",
-                             FLREP_CHUNK_HDR_SIZE, (unsigned long long)(r->size - pos));
-                note_scan_stop(r, pos, &local);
-            }
-            break;
-        }
-        if (read_chunk_hdr(r, pos, &h, &local) != DG_OK) {
-            if (local.code == DG_E_LIMIT) {
-                st = dg_error_set(err, local.code, local.offset, local.where, "%s", local.msg);
-                break;
-            }
-            note_scan_stop(r, pos, &local);
-            break;
-        }
-        if (r->nchunks && h.first_tick <= r->chunks[r->nchunks - 1].last_tick) {
-            dg_error_set(&local, DG_E_MALFORMED, pos + 8, "chunk framing",
-                         "expected firstTick > %llu (the previous chunk's lastTick), found %llu",
-                         (unsigned long long)r->chunks[r->nchunks - 1].last_tick, (unsigned long long)h.first_tick);
-            note_scan_stop(r, pos, &local);
-            break;
-        }
-        if (push_chunk(r, pos, &h, &cap, err) != DG_OK) {
+        dg_error why;
+        dg_error_clear(&why);
+        scan_result sr = scan_chunk(r, pos, &cap, &r->world, set_first_aside, &first, &why, err);
+        if (sr == SCAN_FATAL)
             st = err->code;
+        else if (sr == SCAN_STOP || (sr == SCAN_END && why.code != DG_OK))
+            note_scan_stop(r, pos, &why);
+        if (sr != SCAN_ADDED)
             break;
-        }
-        if (r->nchunks == 2) {  /* chunk 0 was kept: set it aside */
-            first = r->content;
-            first_cap = r->content_cap;
-            r->content = NULL;
-            r->content_cap = 0;
-        }
-        if (!recover_chunk(r, r->nchunks - 1, &h, &local)) {
-            r->nchunks--;
-            note_scan_stop(r, pos, &local);
-            break;
-        }
-        pos += FLREP_CHUNK_HDR_SIZE + h.compressed_size;
+        pos += FLREP_CHUNK_HDR_SIZE + r->chunks[r->nchunks - 1].compressed_size;
     }
-    if (first) {
+    if (first.p) {
         free(r->content);
-        r->content = first;
-        r->content_cap = first_cap;
+        r->content = first.p;
+        r->content_cap = first.cap;
     }
     r->world.n = 0;  /* playback starts from an empty world */
     r->loaded = st == DG_OK && r->nchunks ? 0 : -1;
@@ -802,7 +832,16 @@ static dg_status open_common(dg_flrep_reader *r, const dg_flrep_reader_opts *opt
     if (r->tables.schema2) {
         dg_flrep__tick_ctx_set_schema(&r->ctx, r->tables.schema2);
         size_t nx = r->tables.schema2->s.field_count;
-        r->world.nx = r->seek_world.nx = r->fault_world.nx = r->scratch.next.nx = nx;
+        r->world.nx = r->seek_world.nx = r->fault_world.nx = r->scan_world.nx = r->scratch.next.nx = nx;
+    }
+    if (r->growing) {   /* no trailer yet: the index grows by dg_flrep_reader_refresh */
+        r->scan_world.nx = r->world.nx;
+        r->scan_pos = r->info.data_start;
+        r->info.recovered = true;
+        snprintf(r->info.recovery_reason, sizeof r->info.recovery_reason,
+                 "a growing file: the index is built by refresh, no trailer is read");
+        fill_info(r);
+        return DG_OK;
     }
     dg_error why;
     dg_error_clear(&why);
@@ -837,8 +876,8 @@ static dg_status finish_open(dg_flrep_reader *r, dg_flrep_reader **out, const dg
     return DG_OK;
 }
 
-dg_status dg_flrep_reader_open_mem(dg_flrep_reader **out, const uint8_t *buf, size_t len,
-                                   const dg_flrep_reader_opts *opts, dg_error *err)
+static dg_status open_mem(dg_flrep_reader **out, const uint8_t *buf, size_t len, const dg_flrep_reader_opts *opts,
+                          bool growing, dg_error *err)
 {
     dg_error local;
     err = flrep_err(err, &local);
@@ -849,11 +888,24 @@ dg_status dg_flrep_reader_open_mem(dg_flrep_reader **out, const uint8_t *buf, si
     static const uint8_t empty[1] = {0};
     r->mem = buf ? buf : empty;
     r->size = buf ? len : 0;
+    r->growing = growing;
     return finish_open(r, out, opts, err);
 }
 
-dg_status dg_flrep_reader_open_file(dg_flrep_reader **out, const char *path, const dg_flrep_reader_opts *opts,
-                                    dg_error *err)
+dg_status dg_flrep_reader_open_mem(dg_flrep_reader **out, const uint8_t *buf, size_t len,
+                                   const dg_flrep_reader_opts *opts, dg_error *err)
+{
+    return open_mem(out, buf, len, opts, false, err);
+}
+
+dg_status dg_flrep__reader_open_growing_mem(dg_flrep_reader **out, const uint8_t *buf, size_t len,
+                                           const dg_flrep_reader_opts *opts, dg_error *err)
+{
+    return open_mem(out, buf, len, opts, true, err);
+}
+
+static dg_status open_file(dg_flrep_reader **out, const char *path, const dg_flrep_reader_opts *opts, bool growing,
+                           dg_error *err)
 {
     dg_error local;
     err = flrep_err(err, &local);
@@ -861,6 +913,7 @@ dg_status dg_flrep_reader_open_file(dg_flrep_reader **out, const char *path, con
     dg_flrep_reader *r = calloc(1, sizeof *r);
     if (!r)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
+    r->growing = growing;
     size_t n = strlen(path) + 1;
     r->path = malloc(n);
     if (!r->path) {
@@ -879,6 +932,110 @@ dg_status dg_flrep_reader_open_file(dg_flrep_reader **out, const char *path, con
     return finish_open(r, out, opts, err);
 }
 
+dg_status dg_flrep_reader_open_file(dg_flrep_reader **out, const char *path, const dg_flrep_reader_opts *opts,
+                                    dg_error *err)
+{
+    return open_file(out, path, opts, false, err);
+}
+
+dg_status dg_flrep_reader_open_growing(dg_flrep_reader **out, const char *path, const dg_flrep_reader_opts *opts,
+                                       dg_error *err)
+{
+    return open_file(out, path, opts, true, err);
+}
+
+/* The bytes a refresh may scan: `size`, or the file's length now (a memory source: its length). */
+static dg_status growing_size(dg_flrep_reader *r, uint64_t size, uint64_t *out, dg_error *err)
+{
+    uint64_t have = r->size;
+    if (r->f) {
+        if (fseeko(r->f, 0, SEEK_END) != 0)
+            return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, src_name(r), "cannot find the end: %s", strerror(errno));
+        off_t end = ftello(r->f);
+        have = end < 0 ? 0 : (uint64_t)end;
+    } else if (size > r->size) {
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, src_name(r),
+                            "expected a size <= %llu (the buffer's), found %llu", (unsigned long long)r->size,
+                            (unsigned long long)size);
+    }
+    if (size == 0)
+        size = have;
+    if (size < r->scan_pos)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, src_name(r),
+                            "expected a size >= %llu (the bytes already scanned), found %llu",
+                            (unsigned long long)r->scan_pos, (unsigned long long)size);
+    if (size > have)
+        return dg_error_set(err, DG_E_TRUNCATED, have, src_name(r),
+                            "expected at least %llu bytes (the size asked for), found %llu", (unsigned long long)size,
+                            (unsigned long long)have);
+    *out = size;
+    return DG_OK;
+}
+
+/* "chunk K at byte B: chunk frame": the scan's errors of the framing and the zstd frame name no
+ * chunk number (a tick's error does: "chunk K at byte B (ticks ..), content"). */
+static void name_growing_chunk(const dg_flrep_reader *r, dg_error *why)
+{
+    if (strncmp(why->where, "chunk ", 6) == 0 && why->where[6] >= '0' && why->where[6] <= '9')
+        return;
+    char w2[sizeof why->where + 64];
+    snprintf(w2, sizeof w2, "chunk %zu at byte %llu: %s", r->nchunks, (unsigned long long)r->scan_pos, why->where);
+    memcpy(why->where, w2, sizeof why->where - 1);   /* deliberately cut to fit */
+    why->where[sizeof why->where - 1] = '\0';
+}
+
+dg_status dg_flrep_reader_refresh(dg_flrep_reader *r, uint64_t size, size_t *added, dg_error *err)
+{
+    dg_error local;
+    err = flrep_err(err, &local);
+    size_t before = r->nchunks;
+    if (added)
+        *added = 0;
+    if (!r->growing)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, src_name(r),
+                            "expected a reader opened with dg_flrep_reader_open_growing");
+    if (r->grow_failed) {
+        *err = r->grow_err;
+        return err->code;
+    }
+    uint64_t end = 0;
+    dg_status st = growing_size(r, size, &end, err);
+    if (st != DG_OK)
+        return st;
+    uint64_t whole = r->size;   /* a memory source keeps its buffer's length for playback */
+    r->size = end;
+    r->info.recovery_stop[0] = '\0';
+    for (;;) {
+        dg_error why;
+        dg_error_clear(&why);
+        scan_result sr = scan_chunk(r, r->scan_pos, &r->chunks_cap, &r->scan_world, NULL, NULL, &why, err);
+        if (sr == SCAN_ADDED) {
+            r->scan_pos += FLREP_CHUNK_HDR_SIZE + r->chunks[r->nchunks - 1].compressed_size;
+            continue;
+        }
+        if (sr == SCAN_FATAL || sr == SCAN_STOP) {
+            if (sr == SCAN_STOP) {
+                note_scan_stop(r, r->scan_pos, &why);
+                name_growing_chunk(r, &why);
+                dg_error_set(err, why.code, why.offset, why.where, "%s", why.msg);
+            }
+            r->grow_failed = err->code != DG_E_NOMEM;   /* the bytes stay what they are; memory may come back */
+            r->grow_err = *err;
+            st = err->code;
+        } else if (why.code != DG_OK) {
+            note_scan_stop(r, r->scan_pos, &why);   /* the writer's next chunk, not finished yet */
+        }
+        break;
+    }
+    if (r->mem)
+        r->size = whole;
+    fill_info(r);
+    r->info.file_size = end;
+    if (added)
+        *added = r->nchunks - before;
+    return st;
+}
+
 void dg_flrep_reader_close(dg_flrep_reader *r)
 {
     if (!r)
@@ -895,6 +1052,7 @@ void dg_flrep_reader_close(dg_flrep_reader *r)
     dg_flrep__world_free(&r->world);
     dg_flrep__world_free(&r->seek_world);
     dg_flrep__world_free(&r->fault_world);
+    dg_flrep__world_free(&r->scan_world);
     dg_flrep__tick_scratch_free(&r->scratch);
     free(r);
 }

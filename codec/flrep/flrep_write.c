@@ -45,6 +45,8 @@ struct dg_flrep_writer {
     bool failed;
     bool debug_chunks;          /* DETGATE_DEBUG_FLREP_CHUNKS set: each chunk that reached the kernel is said on stderr */
     uint64_t file_ticks;        /* ticks in the complete chunks of the current file */
+    dg_flrep_chunk_fn on_chunk; /* dg_flrep_writer_on_chunk */
+    void *on_chunk_user;
 };
 
 /* ---- file handling ----------------------------------------------------------------------- */
@@ -169,6 +171,10 @@ static dg_status chunk_to_kernel(dg_flrep_writer *w, const flrep_chunk_hdr *h, d
         fprintf(stderr, "flrep-debug: chunk %llu..%llu complete in %s (%llu ticks in the file)\n",
                 (unsigned long long)h->first_tick, (unsigned long long)h->last_tick, w->tmp_path,
                 (unsigned long long)w->file_ticks);
+    if (w->on_chunk) {
+        dg_flrep_chunk_done d = {w->tmp_path, w->files_total, w->file_pos, &w->chunks[w->nchunks - 1]};
+        w->on_chunk(w->on_chunk_user, &d);
+    }
     return DG_OK;
 }
 
@@ -633,6 +639,12 @@ void dg_flrep_writer_abort(dg_flrep_writer *w)
 }
 
 size_t dg_flrep_writer_file_count(const dg_flrep_writer *w) { return w->files_total + (w->f ? 1 : 0); }
+
+void dg_flrep_writer_on_chunk(dg_flrep_writer *w, dg_flrep_chunk_fn fn, void *user)
+{
+    w->on_chunk = fn;
+    w->on_chunk_user = user;
+}
 void dg_flrep__writer_set_fault_self_check(dg_flrep_writer *w, uint64_t tick)
 {
     w->ctx.fault_double_delta_tick = tick;

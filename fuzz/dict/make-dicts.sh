@@ -17,6 +17,7 @@ mk flrep_chunk chunk ticks
 mk flrep_ticks ticks strings
 mk flrep_trailer trailer chunk
 mk flrep_recovery chunk ticks trailer
+mk flrep_growing chunk ticks trailer
 mk flrep_file header sections chunk ticks trailer strings
 mk flrep_roundtrip header sections chunk ticks trailer strings
 mk rply_header rply

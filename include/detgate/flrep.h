@@ -166,6 +166,27 @@ void dg_flrep_writer_abort(dg_flrep_writer *w);
 /* Number of files written so far (rotation) and the path of file i. */
 size_t dg_flrep_writer_file_count(const dg_flrep_writer *w);
 
+/* ---- following a recording as it is written (FORMAT-flrep.md §9.2) ----------------------- */
+
+typedef struct dg_flrep_chunk_info dg_flrep_chunk_info;
+
+/* What the writer says about a chunk once its bytes have reached the kernel (fflush, and fsync
+ * under DG_FLREP_FSYNC_CHUNK): a reader of `path` may now scan every byte before `end`. */
+typedef struct dg_flrep_chunk_done {
+    const char *path;            /* the file being written: its temporary name until close renames it
+                                    (valid during the call only; the name, not the file, moves) */
+    size_t file_index;           /* in the rotation series, 0 for the first file */
+    uint64_t end;                /* the byte after this chunk: the file's complete prefix */
+    const dg_flrep_chunk_info *chunk;   /* as the trailer will index it (valid during the call only) */
+} dg_flrep_chunk_done;
+
+/* Called on the thread that called dg_flrep_writer_tick* or _close, after each chunk is written and
+ * before the next byte is (a rotation's rename included). It must not call the writer. */
+typedef void (*dg_flrep_chunk_fn)(void *user, const dg_flrep_chunk_done *done);
+
+/* Sets (fn non-NULL) or clears the chunk notification; set it before the first tick. */
+void dg_flrep_writer_on_chunk(dg_flrep_writer *w, dg_flrep_chunk_fn fn, void *user);
+
 /* ---- reader ------------------------------------------------------------------------------ */
 typedef struct dg_flrep_reader dg_flrep_reader;
 
@@ -175,12 +196,12 @@ typedef struct dg_flrep_reader_opts {
                                     names what is wrong) instead of recovering by a forward scan */
 } dg_flrep_reader_opts;
 
-typedef struct dg_flrep_chunk_info {
+struct dg_flrep_chunk_info {
     uint64_t offset;             /* of the FLCK framing */
     uint64_t first_tick, last_tick;
     uint32_t tick_count;
     uint32_t compressed_size, decompressed_size;
-} dg_flrep_chunk_info;
+};
 
 typedef struct dg_flrep_section_info {
     uint16_t id;
@@ -235,6 +256,25 @@ dg_status dg_flrep_reader_seek(dg_flrep_reader *r, uint64_t tick, dg_error *err)
 
 /* Walks every tick once from the start, validating everything; leaves the reader at the start. */
 dg_status dg_flrep_reader_validate(dg_flrep_reader *r, dg_error *err);
+
+/* Opens a file that is still being written (FORMAT-flrep.md §9.2): its header and sections must be
+ * complete (they are once the writer has reported its first chunk); no trailer is looked for and
+ * the index starts empty. info->recovered is true: the index is the recovery scan's (§8), built a
+ * piece at a time by dg_flrep_reader_refresh. Playback and seek reach the chunks scanned so far;
+ * dg_flrep_reader_next returns 0 at the last of them and continues after a refresh that added more. */
+dg_status dg_flrep_reader_open_growing(dg_flrep_reader **out, const char *path, const dg_flrep_reader_opts *opts,
+                                       dg_error *err);
+
+/* Extends a growing reader's index with the chunks complete within the file's first `size` bytes
+ * (0 = its length now): the recovery scan from where the last refresh stopped, every tick of each
+ * new chunk decoded. *added (may be NULL) gets the number of chunks added. A chunk that `size` cuts
+ * short is no error — the writer has not finished it: DG_OK, and info->recovery_stop says where the
+ * scan waits. A chunk whose bytes are all there but do not decode is: its error (chunk, byte
+ * offset, what), the index keeps the chunks before it, and every later refresh returns the same
+ * error. DG_E_USAGE for a reader not opened growing or a size below the bytes already scanned,
+ * DG_E_TRUNCATED for a size past the file's end. info (dg_flrep_reader_info) and its chunk array
+ * may move: read them again after the call. */
+dg_status dg_flrep_reader_refresh(dg_flrep_reader *r, uint64_t size, size_t *added, dg_error *err);
 
 #ifdef __cplusplus
 }

@@ -157,6 +157,8 @@ void tl_record(const char *path, const tl_params *p, tl_session *out)
     dg_error err;
     dg_error_clear(&err);
     assert_int_equal(dg_flrep_writer_open(&w, path, &h, &o, &err), DG_OK);
+    if (p->on_chunk)
+        dg_flrep_writer_on_chunk(w, p->on_chunk, p->on_chunk_user);
     size_t cap = p->entities * 2 + 16, nb = 0;
     tl_body *bodies = calloc(cap, sizeof *bodies);
     uint32_t next_id = 1;

@@ -41,6 +41,8 @@ typedef struct tl_params {
     uint32_t tick_rate;     /* 0 = 60 */
     uint32_t tick_step;     /* gap between tick indices; 0 = 1 */
     uint32_t max_file_mb;   /* rotation */
+    dg_flrep_chunk_fn on_chunk;   /* the writer's chunk notification (NULL = none) */
+    void *on_chunk_user;
 } tl_params;
 
 /* The header every test file uses (types 0..3, factions 0..2, a roster). */

@@ -2,7 +2,8 @@
 # tests/harness/cores_test.sh — the thread count changes nothing but the time: `hash --jobs K` logs
 # (with and without --entities, to stdout and to a .zst) are byte-identical for K = 1, 2 and 7; so
 # are the error and the output for a recording with a damaged chunk; `verify`, `gate` and `diff`
-# JSON reports are identical once timing is cut, with and without an injected replay-side fault.
+# JSON reports are identical once timing is cut, with and without an injected replay-side fault,
+# whether verify's file checks followed the recording (--jobs > 1) or ran on the finished file.
 # usage: cores_test.sh DETGATE SOURCE_DIR
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
@@ -85,6 +86,29 @@ done
 expect 0 "$DG" verify churn --no-recovery --jobs 2 --json "$W/vn2.json" -q
 expect 0 "$DG" verify churn --no-recovery --jobs 1 --json "$W/vn1.json" -q
 same_report "$W/vn1.json" "$W/vn2.json"
+
+# ---- verify beside the recording: with a spare thread the file checks follow the file as it is
+# written (harness/verify_follow.c); the report is the one of the checks on the finished file ---------
+for k in 1 2 7; do
+  expect 0 env DETGATE_DEBUG_VERIFY=1 "$DG" verify walkers-20 --jobs "$k" --json "$W/w$k.json" -q
+  mv "$W/err" "$W/w$k.err"
+done
+grep -q "verify-debug" "$W/w1.err" && bad "--jobs 1 followed the recording: $(cat "$W/w1.err")" || ok
+for k in 2 7; do
+  grep -qx "verify-debug: walkers-20: checked beside the recording" "$W/w$k.err" && ok ||
+    bad "--jobs $k did not check beside the recording: $(cat "$W/w$k.err")"
+  same_report "$W/w1.json" "$W/w$k.json"
+done
+# a seek fault at a chunk's last tick: the follower sees it, the checks of the finished file report it
+expect 1 env DETGATE_DEBUG_VERIFY=1 "$DG" verify dogfight-40 --keyframe-interval 60 --replay-fault seek-drop-delta:239 \
+  --jobs 2 -q
+grep -q "checks on the finished file: a seek to tick 239 (chunk 3) of the growing recording" "$W/err" && ok ||
+  bad "seek-drop-delta:239: the follower did not see it: $(cat "$W/err")"
+# a replay-side fault: the follower's playback is wrong, the checks of the finished file say where
+# (the report is compared with --jobs 1's above)
+expect 1 env DETGATE_DEBUG_VERIFY=1 "$DG" verify dogfight-40 --replay-fault double-delta:130 --jobs 2 -q
+grep -q "checks on the finished file: the growing recording's playback differs from the record side" "$W/err" &&
+  ok || bad "double-delta:130: the follower did not see it: $(cat "$W/err")"
 
 # ---- the record side beside the writer: the same recording, log and errors -------------------------
 # (verify --jobs > 1 writes on a second thread; events carries event texts through the hand-over)

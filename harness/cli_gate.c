@@ -155,12 +155,13 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
     dg_error_clear(&err);
     if (!have_f && !have_l) {
         c->status = DG_REPORT_ERROR;
-        /* the default format goes without saying; another is named, and so is its --format */
-        bool other = f != dg_harness__format_default();
-        dg_report_check_set_message(c, "no golden for %s in %s%s%s%s: record one with `detgate bless %s%s%s%s --reason "
-                                       "\"...\"`",
-                                    sc->name, golden_dir, other ? " (" : "", other ? f->label : "", other ? ")" : "",
-                                    other ? "--format " : "", other ? f->name : "", other ? " " : "", sc->name);
+        char label[64] = "", option[64] = ""; /* the default format goes without saying */
+        if (f != dg_harness__format_default()) {
+            snprintf(label, sizeof label, " (%s)", f->label);
+            snprintf(option, sizeof option, "--format %s ", f->name);
+        }
+        dg_report_check_set_message(c, "no golden for %s in %s%s: record one with `detgate bless %s%s --reason \"...\"`",
+                                    sc->name, golden_dir, label, option, sc->name);
         return;
     }
     uint64_t nd = 0, first_raw = DG_REPORT_TICK_NONE;

@@ -513,7 +513,7 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
         dg_report_check *ck = sc ? dg_report_add_check(sc, "scenario", DG_REPORT_ERROR) : NULL;
         if (ck)
             check_error(ck, &err);
-        return g->ro.run != NULL; /* an engine that fails to start is untested, not bad input */
+        return g->ro.engine->own_failures; /* an engine that fails to start is untested, not bad input */
     }
     dg_harness__temp_path(rec_path, sizeof rec_path, NULL, src->name, g->ro.format->ext);
     harness__stream rec = {0};
@@ -948,7 +948,7 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
     const harness__format *fmt = ro.format;
     if (cli_open_source(scn, &ro, &src, &err) != DG_OK) {
         cli_print_error("bless", &err);
-        return ro.run ? CLI_UNTESTED : CLI_USAGE;
+        return ro.engine->own_failures ? CLI_UNTESTED : CLI_USAGE;
     }
     char gf[4096], gl[4096], tf[4200], tl[4200];
     golden_paths(golden, name, fmt, gf, gl, sizeof gf);

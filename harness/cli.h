@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "engines.h"
 #include "format.h"
 #include "harness_internal.h"
 #include "project.h"
@@ -210,6 +211,7 @@ typedef struct cli_run_opts {
     bool log_entities;
     const harness__format *format; /* --format NAME (the default format until given) */
     bool log_raw; /* --log-raw: the log's entity lines carry the raw floats too (version 3) */
+    const harness__engine *engine; /* what opens the source: sim_stub, a project's process, --states */
     bool no_progress;          /* no per-tick progress line (`gate --jobs N`: several run at once) */
     unsigned jobs;             /* --jobs: threads at most for the checks and the replay inside one recording */
     const char *project;       /* --project FILE */
@@ -255,7 +257,7 @@ int cli_project_scenario(const char *cmd, const harness__project *p, const char 
  * comparing each with the first run (first_path, first). 0 all the same, 1 one differs, -1 could not run. */
 int cli_verify_repeat(dg_report_scenario *sc, const char *scenario, const cli_run_opts *o, const char *first_path,
                       const harness__stream *first);
-/* A process engine's failures are its own, never the user's input: exit 125, not 2. */
-#define CLI_BAD_INPUT(o, st) (cli_bad_input(st) && !(o)->run)
+/* An engine's failures are its own (a process engine's), never the user's input: exit 125, not 2. */
+#define CLI_BAD_INPUT(o, st) (cli_bad_input(st) && !(o)->engine->own_failures)
 
 #endif

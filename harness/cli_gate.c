@@ -155,12 +155,13 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
     dg_error_clear(&err);
     if (!have_f && !have_l) {
         c->status = DG_REPORT_ERROR;
-        /* the default format goes without saying; another is named, and so is its --format */
-        bool other = f != dg_harness__format_default();
-        dg_report_check_set_message(c, "no golden for %s in %s%s%s%s: record one with `detgate bless %s%s%s%s --reason "
-                                       "\"...\"`",
-                                    sc->name, golden_dir, other ? " (" : "", other ? f->label : "", other ? ")" : "",
-                                    other ? "--format " : "", other ? f->name : "", other ? " " : "", sc->name);
+        char label[64] = "", option[64] = ""; /* the default format goes without saying */
+        if (f != dg_harness__format_default()) {
+            snprintf(label, sizeof label, " (%s)", f->label);
+            snprintf(option, sizeof option, "--format %s ", f->name);
+        }
+        dg_report_check_set_message(c, "no golden for %s in %s%s: record one with `detgate bless %s%s --reason \"...\"`",
+                                    sc->name, golden_dir, label, option, sc->name);
         return;
     }
     uint64_t nd = 0, first_raw = DG_REPORT_TICK_NONE;
@@ -511,7 +512,7 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
         dg_report_check *ck = sc ? dg_report_add_check(sc, "scenario", DG_REPORT_ERROR) : NULL;
         if (ck)
             check_error(ck, &err);
-        return g->ro.run != NULL; /* an engine that fails to start is untested, not bad input */
+        return g->ro.engine->own_failures; /* an engine that fails to start is untested, not bad input */
     }
     dg_harness__temp_path(rec_path, sizeof rec_path, NULL, src->name, g->ro.format->ext);
     harness__stream rec = {0};
@@ -946,7 +947,7 @@ static int bless_one(const char *name, const char *scn, const char *golden, cons
     const harness__format *fmt = ro.format;
     if (cli_open_source(scn, &ro, &src, &err) != DG_OK) {
         cli_print_error("bless", &err);
-        return ro.run ? CLI_UNTESTED : CLI_USAGE;
+        return ro.engine->own_failures ? CLI_UNTESTED : CLI_USAGE;
     }
     char gf[4096], gl[4096], tf[4200], tl[4200];
     golden_paths(golden, name, fmt, gf, gl, sizeof gf);

@@ -49,6 +49,7 @@ void cli_project_apply(const harness__project *p, cli_run_opts *o, bool format_g
     if (!o->keyframe)
         o->keyframe = p->keyframe;
     if (p->engine != HARNESS_ENGINE_SIM_STUB) { /* a library engine's run is its engine-host command */
+        o->engine = &dg_harness__engine_process;
         o->run = p->run;
         o->run_dir = p->dir;
         o->time_limit = p->time_limit_s;

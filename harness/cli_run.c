@@ -17,6 +17,7 @@ void cli_run_opts_init(cli_run_opts *o)
     o->seek_random = 32;
     o->jobs = 1;
     o->format = dg_harness__format_default();
+    o->engine = dg_harness__engines[0];
 }
 
 bool cli_parse_jobs(const char *s, unsigned *out)
@@ -34,18 +35,9 @@ bool cli_parse_jobs(const char *s, unsigned *out)
 
 dg_status cli_open_source(const char *scenario, const cli_run_opts *o, harness__source **out, dg_error *err)
 {
-    if (o->states && strcmp(o->states, "-") == 0)
-        return dg_harness__source_stream(out, stdin, "stdin", NULL, o->keyframe, err);
-    size_t n = o->states ? strlen(o->states) : 0;
-    if (n > 4 && strcmp(o->states + n - 4, ".zst") == 0)
-        return dg_harness__source_states_zst(out, o->states, o->keyframe, err);
-    if (o->states && dg_harness__is_binary_stream(o->states))
-        return dg_harness__source_binary_file(out, o->states, o->keyframe, err);
-    if (o->states)
-        return dg_harness__source_states(out, o->states, o->keyframe, err);
-    if (o->run)
-        return dg_harness__source_process(out, o->run, o->run_dir, scenario, o->time_limit, o->keyframe, err);
-    return dg_harness__source_scenario(out, scenario, o->inject, o->keyframe, err);
+    harness__engine_args a = {.scenario = scenario, .states = o->states, .inject = o->inject, .run = o->run,
+                              .run_dir = o->run_dir, .time_limit = o->time_limit, .keyframe = o->keyframe};
+    return o->engine->open(out, &a, err);
 }
 
 bool cli_bad_input(dg_status st)
@@ -174,7 +166,10 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
     uint64_t v;
     switch (c) {
     case OPT_INJECT: o->inject = optarg; return 0;
-    case OPT_STATES: o->states = optarg; return 0;
+    case OPT_STATES:
+        o->states = optarg;
+        o->engine = &dg_harness__engine_stream; /* a project's engine is not started: the stream is given */
+        return 0;
     case OPT_KEEP: o->keep = optarg; return 0;
     case OPT_HASHLOG: o->hash_log = optarg; return 0;
     case OPT_LOGENT: o->log_entities = true; return 0;
@@ -248,7 +243,7 @@ static int open_input(const char *cmd, const char *arg, const char *corpus, bool
     dg_status st = cli_open_source(path, o, src, &err);
     if (st != DG_OK) {
         cli_print_error(cmd, &err);
-        return (cli_bad_input(st) || st == DG_E_IO) && !o->run ? CLI_USAGE : CLI_UNTESTED;
+        return (cli_bad_input(st) || st == DG_E_IO) && !o->engine->own_failures ? CLI_USAGE : CLI_UNTESTED;
     }
     return 0;
 }

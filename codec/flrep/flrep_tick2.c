@@ -243,7 +243,7 @@ static inline __attribute__((always_inline)) void read_delta2(dg_bitr *b, const 
  * with *why (and *field for an extra field, else -1) when the result leaves the field's values. */
 static inline __attribute__((always_inline)) bool
 apply_delta2_std(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px, const flrep_rec2 *r,
-                 const flrep_tick_ctx *tc, uint32_t std, bool mul, dg_qentity *out, flrep_pred *out_pred,
+                 const flrep_tick_ctx *tc, uint32_t std, bool mul, size_t nf, dg_qentity *out, flrep_pred *out_pred,
                  int64_t *ox, const char **why, int *field)
 {
     const flrep_schema2 *s = tc->v2;
@@ -313,7 +313,6 @@ apply_delta2_std(const dg_qentity *prev, const flrep_pred *pred, const int64_t *
     if (r->attr_mask & 8)
         out->flags = r->attrs[3];
     /* one loop, not a copy and then the changes: a copy of a few slots would be a call to memcpy */
-    size_t nf = s->s.field_count;
     for (size_t f = 0; f < nf; f++) {
         int64_t xf = px[f];
         if (r->changed >> f & 1) {
@@ -337,7 +336,8 @@ static inline __attribute__((always_inline)) bool apply_delta2(const dg_qentity 
                                                                flrep_pred *out_pred, int64_t *ox, const char **why,
                                                                int *field)
 {
-    return apply_delta2_std(prev, pred, px, r, tc, tc->v2->s.std_mask, false, out, out_pred, ox, why, field);
+    return apply_delta2_std(prev, pred, px, r, tc, tc->v2->s.std_mask, false, tc->v2->s.field_count, out, out_pred,
+                            ox, why, field);
 }
 
 typedef struct blk2 {
@@ -535,9 +535,8 @@ static inline __attribute__((always_inline)) bool f2_seg3(f2_bits *f, bool once,
 /* A DELTA record's changed extra fields (§12.3), as read_delta2 reads them; false for a changed
  * mask of 0 or a raw value wider than 55 bits (the general path's). */
 static inline __attribute__((always_inline)) bool f2_extras(f2_bits *f, bool once, const flrep_schema2 *s,
-                                                            flrep_rec2 *r)
+                                                            size_t nf, flrep_rec2 *r)
 {
-    size_t nf = s->s.field_count;
     if (!f2_refill(f, once))
         return false;
     r->changed = (uint32_t)f2_take(f, (unsigned)nf);
@@ -567,11 +566,11 @@ static inline __attribute__((always_inline)) bool f2_extras(f2_bits *f, bool onc
 /* The head and fields of a DELTA record the fast path takes — kind DELTA, no rotFull, no attrs —
  * into r, with read_delta2's values; false for anything else, or an error read_delta2 names. */
 static inline __attribute__((always_inline)) bool f2_delta(f2_bits *f, bool once, const flrep_schema2 *s,
-                                                           uint32_t std, const dg_seg3_entry *t3, unsigned flags,
-                                                           flrep_rec2 *r)
+                                                           uint32_t std, size_t nf, const dg_seg3_entry *t3,
+                                                           unsigned flags, flrep_rec2 *r)
 {
     bool vel = (std & DG_STD_VEL) != 0, pos = (std & DG_STD_POS) != 0, rot = (std & DG_STD_ROT) != 0;
-    if (((flags & 1) && !(vel || pos || rot)) || ((flags & 8) && s->s.field_count == 0))
+    if (((flags & 1) && !(vel || pos || rot)) || ((flags & 8) && nf == 0))
         return false;   /* (rotFull and attrs are tested by f2_record) */
     r->motion = flags & 1;
     if (!r->motion || !vel)   /* the residuals f2_seg3 does not read, zero (the others it writes) */
@@ -584,13 +583,13 @@ static inline __attribute__((always_inline)) bool f2_delta(f2_bits *f, bool once
                       (rot && !f2_seg3(f, once, t3, r->rres))))
         return false;
     r->changed = 0;
-    return !(flags & 8) || f2_extras(f, once, s, r);
+    return !(flags & 8) || f2_extras(f, once, s, nf, r);
 }
 
 /* A whole record the fast path takes: the id gap (into *gap), kind DELTA, then f2_delta. */
 static inline __attribute__((always_inline)) bool f2_record(f2_bits *f, bool once, const flrep_schema2 *s,
-                                                            uint32_t std, const dg_seg3_entry *t3, uint64_t *gap,
-                                                            flrep_rec2 *r)
+                                                            uint32_t std, size_t nf, const dg_seg3_entry *t3,
+                                                            uint64_t *gap, flrep_rec2 *r)
 {
     if (!f2_refill(f, once))
         return false;
@@ -606,7 +605,7 @@ static inline __attribute__((always_inline)) bool f2_record(f2_bits *f, bool onc
         head = (unsigned)f2_take(f, 6);
     }
     /* kind DELTA, rotFull 0, attrs 0 */
-    return (head & 0x1b) == FLREP_REC_DELTA && f2_delta(f, once, s, std, t3, head >> 2, r);
+    return (head & 0x1b) == FLREP_REC_DELTA && f2_delta(f, once, s, std, nf, t3, head >> 2, r);
 }
 
 /* Where a run stands: the next record, previous-world entity and output slot, the previous id. */
@@ -626,7 +625,7 @@ typedef struct f2_pos {
 static inline __attribute__((always_inline)) void fast2_body(dg_bitr *b, f2_pos *m, uint32_t nrec,
                                                              const flrep_tick_ctx *ctx, const flrep_world *world,
                                                              flrep_world *nx, const dg_seg3_entry *t3, uint32_t std,
-                                                             bool mul)
+                                                             bool mul, size_t nfk)
 {
     if (b->n >= 64)
         return;   /* only after dg_bitr's byte-wise refill, at the block's end */
@@ -634,7 +633,7 @@ static inline __attribute__((always_inline)) void fast2_body(dg_bitr *b, f2_pos 
      * every store to the output's extras (int64_t, which may alias any 64-bit integer). */
     const flrep_tick_ctx lc = *ctx;
     const flrep_schema2 *s = lc.v2;
-    const size_t x = s->s.field_count, wn = world->n;
+    const size_t x = nfk ? nfk : s->s.field_count, wn = world->n;
     const dg_qentity *const we = world->ents;
     const flrep_pred *const wp = world->pred;
     const int64_t *const wx = world->extras;
@@ -656,10 +655,10 @@ static inline __attribute__((always_inline)) void fast2_body(dg_bitr *b, f2_pos 
         if (!f2_refill(&f, false))
             break;
         unsigned n0 = f.n;
-        bool ok = f2_record(&f, true, s, std, t3, &gap, &r) && f.n <= n0;
+        bool ok = f2_record(&f, true, s, std, x, t3, &gap, &r) && f.n <= n0;
         if (!ok) {
             f = at;
-            ok = f2_record(&f, false, s, std, t3, &gap, &r);
+            ok = f2_record(&f, false, s, std, x, t3, &gap, &r);
         }
         uint64_t id = prev + 1 + gap;
         size_t j = wi;
@@ -674,7 +673,7 @@ static inline __attribute__((always_inline)) void fast2_body(dg_bitr *b, f2_pos 
         size_t o = out + (j - wi);
         const char *why;
         int field;
-        if (!apply_delta2_std(&we[j], &wp[j], x ? wx + j * x : NULL, &r, &lc, std, mul, &ne[o], &np[o],
+        if (!apply_delta2_std(&we[j], &wp[j], x ? wx + j * x : NULL, &r, &lc, std, mul, x, &ne[o], &np[o],
                               x ? nxx + o * x : NULL, &why, &field)) {
             f = at;   /* slot o is the general path's to write again */
             break;
@@ -695,24 +694,37 @@ static inline __attribute__((always_inline)) void fast2_body(dg_bitr *b, f2_pos 
     b->n = f.n;
 }
 
-/* Two copies: position, velocity and rotation all in the schema and the prediction's divisor small
- * and > 1 (constants: the bodies of a physics engine), and any other case (read from the context). */
-enum { F2_MOTION = DG_STD_POS | DG_STD_VEL | DG_STD_ROT };
-static __attribute__((noinline)) void fast2_run_pvr(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx,
-                                                    const flrep_world *world, flrep_world *nx, const dg_seg3_entry *t3)
-{
-    fast2_body(b, m, nrec, ctx, world, nx, t3, F2_MOTION, true);
-}
+/* Copies: position, velocity and rotation all in the schema and the prediction's divisor small and
+ * > 1 (the bodies of a physics engine), with 1 to 4 extra fields or any count, all constants; and
+ * any other case (read from the context). */
+enum { F2_MOTION = DG_STD_POS | DG_STD_VEL | DG_STD_ROT, F2_NF_COPIES = 4 };
+#define F2_RUN_PVR(k)                                                                                              \
+    static __attribute__((noinline)) void fast2_run_pvr##k(dg_bitr *b, f2_pos *m, uint32_t nrec,                    \
+                                                          const flrep_tick_ctx *ctx, const flrep_world *world,     \
+                                                          flrep_world *nx, const dg_seg3_entry *t3)                \
+    {                                                                                                              \
+        fast2_body(b, m, nrec, ctx, world, nx, t3, F2_MOTION, true, k);                                            \
+    }
+F2_RUN_PVR(0)
+F2_RUN_PVR(1)
+F2_RUN_PVR(2)
+F2_RUN_PVR(3)
+F2_RUN_PVR(4)
 static __attribute__((noinline)) void fast2_run_any(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx,
                                                     const flrep_world *world, flrep_world *nx, const dg_seg3_entry *t3)
 {
-    fast2_body(b, m, nrec, ctx, world, nx, t3, ctx->v2->s.std_mask & F2_MOTION, false);
+    fast2_body(b, m, nrec, ctx, world, nx, t3, ctx->v2->s.std_mask & F2_MOTION, false, 0);
 }
 static void fast2_run(dg_bitr *b, f2_pos *m, uint32_t nrec, const flrep_tick_ctx *ctx, const flrep_world *world,
                       flrep_world *nx, const dg_seg3_entry *t3)
 {
+    typedef void (*run_fn)(dg_bitr *, f2_pos *, uint32_t, const flrep_tick_ctx *, const flrep_world *, flrep_world *,
+                           const dg_seg3_entry *);
+    static const run_fn pvr[F2_NF_COPIES + 1] = {fast2_run_pvr0, fast2_run_pvr1, fast2_run_pvr2, fast2_run_pvr3,
+                                                 fast2_run_pvr4};
+    size_t nf = ctx->v2->s.field_count;
     if ((ctx->v2->s.std_mask & F2_MOTION) == F2_MOTION && ctx->pred_fast && ctx->pred_b > 1)
-        fast2_run_pvr(b, m, nrec, ctx, world, nx, t3);
+        pvr[nf <= F2_NF_COPIES ? nf : 0](b, m, nrec, ctx, world, nx, t3);
     else
         fast2_run_any(b, m, nrec, ctx, world, nx, t3);
 }

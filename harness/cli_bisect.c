@@ -177,16 +177,17 @@ static bool built_binary(const char *bdir, char *out, size_t cap)
 }
 
 /* Records scenario with the detgate built in bdir (.flrep with its hash log, or RPLY). */
-/* The hash log carries each entity's raw floats (--log-raw, version 3) so a raw-only break is named
- * down to entity and field; a revision whose detgate predates --log-raw records the plain log. */
-static bool record_with(const char *bin, const char *scn, const char *out, const char *hash_log, bool rply,
+/* With raw (bisect) the hash log carries each entity's raw floats (--log-raw, version 3) so a raw-only
+ * break is named down to entity and field; a revision whose detgate predates --log-raw records the
+ * plain log, as the matrix always does (its logs are only compared by hash). */
+static bool record_with(const char *bin, const char *scn, const char *out, const char *hash_log, bool rply, bool raw,
                         const char *log)
 {
-    char *raw[] = {(char *)bin, "record", (char *)scn, "-o", (char *)out, "--hash-log", (char *)hash_log, "--log-raw",
-                   NULL};
+    char *rawv[] = {(char *)bin, "record", (char *)scn, "-o", (char *)out, "--hash-log", (char *)hash_log, "--log-raw",
+                    NULL};
     char *flrep[] = {(char *)bin, "record", (char *)scn, "-o", (char *)out, "--hash-log", (char *)hash_log, NULL};
     char *rp[] = {(char *)bin, "record", (char *)scn, "-o", (char *)out, "--format", "rply", NULL};
-    return rply ? run(rp, NULL, log) == 0 : run(raw, NULL, log) == 0 || run(flrep, NULL, log) == 0;
+    return rply ? run(rp, NULL, log) == 0 : (raw && run(rawv, NULL, log) == 0) || run(flrep, NULL, log) == 0;
 }
 
 static const char *rec_ext(bool rply) { return rply ? "rply" : "flrep"; }
@@ -287,7 +288,7 @@ static bool project_build(const proj_engine *e, const char *src, const char *bdi
 /* Records scn through the project's run command started in src (this detgate: the engine is the
  * project's, the tool is the one running); a failure goes to log and leaves no recording. */
 static bool project_record(const proj_engine *e, const char *src, const char *bdir, const char *scn,
-                           const char *out, const char *hash_log, bool rply, const char *log)
+                           const char *out, const char *hash_log, bool rply, bool raw, const char *log)
 {
     if (bisect_sig)
         return false;
@@ -296,7 +297,7 @@ static bool project_record(const proj_engine *e, const char *src, const char *bd
     dg_error_clear(&err);
     harness__source *s = NULL;
     harness__stream rec = {0};
-    harness__record_opts ro = {.hash_log = hash_log, .log_raw = hash_log != NULL, .format_name = "flrep",
+    harness__record_opts ro = {.hash_log = hash_log, .log_raw = raw && hash_log != NULL, .format_name = "flrep",
                                .fault_self_check_tick = UINT64_MAX, .fsync = DG_FLREP_FSYNC_CLOSE, .jobs = 1};
     dg_status st = dg_harness__source_process(&s, e->run, src, scn, e->time_limit, e->keyframe, &err);
     if (st == DG_OK)
@@ -476,8 +477,9 @@ int cli_bisect_step(int argc, char **argv)
     int verdict;
     bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR, ""};
     bool recorded = eng.build ? project_build(&eng, src, bdir, bisect_cc(), bisect_cflags(), log) &&
-                                    project_record(&eng, src, bdir, scn, rec, rply ? NULL : hl, rply, log)
-                              : build_tree(repo, bdir, type, NULL, NULL, log) && record_with(bin, scn, rec, hl, rply, log);
+                                    project_record(&eng, src, bdir, scn, rec, rply ? NULL : hl, rply, true, log)
+                              : build_tree(repo, bdir, type, NULL, NULL, log) &&
+                                    record_with(bin, scn, rec, hl, rply, true, log);
     if (!recorded) {
         verdict = CLI_UNTESTED;
     } else {
@@ -755,9 +757,9 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     fprintf(stderr, "detgate bisect: building the good revision %.12s\n", b->good);
     bool recorded = b->eng.build ? project_build(&b->eng, b->src, bdir, bisect_cc(), bisect_cflags(), log) &&
                                        project_record(&b->eng, b->src, bdir, b->scn, good_rec, b->rply ? NULL : good_hl,
-                                                      b->rply, log)
+                                                      b->rply, true, log)
                                  : build_tree(b->wt, bdir, b->type, NULL, NULL, log) &&
-                                       record_with(bin, b->scn, good_rec, good_hl, b->rply, log);
+                                       record_with(bin, b->scn, good_rec, good_hl, b->rply, true, log);
     if (!recorded) {
         if (!bisect_sig)
             fprintf(stderr, "detgate bisect: the good revision %.12s cannot be built or cannot record %s (see %s)\n",
@@ -1231,9 +1233,9 @@ static void matrix_build_all(mplan *p, const char *src, const char *wdir, const 
         dg_error err;
         dg_error_clear(&err);
         bool recorded = flags && (e->build ? project_build(e, src, bdir, m->cc, flags, m->log) &&
-                                                 project_record(e, src, bdir, scn, m->rec, hl, false, m->log)
+                                                 project_record(e, src, bdir, scn, m->rec, hl, false, false, m->log)
                                            : build_tree(src, bdir, "Release", m->cc, flags, m->log) &&
-                                                 record_with(bin, scn, m->rec, hl, false, m->log));
+                                                 record_with(bin, scn, m->rec, hl, false, false, m->log));
         m->ok = recorded && dg_harness__load_log(hl, &m->s, NULL, &err) == DG_OK;
         free(flags);
         if (!m->ok)

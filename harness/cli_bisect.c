@@ -177,11 +177,12 @@ static bool built_binary(const char *bdir, char *out, size_t cap)
 }
 
 /* Records scenario with the detgate built in bdir, in format f (with its hash log when f's record side
- * writes one). The default format is not named: a revision older than --format records it too. The
- * hash log carries each entity's raw floats (--log-raw, version 3) so a raw-only break is named down to
- * entity and field; a revision whose detgate predates --log-raw records the plain log. */
+ * writes one). The default format is not named: a revision older than --format records it too. With
+ * raw (bisect) the hash log carries each entity's raw floats (--log-raw, version 3) so a raw-only break
+ * is named down to entity and field; a revision whose detgate predates --log-raw records the plain
+ * log, as the matrix always does (its logs are only compared by hash). */
 static bool record_with(const char *bin, const char *scn, const char *out, const char *hash_log,
-                        const harness__format *f, const char *log)
+                        const harness__format *f, bool raw, const char *log)
 {
     char *argv[10] = {(char *)bin, "record", (char *)scn, "-o", (char *)out};
     size_t n = 5;
@@ -195,11 +196,13 @@ static bool record_with(const char *bin, const char *scn, const char *out, const
     }
     argv[n++] = "--hash-log";
     argv[n++] = (char *)hash_log;
-    argv[n++] = "--log-raw";
-    argv[n] = NULL;
-    if (run(argv, NULL, log) == 0)
-        return true;
-    argv[n - 1] = NULL; /* a detgate that predates --log-raw */
+    if (raw) {
+        argv[n] = "--log-raw";
+        argv[n + 1] = NULL;
+        if (run(argv, NULL, log) == 0)
+            return true;
+    }
+    argv[n] = NULL; /* the plain log (a detgate that predates --log-raw, or the matrix) */
     return run(argv, NULL, log) == 0;
 }
 
@@ -303,7 +306,8 @@ static bool project_build(const proj_engine *e, const char *src, const char *bdi
 /* Records scn through the project's run command started in src (this detgate: the engine is the
  * project's, the tool is the one running); a failure goes to log and leaves no recording. */
 static bool project_record(const proj_engine *e, const char *src, const char *bdir, const char *scn,
-                           const char *out, const char *hash_log, const harness__format *fmt, const char *log)
+                           const char *out, const char *hash_log, const harness__format *fmt, bool raw,
+                           const char *log)
 {
     if (bisect_sig)
         return false;
@@ -312,7 +316,7 @@ static bool project_record(const proj_engine *e, const char *src, const char *bd
     dg_error_clear(&err);
     harness__source *s = NULL;
     harness__stream rec = {0};
-    harness__record_opts ro = {.hash_log = hash_log, .log_raw = hash_log != NULL, .format_name = fmt->name,
+    harness__record_opts ro = {.hash_log = hash_log, .log_raw = raw && hash_log != NULL, .format_name = fmt->name,
                                .keyframe = e->keyframe,
                                .fault_self_check_tick = UINT64_MAX, .fsync = DG_FLREP_FSYNC_CLOSE, .jobs = 1};
     dg_status st = dg_harness__source_process(&s, e->run, src, scn, e->time_limit, e->keyframe, &err);
@@ -495,8 +499,9 @@ int cli_bisect_step(int argc, char **argv)
     int verdict;
     bisect_cmp r = {false, DG_REPORT_TICK_NONE, DG_REPORT_TICK_NONE, DG_REPORT_ERROR, ""};
     bool recorded = eng.build ? project_build(&eng, src, bdir, bisect_cc(), bisect_cflags(), log) &&
-                                    project_record(&eng, src, bdir, scn, rec, own_log(fmt, hl), fmt, log)
-                              : build_tree(repo, bdir, type, NULL, NULL, log) && record_with(bin, scn, rec, hl, fmt, log);
+                                    project_record(&eng, src, bdir, scn, rec, own_log(fmt, hl), fmt, true, log)
+                              : build_tree(repo, bdir, type, NULL, NULL, log) &&
+                                    record_with(bin, scn, rec, hl, fmt, true, log);
     if (!recorded) {
         verdict = CLI_UNTESTED;
     } else {
@@ -775,9 +780,9 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
     fprintf(stderr, "detgate bisect: building the good revision %.12s\n", b->good);
     bool recorded = b->eng.build ? project_build(&b->eng, b->src, bdir, bisect_cc(), bisect_cflags(), log) &&
                                        project_record(&b->eng, b->src, bdir, b->scn, good_rec,
-                                                      own_log(b->format, good_hl), b->format, log)
+                                                      own_log(b->format, good_hl), b->format, true, log)
                                  : build_tree(b->wt, bdir, b->type, NULL, NULL, log) &&
-                                       record_with(bin, b->scn, good_rec, good_hl, b->format, log);
+                                       record_with(bin, b->scn, good_rec, good_hl, b->format, true, log);
     if (!recorded) {
         if (!bisect_sig)
             fprintf(stderr, "detgate bisect: the good revision %.12s cannot be built or cannot record %s (see %s)\n",
@@ -1255,9 +1260,10 @@ static void matrix_build_all(mplan *p, const char *src, const char *wdir, const 
         dg_error err;
         dg_error_clear(&err);
         bool recorded = flags && (e->build ? project_build(e, src, bdir, m->cc, flags, m->log) &&
-                                                 project_record(e, src, bdir, scn, m->rec, hl, matrix_format, m->log)
+                                                 project_record(e, src, bdir, scn, m->rec, hl, matrix_format, false,
+                                                                m->log)
                                            : build_tree(src, bdir, "Release", m->cc, flags, m->log) &&
-                                                 record_with(bin, scn, m->rec, hl, matrix_format, m->log));
+                                                 record_with(bin, scn, m->rec, hl, matrix_format, false, m->log));
         m->ok = recorded && dg_harness__load_log(hl, &m->s, NULL, &err) == DG_OK;
         free(flags);
         if (!m->ok)

@@ -574,20 +574,18 @@ dg_status dg_flrep_writer_tick_x(dg_flrep_writer *w, uint64_t tick, const dg_ent
     }
     if (!sorted)
         qsort(w->perm, n, sizeof *w->perm, cmp_perm_id);
+    /* straight into the caller's arrays when it gives them, as dg_flrep_writer_tick: no copy after */
+    dg_qentity *q = qout ? qout : w->qbuf;
+    int64_t *x = xout ? xout : w->xbuf;
     for (size_t i = 0; i < n; i++) {
         size_t k = w->perm[i].k;
-        dg_status qst = dg_quant_entity_schema(sc, &ents[k], &w->qbuf[i], err);
+        dg_status qst = dg_quant_entity_schema(sc, &ents[k], &q[i], err);
         if (qst != DG_OK)
             return qst;
         if (nf)
-            memcpy(w->xbuf + i * nf, extras + k * nf, nf * sizeof *extras);
+            memcpy(x + i * nf, extras + k * nf, nf * sizeof *extras);
     }
-    dg_status st = write_tick(w, tick, w->qbuf, nf ? w->xbuf : NULL, n, events, nev, true, err);
-    if (st == DG_OK && qout && n)
-        memcpy(qout, w->qbuf, n * sizeof *qout);
-    if (st == DG_OK && xout && n && nf)
-        memcpy(xout, w->xbuf, n * nf * sizeof *xout);
-    return st;
+    return write_tick(w, tick, q, nf ? x : NULL, n, events, nev, true, err);
 }
 
 static void free_writer(dg_flrep_writer *w)

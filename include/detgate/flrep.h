@@ -152,7 +152,7 @@ dg_status dg_flrep_writer_tick_qx(dg_flrep_writer *w, uint64_t tick, const dg_qe
 /* Float-domain form: quantizes ents with dg_quant_entity_schema (the writer's schema), sorts by id
  * carrying each entity's extras along (already slots: dg_schema_quant_float for a float field), and
  * writes. qout (capacity n) and xout (capacity n * field_count) get what was written, sorted by id,
- * when non-NULL. */
+ * when non-NULL (after a failure their contents are unspecified). */
 dg_status dg_flrep_writer_tick_x(dg_flrep_writer *w, uint64_t tick, const dg_entity_in *ents, const int64_t *extras,
                                  size_t n, const dg_event *events, size_t nev, dg_qentity *qout, int64_t *xout,
                                  dg_error *err);

@@ -219,6 +219,7 @@ typedef struct cli_run_opts {
     double time_limit;         /* its seconds per scenario, 0 = none */
     unsigned repeat;           /* verify --repeat N: runs that must record the same (0 = one run) */
     const char *raw_log;       /* a temporary version 3 log of this run's raw floats (verify --repeat) */
+    bool scratch;              /* the recording is removed when the run ends: not forced to disk (no fsync) */
 } cli_run_opts;
 
 void cli_run_opts_init(cli_run_opts *o);

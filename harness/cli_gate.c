@@ -672,6 +672,7 @@ static int gate_run(dg_report *rep, gate_opts *g, gate_job *jobs, size_t n, size
                       .progress = g->jobs > 1 && isatty(fileno(stderr))};
     g->ro.no_progress = g->jobs > 1; /* one line per scenario would fight over the terminal */
     g->ro.jobs = g->jobs;
+    g->ro.scratch = true; /* each scenario's recording is a temporary file, removed once checked */
     pthread_mutex_init(&pool.mu, NULL);
     gate_run_workers(&pool, g->jobs);
     pthread_mutex_destroy(&pool.mu);

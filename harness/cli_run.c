@@ -85,8 +85,8 @@ int cli_record_and_verify(dg_report *rep, harness__source *src, const char *path
                                .raw_log = o->raw_log, .format_name = o->format->name, .keyframe = o->keyframe,
                                .progress = cli_progress_cb, .progress_user = &pr,
                                .fault_self_check = o->self_check_fault_tick != UINT64_MAX,
-                               .fault_self_check_tick = o->self_check_fault_tick, .fsync = DG_FLREP_FSYNC_CLOSE,
-                               .jobs = o->jobs};
+                               .fault_self_check_tick = o->self_check_fault_tick,
+                               .fsync = o->scratch ? DG_FLREP_FSYNC_NONE : DG_FLREP_FSYNC_CLOSE, .jobs = o->jobs};
     /* with a spare core the file checks follow the recording as it is written (harness/verify_follow.c) */
     harness__follow *follow = !o->format->follow ? NULL
                               : dg_harness__follow_start(o->jobs, o->fault_tick, o->seek_fault_tick,
@@ -391,6 +391,7 @@ int cli_verify(int argc, char **argv)
         o.hash_log = log_out->work;
     char path[CLI_PATH_CAP];
     bool temp = !keep;
+    o.scratch = temp; /* removed below: a kept recording (--keep) is forced to disk when it closes */
     if (keep)
         snprintf(path, sizeof path, "%s", keep->work);
     else

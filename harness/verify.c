@@ -511,12 +511,37 @@ static size_t seeks_left(const dg_flrep_file_info *fi, const uint64_t *sample, s
     return n;
 }
 
-/* The rest of the seek check on the finished file; 1 when every seek landed (*ns: the sample). */
-static int followed_seeks(dg_flrep_reader *fin, const harness__follow_result *fr, const harness__stream *rec,
-                          const harness__verify_opts *o, size_t *ns, char *why, size_t cap)
+/* The finished file's seeks, one direction each (pass 0 forwards, 1 rewinding), each on its own
+ * reader when there are two: after the recording both cores are free, and these seeks are most of
+ * what verify still does then. bad[pass]: the first tick whose landing differed, UINT64_MAX if none. */
+typedef struct seek_passes {
+    dg_flrep_reader *r[2]; /* r[1] == r[0]: one reader, the passes one after the other */
+    const harness__stream *lin, *rec;
+    const uint64_t *ticks;
+    size_t n;
+    uint64_t bad[2];
+} seek_passes;
+
+static void seek_pass_run(void *arg, size_t pass)
 {
-    if (o->seek_fault_tick != UINT64_MAX)
-        dg_flrep__reader_set_fault_seek_drop_delta(fin, o->seek_fault_tick);
+    seek_passes *p = arg;
+    dg_error err;
+    dg_error_clear(&err);
+    p->bad[pass] = UINT64_MAX;
+    for (size_t i = 0; i < p->n; i++) {
+        uint64_t tick = p->ticks[pass == 0 ? i : p->n - 1 - i];
+        bool io;
+        if (!seek_matches(p->r[pass], p->lin, p->rec, tick, &err, &io)) {
+            p->bad[pass] = tick;
+            return;
+        }
+    }
+}
+
+/* The rest of the seek check on the finished file; 1 when every seek landed (*ns: the sample). */
+static int followed_seeks(dg_flrep_reader *fin, const char *path, const harness__follow_result *fr,
+                          const harness__stream *rec, const harness__verify_opts *o, size_t *ns, char *why, size_t cap)
+{
     uint64_t *sample = NULL;
     *ns = seek_sample(dg_flrep_reader_info(fin), rec, o, &sample);
     uint64_t *left = sample ? malloc((*ns ? *ns : 1) * sizeof *left) : NULL;
@@ -524,20 +549,30 @@ static int followed_seeks(dg_flrep_reader *fin, const harness__follow_result *fr
         free(sample);
         return FOLLOW_SERIAL;
     }
-    size_t nl = seeks_left(dg_flrep_reader_info(fin), sample, *ns, fr->edges, left);
+    seek_passes p = {{fin, NULL}, fr->rp, rec, left, 0, {UINT64_MAX, UINT64_MAX}};
+    p.n = seeks_left(dg_flrep_reader_info(fin), sample, *ns, fr->edges, left);
+    /* a second reader is an optimisation: without one (no memory) both passes share fin */
+    if (o->jobs < 2 || p.n < 2 || dg_flrep_reader_open_file(&p.r[1], path, NULL, NULL) != DG_OK)
+        p.r[1] = NULL;
+    for (int k = 0; k < 2 && o->seek_fault_tick != UINT64_MAX; k++)
+        if (p.r[k])
+            dg_flrep__reader_set_fault_seek_drop_delta(p.r[k], o->seek_fault_tick);
+    if (p.r[1]) {
+        dg_harness__run_parallel(seek_pass_run, &p, 2);
+        dg_flrep_reader_close(p.r[1]);
+    } else {
+        p.r[1] = fin;
+        seek_pass_run(&p, 0);
+        if (p.bad[0] == UINT64_MAX)
+            seek_pass_run(&p, 1);
+    }
     int ok = 1;
-    dg_error err;
-    dg_error_clear(&err);
-    for (int pass = 0; pass < 2 && ok == 1; pass++)
-        for (size_t i = 0; i < nl && ok == 1; i++) {
-            uint64_t tick = left[pass == 0 ? i : nl - 1 - i];
-            bool io;
-            if (!seek_matches(fin, fr->rp, rec, tick, &err, &io)) {
-                snprintf(why, cap, "a seek to tick %llu of the finished recording differs from the followed "
-                                   "playback", (unsigned long long)tick);
-                ok = FOLLOW_SERIAL;
-            }
-        }
+    uint64_t bad = p.bad[0] != UINT64_MAX ? p.bad[0] : p.bad[1];
+    if (bad != UINT64_MAX) {
+        snprintf(why, cap, "a seek to tick %llu of the finished recording differs from the followed playback",
+                 (unsigned long long)bad);
+        ok = FOLLOW_SERIAL;
+    }
     free(sample);
     free(left);
     return ok;
@@ -606,7 +641,7 @@ static int verify_followed(dg_report_check *const *c, size_t nchecks, const char
                  fr->rp->n, rec->n);
         rc = FOLLOW_SERIAL;
     } else {
-        rc = followed_seeks(fin, fr, rec, o, &ns, why, cap);
+        rc = followed_seeks(fin, path, fr, rec, o, &ns, why, cap);
     }
     if (rc == 1 && nchecks == 3)
         rc = followed_recovery(c[2], fr, fi, rec, why, cap);

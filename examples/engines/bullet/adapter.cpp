@@ -648,7 +648,10 @@ void write_header(FILE *out, const Options &o, const Scenario &s) {
 int main(int argc, char **argv) {
     Options o = parse_args(argc, argv);
     Scenario s = load_scenario(o.scenario);
-    static char buf[1 << 16];
+    // The stream's buffer: stdio's default for a pipe is 4 KiB, one write(2) per 4 KiB, each waking the
+    // reader (detgate) and taking the pipe's lock against it; 256 KiB is a quarter of the 1 MiB pipe
+    // detgate asks for (docs/ENGINES-examples.md "Figures").
+    static char buf[1 << 18];
     std::setvbuf(stdout, buf, _IOFBF, sizeof buf);
     write_header(stdout, o, s);
     // --runs N: only the last run is printed, so it can be compared with a single run's recording

@@ -474,6 +474,12 @@ static int oa_usage(void) {
     return 2;
 }
 
+/* The state stream's buffer: stdio's default for a pipe is 4 KiB, one write(2) per 4 KiB of the
+ * ~30 KB a tick of the long scenario takes, each waking the reader (detgate) and taking the pipe's
+ * lock against it; 256 KiB (a quarter of the 1 MiB pipe detgate asks for) is ~280 writes instead of
+ * ~18,000 for the long scenario. One run's stream at a time uses it (each -o file is closed first). */
+static char oa_outbuf[1 << 18];
+
 int main(int argc, char **argv) {
     const char *scn = NULL, *outs[8] = {0};
     int runs = 1, reset = 0, nout = 0, csv = 0; /* the format: 0 JSON Lines, 1 CSV, 2 binary v2 */
@@ -503,6 +509,7 @@ int main(int argc, char **argv) {
             rc = 2;
             break;
         }
+        if (r == 0 || nout) setvbuf(out, oa_outbuf, _IOFBF, sizeof oa_outbuf); /* before its first output */
         if (reset) dRandSetSeed(sc.seed);
         if (oa_run(&sc, out, csv)) rc = 125;
         if (out != stdout && fclose(out)) rc = 125;

@@ -104,6 +104,17 @@ expect 1 env DETGATE_DEBUG_VERIFY=1 "$DG" verify dogfight-40 --keyframe-interval
   --jobs 2 -q
 grep -q "checks on the finished file: a seek to tick 239 (chunk 3) of the growing recording" "$W/err" && ok ||
   bad "seek-drop-delta:239: the follower did not see it: $(cat "$W/err")"
+# the same fault where the follower seeks no edge (--seek-edges: the capped sample, every edge here, is
+# seeked on the finished file, forwards and rewinding on two readers at once): found there, and the
+# report is --jobs 1's
+for k in 1 2; do
+  expect 1 env DETGATE_DEBUG_VERIFY=1 "$DG" verify dogfight-40 --keyframe-interval 60 \
+    --replay-fault seek-drop-delta:239 --seek-edges 1000 --jobs "$k" --json "$W/se$k.json" -q
+  mv "$W/err" "$W/se$k.err"
+done
+grep -q "checks on the finished file: a seek to tick 239 of the finished recording differs" "$W/se2.err" && ok ||
+  bad "seek-drop-delta:239 --seek-edges: the finished file's seeks did not see it: $(cat "$W/se2.err")"
+same_report "$W/se1.json" "$W/se2.json"
 # a replay-side fault: the follower's playback is wrong, the checks of the finished file say where
 # (the report is compared with --jobs 1's above)
 expect 1 env DETGATE_DEBUG_VERIFY=1 "$DG" verify dogfight-40 --replay-fault double-delta:130 --jobs 2 -q

@@ -13,7 +13,9 @@ static dg_status record_again(const char *scenario, const cli_run_opts *o, const
 {
     harness__source *src = NULL;
     dg_status st = cli_open_source(scenario, o, &src, err);
-    harness__record_opts ro = {.format_name = o->format->name, .keyframe = o->keyframe, .raw_log = raw_log};
+    /* a temporary recording, removed once compared: not forced to disk */
+    harness__record_opts ro = {.format_name = o->format->name, .keyframe = o->keyframe, .raw_log = raw_log,
+                               .fsync = DG_FLREP_FSYNC_NONE};
     if (st == DG_OK)
         st = o->format->record(src, path, &ro, rec, err);
     dg_harness__source_free(src);

@@ -98,32 +98,65 @@ static void quant_rot(const double rot[4], double n2, int16_t out[3], uint8_t *l
     *largest_out = (uint8_t)largest;
 }
 
-dg_status dg_quant_entity(const dg_entity_in *in, dg_qentity *out, dg_error *err)
+/* The rotation (rot false: the identity, quanta all 0, nothing checked) and the health (health
+ * false: 0), checked; then *out's fields other than position and velocity, stored field by field (a
+ * struct built on the stack and copied whole stalls on store forwarding). Inline: with constant rot
+ * and health, dg_quant_entity's copy has no test of them. */
+static inline __attribute__((always_inline)) dg_status quant_rest(const dg_entity_in *in, bool rot, bool health,
+                                                                  dg_qentity *out, dg_error *err)
 {
-    if (in->id == 0)
-        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "entity 0", "expected an id >= 1, found 0");
-    axes ax;
-    if (!quant_axes(in, &ax))
-        return fail_axes(in, err);
     double n2 = 0.0;
-    dg_status st = rot_norm2(in, &n2, err);
-    if (st != DG_OK)
-        return st;
-    double h = in->health;
+    if (rot) {
+        dg_status st = rot_norm2(in, &n2, err);
+        if (st != DG_OK)
+            return st;
+    }
+    double h = health ? in->health : 0.0;
     if (isnan(h))
         return fail_field(err, in->id, "health", -1, h, "a number in 0..1");
     h = h < 0.0 ? 0.0 : (h > 1.0 ? 1.0 : h);
-    /* everything checked: *out is written only now, field by field (a struct built on the stack
-     * and copied whole stalls on store forwarding) */
     out->id = in->id;
     out->type_index = in->type_index;
     out->faction_index = in->faction_index;
-    store_axes(&ax, out);
-    quant_rot(in->rot, n2, out->rot, &out->rot_largest);
+    if (rot) {
+        quant_rot(in->rot, n2, out->rot, &out->rot_largest);
+    } else {
+        out->rot[0] = out->rot[1] = out->rot[2] = 0;
+        out->rot_largest = 0;
+    }
     out->pad_ = 0;
     out->health = (uint16_t)round_i32(h * DG_QHEALTH_FULL);
     out->flags = in->flags;
     return DG_OK;
+}
+
+__attribute__((cold, noinline)) static dg_status id_zero(dg_error *err)
+{
+    return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "entity 0", "expected an id >= 1, found 0");
+}
+
+dg_status dg_quant_entity(const dg_entity_in *in, dg_qentity *out, dg_error *err)
+{
+    if (in->id == 0)
+        return id_zero(err);
+    axes ax;
+    if (!quant_axes(in, &ax))
+        return fail_axes(in, err);
+    /* everything checked before *out is written: the axes after the rest */
+    dg_status st = quant_rest(in, true, true, out, err);
+    if (st == DG_OK)
+        store_axes(&ax, out);
+    return st;
+}
+
+/* dg_quant_entity without position and velocity (*out's are left as they are), for
+ * dg_quant_entity_schema: the id, then the rotation and the health, checked in dg_quant_entity's
+ * order, so the same error for the same entity. */
+dg_status dg_quant__entity_rest(const dg_entity_in *in, bool rot, bool health, dg_qentity *out, dg_error *err)
+{
+    if (in->id == 0)
+        return id_zero(err);
+    return quant_rest(in, rot, health, out, err);
 }
 
 /* ---- which build of dg_quant_entities runs --------------------------------------------------- */

@@ -20,4 +20,9 @@ bool dg_quant__avx2_in_use(void);
  * true lets it choose by the CPU again. Not for use while another thread quantizes. */
 void dg_quant__allow_avx2(bool allow);
 
+/* dg_quant_entity's id, rotation and health (rot / health false: the field is absent, its quanta 0),
+ * type, faction and flags copied, position and velocity not touched: dg_quant_entity_schema's rest
+ * after its own axes. */
+dg_status dg_quant__entity_rest(const dg_entity_in *in, bool rot, bool health, dg_qentity *out, dg_error *err);
+
 #endif

@@ -2,21 +2,23 @@
  * absent standard fields as 0 (docs/FORMAT-flrep.md §12.1). The legacy schema takes dg_quant_entity
  * itself, so a 1.0 recording's integers are exactly today's. */
 #include "detgate/quant.h"
+#include "quant_internal.h"
 
 #include <math.h>
 #include <stdio.h>
 
 /* round(v / quantum) half away from zero into an i32, refusing NaN, infinity and |v / quantum| >=
- * 2^31 - 0.5 (the legacy quantizer's bound). */
-static bool quant_axis_q(double v, double quantum, int32_t *out)
+ * 2^31 - 0.5 (the legacy quantizer's bound). Without a branch: the i32 truncation is trunc() there
+ * (exact, and no libm call), and a refused axis computes from 0 what nobody stores. */
+static inline bool quant_axis_q(double v, double quantum, int32_t *out)
 {
     double s = v / quantum;
-    if (!(s > -2147483647.5 && s < 2147483647.5))
-        return false;
-    double t = trunc(s), r = s - t;
-    int64_t n = (int64_t)t + (r >= 0.5) - (r <= -0.5);
-    *out = (int32_t)n;
-    return true;
+    bool in = s > -2147483647.5 && s < 2147483647.5;
+    s = in ? s : 0.0;
+    int32_t t = (int32_t)s;
+    double r = s - (double)t;
+    *out = t + (r >= 0.5) - (r <= -0.5);
+    return in;
 }
 
 static dg_status axis_fail(dg_error *err, uint32_t id, const char *field, int axis, double v, double quantum,
@@ -29,42 +31,60 @@ static dg_status axis_fail(dg_error *err, uint32_t id, const char *field, int ax
                         unit);
 }
 
+/* The axes a refused, in the order they are checked (pos[i], then vel[i]): the slow path of an error. */
+__attribute__((cold, noinline)) static dg_status axes_fail(const dg_schema *s, const dg_entity_in *in, dg_error *err)
+{
+    int32_t q;
+    for (int i = 0; i < 3; i++) {
+        if ((s->std_mask & DG_STD_POS) && !quant_axis_q(in->pos[i], s->pos_quantum_m, &q))
+            return axis_fail(err, in->id, "pos", i, in->pos[i], s->pos_quantum_m, "m");
+        if ((s->std_mask & DG_STD_VEL) && !quant_axis_q(in->vel[i], s->vel_quantum_mps, &q))
+            return axis_fail(err, in->id, "vel", i, in->vel[i], s->vel_quantum_mps, "m/s");
+    }
+    return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "quantizer", "entity %u: position or velocity refused "
+                        "without an axis found out of range", in->id);
+}
+
+/* Position and velocity quanta (absent: 0), or false: the six axes' checks folded into one branch. */
+static inline bool quant_axes_q(const dg_schema *s, const dg_entity_in *in, int32_t pos[3], int32_t vel[3])
+{
+    bool has_pos = (s->std_mask & DG_STD_POS) != 0, has_vel = (s->std_mask & DG_STD_VEL) != 0;
+    bool ok = true;
+    for (int i = 0; i < 3; i++) {
+        pos[i] = vel[i] = 0;
+        if (has_pos)
+            ok &= quant_axis_q(in->pos[i], s->pos_quantum_m, &pos[i]);
+        if (has_vel)
+            ok &= quant_axis_q(in->vel[i], s->vel_quantum_mps, &vel[i]);
+    }
+    return ok;
+}
+
+/* The legacy schema takes dg_quant_entity; any other the schema's axes, then dg_quant_entity's id,
+ * rotation and health checks and quanta (dg_quant__entity_rest) — what dg_quant_entity gives on a
+ * copy of the entity with position and velocity 0, an absent rotation the identity and an absent
+ * health 0, without the copy. *out is written only when every check passed. */
 dg_status dg_quant_entity_schema(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, dg_error *err)
 {
     if (dg_schema_is_legacy(s))
         return dg_quant_entity(in, out, err);
-    int32_t pos[3] = {0, 0, 0}, vel[3] = {0, 0, 0};
-    for (int i = 0; i < 3; i++) {
-        if ((s->std_mask & DG_STD_POS) && !quant_axis_q(in->pos[i], s->pos_quantum_m, &pos[i]))
-            return axis_fail(err, in->id, "pos", i, in->pos[i], s->pos_quantum_m, "m");
-        if ((s->std_mask & DG_STD_VEL) && !quant_axis_q(in->vel[i], s->vel_quantum_mps, &vel[i]))
-            return axis_fail(err, in->id, "vel", i, in->vel[i], s->vel_quantum_mps, "m/s");
-    }
-    /* id, rotation and health through the legacy quantizer, on a copy without position and velocity */
-    dg_entity_in t = *in;
-    for (int i = 0; i < 3; i++)
-        t.pos[i] = t.vel[i] = 0.0;
-    if (!(s->std_mask & DG_STD_ROT)) {
-        t.rot[0] = 1.0;
-        t.rot[1] = t.rot[2] = t.rot[3] = 0.0;
-    }
-    if (!(s->std_mask & DG_STD_HEALTH))
-        t.health = 0.0;
-    dg_qentity q;
-    dg_status st = dg_quant_entity(&t, &q, err);
+    int32_t pos[3], vel[3];
+    if (!quant_axes_q(s, in, pos, vel))
+        return axes_fail(s, in, err);
+    dg_status st = dg_quant__entity_rest(in, (s->std_mask & DG_STD_ROT) != 0, (s->std_mask & DG_STD_HEALTH) != 0, out,
+                                         err);
     if (st != DG_OK)
         return st;
     for (int i = 0; i < 3; i++) {
-        q.pos[i] = pos[i];
-        q.vel[i] = vel[i];
+        out->pos[i] = pos[i];
+        out->vel[i] = vel[i];
     }
     if (!(s->std_mask & DG_STD_TYPE))
-        q.type_index = 0;
+        out->type_index = 0;
     if (!(s->std_mask & DG_STD_FACTION))
-        q.faction_index = 0;
+        out->faction_index = 0;
     if (!(s->std_mask & DG_STD_FLAGS))
-        q.flags = 0;
-    *out = q;
+        out->flags = 0;
     return DG_OK;
 }
 

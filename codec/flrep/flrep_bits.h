@@ -129,6 +129,38 @@ static inline int64_t dg_unzigzag(uint64_t z)
 
 static inline void dg_bitw_seg(dg_bitw *w, int64_t v) { dg_bitw_eg(w, dg_zigzag(v)); }
 
+/* write_seg3 for codes longer than the table's or too long together: one put after another. */
+static inline __attribute__((always_inline)) void write_seg3_long(dg_bitw *b, uint64_t lead, unsigned lead_len,
+                                                                  int64_t r0, int64_t r1, int64_t r2)
+{
+    if (lead_len)
+        dg_bitw_put_clean(b, lead, lead_len);
+    dg_bitw_seg(b, r0);
+    dg_bitw_seg(b, r1);
+    dg_bitw_seg(b, r2);
+}
+
+/* Appends `lead` (lead_len bits, the record's head) and the SEG codes of a residual triple. One
+ * put, codes from a table, when each residual is within -64..63 and all of it fits in 56 bits —
+ * residuals of a quantum or two, nearly every record — so the common record costs a few shifts
+ * and one predictable branch. The residuals come by value: a pointer into the record would keep
+ * the record in memory instead of registers. */
+static inline __attribute__((always_inline)) void write_seg3(dg_bitw *b, uint64_t lead, unsigned lead_len,
+                                                             int64_t r0, int64_t r1, int64_t r2)
+{
+    uint64_t z0 = dg_zigzag(r0), z1 = dg_zigzag(r1), z2 = dg_zigzag(r2);
+    if (__builtin_expect((z0 | z1 | z2) < DG_EG_SMALL, 1)) {
+        uint32_t e0 = dg_eg_small[z0], e1 = dg_eg_small[z1], e2 = dg_eg_small[z2];
+        unsigned at1 = lead_len + (e0 >> 24), at2 = at1 + (e1 >> 24), total = at2 + (e2 >> 24);
+        if (__builtin_expect(total <= 56, 1)) {   /* 45 bits of codes: the lead is what can overflow */
+            uint64_t m = 0xFFFFFF;
+            dg_bitw_put_clean(b, lead | (e0 & m) << lead_len | (e1 & m) << at1 | (e2 & m) << at2, total);
+            return;
+        }
+    }
+    write_seg3_long(b, lead, lead_len, r0, r1, r2);
+}
+
 /* Pads the last byte with zero bits and commits the bytes to the buffer. */
 static inline void dg_bitw_flush(dg_bitw *w)
 {

@@ -17,10 +17,6 @@
 #include "flrep_fast.h"
 #include "flrep_internal.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>   /* same_state */
-#endif
-
 typedef struct flrep_rec {
     uint32_t id;
     uint8_t kind;
@@ -182,38 +178,6 @@ _Static_assert(offsetof(dg_qentity, faction_index) == offsetof(dg_qentity, type_
                    offsetof(dg_qentity, flags) == offsetof(dg_qentity, health) + 2,
                "make_delta compares the attributes two at a time");
 
-/* write_seg3 for codes longer than the table's or too long together: one put after another. */
-static inline __attribute__((always_inline)) void write_seg3_long(dg_bitw *b, uint64_t lead, unsigned lead_len,
-                                                                  int64_t r0, int64_t r1, int64_t r2)
-{
-    if (lead_len)
-        dg_bitw_put_clean(b, lead, lead_len);
-    dg_bitw_seg(b, r0);
-    dg_bitw_seg(b, r1);
-    dg_bitw_seg(b, r2);
-}
-
-/* Appends `lead` (lead_len bits, the record's head) and the SEG codes of a residual triple. One
- * put, codes from a table, when each residual is within -64..63 and all of it fits in 56 bits —
- * residuals of a quantum or two, nearly every record — so the common record costs a few shifts
- * and one predictable branch. The residuals come by value: a pointer into the record would keep
- * the record in memory instead of registers. */
-static inline __attribute__((always_inline)) void write_seg3(dg_bitw *b, uint64_t lead, unsigned lead_len,
-                                                             int64_t r0, int64_t r1, int64_t r2)
-{
-    uint64_t z0 = dg_zigzag(r0), z1 = dg_zigzag(r1), z2 = dg_zigzag(r2);
-    if (__builtin_expect((z0 | z1 | z2) < DG_EG_SMALL, 1)) {
-        uint32_t e0 = dg_eg_small[z0], e1 = dg_eg_small[z1], e2 = dg_eg_small[z2];
-        unsigned at1 = lead_len + (e0 >> 24), at2 = at1 + (e1 >> 24), total = at2 + (e2 >> 24);
-        if (__builtin_expect(total <= 56, 1)) {   /* 45 bits of codes: the lead is what can overflow */
-            uint64_t m = 0xFFFFFF;
-            dg_bitw_put_clean(b, lead | (e0 & m) << lead_len | (e1 & m) << at1 | (e2 & m) << at2, total);
-            return;
-        }
-    }
-    write_seg3_long(b, lead, lead_len, r0, r1, r2);
-}
-
 /* The head and all nine residual codes of a common record in one put, when every residual is
  * within -64..63 and it all fits in 56 bits (residuals of a quantum or two: 30-40 bits); false,
  * nothing written, otherwise. */
@@ -279,44 +243,6 @@ static inline __attribute__((always_inline)) void write_delta(dg_bitw *b, uint64
                 dg_bitw_put(b, r->attrs[i], 16);
     }
 }
-
-/* Whole-state equality without a branch per field: the first differing field of a moving entity
- * varies from record to record, and a chain of compares mispredicts on it. Both states are in
- * memory (the world, the caller's array) and have pad_ = 0 (apply_delta, check_input). With SSE2,
- * three 16-byte compares (the last overlapping the second) instead of six word pairs. */
-#if defined(__SSE2__)
-_Static_assert(sizeof(dg_qentity) > 32 && sizeof(dg_qentity) <= 48, "same_state compares three 16-byte blocks");
-static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
-{
-    const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
-    const size_t last = sizeof *a - 16;
-    int m = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)pa),
-                                             _mm_loadu_si128((const __m128i *)(const void *)pb))) &
-            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(pa + 16)),
-                                             _mm_loadu_si128((const __m128i *)(const void *)(pb + 16)))) &
-            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(pa + last)),
-                                             _mm_loadu_si128((const __m128i *)(const void *)(pb + last))));
-    return m == 0xFFFF;
-}
-#else
-_Static_assert(sizeof(dg_qentity) % 4 == 0, "same_state compares whole words");
-
-static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
-{
-    const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
-    uint64_t diff = 0;
-    for (size_t at = 0; at + 8 <= sizeof *a; at += 8) {
-        uint64_t x, y;
-        memcpy(&x, pa + at, 8);
-        memcpy(&y, pb + at, 8);
-        diff |= x ^ y;
-    }
-    uint32_t x, y;   /* the last word (44 bytes: not a multiple of 8) */
-    memcpy(&x, pa + sizeof *a - 4, 4);
-    memcpy(&y, pb + sizeof *a - 4, 4);
-    return (diff | (x ^ y)) == 0;
-}
-#endif
 
 /* Field-by-field equality folded with | (not &&): && over adjacent narrow fields lets the compiler
  * merge them into one wide load of a state it has just stored piecewise (rot[2], rot_largest,

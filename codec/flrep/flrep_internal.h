@@ -5,8 +5,13 @@
 #define DETGATE_FLREP_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>   /* same_state */
+#endif
 
 #include "cursor.h"
 #include "detgate/flrep.h"
@@ -260,11 +265,54 @@ void dg_flrep__trailer_encode(dg_buf *out, const dg_flrep_chunk_info *chunks, si
 /* Test hook: the reader decodes every record through the general path (ctx.general_only), so
  * that a test compares it with the fast paths on whole files. */
 void dg_flrep__reader_set_general_only(dg_flrep_reader *r, bool on);
+/* Test hook: a 2.0 writer encodes every tick with encode_records2's copy for any schema, not the one
+ * for position, velocity and rotation (ctx.general_only), so a test can compare their bytes. */
+void dg_flrep__writer_set_general_only(dg_flrep_writer *w, bool on);
 
 /* A growing reader (dg_flrep_reader_open_growing) over a caller's buffer: dg_flrep_reader_refresh
  * then scans up to `size` <= len, as if the buffer ended there (the fuzz target and tests cut one
  * buffer at many sizes). */
 dg_status dg_flrep__reader_open_growing_mem(dg_flrep_reader **out, const uint8_t *buf, size_t len,
                                            const dg_flrep_reader_opts *opts, dg_error *err);
+
+/* ---- state equality (both encoders' "unchanged" test) ---- */
+
+/* Whole-state equality without a branch per field: the first differing field of a moving entity
+ * varies from record to record, and a chain of compares mispredicts on it. Both states are in
+ * memory (the world, the caller's array) and have pad_ = 0 (apply_delta, check_input). With SSE2,
+ * three 16-byte compares (the last overlapping the second) instead of six word pairs. */
+#if defined(__SSE2__)
+_Static_assert(sizeof(dg_qentity) > 32 && sizeof(dg_qentity) <= 48, "same_state compares three 16-byte blocks");
+static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
+{
+    const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
+    const size_t last = sizeof *a - 16;
+    int m = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)pa),
+                                             _mm_loadu_si128((const __m128i *)(const void *)pb))) &
+            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(pa + 16)),
+                                             _mm_loadu_si128((const __m128i *)(const void *)(pb + 16)))) &
+            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(pa + last)),
+                                             _mm_loadu_si128((const __m128i *)(const void *)(pb + last))));
+    return m == 0xFFFF;
+}
+#else
+_Static_assert(sizeof(dg_qentity) % 4 == 0, "same_state compares whole words");
+
+static inline bool same_state(const dg_qentity *a, const dg_qentity *b)
+{
+    const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
+    uint64_t diff = 0;
+    for (size_t at = 0; at + 8 <= sizeof *a; at += 8) {
+        uint64_t x, y;
+        memcpy(&x, pa + at, 8);
+        memcpy(&y, pb + at, 8);
+        diff |= x ^ y;
+    }
+    uint32_t x, y;   /* the last word (44 bytes: not a multiple of 8) */
+    memcpy(&x, pa + sizeof *a - 4, 4);
+    memcpy(&y, pb + sizeof *a - 4, 4);
+    return (diff | (x ^ y)) == 0;
+}
+#endif
 
 #endif

@@ -825,21 +825,29 @@ dg_status dg_flrep__decode_records2(const uint8_t *block, uint32_t rec_bytes, ui
 }
 
 /* ---- encoding ---------------------------------------------------------------------------------- */
+/* Every writing helper is inline and takes the standard fields as `std`: encode_records2 builds one
+ * copy for the usual physics schema (position, velocity, rotation) where std is a constant and the
+ * schema's tests fold away, and one for any other; and it writes through a local copy of the bit
+ * writer, which stays in registers because no call takes its address (the rare records go out of
+ * line through the caller's writer, synced around the call). */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#define STD_PHYSICS (DG_STD_POS | DG_STD_VEL | DG_STD_ROT)
 
-static void write_rot2(dg_bitw *b, const dg_qentity *q)
+ALWAYS_INLINE void write_rot2(dg_bitw *b, const dg_qentity *q)
 {
     dg_bitw_put(b, q->rot_largest, 2);
     for (int i = 0; i < 3; i++)
         dg_bitw_put(b, (uint16_t)q->rot[i], 16);
 }
 
-static unsigned eg_len(uint64_t z) { return 2 * dg_bit_floor_log2(z + 1) + 1; }
+static inline unsigned eg_len(uint64_t z) { return 2 * dg_bit_floor_log2(z + 1) + 1; }
 
 #define SEG_ZIGZAG_MAX (UINT64_C(1) << 39)
 
 /* form and value of an extra field whose SEG form would code `seg` (the value or the change): SEG
  * when it is no longer than raw(f), raw otherwise (§12.3). */
-static void choose_form(const flrep_schema2 *s, size_t f, int64_t seg, int64_t value, uint8_t *form, int64_t *xval)
+ALWAYS_INLINE void choose_form(const flrep_schema2 *s, size_t f, int64_t seg, int64_t value, uint8_t *form,
+                               int64_t *xval)
 {
     uint64_t z = dg_zigzag(seg);
     bool use_seg = z < SEG_ZIGZAG_MAX && eg_len(z) <= s->width[f];
@@ -847,16 +855,27 @@ static void choose_form(const flrep_schema2 *s, size_t f, int64_t seg, int64_t v
     *xval = use_seg ? seg : value;
 }
 
-static void write_xval(dg_bitw *b, const flrep_schema2 *s, size_t f, uint8_t form, int64_t xval)
+/* The form bit and the value; a SEG code from the table (one put with its form bit) when small. */
+ALWAYS_INLINE void write_xval(dg_bitw *b, const flrep_schema2 *s, size_t f, uint8_t form, int64_t xval)
 {
-    dg_bitw_put(b, form, 1);
-    if (form)
+    if (form) {
+        dg_bitw_put_clean(b, 1, 1);
         write_raw(b, s, f, xval);
-    else
-        dg_bitw_seg(b, xval);
+        return;
+    }
+    uint64_t z = dg_zigzag(xval);
+    if (__builtin_expect(z < DG_EG_SMALL, 1)) {
+        uint32_t e = dg_eg_small[z];
+        dg_bitw_put_clean(b, (uint64_t)(e & 0xFFFFFF) << 1, (e >> 24) + 1);
+        return;
+    }
+    dg_bitw_put_clean(b, 0, 1);
+    dg_bitw_seg(b, xval);
 }
 
-static void write_full2(dg_bitw *b, const flrep_schema2 *s, const dg_qentity *q, const int64_t *xv)
+/* A FULL record after its id gap (rare: a keyframe's, a spawn's): out of line. */
+static __attribute__((noinline)) void write_full2(dg_bitw *b, const flrep_schema2 *s, const dg_qentity *q,
+                                                  const int64_t *xv)
 {
     dg_bitw_put(b, FLREP_REC_FULL, 2);
     if (has(s, DG_STD_TYPE))
@@ -867,14 +886,13 @@ static void write_full2(dg_bitw *b, const flrep_schema2 *s, const dg_qentity *q,
         dg_bitw_put(b, q->health, 16);
     if (has(s, DG_STD_FLAGS))
         dg_bitw_put(b, q->flags, 16);
-    for (int i = 0; i < 3 && has(s, DG_STD_POS); i++)
-        dg_bitw_seg(b, q->pos[i]);
-    for (int i = 0; i < 3 && has(s, DG_STD_VEL); i++)
-        dg_bitw_seg(b, q->vel[i]);
+    if (has(s, DG_STD_POS))
+        write_seg3(b, 0, 0, q->pos[0], q->pos[1], q->pos[2]);
+    if (has(s, DG_STD_VEL))
+        write_seg3(b, 0, 0, q->vel[0], q->vel[1], q->vel[2]);
     if (has(s, DG_STD_ROT)) {
         dg_bitw_put(b, q->rot_largest, 2);
-        for (int i = 0; i < 3; i++)
-            dg_bitw_seg(b, q->rot[i]);
+        write_seg3(b, 0, 0, q->rot[0], q->rot[1], q->rot[2]);
     }
     for (size_t f = 0; f < s->s.field_count; f++) {
         uint8_t form;
@@ -885,69 +903,108 @@ static void write_full2(dg_bitw *b, const flrep_schema2 *s, const dg_qentity *q,
 }
 
 /* The DELTA record that makes apply_delta2(prev) produce cur; false when some residual is too large
- * for a SEG code (the caller writes a FULL record instead). */
-static bool make_delta2(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px, const dg_qentity *cur,
-                        const int64_t *cx, const flrep_tick_ctx *tc, flrep_rec2 *r)
+ * for a SEG code (the caller writes a FULL record instead). `std`: the schema's standard fields. */
+ALWAYS_INLINE bool make_delta2(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px, const dg_qentity *cur,
+                               const int64_t *cx, const flrep_tick_ctx *tc, uint32_t std, size_t nf, flrep_rec2 *r)
 {
     const flrep_schema2 *s = tc->v2;
+    bool vel = (std & DG_STD_VEL) != 0, pos = (std & DG_STD_POS) != 0, rot = (std & DG_STD_ROT) != 0;
     r->id = cur->id;
     r->kind = FLREP_REC_DELTA;
     uint64_t big = 0;
-    int64_t any = 0;
+    int64_t any = 0, a[3], pp[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++)
+        a[i] = (int64_t)s->pred_num * (vel ? cur->vel[i] : 0);
+    if (pos)
+        rdiv2_3(a, tc, false, pp);
     for (int i = 0; i < 3; i++) {
-        r->vres[i] = has(s, DG_STD_VEL) ? (int64_t)cur->vel[i] - ((int64_t)prev->vel[i] + pred->dv[i]) : 0;
-        int64_t v = has(s, DG_STD_VEL) ? cur->vel[i] : 0;
-        r->pres[i] = has(s, DG_STD_POS)
-                         ? (int64_t)cur->pos[i] - ((int64_t)prev->pos[i] + rdiv2((int64_t)s->pred_num * v, tc))
-                         : 0;
+        r->vres[i] = vel ? (int64_t)cur->vel[i] - ((int64_t)prev->vel[i] + pred->dv[i]) : 0;
+        r->pres[i] = pos ? (int64_t)cur->pos[i] - ((int64_t)prev->pos[i] + pp[i]) : 0;
         big |= dg_zigzag(r->vres[i]) | dg_zigzag(r->pres[i]);
         any |= r->vres[i] | r->pres[i];
     }
-    r->rot_full = has(s, DG_STD_ROT) && cur->rot_largest != prev->rot_largest;
+    r->rot_full = rot && cur->rot_largest != prev->rot_largest;
     r->full.rot_largest = cur->rot_largest;
     for (int i = 0; i < 3; i++) {
         r->full.rot[i] = cur->rot[i];
-        r->rres[i] = has(s, DG_STD_ROT) && !r->rot_full ? (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]) : 0;
+        r->rres[i] = rot && !r->rot_full ? (int64_t)cur->rot[i] - ((int64_t)prev->rot[i] + pred->drot[i]) : 0;
         any |= r->rres[i];
     }
     if (big >= SEG_ZIGZAG_MAX)
         return false;
     r->motion = r->rot_full || any != 0;
-    uint16_t now[4] = {cur->type_index, cur->faction_index, cur->health, cur->flags};
-    uint16_t was[4] = {prev->type_index, prev->faction_index, prev->health, prev->flags};
-    unsigned mask = 0;
-    for (int i = 0; i < 4; i++) {
-        mask |= (unsigned)(now[i] != was[i]) << i;
-        r->attrs[i] = now[i];
+    /* the attributes as two words each (type, faction | health, flags), as make_delta: one compare
+     * for the common "none changed" */
+    uint32_t tf_now, tf_was, hf_now, hf_was;
+    memcpy(&tf_now, &cur->type_index, 4);
+    memcpy(&tf_was, &prev->type_index, 4);
+    memcpy(&hf_now, &cur->health, 4);
+    memcpy(&hf_was, &prev->health, 4);
+    r->attr_mask = 0;
+    r->attrs[0] = cur->type_index;
+    r->attrs[1] = cur->faction_index;
+    r->attrs[2] = cur->health;
+    r->attrs[3] = cur->flags;
+    if (__builtin_expect(((tf_now ^ tf_was) | (hf_now ^ hf_was)) != 0, 0)) {
+        uint16_t was[4] = {prev->type_index, prev->faction_index, prev->health, prev->flags};
+        unsigned mask = 0;
+        for (int i = 0; i < 4; i++)
+            mask |= (unsigned)(r->attrs[i] != was[i]) << i;
+        r->attr_mask = (uint8_t)mask;
     }
-    r->changed = 0;
-    for (size_t f = 0; f < s->s.field_count; f++) {
+    uint32_t changed = 0;
+    for (size_t f = 0; f < nf; f++) {
+        r->form[f] = 0;   /* read only where changed; set so no path reads an unset slot */
+        r->xval[f] = 0;
         if (cx[f] == px[f])
             continue;
-        r->changed |= 1u << f;
+        changed |= 1u << f;
         choose_form(s, f, (int64_t)((uint64_t)cx[f] - (uint64_t)px[f]), cx[f], &r->form[f], &r->xval[f]);
     }
-    r->attr_mask = (uint8_t)mask;
+    r->changed = changed;
     return true;
 }
+_Static_assert(offsetof(dg_qentity, faction_index) == offsetof(dg_qentity, type_index) + 2 &&
+                   offsetof(dg_qentity, flags) == offsetof(dg_qentity, health) + 2,
+               "make_delta2 compares the attributes two at a time");
 
-static void write_delta2(dg_bitw *b, const flrep_schema2 *s, const flrep_rec2 *r)
+/* The id gap, kind and flags of a DELTA record, then its fields (§12.3): the gap's code, the head
+ * and the velocity residuals in one put when they are small (nearly every record). */
+ALWAYS_INLINE void write_delta2(dg_bitw *b, const flrep_schema2 *s, uint32_t std, size_t nf, uint64_t gap,
+                                const flrep_rec2 *r)
 {
-    dg_bitw_put(b, FLREP_REC_DELTA, 2);
-    dg_bitw_put(b, (uint64_t)r->motion | (uint64_t)r->rot_full << 1 | (uint64_t)(r->attr_mask != 0) << 2 |
-                       (uint64_t)(r->changed != 0) << 3, 4);
-    if (r->motion) {
-        for (int i = 0; i < 3 && has(s, DG_STD_VEL); i++)
-            dg_bitw_seg(b, r->vres[i]);
-        for (int i = 0; i < 3 && has(s, DG_STD_POS); i++)
-            dg_bitw_seg(b, r->pres[i]);
+    uint64_t head = (uint64_t)FLREP_REC_DELTA | ((uint64_t)r->motion | (uint64_t)r->rot_full << 1 |
+                                                 (uint64_t)(r->attr_mask != 0) << 2 | (uint64_t)(r->changed != 0) << 3)
+                                                    << 2;
+    unsigned head_len = 6;
+    if (__builtin_expect(gap < DG_EG_SMALL, 1)) {   /* ids a few apart: nearly always 0 */
+        uint32_t e = dg_eg_small[gap];
+        head = (e & 0xFFFFFF) | head << (e >> 24);
+        head_len += e >> 24;
+    } else {
+        dg_bitw_eg(b, gap);
+    }
+    if (!r->motion) {
+        dg_bitw_put_clean(b, head, head_len);
+    } else {
+        if (std & DG_STD_VEL) {
+            write_seg3(b, head, head_len, r->vres[0], r->vres[1], r->vres[2]);
+            head = 0;
+            head_len = 0;
+        }
+        if (std & DG_STD_POS) {
+            write_seg3(b, head, head_len, r->pres[0], r->pres[1], r->pres[2]);
+            head = 0;
+            head_len = 0;
+        }
+        if (head_len)
+            dg_bitw_put_clean(b, head, head_len);
         if (r->rot_full)
             write_rot2(b, &r->full);
-        else
-            for (int i = 0; i < 3 && has(s, DG_STD_ROT); i++)
-                dg_bitw_seg(b, r->rres[i]);
+        else if (std & DG_STD_ROT)
+            write_seg3(b, 0, 0, r->rres[0], r->rres[1], r->rres[2]);
     }
-    if (r->attr_mask) {
+    if (__builtin_expect(r->attr_mask != 0, 0)) {
         dg_bitw_put(b, r->attr_mask, 4);
         for (int i = 0; i < 4; i++)
             if (r->attr_mask & (1u << i))
@@ -955,101 +1012,148 @@ static void write_delta2(dg_bitw *b, const flrep_schema2 *s, const flrep_rec2 *r
     }
     if (!r->changed)
         return;
-    size_t nf = s->s.field_count;
-    dg_bitw_put(b, r->changed, (unsigned)nf);
+    dg_bitw_put_clean(b, r->changed, (unsigned)nf);
     for (size_t f = 0; f < nf; f++)
         if (r->changed >> f & 1)
             write_xval(b, s, f, r->form[f], r->xval[f]);
 }
 
-static bool same_extras(const int64_t *a, const int64_t *b, size_t n)
+ALWAYS_INLINE bool same_extras(const int64_t *a, const int64_t *b, size_t n)
+{
+    uint64_t d = 0;
+    for (size_t f = 0; f < n; f++)
+        d |= (uint64_t)(a[f] ^ b[f]);
+    return d == 0;
+}
+
+/* Copies n extra values (a few: a loop, not a call to memcpy). */
+ALWAYS_INLINE void copy_extras(int64_t *to, const int64_t *from, size_t n)
 {
     for (size_t f = 0; f < n; f++)
-        if (a[f] != b[f])
-            return false;
-    return true;
+        to[f] = from[f];
 }
 
-static bool same_q(const dg_qentity *a, const dg_qentity *b)
-{
-    return dg_qentity_equal(a, b) && a->pad_ == b->pad_;
-}
-
-static void track2(flrep_world *next, size_t at, const dg_qentity *q, const int64_t *xv, size_t x)
+ALWAYS_INLINE void track2(flrep_world *next, size_t at, const dg_qentity *q, const int64_t *xv, size_t x)
 {
     next->ents[at] = *q;
     memset(&next->pred[at], 0, sizeof next->pred[at]);
-    if (x)
-        memcpy(next->extras + at * x, xv, x * sizeof *xv);
+    copy_extras(next->extras + at * x, xv, x);
 }
 
-static void write_id_gap(dg_bitw *b, uint32_t id, uint32_t *prev_id, size_t *nrec)
+ALWAYS_INLINE void write_id_gap(dg_bitw *b, uint32_t id, uint32_t *prev_id, size_t *nrec)
 {
     dg_bitw_eg(b, (uint64_t)id - *prev_id - 1);
     *prev_id = id;
     ++*nrec;
 }
 
-/* One tick's records; returns false when a DELTA record's rebuild differs from cur (a codec bug). */
-static bool encode_records2(dg_bitw *b, const flrep_tick_ctx *tc, const flrep_world *world, size_t wn,
-                            flrep_world *next, const dg_qentity *cur, const int64_t *xcur, size_t n, uint64_t tick,
-                            size_t *nrec_out)
+/* The self-check of a DELTA record just written: the decoder's arithmetic on it, extras included,
+ * must give cur; it leaves the reader's context in *out_pred. */
+ALWAYS_INLINE bool check_delta2(const dg_qentity *prev, const flrep_pred *pred, const int64_t *px,
+                                const flrep_rec2 *r, const flrep_tick_ctx *tc, uint32_t std, size_t nf,
+                                const dg_qentity *cur, const int64_t *cx, uint64_t tick, flrep_pred *out_pred)
+{
+    int64_t rebuilt_x[DG_SCHEMA_MAX_FIELDS];
+    dg_qentity rebuilt;
+    const char *why;
+    int field;
+    bool ok = apply_delta2_std(prev, pred, px, r, tc, std, false, nf, &rebuilt, out_pred, rebuilt_x, &why, &field);
+    if (ok && __builtin_expect(tc->fault_double_delta && tick >= tc->fault_double_delta_tick, 0)) {
+        /* test hook: the record applied twice, as a broken decoder would (extras included) */
+        dg_qentity q2 = rebuilt;
+        flrep_pred p2 = *out_pred;
+        int64_t x2[DG_SCHEMA_MAX_FIELDS];
+        memcpy(x2, rebuilt_x, sizeof x2);
+        ok = apply_delta2_std(&q2, &p2, x2, r, tc, std, false, nf, &rebuilt, out_pred, rebuilt_x, &why, &field);
+    }
+    return ok && same_state(&rebuilt, cur) && same_extras(rebuilt_x, cx, nf);
+}
+
+/* One tick's records; returns false when a DELTA record's rebuild differs from cur (a codec bug).
+ * `std` is the schema's standard fields and `x` its extra field count (constants in encode_records2's
+ * physics copies, which unroll the per-field loops as the decoder's fast path copies do). */
+ALWAYS_INLINE bool encode_records2_body(dg_bitw *bw, const flrep_tick_ctx *tc, const flrep_world *world, size_t wn,
+                                        flrep_world *next, const dg_qentity *cur, const int64_t *xcur, size_t n,
+                                        uint64_t tick, uint32_t std, size_t x, size_t *nrec_out)
 {
     const flrep_schema2 *s = tc->v2;
-    size_t x = s->s.field_count, wi = 0, nrec = 0;
+    size_t wi = 0, nrec = 0;
     uint32_t prev_id = 0;
     bool tracked = true;
     static const int64_t none[1] = {0};
+    dg_bitw b = *bw;   /* in registers: only inline helpers see its address */
+    const dg_qentity *wents = world->ents;
     for (size_t i = 0; i < n; i++) {
         const int64_t *cx = x ? xcur + i * x : none;
-        while (wi < wn && world->ents[wi].id < cur[i].id) {
-            write_id_gap(b, world->ents[wi++].id, &prev_id, &nrec);
-            dg_bitw_put(b, FLREP_REC_REMOVE, 2);
+        while (wi < wn && wents[wi].id < cur[i].id) {
+            write_id_gap(&b, wents[wi++].id, &prev_id, &nrec);
+            dg_bitw_put_clean(&b, FLREP_REC_REMOVE, 2);
         }
-        bool present = wi < wn && world->ents[wi].id == cur[i].id;
+        bool present = wi < wn && wents[wi].id == cur[i].id;
         const int64_t *px = present && x ? world->extras + wi * x : none;
-        if (present && same_q(&world->ents[wi], &cur[i]) && same_extras(px, cx, x)) {
+        if (present && same_state(&wents[wi], &cur[i]) && same_extras(px, cx, x)) {
             track2(next, i, &cur[i], cx, x);
             wi++;
             continue;
         }
         flrep_rec2 r;
-        if (!present || !make_delta2(&world->ents[wi], &world->pred[wi], px, &cur[i], cx, tc, &r)) {
-            write_id_gap(b, cur[i].id, &prev_id, &nrec);
-            write_full2(b, s, &cur[i], cx);
+        if (!present || !make_delta2(&wents[wi], &world->pred[wi], px, &cur[i], cx, tc, std, x, &r)) {
+            write_id_gap(&b, cur[i].id, &prev_id, &nrec);
+            *bw = b;
+            write_full2(bw, s, &cur[i], cx);
+            b = *bw;
             track2(next, i, &cur[i], cx, x);
             wi += present;
             continue;
         }
-        write_id_gap(b, cur[i].id, &prev_id, &nrec);
-        write_delta2(b, s, &r);
-        /* the self-check: the decoder's arithmetic on the record just written, extras included */
-        int64_t rebuilt_x[DG_SCHEMA_MAX_FIELDS];
-        dg_qentity rebuilt;
-        const char *why;
-        int field;
-        bool ok = apply_delta2(&world->ents[wi], &world->pred[wi], px, &r, tc, &rebuilt, &next->pred[i], rebuilt_x,
-                               &why, &field);
-        if (ok && __builtin_expect(tc->fault_double_delta && tick >= tc->fault_double_delta_tick, 0)) {
-            /* test hook: the record applied twice, as a broken decoder would (extras included) */
-            dg_qentity q2 = rebuilt;
-            flrep_pred p2 = next->pred[i];
-            int64_t x2[DG_SCHEMA_MAX_FIELDS];
-            memcpy(x2, rebuilt_x, sizeof x2);
-            ok = apply_delta2(&q2, &p2, x2, &r, tc, &rebuilt, &next->pred[i], rebuilt_x, &why, &field);
-        }
-        tracked &= ok && same_q(&rebuilt, &cur[i]) && same_extras(rebuilt_x, cx, x);
+        write_delta2(&b, s, std, x, (uint64_t)cur[i].id - prev_id - 1, &r);
+        prev_id = cur[i].id;
+        nrec++;
+        tracked &= check_delta2(&wents[wi], &world->pred[wi], px, &r, tc, std, x, &cur[i], cx, tick, &next->pred[i]);
         next->ents[i] = cur[i];
-        if (x)
-            memcpy(next->extras + i * x, cx, x * sizeof *cx);
+        copy_extras(next->extras + i * x, cx, x);
         wi++;
     }
     while (wi < wn) {
-        write_id_gap(b, world->ents[wi++].id, &prev_id, &nrec);
-        dg_bitw_put(b, FLREP_REC_REMOVE, 2);
+        write_id_gap(&b, wents[wi++].id, &prev_id, &nrec);
+        dg_bitw_put_clean(&b, FLREP_REC_REMOVE, 2);
     }
+    *bw = b;
     *nrec_out = nrec;
     return tracked;
+}
+
+/* The copies: the physics schema with 0 to 4 extra fields (constant), with any count, and any schema. */
+#define ENCODE2_COPY(name, std, x)                                                                            \
+    static __attribute__((noinline)) bool name(dg_bitw *b, const flrep_tick_ctx *tc, const flrep_world *world,    \
+                                               size_t wn, flrep_world *next, const dg_qentity *cur,                \
+                                               const int64_t *xcur, size_t n, uint64_t tick, size_t *nrec)         \
+    {                                                                                                          \
+        return encode_records2_body(b, tc, world, wn, next, cur, xcur, n, tick, std, x, nrec);                \
+    }
+ENCODE2_COPY(encode2_physics0, STD_PHYSICS, 0)
+ENCODE2_COPY(encode2_physics1, STD_PHYSICS, 1)
+ENCODE2_COPY(encode2_physics2, STD_PHYSICS, 2)
+ENCODE2_COPY(encode2_physics3, STD_PHYSICS, 3)
+ENCODE2_COPY(encode2_physics4, STD_PHYSICS, 4)
+ENCODE2_COPY(encode2_physics, STD_PHYSICS, tc->v2->s.field_count)
+ENCODE2_COPY(encode2_any, tc->v2->s.std_mask, tc->v2->s.field_count)
+#undef ENCODE2_COPY
+
+static bool encode_records2(dg_bitw *b, const flrep_tick_ctx *tc, const flrep_world *world, size_t wn,
+                            flrep_world *next, const dg_qentity *cur, const int64_t *xcur, size_t n, uint64_t tick,
+                            size_t *nrec)
+{
+    if (tc->v2->s.std_mask != STD_PHYSICS || tc->general_only)   /* general_only: a test hook */
+        return encode2_any(b, tc, world, wn, next, cur, xcur, n, tick, nrec);
+    switch (tc->v2->s.field_count) {
+    case 0: return encode2_physics0(b, tc, world, wn, next, cur, xcur, n, tick, nrec);
+    case 1: return encode2_physics1(b, tc, world, wn, next, cur, xcur, n, tick, nrec);
+    case 2: return encode2_physics2(b, tc, world, wn, next, cur, xcur, n, tick, nrec);
+    case 3: return encode2_physics3(b, tc, world, wn, next, cur, xcur, n, tick, nrec);
+    case 4: return encode2_physics4(b, tc, world, wn, next, cur, xcur, n, tick, nrec);
+    default: return encode2_physics(b, tc, world, wn, next, cur, xcur, n, tick, nrec);
+    }
 }
 
 dg_status dg_flrep__encode_tick2(dg_buf *out, uint64_t tick, bool keyframe, const flrep_tick_ctx *tc,

@@ -389,17 +389,36 @@ static dg_status check_std2(const dg_flrep_writer *w, uint64_t tick, const dg_qe
     return DG_OK;
 }
 
-/* check_input for a 2.0 writer: the same tick and id rules, the schema's field rules, every extra
- * value a value of its field (the error names tick, entity and field). */
-static dg_status check_input2(const dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, const int64_t *x, size_t n,
-                              dg_error *err)
+/* The standard fields DG_STD_* of q that are not zero (rotation: not the identity). */
+static inline uint32_t std_nonzero(const dg_qentity *q)
 {
-    if (w->have_tick && tick <= w->last_tick)
-        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer", "expected a tick after %llu, found %llu",
-                            (unsigned long long)w->last_tick, (unsigned long long)tick);
-    if (n > DG_FLREP_MAX_LIVE)
-        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu: expected at most 65535 entities, found %zu",
-                            (unsigned long long)tick, n);
+    uint32_t pos = (uint32_t)q->pos[0] | (uint32_t)q->pos[1] | (uint32_t)q->pos[2];
+    uint32_t vel = (uint32_t)q->vel[0] | (uint32_t)q->vel[1] | (uint32_t)q->vel[2];
+    uint32_t rot = (uint32_t)(uint16_t)(q->rot[0] | q->rot[1] | q->rot[2]) | q->rot_largest;
+    return (q->type_index != 0 ? DG_STD_TYPE : 0u) | (q->faction_index != 0 ? DG_STD_FACTION : 0u) |
+           (pos != 0 ? DG_STD_POS : 0u) | (vel != 0 ? DG_STD_VEL : 0u) | (rot != 0 ? DG_STD_ROT : 0u) |
+           (q->health != 0 ? DG_STD_HEALTH : 0u) | (q->flags != 0 ? DG_STD_FLAGS : 0u);
+}
+
+/* check_std2's rules as one bool, without a branch per rule; `quantized` as check_input's (the
+ * quantizer makes health <= 10000, a unit rotation, pad_ 0 and absent fields 0 itself). */
+static inline bool std2_ok(const dg_flrep_writer *w, const dg_qentity *q, bool quantized)
+{
+    uint32_t m = w->schema2.s.std_mask;
+    bool ok = (std_nonzero(q) & ~m) == 0;   /* absent fields 0 */
+    ok &= !(m & DG_STD_TYPE) || flrep_set_has(&w->types, q->type_index);
+    ok &= !(m & DG_STD_FACTION) || flrep_set_has(&w->factions, q->faction_index);
+    if (!quantized)
+        ok &= (q->health <= DG_QHEALTH_FULL) & (q->pad_ == 0) && dg_quant_rot_valid(q->rot, q->rot_largest);
+    return ok;
+}
+
+/* Names the first entity or extra value check_input2 refused (the slow path of an error): the rules
+ * one by one, with dg_schema_check_value's message for a value. */
+__attribute__((cold, noinline)) static dg_status input2_error(const dg_flrep_writer *w, uint64_t tick,
+                                                              const dg_qentity *e, const int64_t *x, size_t n,
+                                                              dg_error *err)
+{
     size_t nf = w->schema2.s.field_count;
     for (size_t i = 0; i < n; i++) {
         if (e[i].id == 0 || (i && e[i].id <= e[i - 1].id))
@@ -417,7 +436,38 @@ static dg_status check_input2(const dg_flrep_writer *w, uint64_t tick, const dg_
                                     (unsigned long long)tick, e[i].id, w->schema2.fields[f].name, fe.msg);
         }
     }
-    return DG_OK;
+    return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer", "tick %llu: an entity was refused without a rule "
+                        "found broken (a writer bug)", (unsigned long long)tick);
+}
+
+/* check_input for a 2.0 writer: the same tick and id rules, the schema's field rules, every extra
+ * value a value of its field (the bounds flrep_schema2 derived, which are dg_schema_check_value's).
+ * Folded with | over the tick, one branch at the end; input2_error names what broke. */
+static dg_status check_input2(const dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, const int64_t *x, size_t n,
+                              bool quantized, dg_error *err)
+{
+    if (w->have_tick && tick <= w->last_tick)
+        return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer", "expected a tick after %llu, found %llu",
+                            (unsigned long long)w->last_tick, (unsigned long long)tick);
+    if (n > DG_FLREP_MAX_LIVE)
+        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu: expected at most 65535 entities, found %zu",
+                            (unsigned long long)tick, n);
+    const flrep_schema2 *s = &w->schema2;
+    size_t nf = s->s.field_count;
+    bool ok = true;
+    uint32_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        ok &= e[i].id > prev;   /* also id 0 first */
+        prev = e[i].id;
+        ok &= std2_ok(w, &e[i], quantized);
+    }
+    uint64_t outside = 0;   /* non-zero when some value is not one of its field's */
+    for (size_t f = 0; f < nf; f++) {
+        uint64_t lo = s->vlo[f], span = s->vspan[f];
+        for (size_t i = 0; i < n; i++)
+            outside |= (uint64_t)((uint64_t)x[i * nf + f] - lo > span);
+    }
+    return ok && !outside ? DG_OK : input2_error(w, tick, e, x, n, err);
 }
 
 /* Encodes the tick into the chunk; the encoder tracks the world a reader will rebuild. */
@@ -450,7 +500,7 @@ static dg_status write_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity 
 {
     if (w->failed)
         return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer", "the writer failed earlier; close or abort it");
-    dg_status st = w->v2 ? check_input2(w, tick, e, x, n, err) : check_input(w, tick, e, n, quantized, err);
+    dg_status st = w->v2 ? check_input2(w, tick, e, x, n, quantized, err) : check_input(w, tick, e, n, quantized, err);
     if (st != DG_OK)
         return st;
     if (w->seq > 0 && tick - w->chunk_first >= w->kf_interval) {
@@ -648,6 +698,8 @@ void dg_flrep__writer_set_fault_self_check(dg_flrep_writer *w, uint64_t tick)
     w->ctx.fault_double_delta_tick = tick;
     w->ctx.fault_double_delta = true;
 }
+
+void dg_flrep__writer_set_general_only(dg_flrep_writer *w, bool on) { w->ctx.general_only = on; }
 
 bool dg_flrep_fsync_parse(const char *s, dg_flrep_fsync *out)
 {

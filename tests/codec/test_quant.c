@@ -290,6 +290,106 @@ static void test_matches_the_reference_on_edge_values(void **state)
     }
 }
 
+/* dg_quant_entity_schema as it was before it computed the rest itself: each axis by trunc(v /
+ * quantum) and its remainder, then id, rotation and health through dg_quant_entity on a copy with
+ * position and velocity 0 (an absent rotation the identity, an absent health 0), absent attributes
+ * cleared. The reference the fused quantizer must equal, status, quanta and message. */
+static bool ref_axis_q(double v, double quantum, int32_t *out)
+{
+    double s = v / quantum;
+    if (!(s > -2147483647.5 && s < 2147483647.5))
+        return false;
+    double t = trunc(s), r = s - t;
+    *out = (int32_t)((int64_t)t + (r >= 0.5) - (r <= -0.5));
+    return true;
+}
+
+static dg_status ref_quant_schema(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, dg_error *err)
+{
+    int32_t pos[3] = {0, 0, 0}, vel[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        if ((s->std_mask & DG_STD_POS) && !ref_axis_q(in->pos[i], s->pos_quantum_m, &pos[i]))
+            return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "ref", "pos[%d]", i);
+        if ((s->std_mask & DG_STD_VEL) && !ref_axis_q(in->vel[i], s->vel_quantum_mps, &vel[i]))
+            return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "ref", "vel[%d]", i);
+    }
+    dg_entity_in t = *in;
+    for (int i = 0; i < 3; i++)
+        t.pos[i] = t.vel[i] = 0.0;
+    if (!(s->std_mask & DG_STD_ROT)) {
+        t.rot[0] = 1.0;
+        t.rot[1] = t.rot[2] = t.rot[3] = 0.0;
+    }
+    if (!(s->std_mask & DG_STD_HEALTH))
+        t.health = 0.0;
+    dg_qentity q;
+    dg_status st = dg_quant_entity(&t, &q, err);
+    if (st != DG_OK)
+        return st;
+    for (int i = 0; i < 3; i++) {
+        q.pos[i] = pos[i];
+        q.vel[i] = vel[i];
+    }
+    if (!(s->std_mask & DG_STD_TYPE))
+        q.type_index = 0;
+    if (!(s->std_mask & DG_STD_FACTION))
+        q.faction_index = 0;
+    if (!(s->std_mask & DG_STD_FLAGS))
+        q.flags = 0;
+    *out = q;
+    return DG_OK;
+}
+
+/* Under random schemas (standard-field sets, power-of-two and decimal quanta) and the edge values
+ * of their quanta (exact halves and their neighbours, 0.49999999999999994 quanta, the ends of the
+ * i32 range, NaN, infinities, denormals, any bit pattern) plus rotation and health edges and id 0,
+ * dg_quant_entity_schema gives the reference's quanta, or refuses where it refuses: the same status,
+ * the same field named ("pos[1]", "health", ...), *out untouched. */
+static void test_schema_quantizer_matches_the_copy_reference(void **state)
+{
+    (void)state;
+    static const double quanta[] = {1.0 / 1024, 1.0 / 64, 0.001, 0.01, 1.0 / 65536, 0.3, 2.0};
+    tl_rng r = {4242};
+    for (int i = 0; i < 300000; i++) {
+        dg_schema s = {.std_mask = (uint32_t)(tl_next(&r) % 128),
+                       .pos_quantum_m = quanta[tl_next(&r) % 7],
+                       .vel_quantum_mps = quanta[tl_next(&r) % 7]};
+        if (dg_schema_is_legacy(&s))
+            s.pos_quantum_m = 0.001;
+        dg_entity_in in = {.id = (tl_next(&r) % 50) ? 1 + (uint32_t)(tl_next(&r) % 1000) : 0,
+                           .type_index = 3, .faction_index = 1, .flags = 9};
+        int edge_at = (int)(tl_next(&r) % 8);
+        for (int k = 0; k < 3; k++) {
+            in.pos[k] = edge_at == k ? edge_value(&r, 1.0 / s.pos_quantum_m) : (tl_unit(&r) * 2 - 1) * 1e3;
+            in.vel[k] = edge_at == 3 + k ? edge_value(&r, 1.0 / s.vel_quantum_mps) : (tl_unit(&r) * 2 - 1) * 50;
+        }
+        for (int k = 0; k < 4; k++)
+            in.rot[k] = edge_at == 6 && tl_next(&r) % 4 == 0 ? edge_value(&r, 1) : tl_unit(&r) * 2 - 1;
+        in.health = edge_at == 7 ? edge_value(&r, 10000) : tl_unit(&r);
+        dg_qentity want, got;
+        memset(&want, 0x5A, sizeof want);
+        memset(&got, 0x5A, sizeof got);
+        dg_error ew, eg;
+        dg_error_clear(&ew);
+        dg_error_clear(&eg);
+        dg_status sw = ref_quant_schema(&s, &in, &want, &ew);
+        dg_status sg = dg_quant_entity_schema(&s, &in, &got, &eg);
+        if (sw != sg || memcmp(&got, &want, sizeof got) != 0)
+            fail_msg("case %d (mask 0x%x, quanta %g %g, id %u): status %d / reference %d; pos %d %d %d / %d %d %d, "
+                     "vel %d %d %d / %d %d %d, rot %d %d %d L%u / %d %d %d L%u, health %u / %u",
+                     i, s.std_mask, s.pos_quantum_m, s.vel_quantum_mps, in.id, sg, sw, got.pos[0], got.pos[1],
+                     got.pos[2], want.pos[0], want.pos[1], want.pos[2], got.vel[0], got.vel[1], got.vel[2],
+                     want.vel[0], want.vel[1], want.vel[2], got.rot[0], got.rot[1], got.rot[2], got.rot_largest,
+                     want.rot[0], want.rot[1], want.rot[2], want.rot_largest, got.health, want.health);
+        if (sw != DG_OK) {
+            /* the reference names the axis as "pos[1]"; the quantizer's message says "pos[1] = ..." */
+            const char *name = strcmp(ew.where, "ref") == 0 ? ew.msg : NULL;
+            if (name ? !strstr(eg.msg, name) : strcmp(eg.msg, ew.msg) != 0)
+                fail_msg("case %d: message '%s', expected %s'%s'", i, eg.msg, name ? "one naming " : "", ew.msg);
+        }
+    }
+}
+
 static void test_matches_the_reference_on_random_states(void **state)
 {
     (void)state;
@@ -602,6 +702,7 @@ int main(void)
         cmocka_unit_test(test_rounding_is_half_away_from_zero),
         cmocka_unit_test(test_matches_the_reference_on_edge_values),
         cmocka_unit_test(test_matches_the_reference_on_random_states),
+        cmocka_unit_test(test_schema_quantizer_matches_the_copy_reference),
         cmocka_unit_test(test_avx2_build_is_used_where_the_cpu_has_it),
         BATCH_TESTS(test_batch_matches_one_by_one_on_random_and_edge_inputs),
         BATCH_TESTS(test_batch_matches_the_reference_on_random_states),

@@ -488,11 +488,9 @@ bool dg_harness__decl_value_f64(const harness__field_decl *f, double v, int64_t 
     if (f->type != HARNESS_FT_FLOAT)
         return say(msg, cap, "field \"%s\": expected a %s, found a number with a fraction", f->name,
                    dg_harness__decl_type_name(f->type));
-    double n = isfinite(v) ? round(v / f->quantum) : NAN; /* half away from zero */
-    if (!(fabs(n) <= 9007199254740992.0))
+    if (!dg_harness__decl_quantize(v, f->quantum, slot))
         return say(msg, cap, "field \"%s\" = %.17g: expected finite and within +-2^53 quanta of %.17g %s", f->name, v,
                    f->quantum, f->unit);
-    *slot = (int64_t)n;
     return true;
 }
 

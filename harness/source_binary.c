@@ -2,10 +2,14 @@
  * tick records an engine writes where text costs too much, read once from a FILE (a pipe, stdin, a
  * decompressed file) with memory for one tick; and the choice, by the stream's first byte, between it
  * and the text formats for every stream read once. */
+#define _GNU_SOURCE /* fopencookie */
 #include "project.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BIN_MAGIC0 0x89
 #define BIN_VERSION 1
@@ -56,6 +60,8 @@ typedef struct bin_impl {
     size_t s_nt, s_nf, s_np;                /* declared table sizes */
     size_t nxraw;                           /* declared float fields: their raw values join the raw hash */
     double *xraw, *xraw_tmp;                /* n * nxraw, sorted like ents */
+    size_t raw_bytes;                       /* a raw hash record: 8 + 8 * (11 + nxraw) */
+    uint8_t type_ok[BIN_TABLE], faction_ok[BIN_TABLE]; /* index_declared, looked up once per index */
 } bin_impl;
 
 static uint64_t get_le(const uint8_t *p, int n)
@@ -77,6 +83,7 @@ static inline uint32_t le32(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__ /* elsewhere the bytes are copied whole */
 static inline double le_f64(const uint8_t *p)
 {
     uint64_t u = (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
@@ -84,6 +91,7 @@ static inline double le_f64(const uint8_t *p)
     memcpy(&d, &u, sizeof d);
     return d;
 }
+#endif
 
 static dg_status bin_err(bin_impl *b, uint64_t at, const char *what, dg_error *err)
 {
@@ -183,16 +191,39 @@ static int cmp_id(const void *x, const void *y)
 #define BIN_RAW_BYTES (8u + 8u * HARNESS_RAW_FIELDS)
 #define BIN_RAW_BLOCK 128u /* raw records hashed at a time (12 KiB) */
 
-/* The entity's record for the tick's raw hash: the floats in the order every source hashes them. */
-static inline void raw_record(uint8_t *out, const dg_entity_in *e)
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+_Static_assert(offsetof(dg_entity_in, type_index) == 4 && offsetof(dg_entity_in, faction_index) == 6 &&
+                   offsetof(dg_entity_in, pos) == 8 && offsetof(dg_entity_in, vel) == 32 &&
+                   offsetof(dg_entity_in, rot) == 56 && offsetof(dg_entity_in, health) == 88,
+               "dg_entity_in: id, type, faction, then the eleven doubles as the stream lays them out");
+#endif
+
+/* The entity's record for the tick's raw hash (dg_hash_raw_record): u32 id, u32 11 + k, the standard
+ * floats in the order every source hashes them, then its k declared float fields' raw values. */
+static inline void raw_record(uint8_t *out, const dg_entity_in *e, const double *xraw, size_t k)
 {
-    double raw[HARNESS_RAW_FIELDS] = {e->pos[0], e->pos[1], e->pos[2], e->vel[0], e->vel[1], e->vel[2],
-                                      e->rot[0], e->rot[1], e->rot[2], e->rot[3], e->health};
-    dg_hash_raw_record(out, e->id, raw, HARNESS_RAW_FIELDS);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t head[2] = {e->id, (uint32_t)(HARNESS_RAW_FIELDS + k)};
+    memcpy(out, head, sizeof head);
+    memcpy(out + 8, e->pos, 8 * HARNESS_RAW_FIELDS); /* pos, vel, rot, health: contiguous (the assert below) */
+    if (k)
+        memcpy(out + 8 + 8 * HARNESS_RAW_FIELDS, xraw, 8 * k);
+#else
+    double raw[HARNESS_RAW_FIELDS + HARNESS_DECL_MAX_FIELDS];
+    size_t m = dg_harness__raw_floats(e, k ? xraw : NULL, k, raw);
+    dg_hash_raw_record(out, e->id, raw, m);
+#endif
 }
 
-static void decode_entity(const uint8_t *p, dg_entity_in *e)
+/* An entity's 98 standard bytes: on a little-endian host id, type, faction and the eleven doubles
+ * are the stream's bytes, copied whole. */
+static inline void decode_std(const uint8_t *p, dg_entity_in *e)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(e, p, 8);
+    memcpy(e->pos, p + 10, 8 * HARNESS_RAW_FIELDS);
+    e->flags = le16(p + 8);
+#else
     e->id = le32(p);
     e->type_index = le16(p + 4);
     e->faction_index = le16(p + 6);
@@ -205,27 +236,14 @@ static void decode_entity(const uint8_t *p, dg_entity_in *e)
     for (int k = 0; k < 4; k++)
         e->rot[k] = le_f64(p + 48 + 8 * k);
     e->health = le_f64(p + 80);
+#endif
 }
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-_Static_assert(offsetof(dg_entity_in, type_index) == 4 && offsetof(dg_entity_in, faction_index) == 6 &&
-                   offsetof(dg_entity_in, pos) == 8 && offsetof(dg_entity_in, vel) == 32 &&
-                   offsetof(dg_entity_in, rot) == 56 && offsetof(dg_entity_in, health) == 88,
-               "dg_entity_in: id, type, faction, then the eleven doubles as the stream lays them out");
-#endif
-
-/* decode_entity and the entity's raw hash record at once, both from the stream's bytes: the record is
- * u32 id, u32 11, then the eleven binary64 exactly as the stream has them (both little-endian), and
- * on a little-endian host so are id, type, faction and the doubles of a dg_entity_in. */
+/* decode_std and the entity's raw hash record at once, both from the stream's bytes: the record is
+ * u32 id, u32 11, then the eleven binary64 exactly as the stream has them (both little-endian). */
 static inline void decode_entity_raw(const uint8_t *p, dg_entity_in *e, uint8_t *raw)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(e, p, 8);
-    memcpy(e->pos, p + 10, 8 * HARNESS_RAW_FIELDS);
-    e->flags = le16(p + 8);
-#else
-    decode_entity(p, e);
-#endif
+    decode_std(p, e);
     static const uint8_t count[4] = {HARNESS_RAW_FIELDS, 0, 0, 0};
     memcpy(raw, p, 4);
     memcpy(raw + 4, count, 4);
@@ -329,7 +347,7 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
         return -1;
     if (bad) { /* valid once sorted (check_tick refuses the rest): the records follow the sorted order */
         for (uint32_t i = 0; i < n; i++)
-            raw_record(b->raw + (size_t)i * BIN_RAW_BYTES, &b->ents[i]);
+            raw_record(b->raw + (size_t)i * BIN_RAW_BYTES, &b->ents[i], NULL, 0);
         dg_hash_raw_begin(&hs, tick);
         dg_hash_raw_records(&hs, b->raw, (size_t)n * BIN_RAW_BYTES);
     }
@@ -614,6 +632,18 @@ static dg_status h_tables(hcur *c, bin_impl *b)
     return DG_OK;
 }
 
+/* Whether entity index idx is in the header's table (any below 256 where the header declares none). */
+static bool index_declared(const bin_impl *b, bool faction, unsigned idx)
+{
+    if (faction ? !b->declared_factions : !b->declared_types)
+        return idx < BIN_TABLE;
+    size_t n = faction ? b->s_nf : b->s_nt;
+    for (size_t k = 0; k < n; k++)
+        if ((faction ? b->dfactions[k].index : b->dtypes[k].index) == idx)
+            return true;
+    return false;
+}
+
 static dg_status bin_open_v2(harness__source *s, bin_impl *b, dg_error *err)
 {
     uint8_t h[4];
@@ -647,6 +677,13 @@ static dg_status bin_open_v2(harness__source *s, bin_impl *b, dg_error *err)
     b->ent_bytes = BIN_ENTITY_BYTES + 8 * b->nx;
     for (size_t f = 0; f < b->nx; f++)
         b->nxraw += b->decl->fields[f].type == HARNESS_FT_FLOAT;
+    for (unsigned i = 0; i < BIN_TABLE; i++) {
+        b->type_ok[i] = index_declared(b, false, i);
+        b->faction_ok[i] = index_declared(b, true, i);
+    }
+    b->raw_bytes = 8 + 8 * (HARNESS_RAW_FIELDS + b->nxraw);
+    if (!(b->raw = malloc(BIN_RAW_BLOCK * b->raw_bytes)))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
     s->hdr.planet_radius_m = dg_harness__decl_is_legacy(b->decl) && planet == 0 ? 6371000.0 : planet;
     if (b->declared_types)
         s->hdr.types = b->dtypes, s->hdr.type_count = b->s_nt;
@@ -655,17 +692,6 @@ static dg_status bin_open_v2(harness__source *s, bin_impl *b, dg_error *err)
     s->hdr.participants = b->roster;
     s->hdr.participant_count = b->s_np;
     return DG_OK;
-}
-
-static bool index_declared(const bin_impl *b, bool faction, unsigned idx)
-{
-    if (faction ? !b->declared_factions : !b->declared_types)
-        return idx < BIN_TABLE;
-    size_t n = faction ? b->s_nf : b->s_nt;
-    for (size_t k = 0; k < n; k++)
-        if ((faction ? b->dfactions[k].index : b->dtypes[k].index) == idx)
-            return true;
-    return false;
 }
 
 /* One entity's declared fields (8 bytes each: f64 for a float, the bit pattern for the others). */
@@ -678,10 +704,14 @@ static bool decode_extras(bin_impl *b, const uint8_t *p, int64_t *slot, double *
         uint64_t u = (uint64_t)le32(p + 8 * f) | (uint64_t)le32(p + 8 * f + 4) << 32;
         double v;
         memcpy(&v, &u, sizeof v);
-        bool ok = d->type == HARNESS_FT_FLOAT ? dg_harness__decl_value_f64(d, v, &slot[f], msg, sizeof msg)
-                                              : dg_harness__decl_value_bits(d, u, &slot[f], msg, sizeof msg);
-        if (d->type == HARNESS_FT_FLOAT)
+        bool ok; /* a float quantized inline; decl_value_f64 only to say why it is refused */
+        if (d->type == HARNESS_FT_FLOAT) {
             xraw[k++] = v;
+            ok = dg_harness__decl_quantize(v, d->quantum, &slot[f]) ||
+                 dg_harness__decl_value_f64(d, v, &slot[f], msg, sizeof msg);
+        } else {
+            ok = dg_harness__decl_value_bits(d, u, &slot[f], msg, sizeof msg);
+        }
         if (!ok) {
             char m[320];
             snprintf(m, sizeof m, "tick %llu, entity %u: %.200s", (unsigned long long)tick, id, msg);
@@ -689,6 +719,22 @@ static bool decode_extras(bin_impl *b, const uint8_t *p, int64_t *slot, double *
             return false;
         }
     }
+    return true;
+}
+
+/* Entity j of a version 2 tick from its bytes p, in one pass: the standard fields (zeroed where the
+ * schema has none), its declared fields' slots and float raw values, and its raw hash record at raw. */
+static inline bool decode_entity_v2(bin_impl *b, const uint8_t *p, size_t j, uint8_t *raw, uint64_t tick,
+                                    uint64_t at, dg_error *err)
+{
+    dg_entity_in *e = &b->ents[j];
+    decode_std(p, e);
+    if (b->decl->std_mask != HARNESS_STD_ALL)
+        dg_harness__decl_zero_absent(b->decl, e);
+    double *xr = b->xraw + j * b->nxraw;
+    if (!decode_extras(b, p + BIN_ENTITY_BYTES, b->xents + j * b->nx, xr, e->id, tick, at, err))
+        return false;
+    raw_record(raw, e, xr, b->nxraw);
     return true;
 }
 
@@ -817,25 +863,38 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
     const uint8_t *in = n ? take(b, bytes, "the tick's entities", err) : NULL;
     if (n && !in)
         return -1;
-    bool sorted = true;
-    for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *p = in + (size_t)i * b->ent_bytes;
-        dg_entity_in *e = &b->ents[i];
-        decode_entity(p, e);
-        if (b->decl->std_mask != HARNESS_STD_ALL)
-            dg_harness__decl_zero_absent(b->decl, e);
-        if (!decode_extras(b, p + BIN_ENTITY_BYTES, b->xents + (size_t)i * b->nx, b->xraw + (size_t)i * b->nxraw,
-                           e->id, tick, ents_at + (uint64_t)i * b->ent_bytes, err))
-            return -1;
-        sorted = sorted && (i == 0 || b->ents[i - 1].id <= e->id);
+    /* One pass, as for version 1: each entity decoded and its raw record built from its bytes, the
+     * records hashed a block at a time while in L1, until an entity is out of order (bad: then the
+     * tick is sorted and hashed the slow way below) or an index is not declared (undeclared). */
+    dg_hash_stream hs;
+    dg_hash_raw_begin(&hs, tick);
+    uint32_t prev = 0, bad = 0, undeclared = 0;
+    for (uint32_t i = 0; i < n; i += BIN_RAW_BLOCK) {
+        uint32_t m = n - i < BIN_RAW_BLOCK ? n - i : BIN_RAW_BLOCK;
+        for (uint32_t k = 0; k < m; k++) {
+            size_t j = (size_t)i + k;
+            if (!decode_entity_v2(b, in + j * b->ent_bytes, j, b->raw + (size_t)k * b->raw_bytes, tick,
+                                  ents_at + (uint64_t)j * b->ent_bytes, err))
+                return -1;
+            const dg_entity_in *e = &b->ents[j];
+            bad |= (uint32_t)(e->id <= prev) | (uint32_t)(e->type_index >= BIN_TABLE) |
+                   (uint32_t)(e->faction_index >= BIN_TABLE);
+            undeclared |= bad || !b->type_ok[e->type_index] || !b->faction_ok[e->faction_index];
+            prev = e->id;
+        }
+        if (!bad)
+            dg_hash_raw_records(&hs, b->raw, (size_t)m * b->raw_bytes);
     }
+    bool sorted = true;
+    for (uint32_t i = 1; bad && i < n; i++)
+        sorted = sorted && b->ents[i - 1].id <= b->ents[i].id;
     if (!sorted && b->nx && sort_with_extras(b, n, err) != DG_OK)
         return -1;
-    if (check_tick(b, tick, n, sorted || b->nx, false, at, err) != DG_OK)
+    if (check_tick(b, tick, n, sorted || b->nx, !bad, at, err) != DG_OK)
         return -1;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; undeclared && i < n; i++) {
         const dg_entity_in *e = &b->ents[i];
-        if (!index_declared(b, false, e->type_index) || !index_declared(b, true, e->faction_index)) {
+        if (!b->type_ok[e->type_index] || !b->faction_ok[e->faction_index]) {
             char m[160];
             snprintf(m, sizeof m, "tick %llu: entity %u: type %u / faction %u is not in the header's tables",
                      (unsigned long long)tick, e->id, e->type_index, e->faction_index);
@@ -844,10 +903,11 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
     }
     if (read_events(b, tick, nev, err) < 0)
         return -1;
-    dg_hash_stream hs;
-    dg_hash_raw_begin(&hs, tick);
-    for (uint32_t i = 0; i < n; i++) /* declared float fields join the raw hash */
-        dg_harness__raw_entity(&hs, &b->ents[i], b->nxraw ? b->xraw + (size_t)i * b->nxraw : NULL, b->nxraw);
+    if (bad) { /* sorted now (check_tick refused the rest): the raw hash follows the sorted order */
+        dg_hash_raw_begin(&hs, tick);
+        for (uint32_t i = 0; i < n; i++)
+            dg_harness__raw_entity(&hs, &b->ents[i], b->nxraw ? b->xraw + (size_t)i * b->nxraw : NULL, b->nxraw);
+    }
     *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .events = b->evs, .nev = nev, .has_raw = true,
                           .raw = dg_hash_raw_end(&hs), .extras = b->nx ? b->xents : NULL,
                           .xraw = b->nxraw ? b->xraw : NULL, .nxraw = b->nxraw};
@@ -858,8 +918,32 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
 
 typedef struct owned_impl {
     harness__source *inner;
-    FILE *f;
+    FILE *f;   /* over fd through file_read (the header and text), as the raw reader is */
+    int fd;
+    uint64_t bytes; /* read from fd so far, by either */
 } owned_impl;
+
+/* The file's reads, for both its FILE and the parser's raw reader (read straight into its window:
+ * one read per 256 KiB, not a read per tick and a copy through the FILE's buffer). */
+static ssize_t file_read(void *cookie, char *buf, size_t size)
+{
+    owned_impl *o = cookie;
+    for (;;) {
+        ssize_t n = read(o->fd, buf, size);
+        if (n >= 0) {
+            o->bytes += (uint64_t)n;
+            return n;
+        }
+        if (errno != EINTR)
+            return -1;
+    }
+}
+
+static uint64_t file_total(void *cookie)
+{
+    const owned_impl *o = cookie;
+    return o->bytes;
+}
 
 static int owned_next(harness__source *s, harness__frame *f, dg_error *err)
 {
@@ -881,6 +965,8 @@ static void owned_destroy(harness__source *s)
     dg_harness__source_free(o->inner);
     if (o->f)
         fclose(o->f);
+    if (o->fd >= 0)
+        close(o->fd);
     free(o);
 }
 
@@ -904,8 +990,15 @@ dg_status dg_harness__source_binary_file(harness__source **out, const char *path
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
     }
     *s = (harness__source){.impl = o, .next = owned_next, .rewind = owned_rewind, .destroy = owned_destroy};
-    dg_status st = (o->f = fopen(path, "rb")) ? dg_harness__source_stream(&o->inner, o->f, path, path, keyframe, err)
-                                              : dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open");
+    o->fd = -1;
+    harness__raw_reader raw = {.read = file_read, .total = file_total, .cookie = o};
+    dg_status st = DG_OK;
+    if ((o->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        st = dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open");
+    else if (!(o->f = fopencookie(o, "r", (cookie_io_functions_t){.read = file_read})))
+        st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
+    else
+        st = dg_harness__source_stream_raw(&o->inner, o->f, &raw, path, path, keyframe, err);
     if (st != DG_OK) {
         dg_harness__source_free(s);
         return st;

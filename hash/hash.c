@@ -379,10 +379,18 @@ static uint64_t hash__window_digest(hash__window *w, size_t used, uint64_t len)
     return XXH3_mergeAccs(w->acc, w->secret + XXH_SECRET_MERGEACCS_START, len * XXH_PRIME64_1);
 }
 
-/* state_hash (docs/STATE-HASH.md §4) of n entities; entity_hashes_out as for dg_hash_tick. The fill
- * position is a local, not a field of w: stores into w's bytes would otherwise force it through
- * memory on every entity. */
-static uint64_t hash__state_oneshot(uint64_t tick, const dg_qentity *ents, size_t n, uint64_t *entity_hashes_out)
+#if defined(__GNUC__)
+#define HASH__ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define HASH__ALWAYS_INLINE inline
+#endif
+
+/* state_hash (docs/STATE-HASH.md §4) of n entities with field_count extra fields each (§2.1; 0:
+ * none); entity_hashes_out as for dg_hash_tick. The fill position is a local, not a field of w:
+ * stores into w's bytes would otherwise force it through memory on every entity. Inlined into both
+ * callers, so that dg_hash_tick's loop (field_count 0) keeps the entity hash inline. */
+static HASH__ALWAYS_INLINE uint64_t hash__state_oneshot(uint64_t tick, const dg_qentity *ents, const int64_t *extras,
+                                                        size_t field_count, size_t n, uint64_t *entity_hashes_out)
 {
     hash__window w;
     uint64_t len = 8 + 8 * (uint64_t)n + 4;
@@ -396,7 +404,8 @@ static uint64_t hash__state_oneshot(uint64_t tick, const dg_qentity *ents, size_
     hash__put64(block, tick);
     size_t used = 8;
     for (size_t i = 0; i < n; i++) {
-        uint64_t h = hash__entity(&ents[i]);
+        uint64_t h = field_count ? dg_hash_entity_x(&ents[i], extras + i * field_count, field_count)
+                                 : hash__entity(&ents[i]);
         if (entity_hashes_out)
             entity_hashes_out[i] = h;
         hash__put64(block + used, h);
@@ -416,7 +425,7 @@ dg_tick_hash dg_hash_tick(uint64_t tick, const dg_qentity *ents, size_t n, const
     dg_tick_hash t;
     t.tick = tick;
     t.entity_count = (uint32_t)n;
-    t.state = hash__state_oneshot(tick, ents, n, entity_hashes_out);
+    t.state = hash__state_oneshot(tick, ents, NULL, 0, n, entity_hashes_out);
     t.events = dg_hash_events(ev, nev);
     t.combined = hash__combine(t.tick, t.entity_count, t.state, t.events);
     return t;
@@ -504,6 +513,20 @@ dg_tick_hash dg_hash_tick_x(uint64_t tick, const dg_qentity *ents, const int64_t
 {
     if (field_count == 0)
         return dg_hash_tick(tick, ents, n, ev, nev, entity_hashes_out);
+    dg_tick_hash t; /* the one-shot state hash, as dg_hash_tick's; dg_hash__tick_x_reference streams */
+    t.tick = tick;
+    t.entity_count = (uint32_t)n;
+    t.state = hash__state_oneshot(tick, ents, extras, field_count, n, entity_hashes_out);
+    t.events = dg_hash_events(ev, nev);
+    t.combined = hash__combine(t.tick, t.entity_count, t.state, t.events);
+    return t;
+}
+
+/* The reference form of dg_hash_tick_x: the streaming API, entity by entity (tests/hash compares). */
+dg_tick_hash dg_hash__tick_x_reference(uint64_t tick, const dg_qentity *ents, const int64_t *extras,
+                                       size_t field_count, size_t n, const dg_event *ev, size_t nev,
+                                       uint64_t *entity_hashes_out)
+{
     dg_hash_stream s;
     dg_hash_tick_begin(&s, tick);
     for (size_t i = 0; i < n; i++) {
@@ -511,7 +534,7 @@ dg_tick_hash dg_hash_tick_x(uint64_t tick, const dg_qentity *ents, const int64_t
         if (entity_hashes_out)
             entity_hashes_out[i] = h;
     }
-    return dg_hash_tick_end(&s, dg_hash_events(ev, nev));
+    return dg_hash_tick_end(&s, hash__events_stream(ev, nev));
 }
 
 dg_status dg_hash_tick_checked_x(uint64_t tick, const dg_qentity *ents, const int64_t *extras, size_t field_count,

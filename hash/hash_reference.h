@@ -9,6 +9,10 @@
 /* dg_hash_tick through dg_hash_tick_begin/add/end and a streamed events hash. */
 dg_tick_hash dg_hash__tick_reference(uint64_t tick, const dg_qentity *ents, size_t n, const dg_event *ev,
                                      size_t nev, uint64_t *entity_hashes_out);
+/* dg_hash_tick_x the same way (dg_hash_tick_add_x per entity). */
+dg_tick_hash dg_hash__tick_x_reference(uint64_t tick, const dg_qentity *ents, const int64_t *extras,
+                                       size_t field_count, size_t n, const dg_event *ev, size_t nev,
+                                       uint64_t *entity_hashes_out);
 /* dg_hash_events through the XXH3 streaming API, whatever the size. */
 uint64_t dg_hash__events_reference(const dg_event *ev, size_t n);
 

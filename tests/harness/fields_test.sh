@@ -29,6 +29,28 @@ for f in csv jsonl bin2; do
 done
 same "$W/f_csv.flrep" "$W/f_jsonl.flrep"
 same "$W/f_csv.flrep" "$W/f_bin2.flrep"
+# binary version 2 with its entities written in reverse id order: the reader sorts the tick (and the
+# declared fields and raw floats with it) and records, hashes and raw-hashes it as in order
+mkdir -p "$W/rev"
+python3 - "$W/f_bin2.stream" "$W/rev/f_bin2.stream" <<'PY'
+import sys, struct
+d = open(sys.argv[1], 'rb').read()
+at = 16 + struct.unpack_from('<I', d, 12)[0]
+out = bytearray(d[:at])
+while d[at] == 1:  # kind 1, tick u64, entities u32, events u32 (none with fields), 98 + 3 * 8 bytes each
+    n, nev = struct.unpack_from('<II', d, at + 9)
+    assert nev == 0
+    ents = [d[at + 17 + 122 * i:at + 17 + 122 * (i + 1)] for i in range(n)]
+    out += d[at:at + 17] + b''.join(reversed(ents))
+    at += 17 + 122 * n
+out += d[at:]
+open(sys.argv[2], 'wb').write(out)
+PY
+expect 0 "$DG" record --states "$W/f_bin2.stream" -o "$W/f_bin2.flrep" --hash-log "$W/f_bin2.log" --log-entities --log-raw
+expect 0 "$DG" record --states "$W/rev/f_bin2.stream" -o "$W/rev/f_bin2.flrep" --hash-log "$W/rev/f_bin2.log" \
+  --log-entities --log-raw
+same "$W/f_bin2.flrep" "$W/rev/f_bin2.flrep"
+same "$W/f_bin2.log" "$W/rev/f_bin2.log"
 expect 0 "$DG" info "$W/f_csv.flrep"
 contains "$W/out" "format:             .flrep 2.0"
 contains "$W/out" "standard fields pos, vel, rot; position quantum 0.001 m; velocity quantum 0.001 m/s"

@@ -283,6 +283,39 @@ static void test_tick_fast_path_equals_reference(void **state)
     assert_true(a.state == b.state && a.combined == b.combined);
 }
 
+/* dg_hash_tick_x's one-shot state hash against its streaming reference: field counts 1..33 (33: past
+ * the 32 the entity hash takes on the stack), entity counts across the short limit and block edges. */
+static void test_tick_x_fast_path_equals_reference(void **state)
+{
+    (void)state;
+    enum { MAXN = 2100, MAXF = 33 };
+    static dg_qentity e[MAXN];
+    static int64_t x[MAXN * MAXF];
+    static uint64_t ha[MAXN], hb[MAXN];
+    random_entities(e, MAXN, 7);
+    uint64_t seed = 11;
+    for (size_t i = 0; i < MAXN * MAXF; i++)
+        x[i] = (int64_t)splitmix64(&seed);
+    const size_t fcs[] = {1, 2, 4, 7, 32, 33};
+    const size_t ns[] = {0, 1, 2, 28, 29, 30, 126, 127, 128, 129, 255, 256, 257, 1000, 2047, 2048, 2100};
+    for (size_t a = 0; a < sizeof fcs / sizeof fcs[0]; a++)
+        for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+            size_t n = ns[k], fc = fcs[a];
+            dg_tick_hash p = dg_hash_tick_x(n * 31u, e, x, fc, n, k_events, 2, ha);
+            dg_tick_hash q = dg_hash__tick_x_reference(n * 31u, e, x, fc, n, k_events, 2, hb);
+            if (p.state != q.state || p.events != q.events || p.combined != q.combined ||
+                p.entity_count != q.entity_count)
+                fail_msg("%zu entities x %zu fields: one-shot state %016llx, reference %016llx", n, fc,
+                         (unsigned long long)p.state, (unsigned long long)q.state);
+            for (size_t i = 0; i < n; i++)
+                if (ha[i] != hb[i])
+                    fail_msg("%zu entities x %zu fields: entity %zu hash differs from the reference", n, fc, i);
+        }
+    /* NULL entity_hashes_out: the same state */
+    assert_true(dg_hash_tick_x(3, e, x, 4, 777, NULL, 0, NULL).state ==
+                dg_hash__tick_x_reference(3, e, x, 4, 777, NULL, 0, NULL).state);
+}
+
 static void test_events_fast_path_equals_reference(void **state)
 {
     (void)state;
@@ -646,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_many_entities_match_independent_route),
         cmocka_unit_test(test_stream_equals_one_shot),
         cmocka_unit_test(test_tick_fast_path_equals_reference),
+        cmocka_unit_test(test_tick_x_fast_path_equals_reference),
         cmocka_unit_test(test_events_fast_path_equals_reference),
         cmocka_unit_test(test_every_field_and_position_bit_matters),
         cmocka_unit_test(test_tick_number_and_membership_matter),

@@ -212,8 +212,10 @@ static const char *own_log(const harness__format *f, const char *hl) { return f-
 
 /* ---- a project's own engine (kind = process): its [build] command and its [engine] run command ---- */
 
-/* What bisect and matrix need of a process project; build == NULL means sim_stub (cmake, as before). */
+/* What bisect and matrix need of a project whose engine it builds; build == NULL means sim_stub
+ * (cmake, as before). */
 typedef struct proj_engine {
+    const harness__engine *engine; /* the project's row of the engines table */
     const char *build;  /* [build] command, {src} {build} {cc} {cflags} */
     const char *run;    /* [engine] run, {scenario} */
     double time_limit;
@@ -319,7 +321,9 @@ static bool project_record(const proj_engine *e, const char *src, const char *bd
     harness__record_opts ro = {.hash_log = hash_log, .log_raw = raw && hash_log != NULL, .format_name = fmt->name,
                                .keyframe = e->keyframe,
                                .fault_self_check_tick = UINT64_MAX, .fsync = DG_FLREP_FSYNC_CLOSE, .jobs = 1};
-    dg_status st = dg_harness__source_process(&s, e->run, src, scn, e->time_limit, e->keyframe, &err);
+    harness__engine_args a = {.scenario = scn, .run = e->run, .run_dir = src, .time_limit = e->time_limit,
+                              .keyframe = e->keyframe};
+    dg_status st = e->engine->open(&s, &a, &err);
     if (st == DG_OK)
         st = fmt->record(s, out, &ro, &rec, &err);
     dg_harness__source_free(s);
@@ -352,20 +356,21 @@ static const char *bisect_cflags(void)
     return f ? f : "";
 }
 
-/* Loads the project file for bisect / matrix into p and e: e->build stays NULL for sim_stub (or no
- * project). 0, or the exit code of a bad project or a process project without [build] command. */
+/* Loads the project file for bisect / matrix into p and e: e->build stays NULL for an engine the
+ * project does not build (sim_stub: the detgate tree is built) or no project. 0, or the exit code of a
+ * bad project or one without the [build] command its engine needs. */
 static int load_proj_engine(const char *cmd, const char *given, harness__project *p, proj_engine *e)
 {
     bool have = false;
     memset(e, 0, sizeof *e);
     int rc = cli_project_load(cmd, given, p, &have);
-    if (rc || !have || p->engine == HARNESS_ENGINE_SIM_STUB)
+    if (rc || !have || !p->engine->project_build)
         return rc;
     if (!p->build[0])
-        return cli_usage_error(cmd, "%s: [build] command is required to %s a process engine (it builds the engine "
+        return cli_usage_error(cmd, "%s: [build] command is required to %s a %s engine (it builds the engine "
                                     "at each %s: docs/ENGINES.md)",
-                               p->path, cmd, strcmp(cmd, "bisect") == 0 ? "revision" : "configuration");
-    *e = (proj_engine){p->build, p->run, p->time_limit_s, p->keyframe};
+                               p->path, cmd, p->engine->name, strcmp(cmd, "bisect") == 0 ? "revision" : "configuration");
+    *e = (proj_engine){p->engine, p->build, p->run, p->time_limit_s, p->keyframe};
     return 0;
 }
 

@@ -222,10 +222,8 @@ static int open_input(const char *cmd, const char *arg, const char *corpus, bool
     int pc = cli_project_load(cmd, o->project, &proj, &have);
     if (pc)
         return pc;
-    if (have && !o->states)
-        cli_project_apply(&proj, o, format_given);
-    if (o->run && o->inject)
-        return cli_usage_error(cmd, "--inject is sim_stub's switch; this project's engine is `%s`", o->run);
+    if (have && !o->states && (pc = cli_project_apply(cmd, &proj, o, format_given)) != 0)
+        return pc;
     if (!o->states) {
         if (!arg)
             return cli_usage_error(cmd, "expected a SCENARIO (a .scn file or a name in corpus/scenarios) or --states");

@@ -215,6 +215,7 @@ typedef struct cli_run_opts {
     bool no_progress;          /* no per-tick progress line (`gate --jobs N`: several run at once) */
     unsigned jobs;             /* --jobs: threads at most for the checks and the replay inside one recording */
     const char *project;       /* --project FILE */
+    const harness__project *proj; /* the project file loaded (record, verify), NULL = none */
     const char *run, *run_dir; /* a process engine's command template and folder (the project's) */
     double time_limit;         /* its seconds per scenario, 0 = none */
     unsigned repeat;           /* verify --repeat N: runs that must record the same (0 = one run) */

@@ -374,6 +374,18 @@ static int load_proj_engine(const char *cmd, const char *given, harness__project
     return 0;
 }
 
+/* A loaded project's format and [gate] raw into *format and *raw where the options left them (NULL:
+ * given); nothing when no project was loaded (p->path empty). */
+static void project_settings(const harness__project *p, const harness__format **format, cli_raw_policy *raw)
+{
+    if (!p->path[0])
+        return;
+    if (format && p->format)
+        *format = p->format;
+    if (raw)
+        cli_raw_policy_parse(p->raw, raw);
+}
+
 /* What one revision's recording is against the good one. */
 typedef struct bisect_cmp {
     bool ok;             /* compared (false: an error, in the check) */
@@ -884,7 +896,7 @@ int cli_bisect(int argc, char **argv)
                                          {"build-type", 1, 0, S_TYPE}, {"format", 1, 0, S_FORMAT},
                                          CLI_PROJECT_OPT, CLI_REPORT_OPTS, CLI_RAW_OPTS, {0, 0, 0, 0}};
     const char *good = NULL, *bad = NULL, *scn = NULL, *repo = ".", *work = NULL, *project = NULL;
-    bool keep = false;
+    bool keep = false, format_given = false, raw_given = false;
     cli_reports rp = {0};
     bisect_ctx b;
     memset(&b, 0, sizeof b);
@@ -900,8 +912,10 @@ int cli_bisect(int argc, char **argv)
         int rc = cli_raw_opt("bisect", c, optarg, &b.raw);
         if (rc > 0)
             return rc;
-        if (rc == 0)
+        if (rc == 0) {
+            raw_given = true;
             continue;
+        }
         switch (c) {
         case S_GOODREV: good = optarg; break;
         case S_BADREV: bad = optarg; break;
@@ -914,6 +928,7 @@ int cli_bisect(int argc, char **argv)
         case S_FORMAT:
             if (cli_parse_format("bisect", optarg, &b.format))
                 return CLI_USAGE;
+            format_given = true;
             break;
         default: return cli_usage_error("bisect", "unknown option or missing value '%s'", argv[optind - 1]);
         }
@@ -934,6 +949,7 @@ int cli_bisect(int argc, char **argv)
     int lrc = load_proj_engine("bisect", project, &proj, &b.eng);
     if (lrc)
         return lrc;
+    project_settings(&proj, format_given ? NULL : &b.format, raw_given ? NULL : &b.raw);
     char scn_path[PATH_CAP];
     if (b.eng.build) {
         if ((lrc = bisect_project_paths(&b, &proj)) != 0 ||
@@ -1493,7 +1509,7 @@ int cli_matrix(int argc, char **argv)
                                          {"keep", 0, 0, S_KEEP}, {"source", 1, 0, S_REPO}, CLI_PROJECT_OPT, CLI_REPORT_OPTS,
                                          CLI_RAW_OPTS, {0, 0, 0, 0}};
     const char *scn = NULL, *work = NULL, *source = NULL, *project = NULL;
-    bool keep = false, dry = false, given = false;
+    bool keep = false, dry = false, given = false, raw_given = false;
     cli_raw_policy raw = cli_raw_policy_default();
     mplan plan = {0};
     char why[200] = "";
@@ -1509,8 +1525,10 @@ int cli_matrix(int argc, char **argv)
             mplan_free(&plan);
             return rc;
         }
-        if (rc == 0)
+        if (rc == 0) {
+            raw_given = true;
             continue;
+        }
         bool parsed = true;
         switch (c) {
         case S_SCN: scn = optarg; break;
@@ -1551,6 +1569,8 @@ int cli_matrix(int argc, char **argv)
     static harness__project proj;
     proj_engine eng;
     int lrc = load_proj_engine("matrix", project, &proj, &eng);
+    if (!lrc) /* the matrix compares hash logs: its format is its own (matrix_format) */
+        project_settings(&proj, NULL, raw_given ? NULL : &raw);
     char scn_path[PATH_CAP], scn_abs[WORK_CAP], src[WORK_CAP], wdir[WORK_CAP];
     if (!lrc && eng.build)
         lrc = cli_project_scenario("matrix", &proj, scn, scn_path, sizeof scn_path);

@@ -215,6 +215,7 @@ typedef struct cli_run_opts {
     bool no_progress;          /* no per-tick progress line (`gate --jobs N`: several run at once) */
     unsigned jobs;             /* --jobs: threads at most for the checks and the replay inside one recording */
     const char *project;       /* --project FILE */
+    const harness__project *proj; /* the project file loaded (record, verify), NULL = none */
     const char *run, *run_dir; /* a process engine's command template and folder (the project's) */
     double time_limit;         /* its seconds per scenario, 0 = none */
     unsigned repeat;           /* verify --repeat N: runs that must record the same (0 = one run) */
@@ -250,8 +251,9 @@ enum { CLI_OPT_PROJECT = 0x1f0 };
 /* Loads FILE (given) or the nearest detgate.ini upward into p; *have false when there is none. 0, or
  * the exit code of an unreadable or bad project file (printed). */
 int cli_project_load(const char *cmd, const char *given, harness__project *p, bool *have);
-/* What the project sets that the options left unset: the format, the keyframe interval, the engine. */
-void cli_project_apply(const harness__project *p, cli_run_opts *o, bool format_given);
+/* What the project sets that the options left unset: the format, the keyframe interval, the engine.
+ * 0, or CLI_USAGE (printed) when an option given does not reach the project's engine (--inject). */
+int cli_project_apply(const char *cmd, const harness__project *p, cli_run_opts *o, bool format_given);
 /* A SCENARIO argument: a file, or the name of one of the project's scenarios. 0 or CLI_USAGE (printed). */
 int cli_project_scenario(const char *cmd, const harness__project *p, const char *arg, char *out, size_t cap);
 /* verify --repeat (cli_repeat.c): runs scenario o->repeat - 1 more times and adds a "repeat" check to sc

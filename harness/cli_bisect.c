@@ -212,8 +212,10 @@ static const char *own_log(const harness__format *f, const char *hl) { return f-
 
 /* ---- a project's own engine (kind = process): its [build] command and its [engine] run command ---- */
 
-/* What bisect and matrix need of a process project; build == NULL means sim_stub (cmake, as before). */
+/* What bisect and matrix need of a project whose engine it builds; build == NULL means sim_stub
+ * (cmake, as before). */
 typedef struct proj_engine {
+    const harness__engine *engine; /* the project's row of the engines table */
     const char *build;  /* [build] command, {src} {build} {cc} {cflags} */
     const char *run;    /* [engine] run, {scenario} */
     double time_limit;
@@ -319,7 +321,9 @@ static bool project_record(const proj_engine *e, const char *src, const char *bd
     harness__record_opts ro = {.hash_log = hash_log, .log_raw = raw && hash_log != NULL, .format_name = fmt->name,
                                .keyframe = e->keyframe,
                                .fault_self_check_tick = UINT64_MAX, .fsync = DG_FLREP_FSYNC_CLOSE, .jobs = 1};
-    dg_status st = dg_harness__source_process(&s, e->run, src, scn, e->time_limit, e->keyframe, &err);
+    harness__engine_args a = {.scenario = scn, .run = e->run, .run_dir = src, .time_limit = e->time_limit,
+                              .keyframe = e->keyframe};
+    dg_status st = e->engine->open(&s, &a, &err);
     if (st == DG_OK)
         st = fmt->record(s, out, &ro, &rec, &err);
     dg_harness__source_free(s);
@@ -352,21 +356,34 @@ static const char *bisect_cflags(void)
     return f ? f : "";
 }
 
-/* Loads the project file for bisect / matrix into p and e: e->build stays NULL for sim_stub (or no
- * project). 0, or the exit code of a bad project or a process project without [build] command. */
+/* Loads the project file for bisect / matrix into p and e: e->build stays NULL for an engine the
+ * project does not build (sim_stub: the detgate tree is built) or no project. 0, or the exit code of a
+ * bad project or one without the [build] command its engine needs. */
 static int load_proj_engine(const char *cmd, const char *given, harness__project *p, proj_engine *e)
 {
     bool have = false;
     memset(e, 0, sizeof *e);
     int rc = cli_project_load(cmd, given, p, &have);
-    if (rc || !have || p->engine == HARNESS_ENGINE_SIM_STUB)
+    if (rc || !have || !p->engine->project_build)
         return rc;
     if (!p->build[0])
-        return cli_usage_error(cmd, "%s: [build] command is required to %s a process engine (it builds the engine "
+        return cli_usage_error(cmd, "%s: [build] command is required to %s a %s engine (it builds the engine "
                                     "at each %s: docs/ENGINES.md)",
-                               p->path, cmd, strcmp(cmd, "bisect") == 0 ? "revision" : "configuration");
-    *e = (proj_engine){p->build, p->run, p->time_limit_s, p->keyframe};
+                               p->path, cmd, p->engine->name, strcmp(cmd, "bisect") == 0 ? "revision" : "configuration");
+    *e = (proj_engine){p->engine, p->build, p->run, p->time_limit_s, p->keyframe};
     return 0;
+}
+
+/* A loaded project's format and [gate] raw into *format and *raw where the options left them (NULL:
+ * given); nothing when no project was loaded (p->path empty). */
+static void project_settings(const harness__project *p, const harness__format **format, cli_raw_policy *raw)
+{
+    if (!p->path[0])
+        return;
+    if (format && p->format)
+        *format = p->format;
+    if (raw)
+        cli_raw_policy_parse(p->raw, raw);
 }
 
 /* What one revision's recording is against the good one. */
@@ -879,7 +896,7 @@ int cli_bisect(int argc, char **argv)
                                          {"build-type", 1, 0, S_TYPE}, {"format", 1, 0, S_FORMAT},
                                          CLI_PROJECT_OPT, CLI_REPORT_OPTS, CLI_RAW_OPTS, {0, 0, 0, 0}};
     const char *good = NULL, *bad = NULL, *scn = NULL, *repo = ".", *work = NULL, *project = NULL;
-    bool keep = false;
+    bool keep = false, format_given = false, raw_given = false;
     cli_reports rp = {0};
     bisect_ctx b;
     memset(&b, 0, sizeof b);
@@ -895,8 +912,10 @@ int cli_bisect(int argc, char **argv)
         int rc = cli_raw_opt("bisect", c, optarg, &b.raw);
         if (rc > 0)
             return rc;
-        if (rc == 0)
+        if (rc == 0) {
+            raw_given = true;
             continue;
+        }
         switch (c) {
         case S_GOODREV: good = optarg; break;
         case S_BADREV: bad = optarg; break;
@@ -909,6 +928,7 @@ int cli_bisect(int argc, char **argv)
         case S_FORMAT:
             if (cli_parse_format("bisect", optarg, &b.format))
                 return CLI_USAGE;
+            format_given = true;
             break;
         default: return cli_usage_error("bisect", "unknown option or missing value '%s'", argv[optind - 1]);
         }
@@ -929,6 +949,7 @@ int cli_bisect(int argc, char **argv)
     int lrc = load_proj_engine("bisect", project, &proj, &b.eng);
     if (lrc)
         return lrc;
+    project_settings(&proj, format_given ? NULL : &b.format, raw_given ? NULL : &b.raw);
     char scn_path[PATH_CAP];
     if (b.eng.build) {
         if ((lrc = bisect_project_paths(&b, &proj)) != 0 ||
@@ -1488,7 +1509,7 @@ int cli_matrix(int argc, char **argv)
                                          {"keep", 0, 0, S_KEEP}, {"source", 1, 0, S_REPO}, CLI_PROJECT_OPT, CLI_REPORT_OPTS,
                                          CLI_RAW_OPTS, {0, 0, 0, 0}};
     const char *scn = NULL, *work = NULL, *source = NULL, *project = NULL;
-    bool keep = false, dry = false, given = false;
+    bool keep = false, dry = false, given = false, raw_given = false;
     cli_raw_policy raw = cli_raw_policy_default();
     mplan plan = {0};
     char why[200] = "";
@@ -1504,8 +1525,10 @@ int cli_matrix(int argc, char **argv)
             mplan_free(&plan);
             return rc;
         }
-        if (rc == 0)
+        if (rc == 0) {
+            raw_given = true;
             continue;
+        }
         bool parsed = true;
         switch (c) {
         case S_SCN: scn = optarg; break;
@@ -1546,6 +1569,8 @@ int cli_matrix(int argc, char **argv)
     static harness__project proj;
     proj_engine eng;
     int lrc = load_proj_engine("matrix", project, &proj, &eng);
+    if (!lrc) /* the matrix compares hash logs: its format is its own (matrix_format) */
+        project_settings(&proj, NULL, raw_given ? NULL : &raw);
     char scn_path[PATH_CAP], scn_abs[WORK_CAP], src[WORK_CAP], wdir[WORK_CAP];
     if (!lrc && eng.build)
         lrc = cli_project_scenario("matrix", &proj, scn, scn_path, sizeof scn_path);

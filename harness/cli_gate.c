@@ -722,15 +722,14 @@ static int gate_project(gate_opts *g, name_list *all)
     bool have = false;
     int code = cli_project_load("gate", g->ro.project, &g->proj, &have);
     if (code == 0 && have) {
-        cli_project_apply(&g->proj, &g->ro, g->format_given);
+        if ((code = cli_project_apply("gate", &g->proj, &g->ro, g->format_given)) != 0)
+            return code;
         if (!g->golden)
             g->golden = g->proj.golden;
         if (!g->jobs_given && g->proj.jobs)
             g->jobs = g->proj.jobs;
         if (!g->raw_given)
             cli_raw_policy_parse(g->proj.raw, &g->raw);
-        if (g->ro.run && g->ro.inject)
-            return cli_usage_error("gate", "--inject is sim_stub's switch; this project's engine is `%s`", g->ro.run);
     }
     if (code == 0 && have && !g->corpus) {
         dg_error err;
@@ -776,9 +775,10 @@ int cli_gate(int argc, char **argv)
                         "give --corpus)\n", g.corpus, strerror(errno));
         code = CLI_USAGE;
     }
-    if (code == 0 && all.n == 0) {
-        fprintf(stderr, "detgate gate: no scenario (%s) in %s: nothing to test\n",
-                g.refs && g.proj.engine != HARNESS_ENGINE_SIM_STUB ? "no file" : "*.scn", g.corpus);
+    if (code == 0 && all.n == 0) { /* without the project's list, --corpus is a folder of sim_stub's *.scn */
+        const char *ext = g.refs ? g.proj.engine->scenario_ext : dg_harness__engine_sim_stub.scenario_ext;
+        fprintf(stderr, "detgate gate: no scenario (%s%s) in %s: nothing to test\n", ext ? "*" : "no file",
+                ext ? ext : "", g.corpus);
         code = CLI_USAGE;
     }
     for (size_t i = 0; code == 0 && i < g.only.n; i++)
@@ -1047,8 +1047,8 @@ int cli_bless(int argc, char **argv)
     cli_run_opts base;
     cli_run_opts_init(&base);
     base.format = format;
-    if (have)
-        cli_project_apply(&proj, &base, format_given);
+    if (have && (pc = cli_project_apply("bless", &proj, &base, format_given)) != 0)
+        return pc;
     golden = golden ? golden : have ? proj.golden : "corpus/golden";
     bool by_project = have && !corpus;
     corpus = corpus ? corpus : "corpus/scenarios";

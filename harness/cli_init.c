@@ -42,18 +42,20 @@ int cli_project_load(const char *cmd, const char *given, harness__project *p, bo
     return 0;
 }
 
-void cli_project_apply(const harness__project *p, cli_run_opts *o, bool format_given)
+int cli_project_apply(const char *cmd, const harness__project *p, cli_run_opts *o, bool format_given)
 {
     if (!format_given)
         o->format = p->format;
     if (!o->keyframe)
         o->keyframe = p->keyframe;
-    if (p->engine != HARNESS_ENGINE_SIM_STUB) { /* a library engine's run is its engine-host command */
-        o->engine = &dg_harness__engine_process;
-        o->run = p->run;
-        o->run_dir = p->dir;
-        o->time_limit = p->time_limit_s;
-    }
+    o->engine = p->engine; /* a library engine's run is its engine-host command */
+    o->run = p->run[0] ? p->run : NULL;
+    o->run_dir = p->dir;
+    o->time_limit = p->time_limit_s;
+    if (o->inject && !o->engine->inject)
+        return cli_usage_error(cmd, "--inject is sim_stub's switch; this project's engine is %s (%s)", p->engine->name,
+                               p->path);
+    return 0;
 }
 
 int cli_project_scenario(const char *cmd, const harness__project *p, const char *arg, char *out, size_t cap)

@@ -27,7 +27,7 @@ const cli_cmd cli_commands[] = {
      "and sizes, bytes per tick, and whether the index trailer was recovered by a forward scan.\n"
      "--check also decodes every chunk and tick (checksums, tick order, records) and names the first\n"
      "bad chunk with its byte offset; without it the chunks are not decoded (the last line says so).\n"
-     "The format is detected by its magic (FLRP or RPLY).\n"
+     "The format is detected by its magic ({format_magics}).\n"
      "Exit: 0 ok, 2 unreadable input or --check found a bad chunk (the error on stderr).\n"
      "Example: detgate info --check build/rec/dogfight-40.flrep\n"},
     {"dump", cli_dump, "JSON Lines dump of every tick of a recording",
@@ -38,7 +38,7 @@ const cli_cmd cli_commands[] = {
      "Exit: 0 ok, 2 unreadable input (the error on stderr).\n"
      "Example: detgate dump rec.flrep --json | jq -c 'select(.type==\"tick\") | .tick'\n"},
     {"record", cli_record, "record a scenario (or a state stream) to a recording",
-     "usage: detgate record SCENARIO -o FILE [--format flrep|rply] [--keyframe-interval N] [--inject SPEC]\n"
+     "usage: detgate record SCENARIO -o FILE [--format {formats}] [--keyframe-interval N] [--inject SPEC]\n"
      "                      [--hash-log LOG[.zst]] [--log-entities] [--log-raw] [--fsync close|chunk|none]\n"
      "       detgate record --states STREAM -o FILE ...\n"
      "SCENARIO is a .scn path or a name in corpus/scenarios. Each tick goes through the real\n"
@@ -51,7 +51,7 @@ const cli_cmd cli_commands[] = {
      "Exit: 0 written, 1 the writer's self-check failed (a codec bug), 2 bad input or usage.\n"
      "Example: detgate record dogfight-40 -o /tmp/d.flrep --inject 'bitflip:tick=300,entity=7,field=pos.x,bit=40'\n"},
     {"hash", cli_hash, "print the per-tick hash log of a recording (replay side)",
-     "usage: detgate hash FILE [-o LOG[.zst]] [--entities] [--jobs N]      (FILE: .flrep or RPLY)\n"
+     "usage: detgate hash FILE [-o LOG[.zst]] [--entities] [--jobs N]      (FILE: {format_labels})\n"
      "Reads the recording, rebuilds every tick and prints its hash log (docs/STATE-HASH.md §7):\n"
      "one T line per tick; with --entities one e line per entity. -o writes to a file (.zst\n"
      "compresses). Two equal runs print byte-identical logs, so plain `diff` compares them.\n"
@@ -60,7 +60,7 @@ const cli_cmd cli_commands[] = {
      "Exit: 0 ok, 2 unreadable input.\n"
      "Example: detgate hash a.flrep > a.log && detgate hash b.flrep | diff a.log -\n"},
     {"verify", cli_verify, "record, replay, compare; check seek and crash recovery",
-     "usage: detgate verify SCENARIO [--format flrep|rply] [--inject SPEC] [--keyframe-interval N] [--keep FILE]\n"
+     "usage: detgate verify SCENARIO [--format {formats}] [--inject SPEC] [--keyframe-interval N] [--keep FILE]\n"
      "       detgate verify --states STREAM [...]\n"
      "  [--seek-samples N] [--seek-edges N] [--no-recovery] [--repeat N] [--project FILE]\n"
      "  [--replay-fault double-delta:TICK|seek-drop-delta:TICK|self-check:TICK] [--jobs N]\n"
@@ -89,19 +89,19 @@ const cli_cmd cli_commands[] = {
      "Example: detgate verify dogfight-40 --report-dir build/reports/verify\n"},
     {"diff", cli_diff, "compare two recordings (or two hash logs) tick by tick",
      "usage: detgate diff A B [--log-a LA --log-b LB] [--raw POLICY | --strict-raw] [--jobs N] [report flags]\n"
-     "A is the reference. Two recordings of one format (.flrep or RPLY) are replayed in lockstep:\n"
+     "A is the reference. Two recordings of one format ({format_labels}) are replayed in lockstep:\n"
      "hash first, and on every divergent\n"
      "tick the states are diffed (entities added, lost, changed; fields with both values in quanta\n"
      "and in metres / degrees / m/s). Hash logs are compared by hash (and raw hash: a sub-quantum\n"
      "drift is reported); a recording against a hash log (e.g. a .hashlog.zst golden) is replayed\n"
      "and compared by hash (--jobs N: that replay on up to N threads; the report is the same).\n"
-     "Raw floats are in hash logs only: diff of two .flrep (or RPLY) files cannot see a raw drift:\n"
+     "Raw floats are in hash logs only: diff of two recordings ({format_labels}) cannot see a raw drift:\n"
      "diff two hash logs (record --hash-log), or give the recordings' logs with --log-a LA --log-b LB.\n"
      REPORT_FLAGS_HELP RAW_HELP EXIT_HELP
      "Example: detgate diff corpus/golden/dogfight-40.flrep /tmp/d.flrep --html diff.html\n"},
     {"gate", cli_gate, "verify every scenario and compare it with its golden",
      "usage: detgate gate [--corpus DIR] [--golden DIR] [--scenario NAME]... [--shard I/N | --plan N] [--jobs N]\n"
-     "                    [--raw POLICY | --strict-raw] [--inject SPEC] [--format flrep|rply] [--replay-fault KIND:TICK]\n"
+     "                    [--raw POLICY | --strict-raw] [--inject SPEC] [--format {formats}] [--replay-fault KIND:TICK]\n"
      "                    [report flags]\n"
      "For every scenario in the corpus (default corpus/scenarios): verify (record vs replay, seek,\n"
      "recovery), then compare the recording with the golden in corpus/golden: NAME.flrep (state\n"
@@ -131,7 +131,7 @@ const cli_cmd cli_commands[] = {
      "Example: detgate merge shard-*/report.json --report-dir build/reports/all\n"},
     {"bless", cli_bless, "re-record goldens on purpose, with a reason in the bless log",
      "usage: detgate bless SCENARIO... --reason \"why\" [--corpus DIR] [--golden DIR] [--all]\n"
-     "                     [--flrep-max-bytes N] [--format flrep|rply]\n"
+     "                     [--flrep-max-bytes N] [--format {formats}]\n"
      "Records each scenario, refuses if it does not verify, writes corpus/golden/NAME.hashlog.zst\n"
      "(every tick: hashes and raw float hashes) and NAME.flrep when the recording is at most\n"
      "--flrep-max-bytes (default 2097152), else NAME.entities.hashlog.zst (entity hashes of every\n"
@@ -144,7 +144,7 @@ const cli_cmd cli_commands[] = {
      "Example: detgate bless dogfight-40 --reason \"new drag model (#123)\"\n"},
     {"bisect", cli_bisect, "find the commit that broke determinism of a scenario",
      "usage: detgate bisect --good REV --bad REV --scenario S [--repo DIR] [--work DIR] [--keep] [--project FILE]\n"
-     "                      [--format flrep|rply] [--raw POLICY | --strict-raw] [report flags]\n"
+     "                      [--format {formats}] [--raw POLICY | --strict-raw] [report flags]\n"
      "Records S at the good revision once, then drives `git bisect run` in a separate worktree:\n"
      "each step builds that revision in its own build folder (cmake), records S with that build\n"
      "and compares it with the good recording: 0 same, 1 diverged, 125 cannot build/test.\n"
@@ -191,11 +191,46 @@ const cli_cmd cli_commands[] = {
     {NULL, NULL, NULL, NULL},
 };
 
+/* The formats table's lists a help text names, so a third format is in every help without an edit
+ * here: {formats} the names as a usage line's alternatives (a|b), {format_labels} the labels and
+ * {format_magics} the magics as a message's list (a or b). Any other brace ({scenario},
+ * report.{txt,json}) is the text's own. */
+static void put_help(FILE *f, const char *text)
+{
+    const char *names[16], *labels[16], *magics[16];
+    char magic[16][5];
+    size_t n = 0;
+    for (; dg_harness__formats[n] && n < 16; n++) {
+        names[n] = dg_harness__formats[n]->name;
+        labels[n] = dg_harness__formats[n]->label;
+        snprintf(magic[n], sizeof magic[n], "%.4s", dg_harness__formats[n]->magic);
+        magics[n] = magic[n];
+    }
+    static const char *const tokens[3] = {"{formats}", "{format_labels}", "{format_magics}"};
+    char lists[3][256];
+    dg_harness__join_names(lists[0], sizeof lists[0], names, n, "|", "|");
+    dg_harness__join_names(lists[1], sizeof lists[1], labels, n, ", ", " or ");
+    dg_harness__join_names(lists[2], sizeof lists[2], magics, n, ", ", " or ");
+    for (const char *s = text; *s;) {
+        const char *brace = strchr(s, '{');
+        size_t k = 0;
+        while (brace && k < 3 && strncmp(brace, tokens[k], strlen(tokens[k])) != 0)
+            k++;
+        if (!brace) {
+            fputs(s, f);
+            return;
+        }
+        fwrite(s, 1, (size_t)(brace - s), f);
+        fputs(k < 3 ? lists[k] : "{", f);
+        s = brace + (k < 3 ? strlen(tokens[k]) : 1);
+    }
+}
+
 void cli_print_help(FILE *f, const char *cmd)
 {
     for (const cli_cmd *c = cli_commands; c->name; c++)
         if (strcmp(c->name, cmd) == 0) {
-            fputs(c->help, f);
+            put_help(f, c->help);
             return;
         }
 }
@@ -279,7 +314,7 @@ int main(int argc, char **argv)
             continue;
         for (int i = 2; i < argc; i++)
             if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-                fputs(c->help, stdout);
+                put_help(stdout, c->help);
                 return CLI_EQUAL;
             }
         return check_stdout(c->name, c->run(argc - 1, argv + 1));

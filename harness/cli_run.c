@@ -222,10 +222,9 @@ static int open_input(const char *cmd, const char *arg, const char *corpus, bool
     int pc = cli_project_load(cmd, o->project, &proj, &have);
     if (pc)
         return pc;
-    if (have && !o->states)
-        cli_project_apply(&proj, o, format_given);
-    if (o->run && o->inject)
-        return cli_usage_error(cmd, "--inject is sim_stub's switch; this project's engine is `%s`", o->run);
+    if (have && !o->states && (pc = cli_project_apply(cmd, &proj, o, format_given)) != 0)
+        return pc;
+    o->proj = have ? &proj : NULL;
     if (!o->states) {
         if (!arg)
             return cli_usage_error(cmd, "expected a SCENARIO (a .scn file or a name in corpus/scenarios) or --states");
@@ -338,6 +337,7 @@ int cli_verify(int argc, char **argv)
     cli_reports rp = {0};
     cli_raw_policy raw = cli_raw_policy_default();
     const char *format = NULL, *corpus = NULL;
+    bool jobs_given = false, raw_given = false;
     int c;
     optind = 0;
     opterr = 0;
@@ -347,12 +347,15 @@ int cli_verify(int argc, char **argv)
         int rc = cli_raw_opt("verify", c, optarg, &raw);
         if (rc > 0)
             return rc;
-        if (rc == 0)
+        if (rc == 0) {
+            raw_given = true;
             continue;
+        }
         if (c == 'j') {
             if (!cli_parse_jobs(optarg, &o.jobs))
                 return cli_usage_error("verify", "--jobs: expected 0 (one per CPU) or 1..%d, found '%s'", CLI_JOBS_MAX,
                                        optarg);
+            jobs_given = true;
             continue;
         }
         uint64_t n;
@@ -379,6 +382,10 @@ int cli_verify(int argc, char **argv)
     int rc = open_input("verify", optind < argc ? argv[optind] : NULL, corpus, format != NULL, &o, &src, scn);
     if (rc)
         return rc;
+    if (o.proj && !jobs_given && o.proj->jobs) /* [gate] jobs and raw, under --jobs and --raw */
+        o.jobs = o.proj->jobs;
+    if (o.proj && !raw_given)
+        cli_raw_policy_parse(o.proj->raw, &raw);
     /* --keep is one more output, checked with the reports and put in place with them */
     cli_out *keep = cli_outs_add(&rp.outs, "--keep", o.keep, false);
     cli_out *log_out = cli_outs_add(&rp.outs, "--hash-log", o.hash_log, false);

@@ -36,14 +36,11 @@ static char format_names[256];
 
 static void format_names_build(void)
 {
-    size_t n = 0, len = 0;
-    while (dg_harness__formats[n])
-        n++;
-    for (size_t i = 0; i < n && len < sizeof format_names; i++) {
-        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
-        int w = snprintf(format_names + len, sizeof format_names - len, "%s%s", sep, dg_harness__formats[i]->name);
-        len += w > 0 ? (size_t)w : 0;
-    }
+    const char *names[16];
+    size_t n = 0;
+    while (dg_harness__formats[n] && n < 16)
+        names[n] = dg_harness__formats[n]->name, n++;
+    dg_harness__join_names(format_names, sizeof format_names, names, n, ", ", " or ");
 }
 
 const char *dg_harness__format_names(void)

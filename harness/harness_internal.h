@@ -441,5 +441,9 @@ const char *dg_harness__entity_name(const dg_flrep_header *h, uint32_t id, char 
 void dg_harness__scenario_name(const char *path, char *out, size_t cap);
 /* Levenshtein distance of two short names (64 when either is 64 bytes or longer): "did you mean". */
 size_t dg_harness__edit_distance(const char *a, const char *b);
+/* names[0..n) joined into out (cut to cap): sep between them, last before the last one —
+ * (", ", " or ") gives a message's "a, b or c", ("|", "|") a usage line's "a|b|c". */
+void dg_harness__join_names(char *out, size_t cap, const char *const *names, size_t n, const char *sep,
+                            const char *last);
 
 #endif

@@ -3,6 +3,7 @@
  * joined to the file's folder; the upward search for it; its scenario list; `detgate init`'s template. */
 #include "project.h"
 
+#include "engines.h"
 #include "format.h"
 
 #include <errno.h>
@@ -23,7 +24,7 @@ static const struct {
     {"project", "golden", "a folder"},
     {"project", "format", NULL}, /* the formats table's names */
     {"project", "keyframe_interval", "15..3600 ticks"},
-    {"engine", "kind", "sim_stub, process or library"},
+    {"engine", "kind", NULL}, /* the engines table's project kinds */
     {"engine", "run", "a command with {scenario}"},
     {"engine", "time_limit", "seconds > 0 (at most 86400)"},
     {"build", "command", "a command with {src} {build} {cc} {cflags}"},
@@ -107,6 +108,37 @@ static int unknown_key(ini_ctx *c, const char *section, const char *name)
     return fail(c, "unknown key '%s' in [%s] (nearest known key: %s)", name, section, near);
 }
 
+/* The [engine] keys an engine may need (harness__engine.project_key), as the messages name them. */
+static const struct {
+    key_id k;
+    const char *form, *what;
+} k_engine_keys[] = {
+    {K_RUN, "COMMAND (with {scenario})", "its command"},
+    {K_LIBRARY, "PATH (a shared object)", "its shared object"},
+};
+#define ENGINE_KEYS (sizeof k_engine_keys / sizeof k_engine_keys[0])
+
+static const char *engine_key_value(const harness__project *p, key_id k) { return k == K_RUN ? p->run : p->library; }
+
+/* The k_engine_keys entry of the key called name (NULL: none), or ENGINE_KEYS. */
+static size_t engine_key_index(const char *name)
+{
+    size_t i = 0;
+    while (name && i < ENGINE_KEYS && strcmp(k_keys[k_engine_keys[i].k].name, name) != 0)
+        i++;
+    return name ? i : ENGINE_KEYS;
+}
+
+/* The engine a project may name that needs the key k, or NULL. */
+static const harness__engine *engine_of_key(key_id k)
+{
+    for (size_t i = 0; dg_harness__engines[i]; i++)
+        if (dg_harness__engines[i]->project_kind && dg_harness__engines[i]->project_key &&
+            strcmp(dg_harness__engines[i]->project_key, k_keys[k].name) == 0)
+            return dg_harness__engines[i];
+    return NULL;
+}
+
 /* A template may use only the placeholders its command knows. A placeholder is {lowercase_word}; any
  * other brace (a shell's ${VAR} or { list; }, JSON) is the command's own. */
 static bool placeholders_ok(const char *v, const char *const *allowed, size_t n, char *bad, size_t cap)
@@ -161,7 +193,9 @@ static int set_value(ini_ctx *c, key_id k, const char *v)
     char bad[48];
     static const char *const run_ph[] = {"{scenario}"};
     static const char *const build_ph[] = {"{src}", "{build}", "{cc}", "{cflags}"};
-    const char *expected = k == K_FORMAT ? dg_harness__format_names() : k_keys[k].expected;
+    const char *expected = k == K_FORMAT ? dg_harness__format_names()
+                           : k == K_KIND ? dg_harness__engine_kinds()
+                                         : k_keys[k].expected;
     switch (k) {
     case K_SCENARIOS:
     case K_GOLDEN:
@@ -179,11 +213,9 @@ static int set_value(ini_ctx *c, key_id k, const char *v)
         p->keyframe = (uint32_t)d;
         return 1;
     case K_KIND:
-        if (strcmp(v, "sim_stub") != 0 && strcmp(v, "process") != 0 && strcmp(v, "library") != 0)
+        if (!dg_harness__engine_find(v))
             return fail(c, "%s: expected %s, found '%s'", k_keys[k].name, expected, v);
-        p->engine = strcmp(v, "process") == 0   ? HARNESS_ENGINE_PROCESS
-                    : strcmp(v, "library") == 0 ? HARNESS_ENGINE_LIBRARY
-                                                : HARNESS_ENGINE_SIM_STUB;
+        p->engine = dg_harness__engine_find(v);
         c->has_kind = true;
         return 1;
     case K_LIBRARY: /* a double-quoted shell word in the host command: $VAR expands, nothing else */
@@ -292,6 +324,7 @@ static void project_defaults(harness__project *p, const char *path)
         snprintf(p->dir, sizeof p->dir, "%.*s", (int)(slash - path), path);
     snprintf(p->raw, sizeof p->raw, "warn");
     p->format = dg_harness__format_default();
+    p->engine = dg_harness__engines[0];
     dg_harness__decl_init(&p->decl);
 }
 
@@ -309,63 +342,62 @@ static dg_status project_decl_finish(harness__project *p, ini_ctx *c, dg_error *
     return fail_text(c, msg), err->code;
 }
 
-/* A library engine runs as a process: this detgate's engine-host loads it in a child and writes the
- * binary state stream (harness/cli_engine_host.c), so the process contract's guarantees hold for it. */
-static bool library_command(harness__project *p)
+/* The [engine] keys given against the engine's row: each key another engine needs is refused, the
+ * one this engine needs is required, and the row may make the run command from it (a library). */
+static dg_status engine_keys_complete(harness__project *p, ini_ctx *c, dg_error *err)
 {
-    char exe[HARNESS_PROJECT_PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0 || memchr(exe, '\'', (size_t)n))
-        return false;
-    exe[n] = 0;
-    int w = snprintf(p->run, sizeof p->run, "exec '%s' engine-host \"%s\" {scenario}", exe, p->library);
-    return w > 0 && (size_t)w < sizeof p->run;
+    const harness__engine *e = p->engine;
+    size_t own = engine_key_index(e->project_key);
+    char msg[256];
+    for (size_t i = 0; i < ENGINE_KEYS; i++) {
+        key_id k = k_engine_keys[i].k;
+        if (!c->seen[k] || i == own)
+            continue;
+        const harness__engine *owner = engine_of_key(k);
+        int w = snprintf(msg, sizeof msg, "[engine] %s is for kind = %s; ", k_keys[k].name, owner ? owner->name : "?");
+        if (own < ENGINE_KEYS)
+            snprintf(msg + w, sizeof msg - (size_t)w, "a %s engine names %s with [engine] %s", e->name,
+                     k_engine_keys[own].what, e->project_key);
+        else
+            snprintf(msg + w, sizeof msg - (size_t)w, "this project's engine is %s", e->name);
+        c->line = c->seen[k];
+        return fail_text(c, msg), err->code;
+    }
+    if (own == ENGINE_KEYS)
+        return DG_OK;
+    const char *value = engine_key_value(p, k_engine_keys[own].k);
+    if (!value[0]) {
+        snprintf(msg, sizeof msg, "[engine] kind = %s needs %s = %s", e->name, e->project_key, k_engine_keys[own].form);
+        return fail_text(c, msg), err->code;
+    }
+    char copy[HARNESS_PROJECT_PATH_MAX]; /* the value may be p->run itself */
+    snprintf(copy, sizeof copy, "%s", value);
+    return e->project_run ? e->project_run(p->run, sizeof p->run, copy, p->path, err) : DG_OK;
 }
 
-static dg_status library_complete(harness__project *p, ini_ctx *c, dg_error *err)
-{
-    if (p->run[0])
-        return c->line = c->seen[K_RUN],
-               fail(c, "[engine] run is for kind = process; a library engine names its shared object with "
-                       "[engine] library%s%s%s", "", "", ""),
-               err->code;
-    if (!p->library[0])
-        return fail(c, "[engine] kind = library needs library = PATH (a shared object)%s%s%s", "", "", ""), err->code;
-    if (!library_command(p))
-        return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path,
-                            "cannot name this detgate's own executable to host the library (/proc/self/exe "
-                            "unreadable, or its path holds a ')");
-    return DG_OK;
-}
-
-/* What the keys leave unsaid: the engine follows `run`, folders default by engine. */
+/* What the keys leave unsaid: the engine follows the key given (`run`: process), folders default by
+ * engine. Every rule is read off the engine's row (engines.h). */
 static dg_status project_complete(harness__project *p, ini_ctx *c, dg_error *err)
 {
-    if (!c->has_kind && p->run[0])
-        p->engine = HARNESS_ENGINE_PROCESS;
+    for (size_t i = 0; !c->has_kind && i < ENGINE_KEYS; i++) {
+        const harness__engine *e = engine_of_key(k_engine_keys[i].k);
+        if (e && e->kind_from_key && c->seen[k_engine_keys[i].k])
+            p->engine = e;
+    }
     c->line = c->seen[K_KIND] ? c->seen[K_KIND] : 1;
-    if (p->library[0] && p->engine != HARNESS_ENGINE_LIBRARY)
-        return c->line = c->seen[K_LIBRARY],
-               fail(c, "[engine] library is for kind = library%s%s%s", "", "", ""), err->code;
-    if (p->engine == HARNESS_ENGINE_LIBRARY && library_complete(p, c, err) != DG_OK)
+    if (engine_keys_complete(p, c, err) != DG_OK)
         return err->code;
-    if (p->engine == HARNESS_ENGINE_PROCESS && !p->run[0])
-        return fail(c, "[engine] kind = process needs run = COMMAND (with {scenario})%s%s%s", "", "", ""), err->code;
-    if (p->engine == HARNESS_ENGINE_SIM_STUB && p->run[0])
-        return c->line = c->seen[K_RUN],
-               fail(c, "[engine] run is for kind = process; this project's engine is sim_stub%s%s%s", "", "", ""),
-               err->code;
-    if (p->engine == HARNESS_ENGINE_SIM_STUB && p->decl.declared && !dg_harness__decl_is_legacy(&p->decl))
+    const harness__engine *e = p->engine;
+    if (e->fixed_fields && p->decl.declared && !dg_harness__decl_is_legacy(&p->decl))
         return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->decl.where, "[schema] / [field NAME] declare "
-                            "what a process engine's stream carries; this project's engine is sim_stub, whose "
-                            "fields are fixed"), err->code;
-    if (p->engine != HARNESS_ENGINE_SIM_STUB && !p->scenarios[0])
-        return fail(c, "a %s engine needs [project] scenarios = FOLDER or GLOB%s%s",
-                    p->engine == HARNESS_ENGINE_LIBRARY ? "library" : "process", "", ""), err->code;
+                            "what a process engine's stream carries; this project's engine is %s, whose "
+                            "fields are fixed", e->name), err->code;
+    if (!e->scenarios_default && !p->scenarios[0])
+        return fail(c, "a %s engine needs [project] scenarios = FOLDER or GLOB%s%s", e->name, "", ""), err->code;
     if (!p->scenarios[0])
-        join_dir(p, "corpus/scenarios", p->scenarios, sizeof p->scenarios);
+        join_dir(p, e->scenarios_default, p->scenarios, sizeof p->scenarios);
     if (!p->golden[0])
-        join_dir(p, p->engine != HARNESS_ENGINE_SIM_STUB ? "golden" : "corpus/golden", p->golden, sizeof p->golden);
+        join_dir(p, e->golden_default, p->golden, sizeof p->golden);
     return DG_OK;
 }
 
@@ -466,8 +498,8 @@ static bool wanted(const harness__project *p, const char *path)
     base = base ? base + 1 : path;
     if (base[0] == '.' || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
         return false;
-    size_t n = strlen(base);
-    return p->engine != HARNESS_ENGINE_SIM_STUB || (n > 4 && strcmp(base + n - 4, ".scn") == 0);
+    size_t n = strlen(base), ne = p->engine->scenario_ext ? strlen(p->engine->scenario_ext) : 0;
+    return n > ne && strcmp(base + n - ne, p->engine->scenario_ext ? p->engine->scenario_ext : "") == 0;
 }
 
 dg_status dg_harness__project_scenarios(const harness__project *p, harness__scenario_ref **out, size_t *n,

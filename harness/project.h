@@ -16,16 +16,14 @@
 #define HARNESS_PROJECT_FILE "detgate.ini"
 #define HARNESS_PROJECT_PATH_MAX 4096
 
-/* LIBRARY: a shared object (include/detgate/engine.h) run as a process through `detgate engine-host`:
- * run holds that command, so everything that runs a process engine runs it. */
-typedef enum harness__engine_kind { HARNESS_ENGINE_SIM_STUB, HARNESS_ENGINE_PROCESS, HARNESS_ENGINE_LIBRARY } harness__engine_kind;
-
 /* Every path value is already joined to the project file's folder (left as written when that folder
  * is the current one), so it can be used from the current folder as is. */
 typedef struct harness__project {
     char path[HARNESS_PROJECT_PATH_MAX]; /* the project file */
     char dir[HARNESS_PROJECT_PATH_MAX];  /* its folder: the `run` command starts there */
-    harness__engine_kind engine;
+    /* [engine] kind: a row of the engines table (engines.h). A library engine's run holds its
+     * engine-host command, so everything that runs a process engine runs it. */
+    const struct harness__engine *engine;
     char scenarios[HARNESS_PROJECT_PATH_MAX]; /* a folder or a glob */
     char golden[HARNESS_PROJECT_PATH_MAX];
     char run[HARNESS_PROJECT_PATH_MAX];   /* command template with {scenario}; process engines */
@@ -53,8 +51,9 @@ typedef struct harness__scenario_ref {
     char name[DG_HASH_LOG_NAME_MAX + 1];
     char *path;
 } harness__scenario_ref;
-/* The project's scenarios in name order: every *.scn of a sim_stub folder, every regular file of a
- * process engine's folder, or what the glob matches. Two with the same name are refused. */
+/* The project's scenarios in name order: every regular file of the folder, or what the glob matches,
+ * whose name ends in the engine's scenario_ext (sim_stub: *.scn; a process engine: any). Two with the
+ * same name are refused. */
 dg_status dg_harness__project_scenarios(const harness__project *p, harness__scenario_ref **out, size_t *n,
                                      dg_error *err);
 void dg_harness__scenario_refs_free(harness__scenario_ref *v, size_t n);

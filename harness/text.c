@@ -1,8 +1,22 @@
 /* harness/text.c — small text helpers the harness's parsers share: the edit distance behind their
- * "did you mean" hints (the project file's keys, the state streams' members). */
+ * "did you mean" hints (the project file's keys, the state streams' members), and the "a, b or c"
+ * lists of the formats and engines tables' names. */
 #include "harness_internal.h"
 
+#include <stdio.h>
 #include <string.h>
+
+void dg_harness__join_names(char *out, size_t cap, const char *const *names, size_t n, const char *sep,
+                            const char *last)
+{
+    size_t len = 0;
+    if (cap)
+        out[0] = 0;
+    for (size_t i = 0; i < n && len < cap; i++) {
+        int w = snprintf(out + len, cap - len, "%s%s", i == 0 ? "" : i + 1 == n ? last : sep, names[i]);
+        len += w > 0 ? (size_t)w : 0;
+    }
+}
 
 size_t dg_harness__edit_distance(const char *a, const char *b)
 {

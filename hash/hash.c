@@ -17,11 +17,11 @@
 
 #define HASH__STREAM_MAGIC 0x64674853u /* "SHgd": set by begin, checked by add/end in debug */
 
-_Static_assert(sizeof(XXH3_state_t) <= sizeof(((dg_hash_stream *)0)->xxh_),
+_Static_assert(sizeof(XXH3_state_t) <= sizeof(((hash__stream_state *)0)->xxh),
                "dg_hash_stream too small for XXH3_state_t");
 _Static_assert(_Alignof(XXH3_state_t) <= 64, "XXH3_state_t needs more than 64-byte alignment");
 
-static XXH3_state_t *hash__xxh(dg_hash_stream *s) { return (XXH3_state_t *)(void *)s->xxh_; }
+static XXH3_state_t *hash__xxh(dg_hash_stream *s) { return (XXH3_state_t *)(void *)dg_hash__state(s)->xxh; }
 
 /* ---- little-endian stores (never a struct copy: the layout is the document's, not the ABI's) --
  * Values are assembled in registers and stored whole: XXH3 then loads exactly the words that were
@@ -101,9 +101,9 @@ uint64_t dg_hash_entity(const dg_qentity *e)
 /* ---- batching into an XXH3 stream (one update per 256 bytes, not per field) -------------------- */
 static void hash__flush(dg_hash_stream *s)
 {
-    if (s->batch_len_) {
-        XXH3_64bits_update(hash__xxh(s), s->batch_, s->batch_len_);
-        s->batch_len_ = 0;
+    if (dg_hash__state(s)->batch_len) {
+        XXH3_64bits_update(hash__xxh(s), dg_hash__state(s)->batch, dg_hash__state(s)->batch_len);
+        dg_hash__state(s)->batch_len = 0;
     }
 }
 
@@ -137,23 +137,23 @@ static void hash__update_long(dg_hash_stream *s, const void *p, size_t n)
 
 static void hash__feed(dg_hash_stream *s, const void *p, size_t n)
 {
-    if (n > sizeof s->batch_ - s->batch_len_) {
+    if (n > sizeof dg_hash__state(s)->batch - dg_hash__state(s)->batch_len) {
         hash__flush(s);
-        if (n > sizeof s->batch_) {
+        if (n > sizeof dg_hash__state(s)->batch) {
             hash__update_long(s, p, n);
             return;
         }
     }
-    memcpy(s->batch_ + s->batch_len_, p, n);
-    s->batch_len_ += (uint32_t)n;
+    memcpy(dg_hash__state(s)->batch + dg_hash__state(s)->batch_len, p, n);
+    dg_hash__state(s)->batch_len += (uint32_t)n;
 }
 
 static void hash__feed64(dg_hash_stream *s, uint64_t v)
 {
-    if (sizeof s->batch_ - s->batch_len_ < 8)
+    if (sizeof dg_hash__state(s)->batch - dg_hash__state(s)->batch_len < 8)
         hash__flush(s);
-    hash__put64(s->batch_ + s->batch_len_, v);
-    s->batch_len_ += 8;
+    hash__put64(dg_hash__state(s)->batch + dg_hash__state(s)->batch_len, v);
+    dg_hash__state(s)->batch_len += 8;
 }
 
 static void hash__stream_begin(dg_hash_stream *s, uint64_t seed, uint64_t tick)
@@ -162,18 +162,18 @@ static void hash__stream_begin(dg_hash_stream *s, uint64_t seed, uint64_t tick)
      * secret, so without INITSTATE a stale match would hash with a garbage secret. */
     XXH3_INITSTATE(hash__xxh(s));
     XXH3_64bits_reset_withSeed(hash__xxh(s), seed);
-    s->batch_len_ = 0;
-    s->count_ = 0;
-    s->tick_ = tick;
-    s->last_id_ = 0;
-    s->order_errors_ = 0;
-    s->magic_ = HASH__STREAM_MAGIC;
+    dg_hash__state(s)->batch_len = 0;
+    dg_hash__state(s)->count = 0;
+    dg_hash__state(s)->tick = tick;
+    dg_hash__state(s)->last_id = 0;
+    dg_hash__state(s)->order_errors = 0;
+    dg_hash__state(s)->magic = HASH__STREAM_MAGIC;
 }
 
 static uint64_t hash__stream_digest(dg_hash_stream *s)
 {
     hash__flush(s);
-    s->magic_ = 0;
+    dg_hash__state(s)->magic = 0;
     return XXH3_64bits_digest(hash__xxh(s));
 }
 
@@ -273,13 +273,13 @@ void dg_hash_tick_begin(dg_hash_stream *s, uint64_t tick)
 
 uint64_t dg_hash_tick_add(dg_hash_stream *s, const dg_qentity *e)
 {
-    assert(s->magic_ == HASH__STREAM_MAGIC);
-    if ((uint64_t)e->id < s->last_id_ || e->id == 0)
-        s->order_errors_++;
-    s->last_id_ = (uint64_t)e->id + 1;
+    assert(dg_hash__state(s)->magic == HASH__STREAM_MAGIC);
+    if ((uint64_t)e->id < dg_hash__state(s)->last_id || e->id == 0)
+        dg_hash__state(s)->order_errors++;
+    dg_hash__state(s)->last_id = (uint64_t)e->id + 1;
     uint64_t h = hash__entity(e);
     hash__feed64(s, h);
-    s->count_++;
+    dg_hash__state(s)->count++;
     return h;
 }
 
@@ -295,20 +295,20 @@ static uint64_t hash__combine(uint64_t tick, uint32_t count, uint64_t state, uin
 
 dg_tick_hash dg_hash_tick_end(dg_hash_stream *s, uint64_t events_hash)
 {
-    assert(s->magic_ == HASH__STREAM_MAGIC);
+    assert(dg_hash__state(s)->magic == HASH__STREAM_MAGIC);
     uint8_t cnt[4];
-    hash__put32(cnt, s->count_);
+    hash__put32(cnt, dg_hash__state(s)->count);
     hash__feed(s, cnt, sizeof cnt);
     dg_tick_hash t;
-    t.tick = s->tick_;
-    t.entity_count = s->count_;
+    t.tick = dg_hash__state(s)->tick;
+    t.entity_count = dg_hash__state(s)->count;
     t.state = hash__stream_digest(s);
     t.events = events_hash;
     t.combined = hash__combine(t.tick, t.entity_count, t.state, t.events);
     return t;
 }
 
-uint32_t dg_hash_stream_order_errors(const dg_hash_stream *s) { return s->order_errors_; }
+uint32_t dg_hash_stream_order_errors(const dg_hash_stream *s) { return dg_hash__cstate(s)->order_errors; }
 
 /* The reference form of dg_hash_tick: the streaming API, entity by entity. */
 dg_tick_hash dg_hash__tick_reference(uint64_t tick, const dg_qentity *ents, size_t n, const dg_event *ev,
@@ -498,13 +498,13 @@ uint64_t dg_hash_tick_add_x(dg_hash_stream *s, const dg_qentity *e, const int64_
 {
     if (field_count == 0)
         return dg_hash_tick_add(s, e);
-    assert(s->magic_ == HASH__STREAM_MAGIC);
-    if ((uint64_t)e->id < s->last_id_ || e->id == 0)
-        s->order_errors_++;
-    s->last_id_ = (uint64_t)e->id + 1;
+    assert(dg_hash__state(s)->magic == HASH__STREAM_MAGIC);
+    if ((uint64_t)e->id < dg_hash__state(s)->last_id || e->id == 0)
+        dg_hash__state(s)->order_errors++;
+    dg_hash__state(s)->last_id = (uint64_t)e->id + 1;
     uint64_t h = dg_hash_entity_x(e, extras, field_count);
     hash__feed64(s, h);
-    s->count_++;
+    dg_hash__state(s)->count++;
     return h;
 }
 
@@ -573,25 +573,25 @@ static uint64_t hash__f64_bits(double d)
 
 void dg_hash_raw_entity(dg_hash_stream *s, uint32_t id, const double *fields, size_t n)
 {
-    assert(s->magic_ == HASH__STREAM_MAGIC);
+    assert(dg_hash__state(s)->magic == HASH__STREAM_MAGIC);
     assert(n <= UINT32_MAX && (n == 0 || fields));
-    if ((uint64_t)id < s->last_id_ || id == 0)
-        s->order_errors_++;
-    s->last_id_ = (uint64_t)id + 1;
+    if ((uint64_t)id < dg_hash__state(s)->last_id || id == 0)
+        dg_hash__state(s)->order_errors++;
+    dg_hash__state(s)->last_id = (uint64_t)id + 1;
     hash__feed64(s, hash__u32x2(id, (uint32_t)n)); /* u32 id then u32 n, little-endian */
     for (size_t i = 0; i < n; i++)
         hash__feed64(s, hash__f64_bits(fields[i]));
-    s->count_++;
+    dg_hash__state(s)->count++;
 }
 
 void dg_hash_raw_records(dg_hash_stream *s, const void *records, size_t len)
 {
-    assert(s->magic_ == HASH__STREAM_MAGIC);
+    assert(dg_hash__state(s)->magic == HASH__STREAM_MAGIC);
     const uint8_t *r = records;
     /* the order check dg_hash_raw_entity makes. The step to the next record is the last one's
      * until a record's n says otherwise (a branch, not a sum of the loaded n): the walk then does not
      * wait on each record's load before the next */
-    uint64_t last = s->last_id_;
+    uint64_t last = dg_hash__state(s)->last_id;
     uint32_t errors = 0, n_step = UINT32_MAX; /* step is always 8 + 8 * n_step */
     size_t step = 8 + 8 * (size_t)UINT32_MAX, count = 0;
     for (size_t at = 0; at + 8 <= len; count++) {
@@ -606,15 +606,15 @@ void dg_hash_raw_records(dg_hash_stream *s, const void *records, size_t len)
         at += step;
         assert(at <= len);
     }
-    s->last_id_ = last;
-    s->order_errors_ += errors;
-    s->count_ += (uint32_t)count;
+    dg_hash__state(s)->last_id = last;
+    dg_hash__state(s)->order_errors += errors;
+    dg_hash__state(s)->count += (uint32_t)count;
     hash__feed(s, records, len);
 }
 
 uint64_t dg_hash_raw_end(dg_hash_stream *s)
 {
-    assert(s->magic_ == HASH__STREAM_MAGIC);
+    assert(dg_hash__state(s)->magic == HASH__STREAM_MAGIC);
     return hash__stream_digest(s);
 }
 

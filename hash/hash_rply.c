@@ -2,16 +2,17 @@
  * XXH3-64 over them, and the state and tick hashes over those (docs/STATE-HASH.md §11). Change a byte
  * here and every RPLY golden hash log changes. */
 #include "detgate/hash.h"
+#include "hash_internal.h"
 
 #include <string.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-_Static_assert(sizeof(XXH3_state_t) <= sizeof(((dg_hash_stream *)0)->xxh_),
+_Static_assert(sizeof(XXH3_state_t) <= sizeof(((hash__stream_state *)0)->xxh),
                "dg_hash_stream too small for XXH3_state_t");
 
-static XXH3_state_t *hash_rply__xxh(dg_hash_stream *s) { return (XXH3_state_t *)(void *)s->xxh_; }
+static XXH3_state_t *hash_rply__xxh(dg_hash_stream *s) { return (XXH3_state_t *)(void *)dg_hash__state(s)->xxh; }
 
 static void hash_rply__put(uint8_t *p, uint64_t v, int n)
 {

@@ -99,22 +99,21 @@ dg_status dg_hash_tick_checked_x(uint64_t tick, const dg_qentity *ents, const in
 
 /* ---- streaming forms (for a caller that rebuilds the state entity by entity) -------------------- */
 
-/* Opaque streaming state; lives on the caller's stack, no allocation. Do not touch its fields.
- * It is 64-byte aligned: heap copies need aligned_alloc(64, sizeof(dg_hash_stream)). */
+/* The streaming state: opaque (its layout is hash/'s, hash/hash_internal.h), but in the caller's
+ * storage, not behind a _new/_free pair, for one reason: the streaming calls cannot fail and never
+ * allocate (docs/STATE-HASH.md §10), and every recorded or replayed tick of every source runs one of
+ * them — a state on the stack keeps the per-tick path free of the allocator and of an error path it
+ * would need. Begin it before use (dg_hash_tick_begin, dg_hash_raw_begin, dg_hash_rply_entity_begin);
+ * it owns nothing, so nothing ends it. Its size and alignment are ABI (docs/API.md, "Caller storage"):
+ * 64-byte aligned, so a heap copy needs aligned_alloc(64, sizeof(dg_hash_stream)). */
 #if defined(__cplusplus)
 #define DG_HASH_ALIGN64 alignas(64)
 #else
 #define DG_HASH_ALIGN64 _Alignas(64)
 #endif
+#define DG_HASH_STREAM_SIZE 1728 /* bytes: the size it had when its fields were shown (ABI kept) */
 typedef struct dg_hash_stream {
-    DG_HASH_ALIGN64 unsigned char xxh_[640]; /* an XXH3_state_t */
-    uint8_t batch_[1024];                     /* pending bytes not yet fed to XXH3 */
-    uint32_t batch_len_;
-    uint32_t count_;       /* entities added */
-    uint64_t tick_;
-    uint64_t last_id_;     /* previous id + 1 (0 before the first), for the order check */
-    uint32_t order_errors_; /* entities added out of order or with id 0 */
-    uint32_t magic_;
+    DG_HASH_ALIGN64 unsigned char opaque[DG_HASH_STREAM_SIZE];
 } dg_hash_stream;
 
 /* Tick stream: begin, add each entity in id order, end with the events hash. The result equals

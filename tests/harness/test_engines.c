@@ -1,6 +1,8 @@
 /* tests/harness/test_engines.c — the engines table (harness/engines.h): every row complete and named
- * once, sim_stub first (the default), only a process engine's failures its own; and each row opens a
- * source that yields the first tick of what it was given. */
+ * once, sim_stub first (the default), only a process or library engine's failures its own; each row
+ * opens a source that yields the first tick of what it was given; and a project file's `[engine] kind`
+ * resolves through the table: every row a project may name loads as that row, and a bad kind lists
+ * the table's names. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "harness/engines.h"
+#include "harness/project.h"
 
 static void every_row_is_complete_and_named_once(void **state)
 {
@@ -25,6 +28,77 @@ static void every_row_is_complete_and_named_once(void **state)
     assert_false(dg_harness__engine_sim_stub.own_failures);
     assert_false(dg_harness__engine_stream.own_failures);
     assert_true(dg_harness__engine_process.own_failures);
+    assert_true(dg_harness__engine_library.own_failures);
+    for (size_t i = 0; dg_harness__engines[i]; i++)
+        if (dg_harness__engines[i]->project_kind)
+            assert_non_null(dg_harness__engines[i]->golden_default);
+}
+
+/* Parses text as a project file named dir/detgate.ini; the status, err filled. */
+static dg_status parse_project(harness__project *p, const char *text, dg_error *err)
+{
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    assert_non_null(f);
+    dg_error_clear(err);
+    dg_status st = dg_harness__project_parse(p, f, "detgate.ini", err);
+    fclose(f);
+    if (st == DG_OK)
+        dg_harness__decl_free(&p->decl);
+    return st;
+}
+
+/* Every row a project may name is what `kind = NAME` (with the key it needs) loads; the table's own
+ * rows, not a list in project.c: a row added to the table is a kind the project file takes. */
+static void a_project_kind_is_a_row_of_the_table(void **state)
+{
+    (void)state;
+    size_t kinds = 0;
+    for (size_t i = 0; dg_harness__engines[i]; i++) {
+        const harness__engine *e = dg_harness__engines[i];
+        assert_ptr_equal(dg_harness__engine_find(e->name), e->project_kind ? e : NULL);
+        if (!e->project_kind)
+            continue;
+        kinds++;
+        char text[512];
+        snprintf(text, sizeof text, "[project]\nscenarios = s\n[engine]\nkind = %s\n%s%s%s\n", e->name,
+                 e->project_key ? e->project_key : "", e->project_key ? " = " : "",
+                 !e->project_key ? "" : strcmp(e->project_key, "run") == 0 ? "cat {scenario}" : "x.so");
+        harness__project p;
+        dg_error err;
+        assert_int_equal(parse_project(&p, text, &err), DG_OK);
+        assert_ptr_equal(p.engine, e);
+        assert_true(p.run[0] != 0 || !e->project_key); /* what its sources run */
+        assert_string_equal(p.golden, e->golden_default);
+    }
+    assert_true(kinds >= 3); /* sim_stub, process, library */
+    harness__project p;
+    dg_error err;
+    assert_int_equal(parse_project(&p, "[project]\nscenarios = s\n", &err), DG_OK);
+    assert_ptr_equal(p.engine, dg_harness__engines[0]); /* no kind: the default */
+}
+
+/* A bad kind is refused with the table's names, in its order, as a message's list. */
+static void a_bad_kind_lists_the_table(void **state)
+{
+    (void)state;
+    char want[512] = "kind: expected ";
+    size_t n = 0, total = 0;
+    for (size_t i = 0; dg_harness__engines[i]; i++)
+        total += dg_harness__engines[i]->project_kind;
+    for (size_t i = 0; dg_harness__engines[i]; i++) {
+        if (!dg_harness__engines[i]->project_kind)
+            continue;
+        strcat(want, n == 0 ? "" : n + 1 == total ? " or " : ", ");
+        strcat(want, dg_harness__engines[i]->name);
+        n++;
+    }
+    strcat(want, ", found 'plugin'");
+    harness__project p;
+    dg_error err;
+    assert_int_equal(parse_project(&p, "[engine]\nkind = plugin\n", &err), DG_E_SYNTAX);
+    assert_string_equal(err.msg, want);
+    assert_string_equal(err.where, "detgate.ini:2");
+    assert_int_equal(parse_project(&p, "[engine]\nkind = stream\n", &err), DG_E_SYNTAX); /* given, not declared */
 }
 
 static const char *src_dir(void)
@@ -69,6 +143,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_row_is_complete_and_named_once),
         cmocka_unit_test(each_row_opens_what_it_is_given),
+        cmocka_unit_test(a_project_kind_is_a_row_of_the_table),
+        cmocka_unit_test(a_bad_kind_lists_the_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -209,6 +209,16 @@ static void test_many_entities_match_independent_route(void **state)
     assert_true(dg_hash_events(ev, 3) == doc_events_hash(ev, 3));
 }
 
+/* The opaque state keeps the ABI of the header that showed its fields: 640 (XXH3 state) + 1024 (batch)
+ * + 4 + 4 + 8 + 8 + 4 + 4 = 1696 bytes, rounded up to its 64-byte alignment: 1728 (docs/API.md). */
+static void test_stream_state_size_is_abi(void **state)
+{
+    (void)state;
+    assert_int_equal(sizeof(dg_hash_stream), 1728);
+    assert_int_equal(DG_HASH_STREAM_SIZE, 1728);
+    assert_int_equal(_Alignof(dg_hash_stream), 64);
+}
+
 static void test_stream_equals_one_shot(void **state)
 {
     (void)state;
@@ -674,6 +684,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seeds_are_the_documented_ascii),
+        cmocka_unit_test(test_stream_state_size_is_abi),
         cmocka_unit_test(test_entity_bytes_match_documented_layout),
         cmocka_unit_test(test_tick_hash_matches_independent_route),
         cmocka_unit_test(test_many_entities_match_independent_route),

@@ -1,5 +1,6 @@
 /* codec/schema.c — the entity schema: the legacy one, its rules, float quantization of an extra
  * field, value bounds and display (include/detgate/schema.h, docs/FORMAT-flrep.md §12). */
+#include "round.h"
 #include "detgate/schema.h"
 
 #include "cursor.h"
@@ -175,26 +176,12 @@ dg_status dg_schema_quant_float(const dg_field_def *f, double v, int64_t *out, d
 {
     if (f == NULL || f->type != DG_FIELD_FLOAT)
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "schema", "expected a float field");
-    double q = v / f->quantum;
-    if (!(fabs(q) <= (double)FLOAT_SLOT_MAX)) {  /* NaN too */
+    int64_t n;
+    if (!dg_round_half_away(v / f->quantum, &n)) { /* NaN too */
         char where[96];
         snprintf(where, sizeof where, "field %.63s", f->name ? f->name : "?");
         return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, where,
                             "expected a finite value within 2^53 quanta of %g, found %g", f->quantum, v);
-    }
-    /* half away from zero, exact: trunc, then the remainder decides (no libm rounding mode) */
-    double t = trunc(q);
-    double r = q - t;
-    int64_t n = (int64_t)t;
-    if (r >= 0.5)
-        n++;
-    else if (r <= -0.5)
-        n--;
-    if (n > FLOAT_SLOT_MAX || n < -FLOAT_SLOT_MAX) {
-        char where[96];
-        snprintf(where, sizeof where, "field %.63s", f->name ? f->name : "?");
-        return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, where,
-                            "expected a value within 2^53 quanta of %g, found %g", f->quantum, v);
     }
     *out = n;
     return DG_OK;

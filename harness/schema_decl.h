@@ -6,6 +6,7 @@
 #ifndef DETGATE_HARNESS_SCHEMA_DECL_H
 #define DETGATE_HARNESS_SCHEMA_DECL_H
 
+#include "round.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,23 +93,12 @@ bool dg_harness__decl_parse_value(const harness__field_decl *f, const char *text
 bool dg_harness__decl_value_f64(const harness__field_decl *f, double v, int64_t *slot, char *msg, size_t cap);
 bool dg_harness__decl_value_bits(const harness__field_decl *f, uint64_t v, int64_t *slot, char *msg, size_t cap);
 
-/* A float field's slot: round(v / quantum) half away from zero, as an integer of at most 2^53 quanta;
- * false (slot untouched) for a value that is not finite or lies further out (decl_value_f64 says why).
- * Inline and without libm's round: the binary stream quantizes every declared float of every entity
- * here. Exact: below 2^52 the truncation and the fraction x - t are exact; from 2^52 on x is integral. */
+/* A float field's slot: v / quantum rounded by base/round.h's rule (the codec's too), at most 2^53
+ * quanta; false (slot untouched) for a value that is not finite or lies further out. Inline: the binary
+ * stream quantizes every declared float of every entity here. */
 static inline bool dg_harness__decl_quantize(double v, double quantum, int64_t *slot)
 {
-    double x = v / quantum;
-    if (!(x >= -9007199254740992.0 && x <= 9007199254740992.0)) /* NaN, an infinity, beyond 2^53 */
-        return false;
-    double t = x;
-    if (x > -4503599627370496.0 && x < 4503599627370496.0) {
-        t = (double)(int64_t)x;
-        double d = x - t;
-        t += d >= 0.5 ? 1.0 : d <= -0.5 ? -1.0 : 0.0;
-    }
-    *slot = (int64_t)t;
-    return true;
+    return dg_round_half_away(v / quantum, slot);
 }
 
 /* Sets the standard fields the declaration lacks to what the recording holds for them (0; rotation

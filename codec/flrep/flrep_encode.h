@@ -107,14 +107,14 @@ apply_delta(const dg_qentity *prev, const flrep_pred *pred, const flrep_rec *r,
 
 /* ---- encoding ---------------------------------------------------------------------------- */
 
-static inline void write_rot(dg_bitw *b, const dg_qentity *q)
+static inline __attribute__((always_inline)) void write_rot(dg_bitw *b, const dg_qentity *q)
 {
     dg_bitw_put(b, q->rot_largest, 2);
     for (int i = 0; i < 3; i++)
         dg_bitw_put(b, (uint16_t)q->rot[i], 16);
 }
 
-static inline void write_full(dg_bitw *b, const dg_qentity *q)
+static inline __attribute__((always_inline)) void write_full(dg_bitw *b, const dg_qentity *q)
 {
     dg_bitw_put(b, FLREP_REC_FULL, 2);
     dg_bitw_put(b, q->type_index, 16);
@@ -301,20 +301,37 @@ encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred 
  * record later: the next record's arithmetic comes before this one's table loads and bit assembly in
  * the instruction stream, so the two chains overlap. */
 typedef struct common_rec {
-    uint64_t z;     /* the nine zigzagged residuals, 7 bits each in stream order; 0: no motion */
+    uint32_t t3;    /* every zigzag < DG_EG3_SMALL: the three triples' dg_eg_trip indices, 9 bits each
+                     * (velocity, position, rotation; 0: no motion); else DG_EG3_NONE */
+    uint64_t z;     /* t3 DG_EG3_NONE: the nine zigzagged residuals, 7 bits each in stream order */
     uint64_t gap;   /* < DG_EG_SMALL */
 } common_rec;
 
 /* write_delta's bits for a common record: head (gap, kind, flags), then the nine codes — one put when
  * they fit in 56 bits (nearly always), else a put whenever the next code would not fit: the same
- * bits either way. */
+ * bits either way. Residuals of a quantum or three (every zigzag < 8) take their codes three at a
+ * time from dg_eg_trip: three loads instead of nine. */
 static inline __attribute__((always_inline)) void emit_common(dg_bitw *b, const common_rec *rec)
 {
-    uint64_t motion = rec->z != 0;
+    uint64_t motion = rec->t3 != DG_EG3_NONE ? rec->t3 != 0 : rec->z != 0;
     uint32_t eh = dg_eg_small[rec->gap];
     unsigned at = eh >> 24;
     uint64_t bits = (eh & 0xFFFFFF) | (uint64_t)FLREP_REC_DELTA << at | motion << (at + 2);
     at += 5;
+    if (motion && __builtin_expect(rec->t3 != DG_EG3_NONE, 1)) {   /* (t3 0: no motion, head only) */
+        uint32_t t = rec->t3;
+        uint32_t e0 = dg_eg_trip[t & 511], e1 = dg_eg_trip[(t >> 9) & 511], e2 = dg_eg_trip[t >> 18];
+        unsigned l0 = e0 >> 24, l1 = e1 >> 24, l2 = e2 >> 24;
+        uint64_t c0 = e0 & 0xFFFFFF, c1 = e1 & 0xFFFFFF, c2 = e2 & 0xFFFFFF;
+        unsigned at1 = at + l0, at2 = at1 + l1;   /* <= 20 + 21 + 21: no shift by 64 */
+        if (__builtin_expect(at2 + l2 <= 56, 1)) {
+            dg_bitw_put_clean(b, bits | c0 << at | c1 << at1 | c2 << at2, at2 + l2);
+        } else {   /* head + 21 and 42 bits: two puts */
+            dg_bitw_put_clean(b, bits | c0 << at, at1);
+            dg_bitw_put_clean(b, c1 | c2 << l1, l1 + l2);
+        }
+        return;
+    }
     if (motion) {
         uint64_t z = rec->z;
         unsigned at0 = at;
@@ -385,13 +402,25 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
     const __m256i lanes012_64 = _mm256_setr_epi64x(-1, -1, -1, 0);
     if (!_mm256_testz_si256(all, _mm256_and_si256(lanes012_64, _mm256_set1_epi64x(~(int64_t)(DG_EG_SMALL - 1)))))
         return false;   /* a residual beyond -64..63 */
-    /* the nine indices, 7 bits each, in stream order: velocity's at 0, 7, 14, position's at 21, 28,
-     * 35, rotation's at 42, 49, 56 (lane k shifted by 7k, the lanes ORed) */
-    __m256i fields = _mm256_or_si256(_mm256_or_si256(vz, _mm256_slli_epi64(pz, 21)), _mm256_slli_epi64(rz, 42));
-    fields = _mm256_sllv_epi64(fields, _mm256_setr_epi64x(0, 7, 14, 0));
-    __m128i f01 = _mm256_castsi256_si128(fields);
-    f01 = _mm_or_si128(_mm_or_si128(f01, _mm_unpackhi_epi64(f01, f01)), _mm256_extracti128_si256(fields, 1));
-    rec->z = (uint64_t)_mm_cvtsi128_si64(f01);
+    /* the three dg_eg_trip indices when every zigzag is below 8: lane k holds axis k of velocity at
+     * bit 0, of position at 9, of rotation at 18, shifted by 3k, the lanes ORed */
+    if (__builtin_expect(_mm256_testz_si256(all, _mm256_and_si256(lanes012_64, _mm256_set1_epi64x(~(int64_t)(DG_EG3_SMALL - 1)))), 1)) {
+        __m256i tri = _mm256_or_si256(_mm256_or_si256(vz, _mm256_slli_epi64(pz, 9)), _mm256_slli_epi64(rz, 18));
+        tri = _mm256_sllv_epi64(tri, _mm256_setr_epi64x(0, 3, 6, 0));
+        __m128i t01 = _mm256_castsi256_si128(tri);
+        t01 = _mm_or_si128(_mm_or_si128(t01, _mm_unpackhi_epi64(t01, t01)), _mm256_extracti128_si256(tri, 1));
+        rec->t3 = (uint32_t)_mm_cvtsi128_si32(t01);
+        rec->z = 0;
+    } else {
+        /* the nine indices, 7 bits each, in stream order: velocity's at 0, 7, 14, position's at 21,
+         * 28, 35, rotation's at 42, 49, 56 (lane k shifted by 7k, the lanes ORed) */
+        __m256i fields = _mm256_or_si256(_mm256_or_si256(vz, _mm256_slli_epi64(pz, 21)), _mm256_slli_epi64(rz, 42));
+        fields = _mm256_sllv_epi64(fields, _mm256_setr_epi64x(0, 7, 14, 0));
+        __m128i f01 = _mm256_castsi256_si128(fields);
+        f01 = _mm_or_si128(_mm_or_si128(f01, _mm_unpackhi_epi64(f01, f01)), _mm256_extracti128_si256(fields, 1));
+        rec->t3 = DG_EG3_NONE;
+        rec->z = (uint64_t)_mm_cvtsi128_si64(f01);
+    }
     rec->gap = gap;
     /* apply_delta: the state a reader rebuilds, and its context */
     __m256i v = _mm256_add_epi64(_mm256_add_epi64(vel_p, dv), vres);
@@ -417,11 +446,14 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
 /* One tick's entity records (FORMAT-flrep.md §6.3), the world after it tracked into *next (slot i:
  * cur[i]) with the contexts a reader will have. Returns false when some DELTA record failed its
  * self-check (a codec bug). */
-static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b, const flrep_tick_ctx *tc,
+static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b_out, const flrep_tick_ctx *tc,
                                                                       const flrep_world *world, size_t wn,
                                                                       flrep_world *next, const dg_qentity *cur,
                                                                       size_t n, size_t *nrec_out)
 {
+    /* the bit writer as a local: its word stores through p may alias *b_out's accumulator (both
+     * uint64_t), which would send the accumulator through memory on every put */
+    dg_bitw bw = *b_out, *const b = &bw;
     bool tracked = true;
     /* every entity of cur is in the next world, in cur's order: its slot there is i */
     size_t wi = 0, nrec = 0;
@@ -431,7 +463,7 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
     const flrep_tick_ctx tcl = *tc;   /* a local: the bit writer's word stores cannot alias it */
 #if FLREP_FAST_AVX2
     const fast_rate rt = fast_rate_of(tc);
-    common_rec pending = {0, 0};   /* the last common record, computed, not yet written */
+    common_rec pending = {0, 0, 0};   /* the last common record, computed, not yet written */
     bool have_pending = false;
 #define FLUSH_PENDING()                                                                                   \
     do {                                                                                                 \
@@ -489,6 +521,7 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
     FLUSH_PENDING();
     while (wi < wn)
         write_remove(b, wents[wi++].id, &prev_id, &nrec);
+    *b_out = bw;
     *nrec_out = nrec;
     return tracked;
 #undef FLUSH_PENDING

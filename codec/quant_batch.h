@@ -47,16 +47,15 @@ typedef struct axes {
     __m128i q[3];   /* low 64 bits: pos0 pos1 | pos2 vel0 | vel1 vel2 */
 } axes;
 
-/* round_i32 on both lanes of s, |s| < 2^31 - 0.5 known; the results in the low two int32 lanes. */
+/* round_i32 on both lanes of s, |s| < 2^31 - 0.5 known; the results in the low two int32 lanes.
+ * round_i32's adjustment (frac >= 0.5) - (frac <= -0.5) is the truncation of frac + frac: the sum is
+ * exact and within (-2, 2), so it truncates to 1 exactly when frac >= 0.5, to -1 when frac <= -0.5,
+ * else to 0 — one conversion, already in int32 lanes, for two comparisons and a shuffle. */
 static inline __m128i round_pair_bounded(__m128d s)
 {
     __m128i t = _mm_cvttpd_epi32(s);   /* truncation; both results in the low 64 bits */
     __m128d frac = _mm_sub_pd(s, _mm_cvtepi32_pd(t));
-    /* comparison masks are 64-bit all-ones (-1): down - up is +1 to round up, -1 to round down */
-    __m128i up = _mm_castpd_si128(_mm_cmpge_pd(frac, _mm_set1_pd(0.5)));
-    __m128i down = _mm_castpd_si128(_mm_cmple_pd(frac, _mm_set1_pd(-0.5)));
-    __m128i adj = _mm_shuffle_epi32(_mm_sub_epi64(down, up), _MM_SHUFFLE(3, 3, 2, 0));
-    return _mm_add_epi32(t, adj);
+    return _mm_add_epi32(t, _mm_cvttpd_epi32(_mm_add_pd(frac, frac)));
 }
 
 /* round_i32 on both lanes; a lane out of range is cleared in *in_range and its result is garbage
@@ -312,14 +311,13 @@ static inline __m128i low_dwords(__m256i v)
     return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
 }
 
-/* round_i32 on four lanes, |s| < 2^31 - 0.5 known (round_pair_bounded, four wide). */
+/* round_i32 on four lanes, |s| < 2^31 - 0.5 known (round_pair_bounded, four wide: the adjustment is
+ * the truncation of frac + frac). */
 static inline __m128i round4_bounded(__m256d s)
 {
     __m128i t = _mm256_cvttpd_epi32(s);
     __m256d frac = _mm256_sub_pd(s, _mm256_cvtepi32_pd(t));
-    __m256i up = _mm256_castpd_si256(_mm256_cmp_pd(frac, _mm256_set1_pd(0.5), _CMP_GE_OQ));
-    __m256i down = _mm256_castpd_si256(_mm256_cmp_pd(frac, _mm256_set1_pd(-0.5), _CMP_LE_OQ));
-    return _mm_add_epi32(t, low_dwords(_mm256_sub_epi64(down, up)));   /* -1 - 0 rounds down, 0 - -1 up */
+    return _mm_add_epi32(t, _mm256_cvttpd_epi32(_mm256_add_pd(frac, frac)));
 }
 
 /* The twelve axes of a and b, scaled (v * quanta per unit): pos0 pos1 pos2 vel0 of a | vel1 vel2 of

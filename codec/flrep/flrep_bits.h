@@ -97,6 +97,25 @@ static inline bool dg_eg_short(uint64_t v, uint64_t *code, unsigned *len)
 static const uint32_t dg_eg_small[DG_EG_SMALL] = {DG_EG_16(0),  DG_EG_16(16), DG_EG_16(32), DG_EG_16(48),
                                                    DG_EG_16(64), DG_EG_16(80), DG_EG_16(96), DG_EG_16(112)};
 
+/* The codes of three values 0..7 one after another (a residual triple of a quantum or three: the
+ * encoder's common record), indexed a | b << 3 | c << 6: code | length << 24 (at most 21 bits) — one
+ * load per triple instead of three. */
+#define DG_EG8_N(v) ((v) >= 7 ? 3u : (v) >= 3 ? 2u : (v) >= 1 ? 1u : 0u)   /* floor(log2(v + 1)) */
+#define DG_EG8_LEN(v) (2u * DG_EG8_N(v) + 1u)
+#define DG_EG8_CODE(v) (((((uint32_t)(v) + 1u) << (DG_EG8_N(v) + 1u)) | (1u << DG_EG8_N(v))) & ((1u << DG_EG8_LEN(v)) - 1u))
+#define DG_EG3_ENTRY(i)                                                                                  \
+    (DG_EG8_CODE((i) & 7) | DG_EG8_CODE(((i) >> 3) & 7) << DG_EG8_LEN((i) & 7) |                         \
+     DG_EG8_CODE((i) >> 6) << (DG_EG8_LEN((i) & 7) + DG_EG8_LEN(((i) >> 3) & 7)) |                        \
+     (DG_EG8_LEN((i) & 7) + DG_EG8_LEN(((i) >> 3) & 7) + DG_EG8_LEN((i) >> 6)) << 24)
+#define DG_EG3_8(i) DG_EG3_ENTRY(i), DG_EG3_ENTRY((i) + 1), DG_EG3_ENTRY((i) + 2), DG_EG3_ENTRY((i) + 3),     \
+                    DG_EG3_ENTRY((i) + 4), DG_EG3_ENTRY((i) + 5), DG_EG3_ENTRY((i) + 6), DG_EG3_ENTRY((i) + 7)
+#define DG_EG3_64(i) DG_EG3_8(i), DG_EG3_8((i) + 8), DG_EG3_8((i) + 16), DG_EG3_8((i) + 24), DG_EG3_8((i) + 32), \
+                     DG_EG3_8((i) + 40), DG_EG3_8((i) + 48), DG_EG3_8((i) + 56)
+#define DG_EG3_SMALL 8u     /* each of the three values below this */
+#define DG_EG3_NONE UINT32_MAX   /* a triple index word when some value is not below DG_EG3_SMALL */
+static const uint32_t dg_eg_trip[512] = {DG_EG3_64(0),   DG_EG3_64(64),  DG_EG3_64(128), DG_EG3_64(192),
+                                         DG_EG3_64(256), DG_EG3_64(320), DG_EG3_64(384), DG_EG3_64(448)};
+
 /* Inline whole, slow path included: a call would take the writer's address and keep its state in
  * memory instead of registers for the whole record block. */
 static inline __attribute__((always_inline)) void dg_bitw_eg(dg_bitw *w, uint64_t v)

@@ -107,14 +107,14 @@ apply_delta(const dg_qentity *prev, const flrep_pred *pred, const flrep_rec *r,
 
 /* ---- encoding ---------------------------------------------------------------------------- */
 
-static inline void write_rot(dg_bitw *b, const dg_qentity *q)
+static inline __attribute__((always_inline)) void write_rot(dg_bitw *b, const dg_qentity *q)
 {
     dg_bitw_put(b, q->rot_largest, 2);
     for (int i = 0; i < 3; i++)
         dg_bitw_put(b, (uint16_t)q->rot[i], 16);
 }
 
-static inline void write_full(dg_bitw *b, const dg_qentity *q)
+static inline __attribute__((always_inline)) void write_full(dg_bitw *b, const dg_qentity *q)
 {
     dg_bitw_put(b, FLREP_REC_FULL, 2);
     dg_bitw_put(b, q->type_index, 16);
@@ -260,13 +260,9 @@ static inline bool same_fields(const dg_qentity *a, const dg_qentity *b)
     return d == 0;
 }
 
-/* The encoder tracks the world a reader will rebuild. A FULL record or none: the state as given,
- * context cleared. */
-static inline void track_record(const dg_qentity *cur, flrep_world *next, size_t at)
-{
-    next->ents[at] = *cur;
-    memset(&next->pred[at], 0, sizeof next->pred[at]);
-}
+/* The encoder tracks the world a reader will rebuild (its states are cur's, copied whole before the
+ * record loop). A FULL record or none: the context cleared. */
+static inline void track_record(flrep_world *next, size_t at) { memset(&next->pred[at], 0, sizeof next->pred[at]); }
 
 static inline __attribute__((always_inline)) void write_remove(dg_bitw *b, uint32_t id, uint32_t *prev_id,
                                                                size_t *nrec)
@@ -277,14 +273,14 @@ static inline __attribute__((always_inline)) void write_remove(dg_bitw *b, uint3
     ++*nrec;
 }
 
-/* The DELTA record of a live entity whose state changed, appended to b; its state and the context
- * a reader will have go to *out and *out_pred, computed with the decoder's own apply_delta: the
+/* The DELTA record of a live entity whose state changed, appended to b; the context a reader will
+ * have goes to *out_pred (its state is cur), computed with the decoder's own apply_delta: the
  * writer's prediction contexts are the reader's by construction, and a residual that does not
  * reproduce the state exactly is caught here rather than in a file (returns false: a codec bug).
  * The record and the rebuilt state are locals the compiler keeps in registers. */
 static inline __attribute__((always_inline)) bool
 encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred *pred, const dg_qentity *cur,
-             const flrep_tick_ctx *tc, dg_qentity *out, flrep_pred *out_pred)
+             const flrep_tick_ctx *tc, flrep_pred *out_pred)
 {
     flrep_rec r;
     make_delta(prev, pred, cur, tc, &r);
@@ -292,7 +288,6 @@ encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred 
     const char *why;
     bool same = apply_delta(prev, pred, &r, tc, &rebuilt, out_pred, &why) && same_fields(&rebuilt, cur);
     write_delta(b, gap, &r);   /* after every load: fewer values live across the bit writer */
-    *out = *cur;
     return same;
 }
 
@@ -301,20 +296,37 @@ encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred 
  * record later: the next record's arithmetic comes before this one's table loads and bit assembly in
  * the instruction stream, so the two chains overlap. */
 typedef struct common_rec {
-    uint64_t z;     /* the nine zigzagged residuals, 7 bits each in stream order; 0: no motion */
+    uint32_t t3;    /* every zigzag < DG_EG3_SMALL: the three triples' dg_eg_trip indices, 9 bits each
+                     * (velocity, position, rotation; 0: no motion); else DG_EG3_NONE */
+    uint64_t z;     /* t3 DG_EG3_NONE: the nine zigzagged residuals, 7 bits each in stream order */
     uint64_t gap;   /* < DG_EG_SMALL */
 } common_rec;
 
 /* write_delta's bits for a common record: head (gap, kind, flags), then the nine codes — one put when
  * they fit in 56 bits (nearly always), else a put whenever the next code would not fit: the same
- * bits either way. */
+ * bits either way. Residuals of a quantum or three (every zigzag < 8) take their codes three at a
+ * time from dg_eg_trip: three loads instead of nine. */
 static inline __attribute__((always_inline)) void emit_common(dg_bitw *b, const common_rec *rec)
 {
-    uint64_t motion = rec->z != 0;
+    uint64_t motion = rec->t3 != DG_EG3_NONE ? rec->t3 != 0 : rec->z != 0;
     uint32_t eh = dg_eg_small[rec->gap];
     unsigned at = eh >> 24;
     uint64_t bits = (eh & 0xFFFFFF) | (uint64_t)FLREP_REC_DELTA << at | motion << (at + 2);
     at += 5;
+    if (motion && __builtin_expect(rec->t3 != DG_EG3_NONE, 1)) {   /* (t3 0: no motion, head only) */
+        uint32_t t = rec->t3;
+        uint32_t e0 = dg_eg_trip[t & 511], e1 = dg_eg_trip[(t >> 9) & 511], e2 = dg_eg_trip[t >> 18];
+        unsigned l0 = e0 >> 24, l1 = e1 >> 24, l2 = e2 >> 24;
+        uint64_t c0 = e0 & 0xFFFFFF, c1 = e1 & 0xFFFFFF, c2 = e2 & 0xFFFFFF;
+        unsigned at1 = at + l0, at2 = at1 + l1;   /* <= 20 + 21 + 21: no shift by 64 */
+        if (__builtin_expect(at2 + l2 <= 56, 1)) {
+            dg_bitw_put_clean(b, bits | c0 << at | c1 << at1 | c2 << at2, at2 + l2);
+        } else {   /* head + 21 and 42 bits: two puts */
+            dg_bitw_put_clean(b, bits | c0 << at, at1);
+            dg_bitw_put_clean(b, c1 | c2 << l1, l1 + l2);
+        }
+        return;
+    }
     if (motion) {
         uint64_t z = rec->z;
         unsigned at0 = at;
@@ -346,12 +358,13 @@ static inline __attribute__((always_inline)) void emit_common(dg_bitw *b, const 
  * codes from the small table — with make_delta's residuals and apply_delta's rebuild (the
  * self-check) computed three axes at a time: velocity and position in four i64 lanes (lane 3 reads
  * the next field and is never used), rotation in four i32 lanes (lane 3: rotLargest and pad,
- * residual 0). The record goes to *rec for emit_common; the state and context a reader will have to
- * *out and *out_pred. Returns false, nothing stored, for any other record (encode_delta takes it);
- * else *same says whether the rebuild reproduced cur, as encode_delta's. */
+ * residual 0); rdiv as `rate` says (the loop's copy knows the tick rate). The record goes to *rec for
+ * emit_common; the context a reader will have to *out_pred. Returns false, nothing stored, for any
+ * other record (encode_delta takes it); else *same says whether the rebuild reproduced cur, as
+ * encode_delta's. */
 static inline __attribute__((always_inline)) bool
 encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pred *restrict pred,
-                   const dg_qentity *restrict cur, const fast_rate *rt, dg_qentity *restrict out,
+                   const dg_qentity *restrict cur, const fast_rate *rt, rdiv_rate rate,
                    flrep_pred *restrict out_pred, bool *same, common_rec *rec)
 {
     uint32_t tf_now, tf_was, hf_now, hf_was;
@@ -369,7 +382,7 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
     __m256i pos_p = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)prev->pos));
     __m256i dv = _mm256_loadu_si256((const __m256i *)(const void *)pred->dv);
     __m256i vres = _mm256_sub_epi64(vel_c, _mm256_add_epi64(vel_p, dv));
-    __m256i pres = _mm256_sub_epi64(pos_c, _mm256_add_epi64(pos_p, rdiv_lanes(_mm256_add_epi64(vel_c, vel_c), rt, RDIV_ANY)));
+    __m256i pres = _mm256_sub_epi64(pos_c, _mm256_add_epi64(pos_p, rdiv_lanes(_mm256_add_epi64(vel_c, vel_c), rt, rate)));
     const __m128i lanes012 = _mm_setr_epi32(-1, -1, -1, 0);
     __m128i rot_c16 = _mm_loadl_epi64((const __m128i *)(const void *)cur->rot);
     __m128i rot_p16 = _mm_loadl_epi64((const __m128i *)(const void *)prev->rot);
@@ -385,17 +398,29 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
     const __m256i lanes012_64 = _mm256_setr_epi64x(-1, -1, -1, 0);
     if (!_mm256_testz_si256(all, _mm256_and_si256(lanes012_64, _mm256_set1_epi64x(~(int64_t)(DG_EG_SMALL - 1)))))
         return false;   /* a residual beyond -64..63 */
-    /* the nine indices, 7 bits each, in stream order: velocity's at 0, 7, 14, position's at 21, 28,
-     * 35, rotation's at 42, 49, 56 (lane k shifted by 7k, the lanes ORed) */
-    __m256i fields = _mm256_or_si256(_mm256_or_si256(vz, _mm256_slli_epi64(pz, 21)), _mm256_slli_epi64(rz, 42));
-    fields = _mm256_sllv_epi64(fields, _mm256_setr_epi64x(0, 7, 14, 0));
-    __m128i f01 = _mm256_castsi256_si128(fields);
-    f01 = _mm_or_si128(_mm_or_si128(f01, _mm_unpackhi_epi64(f01, f01)), _mm256_extracti128_si256(fields, 1));
-    rec->z = (uint64_t)_mm_cvtsi128_si64(f01);
+    /* the three dg_eg_trip indices when every zigzag is below 8: lane k holds axis k of velocity at
+     * bit 0, of position at 9, of rotation at 18, shifted by 3k, the lanes ORed */
+    if (__builtin_expect(_mm256_testz_si256(all, _mm256_and_si256(lanes012_64, _mm256_set1_epi64x(~(int64_t)(DG_EG3_SMALL - 1)))), 1)) {
+        __m256i tri = _mm256_or_si256(_mm256_or_si256(vz, _mm256_slli_epi64(pz, 9)), _mm256_slli_epi64(rz, 18));
+        tri = _mm256_sllv_epi64(tri, _mm256_setr_epi64x(0, 3, 6, 0));
+        __m128i t01 = _mm256_castsi256_si128(tri);
+        t01 = _mm_or_si128(_mm_or_si128(t01, _mm_unpackhi_epi64(t01, t01)), _mm256_extracti128_si256(tri, 1));
+        rec->t3 = (uint32_t)_mm_cvtsi128_si32(t01);
+        rec->z = 0;
+    } else {
+        /* the nine indices, 7 bits each, in stream order: velocity's at 0, 7, 14, position's at 21,
+         * 28, 35, rotation's at 42, 49, 56 (lane k shifted by 7k, the lanes ORed) */
+        __m256i fields = _mm256_or_si256(_mm256_or_si256(vz, _mm256_slli_epi64(pz, 21)), _mm256_slli_epi64(rz, 42));
+        fields = _mm256_sllv_epi64(fields, _mm256_setr_epi64x(0, 7, 14, 0));
+        __m128i f01 = _mm256_castsi256_si128(fields);
+        f01 = _mm_or_si128(_mm_or_si128(f01, _mm_unpackhi_epi64(f01, f01)), _mm256_extracti128_si256(fields, 1));
+        rec->t3 = DG_EG3_NONE;
+        rec->z = (uint64_t)_mm_cvtsi128_si64(f01);
+    }
     rec->gap = gap;
     /* apply_delta: the state a reader rebuilds, and its context */
     __m256i v = _mm256_add_epi64(_mm256_add_epi64(vel_p, dv), vres);
-    __m256i p = _mm256_add_epi64(_mm256_add_epi64(pos_p, rdiv_lanes(_mm256_add_epi64(v, v), rt, RDIV_ANY)), pres);
+    __m256i p = _mm256_add_epi64(_mm256_add_epi64(pos_p, rdiv_lanes(_mm256_add_epi64(v, v), rt, rate)), pres);
     __m128i c = _mm_add_epi32(_mm_add_epi32(rot_p, drot), rres);   /* lane 3: prev's rotLargest, pad */
     __m256i diff = _mm256_or_si256(_mm256_xor_si256(v, vel_c), _mm256_xor_si256(p, pos_c));
     __m128i out_of_range = _mm_or_si128(_mm_cmpgt_epi32(c, _mm_set1_epi32(DG_QROT_SCALE)),
@@ -409,19 +434,22 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
             prev->id == cur->id;
     _mm256_storeu_si256((__m256i *)(void *)out_pred->dv, _mm256_sub_epi64(v, vel_p));   /* lane 3 over drot[0..1] */
     _mm_storeu_si128((__m128i *)(void *)out_pred->drot, _mm_sub_epi32(c, rot_p));       /* lane 3: 0 */
-    *out = *cur;
     return true;
 }
 #endif
 
 /* One tick's entity records (FORMAT-flrep.md §6.3), the world after it tracked into *next (slot i:
  * cur[i]) with the contexts a reader will have. Returns false when some DELTA record failed its
- * self-check (a codec bug). */
-static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b, const flrep_tick_ctx *tc,
+ * self-check (a codec bug). unit_rate: the tick rate is 1 Hz (a constant in each copy of the AVX2
+ * loop: rdiv is then the numerator, else the multiply-high alone; the portable loop ignores it). */
+static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b_out, const flrep_tick_ctx *tc,
                                                                       const flrep_world *world, size_t wn,
                                                                       flrep_world *next, const dg_qentity *cur,
-                                                                      size_t n, size_t *nrec_out)
+                                                                      size_t n, size_t *nrec_out, bool unit_rate)
 {
+    /* the bit writer as a local: its word stores through p may alias *b_out's accumulator (both
+     * uint64_t), which would send the accumulator through memory on every put */
+    dg_bitw bw = *b_out, *const b = &bw;
     bool tracked = true;
     /* every entity of cur is in the next world, in cur's order: its slot there is i */
     size_t wi = 0, nrec = 0;
@@ -431,7 +459,8 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
     const flrep_tick_ctx tcl = *tc;   /* a local: the bit writer's word stores cannot alias it */
 #if FLREP_FAST_AVX2
     const fast_rate rt = fast_rate_of(tc);
-    common_rec pending = {0, 0};   /* the last common record, computed, not yet written */
+    const rdiv_rate rate = unit_rate ? RDIV_UNIT : RDIV_MULHI;
+    common_rec pending = {0, 0, 0};   /* the last common record, computed, not yet written */
     bool have_pending = false;
 #define FLUSH_PENDING()                                                                                   \
     do {                                                                                                 \
@@ -440,9 +469,12 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
         have_pending = false;                                                                            \
     } while (0)
 #else
+    (void)unit_rate;
 #define FLUSH_PENDING() ((void)0)
 #endif
-    dg_qentity *nents = next->ents;
+    /* the next world's states are cur's, slot for slot: one copy, not one per record */
+    if (n)
+        memcpy(next->ents, cur, n * sizeof *cur);
     flrep_pred *npred = next->pred;
     for (size_t i = 0; i < n; i++) {
         uint32_t id = cur[i].id;
@@ -454,7 +486,7 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
         }
         bool present = wi < wn && wents[wi].id == id;
         if (present && same_state(&wents[wi], &cur[i])) {
-            track_record(&cur[i], next, i);
+            track_record(next, i);
             wi++;
             continue;  /* unchanged: no record */
         }
@@ -465,14 +497,14 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
             FLUSH_PENDING();
             dg_bitw_eg(b, gap);
             write_full(b, &cur[i]);
-            track_record(&cur[i], next, i);
+            track_record(next, i);
             continue;
         }
 #if FLREP_FAST_AVX2
         bool same;
         common_rec next_rec;
-        if (__builtin_expect(encode_common_avx2(gap, &wents[wi], &wpred[wi], &cur[i], &rt, &nents[i], &npred[i],
-                                                &same, &next_rec),
+        if (__builtin_expect(encode_common_avx2(gap, &wents[wi], &wpred[wi], &cur[i], &rt, rate, &npred[i], &same,
+                                                &next_rec),
                              1)) {
             FLUSH_PENDING();
             pending = next_rec;
@@ -483,12 +515,13 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
         }
 #endif
         FLUSH_PENDING();
-        tracked &= encode_delta(b, gap, &wents[wi], &wpred[wi], &cur[i], &tcl, &nents[i], &npred[i]);
+        tracked &= encode_delta(b, gap, &wents[wi], &wpred[wi], &cur[i], &tcl, &npred[i]);
         wi++;
     }
     FLUSH_PENDING();
     while (wi < wn)
         write_remove(b, wents[wi++].id, &prev_id, &nrec);
+    *b_out = bw;
     *nrec_out = nrec;
     return tracked;
 #undef FLUSH_PENDING

@@ -681,7 +681,7 @@ static __attribute__((noinline)) bool encode_records(dg_bitw *b, const flrep_tic
                                                      size_t wn, flrep_world *next, const dg_qentity *cur, size_t n,
                                                      size_t *nrec)
 {
-    return encode_records_body(b, tc, world, wn, next, cur, n, nrec);
+    return encode_records_body(b, tc, world, wn, next, cur, n, nrec, false);
 }
 
 /* The end of a tick's encoding, for both formats' record layouts: the writer's self-check verdict,

@@ -17,5 +17,8 @@ void dg_flrep__fast_run_avx2(merge_pos *m, uint32_t nrec, const dg_seg3_entry *t
 bool dg_flrep__encode_records_avx2(dg_bitw *b, const flrep_tick_ctx *tc, const flrep_world *world, size_t wn,
                                flrep_world *next, const dg_qentity *cur, size_t n, size_t *nrec)
 {
-    return encode_records_body(b, tc, world, wn, next, cur, n, nrec);
+    /* two copies of the loop, each with its rdiv fixed: 1 Hz (the numerator) or the multiply-high */
+    if (tc->tick_rate_hz == 1)
+        return encode_records_body(b, tc, world, wn, next, cur, n, nrec, true);
+    return encode_records_body(b, tc, world, wn, next, cur, n, nrec, false);
 }

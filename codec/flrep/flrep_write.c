@@ -20,6 +20,7 @@ struct dg_flrep_writer {
     dg_buf preamble;            /* header + sections, repeated at the start of every rotated file */
     uint64_t data_start;
     flrep_index_set types, factions;
+    uint32_t types_dense, factions_dense;   /* indices 0 .. this - 1 are all in types / factions */
     flrep_tick_ctx ctx;
     uint32_t rate, kf_interval;
     dg_flrep_writer_opts opts;
@@ -226,6 +227,15 @@ static dg_status flush_chunk(dg_flrep_writer *w, dg_error *err)
 
 /* ---- open / tick / close ----------------------------------------------------------------- */
 
+/* How many indices from 0 on are all in s (check_input's fast test). */
+static uint32_t dense_prefix(const flrep_index_set *s)
+{
+    uint32_t k = 0;
+    while (k < 65536 && flrep_set_has(s, (uint16_t)k))
+        k++;
+    return k;
+}
+
 dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg_flrep_header *hdr,
                                const dg_flrep_writer_opts *opts, dg_error *err)
 {
@@ -251,6 +261,8 @@ dg_status dg_flrep_writer_open(dg_flrep_writer **out, const char *path, const dg
     dg_buf_init(&w->bits);
     dg_buf_init(&w->comp);
     dg_status st = dg_flrep__check_tables(&h, &w->types, &w->factions, err);
+    w->types_dense = dense_prefix(&w->types);
+    w->factions_dense = dense_prefix(&w->factions);
     w->v2 = !dg_schema_is_legacy(h.schema);
     if (st == DG_OK && w->v2)
         st = dg_flrep__schema2_from(&w->schema2, h.schema, err);
@@ -323,14 +335,19 @@ static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_q
                             (unsigned long long)tick, n);
     bool bad = false;
     uint32_t prev = 0;
+    uint32_t max_type = 0, max_faction = 0;
     for (size_t i = 0; i < n; i++) {
         const dg_qentity *q = &e[i];
         bad |= q->id <= prev;   /* also id 0 first */
         prev = q->id;
-        bool type_ok = flrep_set_has(&w->types, q->type_index);
-        bool faction_ok = flrep_set_has(&w->factions, q->faction_index);
-        bad |= !type_ok | !faction_ok;
+        max_type = q->type_index > max_type ? q->type_index : max_type;
+        max_faction = q->faction_index > max_faction ? q->faction_index : max_faction;
     }
+    /* every index below the tables' dense prefixes is declared (the common case: tables 0..k-1);
+     * else each entity's indices are looked up in the sets */
+    if (n && (max_type >= w->types_dense || max_faction >= w->factions_dense))
+        for (size_t i = 0; i < n; i++)
+            bad |= !flrep_set_has(&w->types, e[i].type_index) | !flrep_set_has(&w->factions, e[i].faction_index);
     if (!quantized)
         for (size_t i = 0; i < n; i++) {
             bool rot_ok = dg_quant_rot_valid(e[i].rot, e[i].rot_largest);

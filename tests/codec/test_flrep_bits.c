@@ -101,6 +101,26 @@ static void test_small_code_table_matches_the_definition(void **state)
     }
 }
 
+/* The encoder's table of code triples is three codes of dg_eg_small one after another, LSB first. */
+static void test_triple_code_table_matches_three_codes(void **state)
+{
+    (void)state;
+    for (uint32_t i = 0; i < 512; i++) {
+        uint32_t v[3] = {i & 7, (i >> 3) & 7, i >> 6};
+        uint64_t want = 0;
+        unsigned len = 0;
+        for (int k = 0; k < 3; k++) {
+            uint32_t e = dg_eg_small[v[k]];
+            want |= (uint64_t)(e & 0xFFFFFF) << len;
+            len += e >> 24;
+        }
+        uint32_t t = dg_eg_trip[i];
+        if ((t & 0xFFFFFF) != want || t >> 24 != len)
+            fail_msg("%u %u %u: table has code 0x%X length %u, expected 0x%llX length %u", v[0], v[1], v[2],
+                     t & 0xFFFFFF, t >> 24, (unsigned long long)want, len);
+    }
+}
+
 static void test_reader_fails_closed_on_a_run_of_zeros(void **state)
 {
     (void)state;
@@ -153,6 +173,7 @@ int main(void)
         cmocka_unit_test(test_every_code_length_at_every_alignment),
         cmocka_unit_test(test_seg_triples_match_single_decodes),
         cmocka_unit_test(test_small_code_table_matches_the_definition),
+        cmocka_unit_test(test_triple_code_table_matches_three_codes),
         cmocka_unit_test(test_reader_fails_closed_on_a_run_of_zeros),
         cmocka_unit_test(test_rdiv_matches_the_page_at_every_rate),
     };

@@ -194,10 +194,76 @@ static void test_encoder_builds_agree_on_random_worlds(void **state)
             check_builds_agree(rates[r], seed * 7919 + rates[r], 400);
 }
 
+static unsigned eg_len(uint64_t v) { return 2 * (63u - (unsigned)__builtin_clzll(v + 1)) + 1; }
+static uint64_t zig(int64_t v) { return v < 0 ? (uint64_t)(-2 * v - 1) : (uint64_t)(2 * v); }
+
+/* The common record's residual triples, every value of -5..4 on every axis (zigzags 0..9: the vector
+ * path's code triples below 8, its code by code path at 8 and 9), after id gaps of 0..127 (runs of
+ * unchanged entities), so that some records fit one 56-bit put and some take two. At 1 Hz with
+ * contexts cleared by the keyframe, a residual is what the test adds: vres = dv, pres = dp, rres = dr. */
+static void test_encoder_builds_agree_on_every_small_residual(void **state)
+{
+    (void)state;
+    flrep_tick_ctx fast, portable;
+    dg_flrep__tick_ctx_init(&fast, 1, NULL, NULL);
+    dg_flrep__tick_ctx_init(&portable, 1, NULL, NULL);
+    portable.fast_avx2 = false;
+    enum { N = 20000 };
+    dg_qentity *w0 = calloc(N, sizeof *w0), *w1 = calloc(N, sizeof *w1);
+    assert_non_null(w0);
+    assert_non_null(w1);
+    for (uint32_t i = 0; i < N; i++) {
+        w0[i] = (dg_qentity){.id = i + 1, .pos = {1000, -2000, 3000}, .vel = {10, -20, 30}, .rot = {100, -200, 300}};
+        w1[i] = w0[i];
+    }
+    rng_state = 12345;
+    size_t long_records = 0, fallback_records = 0, changed = 0;
+    for (uint32_t i = 0; i < N;) {
+        uint32_t gap = (uint32_t)(changed % 128);
+        i += gap;   /* unchanged: no record */
+        if (i >= N)
+            break;
+        dg_qentity *q = &w1[i++];
+        unsigned bits = eg_len(gap) + 5, small = 1;
+        for (int k = 0; k < 3; k++) {
+            int64_t dv = rnd_in(-5, 4), dp = rnd_in(-5, 4), dr = rnd_in(-5, 4);
+            if (changed % 7 == 0)   /* all nine at the ends of the range now and then */
+                dv = dp = dr = (changed / 7) % 2 ? -4 : 3;
+            q->vel[k] += (int32_t)dv;
+            q->pos[k] += 2 * q->vel[k] + (int32_t)dp;   /* rdiv at 1 Hz: the numerator */
+            q->rot[k] = (int16_t)(q->rot[k] + dr);
+            bits += eg_len(zig(dv)) + eg_len(zig(dp)) + eg_len(zig(dr));
+            small &= zig(dv) < 8 && zig(dp) < 8 && zig(dr) < 8;
+        }
+        long_records += small && bits > 56;
+        fallback_records += !small;
+        changed++;
+    }
+    assert_true(long_records > 0);       /* code triples in two puts */
+    assert_true(fallback_records > 0);   /* a zigzag of 8 or 9 */
+    flrep_world wf = {0}, wp = {0}, nf = {0}, np = {0};
+    dg_buf of, op, bf, bp;
+    dg_buf_init(&of), dg_buf_init(&op), dg_buf_init(&bf), dg_buf_init(&bp);
+    for (int t = 0; t < 2; t++) {
+        const dg_qentity *cur = t ? w1 : w0;
+        dg_buf_reset(&of), dg_buf_reset(&op);
+        assert_int_equal(dg_flrep__encode_tick(&of, (uint64_t)t, t == 0, &fast, &wf, &nf, cur, N, NULL, 0, &bf, NULL), DG_OK);
+        assert_int_equal(dg_flrep__encode_tick(&op, (uint64_t)t, t == 0, &portable, &wp, &np, cur, N, NULL, 0, &bp, NULL),
+                         DG_OK);
+        assert_int_equal(of.len, op.len);
+        assert_memory_equal(of.p, op.p, of.len);
+        assert_memory_equal(wf.pred, wp.pred, N * sizeof *wf.pred);
+    }
+    free(w0), free(w1);
+    dg_buf_free(&of), dg_buf_free(&op), dg_buf_free(&bf), dg_buf_free(&bp);
+    dg_flrep__world_free(&wf), dg_flrep__world_free(&wp), dg_flrep__world_free(&nf), dg_flrep__world_free(&np);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encoder_builds_agree_on_random_worlds),
+        cmocka_unit_test(test_encoder_builds_agree_on_every_small_residual),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

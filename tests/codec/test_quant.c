@@ -348,12 +348,16 @@ static dg_status ref_quant_schema(const dg_schema *s, const dg_entity_in *in, dg
 static void test_schema_quantizer_matches_the_copy_reference(void **state)
 {
     (void)state;
-    static const double quanta[] = {1.0 / 1024, 1.0 / 64, 0.001, 0.01, 1.0 / 65536, 0.3, 2.0};
+    /* also powers of two to the ends of the exponent range (reciprocals the largest and smallest
+     * normals, 2^1023's subnormal, 2^-1074's infinite) */
+    static const double quanta[] = {1.0 / 1024, 1.0 / 64, 0.001, 0.01, 1.0 / 65536, 0.3, 2.0, 0x1p-1022,
+                                    0x1p1022, 0x1p1023, 0x1p-1074, 0x1p-40, 0x1p30, 0x1.8p-10};
+    enum { NQ = sizeof quanta / sizeof quanta[0] };
     tl_rng r = {4242};
     for (int i = 0; i < 300000; i++) {
         dg_schema s = {.std_mask = (uint32_t)(tl_next(&r) % 128),
-                       .pos_quantum_m = quanta[tl_next(&r) % 7],
-                       .vel_quantum_mps = quanta[tl_next(&r) % 7]};
+                       .pos_quantum_m = quanta[tl_next(&r) % NQ],
+                       .vel_quantum_mps = quanta[tl_next(&r) % NQ]};
         if (dg_schema_is_legacy(&s))
             s.pos_quantum_m = 0.001;
         dg_entity_in in = {.id = (tl_next(&r) % 50) ? 1 + (uint32_t)(tl_next(&r) % 1000) : 0,

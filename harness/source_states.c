@@ -1,7 +1,7 @@
 /* harness/source_states.c — the harness's engine-state source: a per-tick entity state stream from
- * any engine, as CSV or JSON Lines (schema: docs/STATES-STREAM.md; JSON parsed by jansson). The
- * whole stream is validated once when it is opened, so bad input fails before anything is recorded;
- * recording then reads it again tick by tick (memory holds one tick, never the stream). */
+ * any engine, as CSV or JSON Lines (schema: docs/STATES-STREAM.md; JSON parsed by jansson). A file,
+ * a pipe or standard input is read once, tick by tick, and recorded as it is read (memory holds one
+ * tick, never the stream); a bad line fails the recording, whose temp file the writer removes. */
 #include "harness_internal.h"
 #include "jsonl_fast.h"
 #include "numparse.h"
@@ -56,8 +56,9 @@ typedef struct st_source {
     dg_event *evs;
     size_t cap_evs;
     bool header_done;        /* the JSONL header line is read once (tables must not move after) */
-    bool validated;          /* the first pass is over: entities passed the quantizer's checks */
-    bool once;               /* a stream read once (a pipe, stdin): tables fixed before the first tick */
+    bool once;               /* read once (always now): tables fixed before the first tick */
+    bool owns_file;          /* a --states FILE: closed by the source, rewound by seeking (detail pass) */
+    bool any_tick;           /* a tick was handed out (a file without one is an error of its own) */
     bool unread;             /* the line in `line` is handed out again by the next read_line */
     /* tables (from the JSONL header line, completed with every index the stream uses) */
     bool type_used[65536], faction_used[65536];
@@ -231,7 +232,7 @@ static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, 
     dg_qentity q;
     dg_error qerr;
     dg_error_clear(&qerr);
-    if (!p->validated && dg_quant_entity_schema(p->schema, e, &q, &qerr) != DG_OK) {
+    if (dg_quant_entity_schema(p->schema, e, &q, &qerr) != DG_OK) {
         entity_name(p, &r, who, sizeof who);
         return st_err_at(p, err, qerr.code, line, "tick %llu, %s: %s", (unsigned long long)tick, who, qerr.msg);
     }
@@ -1181,13 +1182,25 @@ static int json_tick(st_source *p, harness__source *s, uint64_t *tick, dg_error 
 
 /* ---- the source ------------------------------------------------------------------------------- */
 
+/* A stream file that ends before its first tick (standard input's "produced no tick" is the record
+ * side's). */
+static dg_status no_tick_error(st_source *p, dg_error *err)
+{
+    if (p->lineno == 0)
+        return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->path, "empty, expected at least one tick");
+    return st_err(p, err, 1, "expected at least one tick, found the end of the stream%s%s", NULL, NULL);
+}
+
 static int st_next(harness__source *s, harness__frame *f, dg_error *err)
 {
     st_source *p = s->impl;
     uint64_t tick = 0;
     int rc = p->jsonl ? json_tick(p, s, &tick, err) : csv_tick(p, &tick, err);
+    if (rc == 0 && p->owns_file && !p->any_tick)
+        return no_tick_error(p, err), -1;
     if (rc != 1)
         return rc;
+    p->any_tick = true;
     if (grow((void **)&p->evs, &p->cap_evs, p->nev, sizeof *p->evs, err) != DG_OK)
         return -1;
     dg_hash_stream hs;
@@ -1209,16 +1222,9 @@ static int st_next(harness__source *s, harness__frame *f, dg_error *err)
     return 1;
 }
 
+/* Reads the CSV prologue (comments, declarations, the header row) from where the stream stands. */
 static dg_status st_open_file(st_source *p, dg_error *err)
 {
-    if (!p->once) {
-        if (p->f)
-            fclose(p->f);
-        p->f = fopen(p->path, "rb");
-        if (!p->f)
-            return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path, "cannot open: %s", strerror(errno));
-        p->lineno = 0;
-    }
     p->pending = false;
     p->have_last_tick = false;
     clear_tick(p);
@@ -1244,8 +1250,12 @@ static dg_status st_open_file(st_source *p, dg_error *err)
 static dg_status st_rewind(harness__source *s, dg_error *err)
 {
     st_source *p = s->impl;
-    if (p->once)
+    if (!p->owns_file)
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, p->path, "a stream read once cannot be re-read");
+    if (fseek(p->f, 0, SEEK_SET) != 0)
+        return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path, "cannot rewind: %s", strerror(errno));
+    p->lineno = 0; /* the tables stay as fixed; the JSONL header line is skipped as read */
+    p->unread = false;
     return st_open_file(p, err);
 }
 
@@ -1255,7 +1265,7 @@ static void st_destroy(harness__source *s)
     if (!p)
         return;
     clear_tick(p);
-    if (p->f && !p->once)
+    if (p->f && p->owns_file)
         fclose(p->f);
     free(p->path);
     free(p->line);
@@ -1344,68 +1354,11 @@ static bool looks_jsonl(const char *path)
     return c == '{';
 }
 
-static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe, dg_error *err);
-
-dg_status dg_harness__source_states(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
-{
-    *out = NULL;
-    harness__source *s = calloc(1, sizeof *s);
-    st_source *p = calloc(1, sizeof *p);
-    size_t pl = strlen(path) + 1;
-    char *pc = malloc(pl);
-    if (!s || !p || !pc) {
-        free(s);
-        free(p);
-        free(pc);
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
-    }
-    memcpy(pc, path, pl);
-    p->path = pc;
-    s->impl = p;
-    dg_harness__decl_init(&s->decl);
-    p->decl = &s->decl;
-    s->next = st_next;
-    s->rewind = st_rewind;
-    s->destroy = st_destroy;
-    p->jsonl = looks_jsonl(path);
-    dg_harness__scenario_name(path, p->scenario, sizeof p->scenario);
-    s->hdr.tick_rate_hz = 60;
-    s->hdr.planet_radius_m = 6371000.0;
-    /* Validation pass: the whole stream is read once so bad input fails before recording. */
-    dg_status st = st_open_file(p, err);
-    harness__frame f;
-    int rc = 0;
-    uint64_t ticks = 0;
-    while (st == DG_OK && (rc = st_next(s, &f, err)) == 1)
-        ticks++;
-    if (st == DG_OK && rc < 0)
-        st = err->code;
-    if (st == DG_OK && ticks == 0 && p->lineno == 0)
-        st = dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->path, "empty, expected at least one tick");
-    if (st == DG_OK && ticks == 0)
-        st = st_err(p, err, 1, "expected at least one tick, found the end of the stream%s%s", NULL, NULL);
-    if (st == DG_OK)
-        st = complete_tables(p, err);
-    p->validated = true;
-    if (st == DG_OK)
-        st = st_open_file(p, err);
-    if (st != DG_OK) {
-        dg_harness__source_free(s);
-        return st;
-    }
-    if (st_finish_open(s, p, ticks, keyframe, err) != DG_OK) {
-        dg_harness__source_free(s);
-        return err->code;
-    }
-    *out = s;
-    return DG_OK;
-}
-
-static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe, dg_error *err)
+static dg_status st_finish_open(harness__source *s, st_source *p, uint32_t keyframe, dg_error *err)
 {
     fix_strings(p);
     snprintf(s->name, sizeof s->name, "%s", p->scenario);
-    s->expected_ticks = ticks;
+    s->expected_ticks = 0; /* read once: the length is not known ahead */
     s->hdr.major = DG_FLREP_MAJOR;
     s->hdr.minor = DG_FLREP_MINOR;
     s->hdr.engine_version = dg_flrep_cstr(HARNESS_VERSION " states");
@@ -1427,11 +1380,13 @@ static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks
 static dg_status st_open_once(harness__source *s, st_source *p, dg_error *err)
 {
     int c;
-    while ((c = getc(p->f)) == ' ' || c == '\t' || c == '\r' || c == '\n')
+    while (!p->owns_file && ((c = getc(p->f)) == ' ' || c == '\t' || c == '\r' || c == '\n'))
         p->lineno += c == '\n';
-    p->jsonl = c == '{';
-    if (c != EOF)
-        ungetc(c, p->f);
+    if (!p->owns_file) { /* a file's kind was told by its name or first bytes (looks_jsonl) */
+        p->jsonl = c == '{';
+        if (c != EOF)
+            ungetc(c, p->f);
+    }
     dg_status st = st_open_file(p, err);
     if (st == DG_OK && p->jsonl && read_line(p, err) == 1) {
         json_t *o = json_loads(p->line, JSON_REJECT_DUPLICATES, NULL);
@@ -1456,8 +1411,10 @@ static dg_status st_open_once(harness__source *s, st_source *p, dg_error *err)
     return st;
 }
 
-dg_status dg_harness__source_states_stream(harness__source **out, FILE *f, const char *label, const char *name,
-                                        uint32_t keyframe, dg_error *err)
+/* file: the stream is a --states FILE (f is the source's: closed with it, rewound by seeking) with
+ * jsonl its kind; else a pipe or stdin, its kind told by its first byte. */
+static dg_status states_open(harness__source **out, FILE *f, bool file, bool jsonl, const char *label,
+                             const char *name, uint32_t keyframe, dg_error *err)
 {
     *out = NULL;
     harness__source *s = calloc(1, sizeof *s);
@@ -1467,24 +1424,47 @@ dg_status dg_harness__source_states_stream(harness__source **out, FILE *f, const
         free(s);
         free(p);
         free(pc);
+        if (file)
+            fclose(f);
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, label, "out of memory");
     }
-    *p = (st_source){.path = pc, .f = f, .once = true};
+    *p = (st_source){.path = pc, .f = f, .once = true, .owns_file = file, .jsonl = jsonl};
     *s = (harness__source){.impl = p, .next = st_next, .rewind = st_rewind, .destroy = st_destroy};
     dg_harness__decl_init(&s->decl);
     p->decl = &s->decl;
     s->hdr.tick_rate_hz = 60;
     s->hdr.planet_radius_m = 6371000.0;
-    snprintf(p->scenario, sizeof p->scenario, "%s", name ? name : "stdin");
+    if (file) /* a file is named by its path unless its header names the scenario */
+        dg_harness__scenario_name(name, p->scenario, sizeof p->scenario);
+    else
+        snprintf(p->scenario, sizeof p->scenario, "%s", name ? name : "stdin");
     dg_status st = st_open_once(s, p, err);
-    if (st == DG_OK && name)
+    if (st == DG_OK && name && !file)
         dg_harness__scenario_name(name, p->scenario, sizeof p->scenario);
     if (st == DG_OK)
-        st = st_finish_open(s, p, 0, keyframe, err);
+        st = st_finish_open(s, p, keyframe, err);
     if (st != DG_OK) {
         dg_harness__source_free(s);
         return st;
     }
     *out = s;
     return DG_OK;
+}
+
+/* A --states FILE is read once, as standard input is: recorded as it is read, its tables fixed
+ * before the first tick (so `--states F` and `--states - <F` record the same bytes). */
+dg_status dg_harness__source_states(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
+{
+    *out = NULL;
+    bool jsonl = looks_jsonl(path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open: %s", strerror(errno));
+    return states_open(out, f, true, jsonl, path, path, keyframe, err);
+}
+
+dg_status dg_harness__source_states_stream(harness__source **out, FILE *f, const char *label, const char *name,
+                                        uint32_t keyframe, dg_error *err)
+{
+    return states_open(out, f, false, false, label, name, keyframe, err);
 }

@@ -8,12 +8,15 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define ST_MAX_COLS (16 + HARNESS_DECL_MAX_FIELDS) /* the standard columns and one per declared field */
 #define ST_NAME_MAX 64
+#define ST_READ_BLOCK (1 << 16) /* bytes asked of the FILE at a time */
 
 enum { COL_TICK, COL_ID, COL_TYPE, COL_FACTION, COL_PX, COL_PY, COL_PZ, COL_VX, COL_VY, COL_VZ, COL_QW, COL_QX,
        COL_QY, COL_QZ, COL_HEALTH, COL_FLAGS, COL_COUNT_ };
@@ -37,8 +40,11 @@ typedef struct st_source {
     char *path;
     FILE *f;
     bool jsonl;
-    char *line;
-    size_t line_cap;
+    char *line;              /* the current line, NUL-terminated in place in buf */
+    char *buf;               /* the stream's bytes as read, ST_READ_BLOCK at a time */
+    size_t buf_cap, buf_pos, buf_len;
+    bool buf_end;            /* the stream is read to its end (or to a read error, in buf_errno) */
+    int buf_errno;
     uint64_t lineno;
     int colmap[ST_MAX_COLS]; /* CSV: column position -> COL_* */
     int ncols;
@@ -214,6 +220,23 @@ static dg_status sort_extras(st_source *p, dg_error *err)
     return DG_OK;
 }
 
+/* True when dg_quant_entity (the legacy schema) certainly accepts e: its comparisons on position and
+ * velocity (a product by a power of two, exact), a squared rotation norm ten times above its 1e-30
+ * floor (so no difference of rounding between two sums matters), a health that is a number. The
+ * record side quantizes every entity anyway; the quantizer runs here only when this says no, to
+ * accept what it accepts or to name the field it refuses — quantizing each row twice was a tenth
+ * of a CSV stream's time. */
+static bool legacy_certainly_quantizes(const dg_entity_in *e)
+{
+    bool ok = e->id != 0 && !isnan(e->health);
+    for (int i = 0; i < 3; i++) {
+        double sp = e->pos[i] * DG_QPOS_PER_M, sv = e->vel[i] * DG_QVEL_PER_MPS;
+        ok &= sp > -2147483647.5 && sp < 2147483647.5 && sv > -2147483647.5 && sv < 2147483647.5;
+    }
+    double n2 = e->rot[0] * e->rot[0] + e->rot[1] * e->rot[1] + e->rot[2] * e->rot[2] + e->rot[3] * e->rot[3];
+    return ok && n2 > 1e-29 && n2 < DBL_MAX;
+}
+
 /* Checks an entity as the quantizer will (the record side quantizes it later, where its row is no
  * longer known), and the per-tick entity limit of the .flrep writer, then adds it to the tick. */
 static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, uint64_t line, uint32_t index,
@@ -232,7 +255,7 @@ static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, 
     dg_qentity q;
     dg_error qerr;
     dg_error_clear(&qerr);
-    if (dg_quant_entity_schema(p->schema, e, &q, &qerr) != DG_OK) {
+    if (!(p->schema == NULL && legacy_certainly_quantizes(e)) && dg_quant_entity_schema(p->schema, e, &q, &qerr) != DG_OK) {
         entity_name(p, &r, who, sizeof who);
         return st_err_at(p, err, qerr.code, line, "tick %llu, %s: %s", (unsigned long long)tick, who, qerr.msg);
     }
@@ -295,21 +318,70 @@ static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
     return DG_OK;
 }
 
+/* Makes room for ST_READ_BLOCK more bytes (and the NUL after them) behind buf_len, the unread bytes
+ * moved to the front. */
+static bool buf_room(st_source *p)
+{
+    memmove(p->buf, p->buf + p->buf_pos, p->buf_len - p->buf_pos);
+    p->buf_len -= p->buf_pos;
+    p->buf_pos = 0;
+    size_t need = p->buf_len + ST_READ_BLOCK + 1;
+    if (need <= p->buf_cap)
+        return true;
+    size_t cap = p->buf_cap ? p->buf_cap : ST_READ_BLOCK + 1;
+    while (cap < need)
+        cap *= 2;
+    char *nb = realloc(p->buf, cap);
+    if (!nb)
+        return false;
+    p->buf = nb;
+    p->buf_cap = cap;
+    return true;
+}
+
+/* The next line, in place in buf ('\n' and any '\r' before it cut): 1, 0 at the end, -1 on a read
+ * error. Lines are cut from large reads, not through getline and the FILE's lock line by line; a
+ * last line without '\n' is handed out as getline would, then the read error if one ended it. */
 static int read_line(st_source *p, dg_error *err)
 {
     if (p->unread)
         return p->unread = false, 1;
-    errno = 0;
-    ssize_t n = getline(&p->line, &p->line_cap, p->f);
-    if (n < 0) {
-        if (ferror(p->f))
-            return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path, "read failed: %s", strerror(errno)), -1;
-        return 0;
+    for (;;) {
+        char *start = p->buf + p->buf_pos;
+        size_t avail = p->buf_len - p->buf_pos;
+        char *nl = avail ? memchr(start, '\n', avail) : NULL;
+        if (nl || (p->buf_end && avail)) {
+            size_t n = nl ? (size_t)(nl - start) : avail;
+            p->buf_pos += nl ? n + 1 : n;
+            start[n] = 0; /* buf_room keeps a byte behind the data for it */
+            while (n > 0 && start[n - 1] == '\r')
+                start[--n] = 0;
+            p->line = start;
+            p->lineno++;
+            return 1;
+        }
+        if (p->buf_end && p->buf_errno)
+            return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path, "read failed: %s", strerror(p->buf_errno)), -1;
+        if (p->buf_end)
+            return 0;
+        if (!buf_room(p))
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory"), -1;
+        errno = 0;
+        size_t want = p->buf_cap - 1 - p->buf_len, got = fread(p->buf + p->buf_len, 1, want, p->f);
+        p->buf_len += got;
+        if (got < want) { /* fread stops short only at the end or on an error */
+            p->buf_end = true;
+            p->buf_errno = ferror(p->f) ? (errno ? errno : EIO) : 0;
+        }
     }
-    p->lineno++;
-    while (n > 0 && (p->line[n - 1] == '\n' || p->line[n - 1] == '\r'))
-        p->line[--n] = 0;
-    return 1;
+}
+
+/* Forgets what was read ahead (the stream was moved: a rewind). */
+static void buf_reset(st_source *p)
+{
+    p->buf_pos = p->buf_len = 0;
+    p->buf_end = false;
+    p->buf_errno = 0;
 }
 
 /* ---- CSV --------------------------------------------------------------------------------------- */
@@ -1256,6 +1328,8 @@ static dg_status st_rewind(harness__source *s, dg_error *err)
         return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path, "cannot rewind: %s", strerror(errno));
     p->lineno = 0; /* the tables stay as fixed; the JSONL header line is skipped as read */
     p->unread = false;
+    clearerr(p->f);
+    buf_reset(p);
     return st_open_file(p, err);
 }
 
@@ -1268,7 +1342,7 @@ static void st_destroy(harness__source *s)
     if (p->f && p->owns_file)
         fclose(p->f);
     free(p->path);
-    free(p->line);
+    free(p->buf);
     free(p->rows);
     free(p->ents);
     free(p->events);

@@ -69,36 +69,52 @@ static bool via_long_double(uint64_t m, int e10, double *out)
 }
 #endif
 
-/* s[i..i+8) as eight ASCII digits: true with their value (first byte most significant). One load and
- * a few multiplies instead of eight steps (engines print 15 to 17 significant digits). */
-static bool eight_digits(const char *s, uint32_t *out)
+static const uint64_t k_pow10_u64[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+/* How many of the eight bytes of w (s[0] in the low byte) are ASCII digits before the first other
+ * byte. A byte's carry out of the + 6 only reaches the bytes after a non-digit. */
+static unsigned digit_run(uint64_t w)
 {
-    uint64_t v;
-    memcpy(&v, s, sizeof v); /* little-endian: s[0] in the low byte */
-    if ((v & UINT64_C(0xF0F0F0F0F0F0F0F0)) != UINT64_C(0x3030303030303030) ||
-        ((v + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) != UINT64_C(0x3030303030303030))
-        return false;
-    v -= UINT64_C(0x3030303030303030);
+    uint64_t other = ((w & UINT64_C(0xF0F0F0F0F0F0F0F0)) ^ UINT64_C(0x3030303030303030)) |
+                     (((w + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) ^ UINT64_C(0x3030303030303030));
+    return other ? (unsigned)__builtin_ctzll(other) >> 3 : 8;
+}
+
+/* The value of the first n (1..8) bytes of w, all digits: they are moved to the top (zeros below
+ * them read as leading zeros) and the eight summed in three multiplies. */
+static uint32_t digits_value(uint64_t w, unsigned n)
+{
+    uint64_t v = (w - UINT64_C(0x3030303030303030)) << (8 * (8 - n)); /* digits borrow nothing */
     v = v * 10 + (v >> 8); /* pairs of digits in every other byte */
     v = ((v & UINT64_C(0x000000FF000000FF)) * UINT64_C(0x000F424000000064) +
          ((v >> 16) & UINT64_C(0x000000FF000000FF)) * UINT64_C(0x0000271000000001)) >> 32;
-    *out = (uint32_t)v;
-    return true;
+    return (uint32_t)v;
 }
 
 #define NP_MANT_BOUND UINT64_C(1000000000000000000) /* 10^18: one more digit would make 20 */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define NP_LITTLE_ENDIAN 1 /* the eight-byte loads read s[k] into the low byte */
+#else
+#define NP_LITTLE_ENDIAN 0
+#endif
 
-/* Digits from s[*i] into *m (leading zeros add nothing), eight at a time while they fit; *count
- * gets how many were read. False when the significant digits pass NP_MAX_DIGITS. */
+/* Digits from s[*i] into *m (leading zeros add nothing), up to eight per step while eight bytes
+ * are there to load (a run's end is found without a branch per digit); *count gets how many were
+ * read. False when the significant digits pass NP_MAX_DIGITS. */
 static bool scan_digits(const char *s, size_t len, size_t *i, uint64_t *m, int *count)
 {
     size_t k = *i;
     uint64_t v = *m;
-    uint32_t eight;
-    /* v < 10^11: v * 10^8 + eight < 10^19, at most 19 significant digits, no overflow */
-    while (k + 8 <= len && v < UINT64_C(100000000000) && eight_digits(s + k, &eight)) {
-        v = v * 100000000 + eight;
-        k += 8;
+    /* v < 10^11: v * 10^8 + eight digits < 10^19, at most 19 significant digits, no overflow */
+    while (NP_LITTLE_ENDIAN && k + 8 <= len && v < UINT64_C(100000000000)) {
+        uint64_t w;
+        memcpy(&w, s + k, sizeof w); /* little-endian: s[k] in the low byte */
+        unsigned n = digit_run(w);
+        if (n)
+            v = v * k_pow10_u64[n] + digits_value(w, n);
+        k += n;
+        if (n < 8)
+            break;
     }
     for (; k < len && s[k] >= '0' && s[k] <= '9'; k++) {
         if (v >= NP_MANT_BOUND) /* v has 19 significant digits already (NP_MAX_DIGITS) */
@@ -111,10 +127,11 @@ static bool scan_digits(const char *s, size_t len, size_t *i, uint64_t *m, int *
     return true;
 }
 
-/* [+-]digits[.digits][(e|E)[+-]digits] with at least one digit: the mantissa's significant digits
- * (leading zeros skipped) and the power of ten. False: another shape, or too many digits or too
- * large an exponent for the fast paths (strtod decides then). */
-static bool scan_decimal(const char *s, size_t len, bool *neg, uint64_t *mant, int *e10)
+/* [+-]digits[.digits][(e|E)[+-]digits] with at least one digit at the start of s[0..len): the
+ * mantissa's significant digits (leading zeros skipped), the power of ten and where it ends (*end).
+ * False: another shape, or too many digits or too large an exponent for the fast paths (strtod
+ * decides then). */
+static bool scan_decimal(const char *s, size_t len, bool *neg, uint64_t *mant, int *e10, size_t *end)
 {
     size_t i = 0;
     *neg = false;
@@ -146,20 +163,15 @@ static bool scan_decimal(const char *s, size_t len, bool *neg, uint64_t *mant, i
             return false;
         exp += eneg ? -ev : ev;
     }
-    if (i != len)
-        return false;
     *mant = m;
     *e10 = exp;
+    *end = i;
     return true;
 }
 
-bool dg_harness__decimal_fast(const char *s, size_t len, double *out)
+/* The scanned number as a double, exactly (false: strtod must decide). */
+static bool to_double(bool neg, uint64_t m, int e10, double *out)
 {
-    bool neg;
-    uint64_t m;
-    int e10;
-    if (!scan_decimal(s, len, &neg, &m, &e10))
-        return false;
     double d;
     if (m == 0)
         d = 0.0;
@@ -169,6 +181,23 @@ bool dg_harness__decimal_fast(const char *s, size_t len, double *out)
         return false;
     *out = neg ? -d : d;
     return true;
+}
+
+bool dg_harness__decimal_fast(const char *s, size_t len, double *out)
+{
+    bool neg;
+    uint64_t m;
+    int e10;
+    size_t end;
+    return scan_decimal(s, len, &neg, &m, &e10, &end) && end == len && to_double(neg, m, e10, out);
+}
+
+bool dg_harness__decimal_prefix(const char *s, size_t len, double *out, size_t *used)
+{
+    bool neg;
+    uint64_t m;
+    int e10;
+    return scan_decimal(s, len, &neg, &m, &e10, used) && to_double(neg, m, e10, out);
 }
 
 double dg_harness__strtod_n(const char *s, size_t len, bool *ok, int *erange)

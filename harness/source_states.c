@@ -41,6 +41,7 @@ typedef struct st_source {
     FILE *f;
     bool jsonl;
     char *line;              /* the current line, NUL-terminated in place in buf */
+    size_t line_len;         /* its bytes (up to the cut '\r' / '\n') */
     char *buf;               /* the stream's bytes as read, ST_READ_BLOCK at a time */
     size_t buf_cap, buf_pos, buf_len;
     bool buf_end;            /* the stream is read to its end (or to a read error, in buf_errno) */
@@ -357,6 +358,7 @@ static int read_line(st_source *p, dg_error *err)
             while (n > 0 && start[n - 1] == '\r')
                 start[--n] = 0;
             p->line = start;
+            p->line_len = n;
             p->lineno++;
             return 1;
         }
@@ -574,18 +576,31 @@ static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error
     memset(e, 0, sizeof *e);
     e->rot[0] = 1.0;
     e->health = 1.0;
-    const char *s = p->line;
+    const char *s = p->line, *line_end = p->line + p->line_len;
     unsigned col = 1;
     for (int c = 0; c < p->ncols; c++) {
-        const char *end = strchr(s, ',');
+        int k = p->colmap[c];
+        double d = 0;
+        size_t len = 0;
+        /* a float cell the fast paths take, up to its ',' or the line's end: found and parsed in
+         * one scan; an integer cell's digits found by their scan; any other cell is cut at its ','
+         * (and parsed, or refused, below) */
+        bool parsed = k >= COL_PX && k <= COL_HEALTH && dg_harness__decimal_prefix(s, (size_t)(line_end - s), &d, &len) &&
+                      len < 64 && (s[len] == ',' || s[len] == 0);
+        bool digits = false;
+        if (!parsed && k < COL_COUNT_ && !(k >= COL_PX && k <= COL_HEALTH)) {
+            while (s[len] >= '0' && s[len] <= '9')
+                len++;
+            digits = s[len] == ',' || s[len] == 0;
+        }
+        const char *end = parsed || digits ? (s[len] == ',' ? s + len : NULL) : strchr(s, ',');
         if (!end && c + 1 < p->ncols)
             return csv_count_error(p, err, col + (unsigned)strlen(s));
         if (end && c + 1 == p->ncols)
             return csv_count_error(p, err, col + (unsigned)(end - s));
-        size_t len = end ? (size_t)(end - s) : strlen(s);
-        int k = p->colmap[c];
+        if (!parsed && !digits)
+            len = end ? (size_t)(end - s) : strlen(s);
         uint64_t u = 0;
-        double d = 0;
         bool ok;
         switch (k) {
         case COL_TICK: ok = parse_u64(s, len, tick); break;
@@ -600,7 +615,7 @@ static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error
                 ok = true;
                 break;
             }
-            ok = parse_f64(s, len, &d);
+            ok = parsed || parse_f64(s, len, &d);
             if (k >= COL_PX && k <= COL_PZ)
                 e->pos[k - COL_PX] = d;
             else if (k >= COL_VX && k <= COL_VZ)

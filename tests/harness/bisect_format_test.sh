@@ -9,21 +9,11 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 DG=$1
 SRC=$2
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-bisect-format-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir bisect-format
 
-R=$W/repo
-mkdir -p "$R"
-(cd "$SRC" && git ls-files -z --cached --others --exclude-standard -- CMakeLists.txt CMakePresets.json cmake base codec \
-  hash sim_stub reports harness include corpus/scenarios detgate.ini) |
-  (cd "$SRC" && tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -C "$R" -xf -
+source_repo "$SRC" detgate.ini
 sed -i 's/^format = flrep$/format = rply/' "$R/detgate.ini"
 grep -q '^format = rply$' "$R/detgate.ini" && ok || bad "could not set the project's format"
-commit() {
-  git -C "$R" add -A && git -C "$R" -c user.name=t -c user.email=t@example.com commit -q -m "$1" &&
-    git -C "$R" rev-parse HEAD
-}
-git -C "$R" init -q
 c1=$(commit "base")
 echo "notes" >"$R/NOTES.txt"
 c2=$(commit "docs: notes")

@@ -10,8 +10,7 @@ DG=$1
 SRC=$2
 CHECK=$3
 SCHEMA=$SRC/docs/report-schema.json
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-diffs-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir diffs
 
 # states WEAPON CHAT [HEADER-JSON] — a 30-tick JSON Lines state stream, two entities; at tick 10 a
 # kill (weapon index WEAPON) and a chat line CHAT

@@ -13,10 +13,8 @@ DG=$1
 SRC=$2
 ENGINE=$3
 CHECK=$4
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-fields-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-export TMPDIR=$W/tmp
-mkdir -p "$TMPDIR"
+work_dir fields
+private_tmp
 same() { if cmp -s "$1" "$2"; then ok; else bad "$1 and $2 differ: $(cmp "$1" "$2" 2>&1)"; fi; }
 no_temp() { if [ -z "$(ls -A "$TMPDIR")" ]; then ok; else bad "files left behind ($1): $(ls -A "$TMPDIR")"; fi; }
 cd "$W" || exit 1

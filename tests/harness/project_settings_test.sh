@@ -11,10 +11,8 @@ set -u
 DG=$1
 SRC=$2
 ENGINE=$3
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-project-settings-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-export TMPDIR=$W/tmp
-mkdir -p "$TMPDIR"
+work_dir project-settings
+private_tmp
 
 # ---- verify: [gate] jobs, --jobs over it -------------------------------------------------------------
 T=$W/team
@@ -72,10 +70,6 @@ command = {cc} -O2 $CFLAGS -o {build}/engine engine.c
 [gate]
 raw = fail
 INI
-commit() {
-  git -C "$R" add -A && git -C "$R" -c user.name=t -c user.email=t@example.com commit -q -m "$1" &&
-    git -C "$R" rev-parse HEAD
-}
 git -C "$R" init -q
 c1=$(commit "engine")
 plant() { # DELTA: body 2's x position moves by DELTA from tick 30 on

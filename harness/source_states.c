@@ -323,7 +323,8 @@ static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
  * moved to the front. */
 static bool buf_room(st_source *p)
 {
-    memmove(p->buf, p->buf + p->buf_pos, p->buf_len - p->buf_pos);
+    if (p->buf_pos)
+        memmove(p->buf, p->buf + p->buf_pos, p->buf_len - p->buf_pos);
     p->buf_len -= p->buf_pos;
     p->buf_pos = 0;
     size_t need = p->buf_len + ST_READ_BLOCK + 1;
@@ -347,6 +348,8 @@ static int read_line(st_source *p, dg_error *err)
 {
     if (p->unread)
         return p->unread = false, 1;
+    if (!p->buf && !buf_room(p)) /* the first read: the buffer, before any pointer into it */
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory"), -1;
     for (;;) {
         char *start = p->buf + p->buf_pos;
         size_t avail = p->buf_len - p->buf_pos;

@@ -176,34 +176,46 @@ static bool built_binary(const char *bdir, char *out, size_t cap)
     return n > 0 && (size_t)n < cap;
 }
 
-/* Records scenario with the detgate built in bdir, in format f (with its hash log when f's record side
- * writes one). The default format is not named: a revision older than --format records it too. With
- * raw (bisect) the hash log carries each entity's raw floats (--log-raw, version 3) so a raw-only break
- * is named down to entity and field; a revision whose detgate predates --log-raw records the plain
- * log, as the matrix always does (its logs are only compared by hash). */
-static bool record_with(const char *bin, const char *scn, const char *out, const char *hash_log,
-                        const harness__format *f, bool raw, const char *log)
+/* One `record` run of the detgate built in bdir: --format NAME when name_format, the hash log when f's
+ * record side writes one, with each entity's raw floats (--log-raw, version 3) when raw. */
+static bool record_once(const char *bin, const char *scn, const char *out, const char *hash_log,
+                        const harness__format *f, bool name_format, bool raw, const char *log)
 {
-    char *argv[10] = {(char *)bin, "record", (char *)scn, "-o", (char *)out};
+    char *argv[12] = {(char *)bin, "record", (char *)scn, "-o", (char *)out};
     size_t n = 5;
-    if (f != dg_harness__format_default()) {
+    if (name_format) {
         argv[n++] = "--format";
         argv[n++] = (char *)f->name;
     }
-    if (!f->record_log) {
-        argv[n] = NULL;
-        return run(argv, NULL, log) == 0;
+    if (f->record_log) {
+        argv[n++] = "--hash-log";
+        argv[n++] = (char *)hash_log;
+        if (raw)
+            argv[n++] = "--log-raw";
     }
-    argv[n++] = "--hash-log";
-    argv[n++] = (char *)hash_log;
-    if (raw) {
-        argv[n] = "--log-raw";
-        argv[n + 1] = NULL;
-        if (run(argv, NULL, log) == 0)
+    argv[n] = NULL;
+    return run(argv, NULL, log) == 0;
+}
+
+/* Records scenario with the detgate built in bdir, in format f (with its hash log when f's record side
+ * writes one). The format is always named: without it the revision's detgate would take the `format`
+ * of the project file it finds from the current folder, where bisect and matrix have already chosen
+ * (the option, else the project's, else the default). With raw (bisect) the hash log carries each
+ * entity's raw floats so a raw-only break is named down to entity and field. Older revisions: one
+ * whose detgate predates --log-raw records the plain log (as the matrix always does: its logs are only
+ * compared by hash); one that predates --format (and project files) records the default without it. */
+static bool record_with(const char *bin, const char *scn, const char *out, const char *hash_log,
+                        const harness__format *f, bool raw, const char *log)
+{
+    raw = raw && f->record_log;
+    for (int named = 1; named >= 0; named--) {
+        if (!named && f != dg_harness__format_default())
+            return false;
+        if (record_once(bin, scn, out, hash_log, f, named, raw, log) ||
+            (raw && record_once(bin, scn, out, hash_log, f, named, false, log)))
             return true;
     }
-    argv[n] = NULL; /* the plain log (a detgate that predates --log-raw, or the matrix) */
-    return run(argv, NULL, log) == 0;
+    return false;
 }
 
 /* The hash log f's record side writes beside a recording: hl, or NULL when it writes none (the

@@ -1007,16 +1007,23 @@ int cli_bless(int argc, char **argv)
     static const struct option opts[] = {{"corpus", 1, 0, B_CORPUS}, {"golden", 1, 0, B_GOLDEN},
                                          {"reason", 1, 0, B_REASON}, {"all", 0, 0, B_ALL},
                                          {"flrep-max-bytes", 1, 0, B_MAX}, {"format", 1, 0, B_FORMAT},
-                                         CLI_PROJECT_OPT, {0, 0, 0, 0}};
+                                         {"jobs", 1, 0, 'j'}, CLI_PROJECT_OPT, {0, 0, 0, 0}};
     const char *corpus = NULL, *golden = NULL, *reason = NULL, *project = NULL;
-    bool all = false, format_given = false;
+    bool all = false, format_given = false, jobs_given = false;
+    unsigned jobs = 1;
     const harness__format *format = dg_harness__format_default();
     uint64_t max_bytes = 2u << 20;
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "j:", opts, NULL)) != -1) {
         switch (c) {
+        case 'j':
+            if (!cli_parse_jobs(optarg, &jobs))
+                return cli_usage_error("bless", "--jobs: expected 0 (one per CPU) or 1..%d, found '%s'", CLI_JOBS_MAX,
+                                       optarg);
+            jobs_given = true;
+            break;
         case B_CORPUS: corpus = optarg; break;
         case B_GOLDEN: golden = optarg; break;
         case B_REASON: reason = optarg; break;
@@ -1049,6 +1056,9 @@ int cli_bless(int argc, char **argv)
     base.format = format;
     if (have && (pc = cli_project_apply("bless", &proj, &base, format_given)) != 0)
         return pc;
+    if (have && !jobs_given && proj.jobs) /* [gate] jobs, under --jobs: as verify takes it */
+        jobs = proj.jobs;
+    base.jobs = jobs; /* threads inside each scenario's recording and checks; scenarios one at a time */
     golden = golden ? golden : have ? proj.golden : "corpus/golden";
     bool by_project = have && !corpus;
     corpus = corpus ? corpus : "corpus/scenarios";
@@ -1081,6 +1091,7 @@ int cli_bless(int argc, char **argv)
     dg_error err;
     dg_error_clear(&err);
     dg_report *rep = cli_report_new("bless", &err);
+    dg_harness__cpu_init(jobs);
     int worst = CLI_EQUAL;
     for (size_t i = 0; i < names.n && rep; i++) {
         char scn[4096], name[DG_HASH_LOG_NAME_MAX + 1];

@@ -131,7 +131,7 @@ const cli_cmd cli_commands[] = {
      "Example: detgate merge shard-*/report.json --report-dir build/reports/all\n"},
     {"bless", cli_bless, "re-record goldens on purpose, with a reason in the bless log",
      "usage: detgate bless SCENARIO... --reason \"why\" [--corpus DIR] [--golden DIR] [--all]\n"
-     "                     [--flrep-max-bytes N] [--format {formats}]\n"
+     "                     [--flrep-max-bytes N] [--format {formats}] [-j N | --jobs N]\n"
      "Records each scenario, refuses if it does not verify, writes corpus/golden/NAME.hashlog.zst\n"
      "(every tick: hashes and raw float hashes) and NAME.flrep when the recording is at most\n"
      "--flrep-max-bytes (default 2097152), else NAME.entities.hashlog.zst (entity hashes of every\n"
@@ -139,7 +139,8 @@ const cli_cmd cli_commands[] = {
      "corpus/golden/BLESS.log: time, who (git user), scenario, the first tick that changed against\n"
      "the old golden, revision, reason. Commit the goldens and the log together.\n"
      "--format rply blesses RPLY goldens (NAME.rply.hashlog.zst, NAME.rply when small enough).\n"
-     "--all and SCENARIO names together are refused.\n"
+     "--all and SCENARIO names together are refused. --jobs N (default: the project's [gate] jobs,\n"
+     "else 1): threads inside each scenario's recording and checks, as verify's; scenarios one at a time.\n"
      "Exit: 0 blessed, 1 a scenario failed verify (nothing blessed for it), 2 usage.\n"
      "Example: detgate bless dogfight-40 --reason \"new drag model (#123)\"\n"},
     {"bisect", cli_bisect, "find the commit that broke determinism of a scenario",

@@ -81,11 +81,11 @@ struct harness__source {
 /* Scenario file through sim_stub; inject may be NULL or "" for none. keyframe 0 = the scenario's. */
 dg_status dg_harness__source_scenario(harness__source **out, const char *path, const char *inject,
                                    uint32_t keyframe, dg_error *err);
-/* A per-tick entity state stream (CSV or JSON Lines, docs/STATES-STREAM.md). */
+/* A per-tick entity state stream file (CSV or JSON Lines, docs/STATES-STREAM.md), read once and
+ * recorded as it is read; rewound (a detail pass) by seeking. */
 dg_status dg_harness__source_states(harness__source **out, const char *path, uint32_t keyframe,
                                  dg_error *err);
-/* The same stream read once from f (a pipe, stdin; not closed by the source): no validation pass,
- * no rewind; label names it in errors, name (NULL = the header's or "stdin") is the scenario name. */
+/* The same stream read once from f (a pipe, stdin; not closed by the source): no rewind; label names it in errors, name (NULL = the header's or "stdin") is the scenario name. */
 dg_status dg_harness__source_states_stream(harness__source **out, FILE *f, const char *label, const char *name,
                                         uint32_t keyframe, dg_error *err);
 void dg_harness__source_free(harness__source *s);

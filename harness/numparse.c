@@ -69,33 +69,84 @@ static bool via_long_double(uint64_t m, int e10, double *out)
 }
 #endif
 
-/* [+-]digits[.digits][(e|E)[+-]digits] with at least one digit: the mantissa's significant digits
- * (leading zeros skipped) and the power of ten. False: another shape, or too many digits or too
- * large an exponent for the fast paths (strtod decides then). */
-static bool scan_decimal(const char *s, size_t len, bool *neg, uint64_t *mant, int *e10)
+static const uint64_t k_pow10_u64[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+/* How many of the eight bytes of w (s[0] in the low byte) are ASCII digits before the first other
+ * byte. A byte's carry out of the + 6 only reaches the bytes after a non-digit. */
+static unsigned digit_run(uint64_t w)
+{
+    uint64_t other = ((w & UINT64_C(0xF0F0F0F0F0F0F0F0)) ^ UINT64_C(0x3030303030303030)) |
+                     (((w + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) ^ UINT64_C(0x3030303030303030));
+    return other ? (unsigned)__builtin_ctzll(other) >> 3 : 8;
+}
+
+/* The value of the first n (1..8) bytes of w, all digits: they are moved to the top (zeros below
+ * them read as leading zeros) and the eight summed in three multiplies. */
+static uint32_t digits_value(uint64_t w, unsigned n)
+{
+    uint64_t v = (w - UINT64_C(0x3030303030303030)) << (8 * (8 - n)); /* digits borrow nothing */
+    v = v * 10 + (v >> 8); /* pairs of digits in every other byte */
+    v = ((v & UINT64_C(0x000000FF000000FF)) * UINT64_C(0x000F424000000064) +
+         ((v >> 16) & UINT64_C(0x000000FF000000FF)) * UINT64_C(0x0000271000000001)) >> 32;
+    return (uint32_t)v;
+}
+
+#define NP_MANT_BOUND UINT64_C(1000000000000000000) /* 10^18: one more digit would make 20 */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define NP_LITTLE_ENDIAN 1 /* the eight-byte loads read s[k] into the low byte */
+#else
+#define NP_LITTLE_ENDIAN 0
+#endif
+
+/* Digits from s[*i] into *m (leading zeros add nothing), up to eight per step while eight bytes
+ * are there to load (a run's end is found without a branch per digit); *count gets how many were
+ * read. False when the significant digits pass NP_MAX_DIGITS. */
+static bool scan_digits(const char *s, size_t len, size_t *i, uint64_t *m, int *count)
+{
+    size_t k = *i;
+    uint64_t v = *m;
+    /* v < 10^11: v * 10^8 + eight digits < 10^19, at most 19 significant digits, no overflow */
+    while (NP_LITTLE_ENDIAN && k + 8 <= len && v < UINT64_C(100000000000)) {
+        uint64_t w;
+        memcpy(&w, s + k, sizeof w); /* little-endian: s[k] in the low byte */
+        unsigned n = digit_run(w);
+        if (n)
+            v = v * k_pow10_u64[n] + digits_value(w, n);
+        k += n;
+        if (n < 8)
+            break;
+    }
+    for (; k < len && s[k] >= '0' && s[k] <= '9'; k++) {
+        if (v >= NP_MANT_BOUND) /* v has 19 significant digits already (NP_MAX_DIGITS) */
+            return false;
+        v = v * 10 + (uint64_t)(s[k] - '0');
+    }
+    *count = (int)(k - *i);
+    *i = k;
+    *m = v;
+    return true;
+}
+
+/* [+-]digits[.digits][(e|E)[+-]digits] with at least one digit at the start of s[0..len): the
+ * mantissa's significant digits (leading zeros skipped), the power of ten and where it ends (*end).
+ * False: another shape, or too many digits or too large an exponent for the fast paths (strtod
+ * decides then). */
+static bool scan_decimal(const char *s, size_t len, bool *neg, uint64_t *mant, int *e10, size_t *end)
 {
     size_t i = 0;
     *neg = false;
     if (i < len && (s[i] == '-' || s[i] == '+'))
         *neg = s[i++] == '-';
     uint64_t m = 0;
-    int nd = 0, digits = 0, exp = 0;
-    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
-        if (m == 0 && s[i] == '0')
-            continue;
-        if (++nd > NP_MAX_DIGITS)
-            return false;
-        m = m * 10 + (uint64_t)(s[i] - '0');
-    }
+    int digits = 0, exp = 0, frac = 0;
+    if (!scan_digits(s, len, &i, &m, &digits))
+        return false;
     if (i < len && s[i] == '.') {
-        for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
-            exp--;
-            if (m == 0 && s[i] == '0')
-                continue;
-            if (++nd > NP_MAX_DIGITS)
-                return false;
-            m = m * 10 + (uint64_t)(s[i] - '0');
-        }
+        i++;
+        if (!scan_digits(s, len, &i, &m, &frac))
+            return false;
+        exp = -frac;
+        digits += frac;
     }
     if (digits == 0)
         return false;
@@ -112,20 +163,15 @@ static bool scan_decimal(const char *s, size_t len, bool *neg, uint64_t *mant, i
             return false;
         exp += eneg ? -ev : ev;
     }
-    if (i != len)
-        return false;
     *mant = m;
     *e10 = exp;
+    *end = i;
     return true;
 }
 
-bool dg_harness__decimal_fast(const char *s, size_t len, double *out)
+/* The scanned number as a double, exactly (false: strtod must decide). */
+static bool to_double(bool neg, uint64_t m, int e10, double *out)
 {
-    bool neg;
-    uint64_t m;
-    int e10;
-    if (!scan_decimal(s, len, &neg, &m, &e10))
-        return false;
     double d;
     if (m == 0)
         d = 0.0;
@@ -135,6 +181,23 @@ bool dg_harness__decimal_fast(const char *s, size_t len, double *out)
         return false;
     *out = neg ? -d : d;
     return true;
+}
+
+bool dg_harness__decimal_fast(const char *s, size_t len, double *out)
+{
+    bool neg;
+    uint64_t m;
+    int e10;
+    size_t end;
+    return scan_decimal(s, len, &neg, &m, &e10, &end) && end == len && to_double(neg, m, e10, out);
+}
+
+bool dg_harness__decimal_prefix(const char *s, size_t len, double *out, size_t *used)
+{
+    bool neg;
+    uint64_t m;
+    int e10;
+    return scan_decimal(s, len, &neg, &m, &e10, used) && to_double(neg, m, e10, out);
 }
 
 double dg_harness__strtod_n(const char *s, size_t len, bool *ok, int *erange)

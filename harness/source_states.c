@@ -1,19 +1,22 @@
 /* harness/source_states.c — the harness's engine-state source: a per-tick entity state stream from
- * any engine, as CSV or JSON Lines (schema: docs/STATES-STREAM.md; JSON parsed by jansson). The
- * whole stream is validated once when it is opened, so bad input fails before anything is recorded;
- * recording then reads it again tick by tick (memory holds one tick, never the stream). */
+ * any engine, as CSV or JSON Lines (schema: docs/STATES-STREAM.md; JSON parsed by jansson). A file,
+ * a pipe or standard input is read once, tick by tick, and recorded as it is read (memory holds one
+ * tick, never the stream); a bad line fails the recording, whose temp file the writer removes. */
 #include "harness_internal.h"
 #include "jsonl_fast.h"
 #include "numparse.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define ST_MAX_COLS (16 + HARNESS_DECL_MAX_FIELDS) /* the standard columns and one per declared field */
 #define ST_NAME_MAX 64
+#define ST_READ_BLOCK (1 << 16) /* bytes asked of the FILE at a time */
 
 enum { COL_TICK, COL_ID, COL_TYPE, COL_FACTION, COL_PX, COL_PY, COL_PZ, COL_VX, COL_VY, COL_VZ, COL_QW, COL_QX,
        COL_QY, COL_QZ, COL_HEALTH, COL_FLAGS, COL_COUNT_ };
@@ -37,8 +40,12 @@ typedef struct st_source {
     char *path;
     FILE *f;
     bool jsonl;
-    char *line;
-    size_t line_cap;
+    char *line;              /* the current line, NUL-terminated in place in buf */
+    size_t line_len;         /* its bytes (up to the cut '\r' / '\n') */
+    char *buf;               /* the stream's bytes as read, ST_READ_BLOCK at a time */
+    size_t buf_cap, buf_pos, buf_len;
+    bool buf_end;            /* the stream is read to its end (or to a read error, in buf_errno) */
+    int buf_errno;
     uint64_t lineno;
     int colmap[ST_MAX_COLS]; /* CSV: column position -> COL_* */
     int ncols;
@@ -56,8 +63,9 @@ typedef struct st_source {
     dg_event *evs;
     size_t cap_evs;
     bool header_done;        /* the JSONL header line is read once (tables must not move after) */
-    bool validated;          /* the first pass is over: entities passed the quantizer's checks */
-    bool once;               /* a stream read once (a pipe, stdin): tables fixed before the first tick */
+    bool once;               /* read once (always now): tables fixed before the first tick */
+    bool owns_file;          /* a --states FILE: closed by the source, rewound by seeking (detail pass) */
+    bool any_tick;           /* a tick was handed out (a file without one is an error of its own) */
     bool unread;             /* the line in `line` is handed out again by the next read_line */
     /* tables (from the JSONL header line, completed with every index the stream uses) */
     bool type_used[65536], faction_used[65536];
@@ -213,6 +221,23 @@ static dg_status sort_extras(st_source *p, dg_error *err)
     return DG_OK;
 }
 
+/* True when dg_quant_entity (the legacy schema) certainly accepts e: its comparisons on position and
+ * velocity (a product by a power of two, exact), a squared rotation norm ten times above its 1e-30
+ * floor (so no difference of rounding between two sums matters), a health that is a number. The
+ * record side quantizes every entity anyway; the quantizer runs here only when this says no, to
+ * accept what it accepts or to name the field it refuses — quantizing each row twice was a tenth
+ * of a CSV stream's time. */
+static bool legacy_certainly_quantizes(const dg_entity_in *e)
+{
+    bool ok = e->id != 0 && !isnan(e->health);
+    for (int i = 0; i < 3; i++) {
+        double sp = e->pos[i] * DG_QPOS_PER_M, sv = e->vel[i] * DG_QVEL_PER_MPS;
+        ok &= sp > -2147483647.5 && sp < 2147483647.5 && sv > -2147483647.5 && sv < 2147483647.5;
+    }
+    double n2 = e->rot[0] * e->rot[0] + e->rot[1] * e->rot[1] + e->rot[2] * e->rot[2] + e->rot[3] * e->rot[3];
+    return ok && n2 > 1e-29 && n2 < DBL_MAX;
+}
+
 /* Checks an entity as the quantizer will (the record side quantizes it later, where its row is no
  * longer known), and the per-tick entity limit of the .flrep writer, then adds it to the tick. */
 static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, uint64_t line, uint32_t index,
@@ -231,7 +256,7 @@ static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, 
     dg_qentity q;
     dg_error qerr;
     dg_error_clear(&qerr);
-    if (!p->validated && dg_quant_entity_schema(p->schema, e, &q, &qerr) != DG_OK) {
+    if (!(p->schema == NULL && legacy_certainly_quantizes(e)) && dg_quant_entity_schema(p->schema, e, &q, &qerr) != DG_OK) {
         entity_name(p, &r, who, sizeof who);
         return st_err_at(p, err, qerr.code, line, "tick %llu, %s: %s", (unsigned long long)tick, who, qerr.msg);
     }
@@ -294,21 +319,74 @@ static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
     return DG_OK;
 }
 
+/* Makes room for ST_READ_BLOCK more bytes (and the NUL after them) behind buf_len, the unread bytes
+ * moved to the front. */
+static bool buf_room(st_source *p)
+{
+    if (p->buf_pos)
+        memmove(p->buf, p->buf + p->buf_pos, p->buf_len - p->buf_pos);
+    p->buf_len -= p->buf_pos;
+    p->buf_pos = 0;
+    size_t need = p->buf_len + ST_READ_BLOCK + 1;
+    if (need <= p->buf_cap)
+        return true;
+    size_t cap = p->buf_cap ? p->buf_cap : ST_READ_BLOCK + 1;
+    while (cap < need)
+        cap *= 2;
+    char *nb = realloc(p->buf, cap);
+    if (!nb)
+        return false;
+    p->buf = nb;
+    p->buf_cap = cap;
+    return true;
+}
+
+/* The next line, in place in buf ('\n' and any '\r' before it cut): 1, 0 at the end, -1 on a read
+ * error. Lines are cut from large reads, not through getline and the FILE's lock line by line; a
+ * last line without '\n' is handed out as getline would, then the read error if one ended it. */
 static int read_line(st_source *p, dg_error *err)
 {
     if (p->unread)
         return p->unread = false, 1;
-    errno = 0;
-    ssize_t n = getline(&p->line, &p->line_cap, p->f);
-    if (n < 0) {
-        if (ferror(p->f))
-            return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path, "read failed: %s", strerror(errno)), -1;
-        return 0;
+    if (!p->buf && !buf_room(p)) /* the first read: the buffer, before any pointer into it */
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory"), -1;
+    for (;;) {
+        char *start = p->buf + p->buf_pos;
+        size_t avail = p->buf_len - p->buf_pos;
+        char *nl = avail ? memchr(start, '\n', avail) : NULL;
+        if (nl || (p->buf_end && avail)) {
+            size_t n = nl ? (size_t)(nl - start) : avail;
+            p->buf_pos += nl ? n + 1 : n;
+            start[n] = 0; /* buf_room keeps a byte behind the data for it */
+            while (n > 0 && start[n - 1] == '\r')
+                start[--n] = 0;
+            p->line = start;
+            p->line_len = n;
+            p->lineno++;
+            return 1;
+        }
+        if (p->buf_end && p->buf_errno)
+            return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path, "read failed: %s", strerror(p->buf_errno)), -1;
+        if (p->buf_end)
+            return 0;
+        if (!buf_room(p))
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory"), -1;
+        errno = 0;
+        size_t want = p->buf_cap - 1 - p->buf_len, got = fread(p->buf + p->buf_len, 1, want, p->f);
+        p->buf_len += got;
+        if (got < want) { /* fread stops short only at the end or on an error */
+            p->buf_end = true;
+            p->buf_errno = ferror(p->f) ? (errno ? errno : EIO) : 0;
+        }
     }
-    p->lineno++;
-    while (n > 0 && (p->line[n - 1] == '\n' || p->line[n - 1] == '\r'))
-        p->line[--n] = 0;
-    return 1;
+}
+
+/* Forgets what was read ahead (the stream was moved: a rewind). */
+static void buf_reset(st_source *p)
+{
+    p->buf_pos = p->buf_len = 0;
+    p->buf_end = false;
+    p->buf_errno = 0;
 }
 
 /* ---- CSV --------------------------------------------------------------------------------------- */
@@ -501,18 +579,31 @@ static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error
     memset(e, 0, sizeof *e);
     e->rot[0] = 1.0;
     e->health = 1.0;
-    const char *s = p->line;
+    const char *s = p->line, *line_end = p->line + p->line_len;
     unsigned col = 1;
     for (int c = 0; c < p->ncols; c++) {
-        const char *end = strchr(s, ',');
+        int k = p->colmap[c];
+        double d = 0;
+        size_t len = 0;
+        /* a float cell the fast paths take, up to its ',' or the line's end: found and parsed in
+         * one scan; an integer cell's digits found by their scan; any other cell is cut at its ','
+         * (and parsed, or refused, below) */
+        bool parsed = k >= COL_PX && k <= COL_HEALTH && dg_harness__decimal_prefix(s, (size_t)(line_end - s), &d, &len) &&
+                      len < 64 && (s[len] == ',' || s[len] == 0);
+        bool digits = false;
+        if (!parsed && k < COL_COUNT_ && !(k >= COL_PX && k <= COL_HEALTH)) {
+            while (s[len] >= '0' && s[len] <= '9')
+                len++;
+            digits = s[len] == ',' || s[len] == 0;
+        }
+        const char *end = parsed || digits ? (s[len] == ',' ? s + len : NULL) : strchr(s, ',');
         if (!end && c + 1 < p->ncols)
             return csv_count_error(p, err, col + (unsigned)strlen(s));
         if (end && c + 1 == p->ncols)
             return csv_count_error(p, err, col + (unsigned)(end - s));
-        size_t len = end ? (size_t)(end - s) : strlen(s);
-        int k = p->colmap[c];
+        if (!parsed && !digits)
+            len = end ? (size_t)(end - s) : strlen(s);
         uint64_t u = 0;
-        double d = 0;
         bool ok;
         switch (k) {
         case COL_TICK: ok = parse_u64(s, len, tick); break;
@@ -527,7 +618,7 @@ static dg_status csv_row(st_source *p, uint64_t *tick, dg_entity_in *e, dg_error
                 ok = true;
                 break;
             }
-            ok = parse_f64(s, len, &d);
+            ok = parsed || parse_f64(s, len, &d);
             if (k >= COL_PX && k <= COL_PZ)
                 e->pos[k - COL_PX] = d;
             else if (k >= COL_VX && k <= COL_VZ)
@@ -1181,13 +1272,25 @@ static int json_tick(st_source *p, harness__source *s, uint64_t *tick, dg_error 
 
 /* ---- the source ------------------------------------------------------------------------------- */
 
+/* A stream file that ends before its first tick (standard input's "produced no tick" is the record
+ * side's). */
+static dg_status no_tick_error(st_source *p, dg_error *err)
+{
+    if (p->lineno == 0)
+        return dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->path, "empty, expected at least one tick");
+    return st_err(p, err, 1, "expected at least one tick, found the end of the stream%s%s", NULL, NULL);
+}
+
 static int st_next(harness__source *s, harness__frame *f, dg_error *err)
 {
     st_source *p = s->impl;
     uint64_t tick = 0;
     int rc = p->jsonl ? json_tick(p, s, &tick, err) : csv_tick(p, &tick, err);
+    if (rc == 0 && p->owns_file && !p->any_tick)
+        return no_tick_error(p, err), -1;
     if (rc != 1)
         return rc;
+    p->any_tick = true;
     if (grow((void **)&p->evs, &p->cap_evs, p->nev, sizeof *p->evs, err) != DG_OK)
         return -1;
     dg_hash_stream hs;
@@ -1209,16 +1312,9 @@ static int st_next(harness__source *s, harness__frame *f, dg_error *err)
     return 1;
 }
 
+/* Reads the CSV prologue (comments, declarations, the header row) from where the stream stands. */
 static dg_status st_open_file(st_source *p, dg_error *err)
 {
-    if (!p->once) {
-        if (p->f)
-            fclose(p->f);
-        p->f = fopen(p->path, "rb");
-        if (!p->f)
-            return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path, "cannot open: %s", strerror(errno));
-        p->lineno = 0;
-    }
     p->pending = false;
     p->have_last_tick = false;
     clear_tick(p);
@@ -1244,8 +1340,14 @@ static dg_status st_open_file(st_source *p, dg_error *err)
 static dg_status st_rewind(harness__source *s, dg_error *err)
 {
     st_source *p = s->impl;
-    if (p->once)
+    if (!p->owns_file)
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, p->path, "a stream read once cannot be re-read");
+    if (fseek(p->f, 0, SEEK_SET) != 0)
+        return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, p->path, "cannot rewind: %s", strerror(errno));
+    p->lineno = 0; /* the tables stay as fixed; the JSONL header line is skipped as read */
+    p->unread = false;
+    clearerr(p->f);
+    buf_reset(p);
     return st_open_file(p, err);
 }
 
@@ -1255,10 +1357,10 @@ static void st_destroy(harness__source *s)
     if (!p)
         return;
     clear_tick(p);
-    if (p->f && !p->once)
+    if (p->f && p->owns_file)
         fclose(p->f);
     free(p->path);
-    free(p->line);
+    free(p->buf);
     free(p->rows);
     free(p->ents);
     free(p->events);
@@ -1344,68 +1446,11 @@ static bool looks_jsonl(const char *path)
     return c == '{';
 }
 
-static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe, dg_error *err);
-
-dg_status dg_harness__source_states(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
-{
-    *out = NULL;
-    harness__source *s = calloc(1, sizeof *s);
-    st_source *p = calloc(1, sizeof *p);
-    size_t pl = strlen(path) + 1;
-    char *pc = malloc(pl);
-    if (!s || !p || !pc) {
-        free(s);
-        free(p);
-        free(pc);
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, path, "out of memory");
-    }
-    memcpy(pc, path, pl);
-    p->path = pc;
-    s->impl = p;
-    dg_harness__decl_init(&s->decl);
-    p->decl = &s->decl;
-    s->next = st_next;
-    s->rewind = st_rewind;
-    s->destroy = st_destroy;
-    p->jsonl = looks_jsonl(path);
-    dg_harness__scenario_name(path, p->scenario, sizeof p->scenario);
-    s->hdr.tick_rate_hz = 60;
-    s->hdr.planet_radius_m = 6371000.0;
-    /* Validation pass: the whole stream is read once so bad input fails before recording. */
-    dg_status st = st_open_file(p, err);
-    harness__frame f;
-    int rc = 0;
-    uint64_t ticks = 0;
-    while (st == DG_OK && (rc = st_next(s, &f, err)) == 1)
-        ticks++;
-    if (st == DG_OK && rc < 0)
-        st = err->code;
-    if (st == DG_OK && ticks == 0 && p->lineno == 0)
-        st = dg_error_set(err, DG_E_SYNTAX, DG_OFFSET_NONE, p->path, "empty, expected at least one tick");
-    if (st == DG_OK && ticks == 0)
-        st = st_err(p, err, 1, "expected at least one tick, found the end of the stream%s%s", NULL, NULL);
-    if (st == DG_OK)
-        st = complete_tables(p, err);
-    p->validated = true;
-    if (st == DG_OK)
-        st = st_open_file(p, err);
-    if (st != DG_OK) {
-        dg_harness__source_free(s);
-        return st;
-    }
-    if (st_finish_open(s, p, ticks, keyframe, err) != DG_OK) {
-        dg_harness__source_free(s);
-        return err->code;
-    }
-    *out = s;
-    return DG_OK;
-}
-
-static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks, uint32_t keyframe, dg_error *err)
+static dg_status st_finish_open(harness__source *s, st_source *p, uint32_t keyframe, dg_error *err)
 {
     fix_strings(p);
     snprintf(s->name, sizeof s->name, "%s", p->scenario);
-    s->expected_ticks = ticks;
+    s->expected_ticks = 0; /* read once: the length is not known ahead */
     s->hdr.major = DG_FLREP_MAJOR;
     s->hdr.minor = DG_FLREP_MINOR;
     s->hdr.engine_version = dg_flrep_cstr(HARNESS_VERSION " states");
@@ -1427,11 +1472,13 @@ static dg_status st_finish_open(harness__source *s, st_source *p, uint64_t ticks
 static dg_status st_open_once(harness__source *s, st_source *p, dg_error *err)
 {
     int c;
-    while ((c = getc(p->f)) == ' ' || c == '\t' || c == '\r' || c == '\n')
+    while (!p->owns_file && ((c = getc(p->f)) == ' ' || c == '\t' || c == '\r' || c == '\n'))
         p->lineno += c == '\n';
-    p->jsonl = c == '{';
-    if (c != EOF)
-        ungetc(c, p->f);
+    if (!p->owns_file) { /* a file's kind was told by its name or first bytes (looks_jsonl) */
+        p->jsonl = c == '{';
+        if (c != EOF)
+            ungetc(c, p->f);
+    }
     dg_status st = st_open_file(p, err);
     if (st == DG_OK && p->jsonl && read_line(p, err) == 1) {
         json_t *o = json_loads(p->line, JSON_REJECT_DUPLICATES, NULL);
@@ -1456,8 +1503,10 @@ static dg_status st_open_once(harness__source *s, st_source *p, dg_error *err)
     return st;
 }
 
-dg_status dg_harness__source_states_stream(harness__source **out, FILE *f, const char *label, const char *name,
-                                        uint32_t keyframe, dg_error *err)
+/* file: the stream is a --states FILE (f is the source's: closed with it, rewound by seeking) with
+ * jsonl its kind; else a pipe or stdin, its kind told by its first byte. */
+static dg_status states_open(harness__source **out, FILE *f, bool file, bool jsonl, const char *label,
+                             const char *name, uint32_t keyframe, dg_error *err)
 {
     *out = NULL;
     harness__source *s = calloc(1, sizeof *s);
@@ -1467,24 +1516,47 @@ dg_status dg_harness__source_states_stream(harness__source **out, FILE *f, const
         free(s);
         free(p);
         free(pc);
+        if (file)
+            fclose(f);
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, label, "out of memory");
     }
-    *p = (st_source){.path = pc, .f = f, .once = true};
+    *p = (st_source){.path = pc, .f = f, .once = true, .owns_file = file, .jsonl = jsonl};
     *s = (harness__source){.impl = p, .next = st_next, .rewind = st_rewind, .destroy = st_destroy};
     dg_harness__decl_init(&s->decl);
     p->decl = &s->decl;
     s->hdr.tick_rate_hz = 60;
     s->hdr.planet_radius_m = 6371000.0;
-    snprintf(p->scenario, sizeof p->scenario, "%s", name ? name : "stdin");
+    if (file) /* a file is named by its path unless its header names the scenario */
+        dg_harness__scenario_name(name, p->scenario, sizeof p->scenario);
+    else
+        snprintf(p->scenario, sizeof p->scenario, "%s", name ? name : "stdin");
     dg_status st = st_open_once(s, p, err);
-    if (st == DG_OK && name)
+    if (st == DG_OK && name && !file)
         dg_harness__scenario_name(name, p->scenario, sizeof p->scenario);
     if (st == DG_OK)
-        st = st_finish_open(s, p, 0, keyframe, err);
+        st = st_finish_open(s, p, keyframe, err);
     if (st != DG_OK) {
         dg_harness__source_free(s);
         return st;
     }
     *out = s;
     return DG_OK;
+}
+
+/* A --states FILE is read once, as standard input is: recorded as it is read, its tables fixed
+ * before the first tick (so `--states F` and `--states - <F` record the same bytes). */
+dg_status dg_harness__source_states(harness__source **out, const char *path, uint32_t keyframe, dg_error *err)
+{
+    *out = NULL;
+    bool jsonl = looks_jsonl(path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot open: %s", strerror(errno));
+    return states_open(out, f, true, jsonl, path, path, keyframe, err);
+}
+
+dg_status dg_harness__source_states_stream(harness__source **out, FILE *f, const char *label, const char *name,
+                                        uint32_t keyframe, dg_error *err)
+{
+    return states_open(out, f, false, false, label, name, keyframe, err);
 }

@@ -6,8 +6,7 @@
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-binorder-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir binorder
 # header: magic, version 1, flags 0, 60 Hz; a tick record: kind 1, tick (u64), count (u32)
 header() { printf '\x89DGS\x01\x00\x00\x00\x3c\x00\x00\x00'; }
 tick() { printf "\\x01\\x0$1\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x0$2\\x00\\x00\\x00"; }

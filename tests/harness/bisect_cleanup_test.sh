@@ -9,22 +9,11 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-bisect-cleanup-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-export TMPDIR=$W/tmp
-mkdir -p "$TMPDIR"
+work_dir bisect-cleanup
+private_tmp
 worktrees() { git -C "$R" worktree list | wc -l; }
 
-R=$W/repo
-mkdir -p "$R"
-(cd "$SRC" && git ls-files -z --cached --others --exclude-standard -- CMakeLists.txt CMakePresets.json cmake base codec \
-  hash sim_stub reports harness include corpus/scenarios) |
-  (cd "$SRC" && tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -C "$R" -xf -
-commit() {
-  git -C "$R" add -A && git -C "$R" -c user.name=t -c user.email=t@example.com commit -q -m "$1" &&
-    git -C "$R" rev-parse HEAD
-}
-git -C "$R" init -q
+source_repo "$SRC"
 c1=$(commit "base")
 printf 'message(FATAL_ERROR "this revision does not configure")\n' >>"$R/CMakeLists.txt"
 c2=$(commit "broken build")

@@ -9,20 +9,10 @@ set -u
 DG=$1
 SRC=$2
 CHECK=$3
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-bisect-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir bisect
 
 # The tree the builds need (the modules detgate is made of), as it is now in SRC.
-R=$W/repo
-mkdir -p "$R"
-(cd "$SRC" && git ls-files -z --cached --others --exclude-standard -- CMakeLists.txt CMakePresets.json cmake base codec \
-  hash sim_stub reports harness include corpus/scenarios) |
-  (cd "$SRC" && tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -C "$R" -xf -
-commit() {
-  git -C "$R" add -A && git -C "$R" -c user.name=t -c user.email=t@example.com commit -q -m "$1" &&
-    git -C "$R" rev-parse HEAD
-}
-git -C "$R" init -q
+source_repo "$SRC"
 c1=$(commit "base")
 echo "notes" >"$R/NOTES.txt"
 c2=$(commit "docs: notes")

@@ -11,8 +11,7 @@ DG=$1
 SRC=$2
 CHECK=$3
 SCHEMA=$SRC/docs/report-schema.json
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-ci-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir ci
 
 absent() { if [ ! -e "$1" ]; then ok; else bad "$1 was written"; fi; }
 
@@ -76,22 +75,6 @@ contains "$W/out" "cost assumed"
 rm corpus/zeta.scn
 
 # ---- merge: the complete set -----------------------------------------------------------------------
-# same_report A B: two JSON reports are equal once the timing (durations, rates in messages) is cut
-same_report() {
-  python3 - "$1" "$2" <<'PY' && ok || bad "reports $1 and $2 differ beyond timing"
-import json, re, sys
-def norm(v):
-    if isinstance(v, dict):
-        return {k: norm(x) for k, x in v.items() if k not in ("durationSeconds", "startedUnix")}
-    if isinstance(v, list):
-        return [norm(x) for x in v]
-    if isinstance(v, str):
-        return re.sub(r"[0-9.]+ (s|M entity-ticks/s)\b", "T", v)
-    return v
-a, b = (norm(json.load(open(p))) for p in sys.argv[1:3])
-sys.exit(0 if a == b and a["scenarios"] else 1)
-PY
-}
 expect 0 "$DG" merge s3/report.json s1/report.json s2/report.json --report-dir merged -q
 expect 0 "$CHECK" "$SCHEMA" merged
 [ "$(names merged/report.json)" = "dogfight-40 events mars walkers-20" ] && ok || bad "merged: $(names merged/report.json)"

@@ -11,8 +11,7 @@ DG=$1
 SRC=$2
 CHECK=$3
 SCHEMA=$SRC/docs/report-schema.json
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-cli-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir cli
 
 empty() { if [ ! -s "$1" ]; then ok; else bad "$1 is not empty"; fi; }
 
@@ -188,22 +187,6 @@ for pair in dogfight-40:libm-trig events:pointer-order mars:clock-seed dogfight-
 done
 
 # ---- gate / bless / shard on a throwaway corpus ---------------------------------------------------------
-# same_report A B: two JSON reports are equal once the timing (durations, rates in messages) is cut
-same_report() {
-  python3 - "$1" "$2" <<'PY' && ok || bad "reports $1 and $2 differ beyond timing"
-import json, re, sys
-def norm(v):
-    if isinstance(v, dict):
-        return {k: norm(x) for k, x in v.items() if k not in ("durationSeconds", "startedUnix")}
-    if isinstance(v, list):
-        return [norm(x) for x in v]
-    if isinstance(v, str):
-        return re.sub(r"[0-9.]+ (s|M entity-ticks/s)\b", "T", v)
-    return v
-a, b = (norm(json.load(open(p))) for p in sys.argv[1:3])
-sys.exit(0 if a == b and a["scenarios"] else 1)
-PY
-}
 mkdir -p "$W/corpus" "$W/golden"
 for n in a b c; do cp "$SRC/corpus/scenarios/mars.scn" "$W/corpus/$n.scn"; done
 expect 125 "$DG" gate --corpus "$W/corpus" --golden "$W/golden" --report-dir "$W/rep-gate0" -q

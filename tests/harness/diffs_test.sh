@@ -10,8 +10,7 @@ DG=$1
 SRC=$2
 CHECK=$3
 SCHEMA=$SRC/docs/report-schema.json
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-diffs-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir diffs
 
 # states WEAPON CHAT [HEADER-JSON] — a 30-tick JSON Lines state stream, two entities; at tick 10 a
 # kill (weapon index WEAPON) and a chat line CHAT
@@ -91,12 +90,13 @@ sed '1s/"name":"F-16C"/"name":"F-16D"/' "$W/a.jsonl" >"$W/tn.jsonl"
 expect 0 "$DG" record --states "$W/tn.jsonl" -o "$W/tn.flrep"
 expect 1 "$DG" diff "$W/a.flrep" "$W/tn.flrep"
 contains_text "$W/out" 'type[0].name: A "F-16C", B "F-16D"'
-# a faction row present on one side only
-sed '1s/"factions":\[{"index":0,"id":"blue","name":"Blue"}\]/"factions":[{"index":0,"id":"blue","name":"Blue"},{"index":1,"id":"red","name":"Red"}]/' "$W/a.jsonl" >"$W/fx.jsonl"
+# a faction row present on one side only (a stream read once names every index 0..255 itself: the
+# extra row is one above that, declared before the named ones, so the rows after it shift)
+sed '1s/"factions":\[{"index":0,"id":"blue","name":"Blue"}\]/"factions":[{"index":0,"id":"blue","name":"Blue"},{"index":300,"id":"red","name":"Red"}]/' "$W/a.jsonl" >"$W/fx.jsonl"
 expect 0 "$DG" record --states "$W/fx.jsonl" -o "$W/fx.flrep"
 expect 1 "$DG" diff "$W/a.flrep" "$W/fx.flrep"
-contains_text "$W/out" "factions: A 1, B 2"
-contains_text "$W/out" 'faction[1]: A (none), B "red" "Red"'
+contains_text "$W/out" "factions: A 256, B 257"
+contains_text "$W/out" 'faction[1].id: A "faction1", B "red"'
 
 # RPLY: the header's tick rate (byte 5) changed, the op stream the same
 python3 - "$SRC/corpus/golden/walkers-20.rply" "$W/w30.rply" <<'PY'

@@ -8,8 +8,7 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-help-formats-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir help-formats
 
 # the table's names, from --format's refusal (format.c's list): "flrep or rply" -> "flrep|rply"
 expect 2 "$DG" record x -o "$W/x" --format no-such-format

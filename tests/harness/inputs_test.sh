@@ -8,8 +8,7 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-inputs-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir inputs
 cd "$W" || exit 1
 
 # expect NAME CODE SUBSTRING CMD...: CMD exits CODE and its stderr contains SUBSTRING (exactly).

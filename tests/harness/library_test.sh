@@ -10,8 +10,7 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-library-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir library
 export TMPDIR=$W/tmp # detgate's temp recordings land here: "no file left behind" is checked on it
 mkdir -p "$TMPDIR"
 T=$W/team
@@ -176,10 +175,6 @@ rc=$?
 [ $rc -eq 0 ] && ok || bad "matrix of two equal builds: exit $rc, expected 0 ($(head -c 600 "$W/err"))"
 
 # ---- bisect: the library's own history, built at each revision, loaded from that revision's {build} ---------
-commit() {
-  git -C "$R" add -A && git -C "$R" -c user.name=t -c user.email=t@example.com commit -q -m "$1" &&
-    git -C "$R" rev-parse HEAD
-}
 git -C "$R" init -q
 c1=$(commit "engine: bouncing bodies")
 sed -i '1i // a comment: nothing changes' "$R/engine.c"

@@ -9,8 +9,7 @@ set -u
 DG=$1
 SRC=$2
 CHECK=$3
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-matrix-raw-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir matrix-raw
 # the pair's check: the first after `classes` (a `matrix A ~ B` or `raw floats A ~ B` check), else `classes`
 status_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); cs=d["scenarios"][0]["checks"]; c=([x for x in cs if x["name"] != "classes"] or cs)[0]; print(d["status"], c["firstDivergentTick"], c["firstRawDivergentTick"])' "$1"; }
 # run POLICY_ARGS... : exit code of one matrix run into $rc, its reports in $W/rep

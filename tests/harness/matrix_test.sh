@@ -14,8 +14,7 @@ set -u
 DG=$1
 SRC=$2
 CHECK=$3
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-matrix-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir matrix
 
 # gcc, except that sim_stub/sim.c is compiled from a copy with the dynamic pressure 0.5 rho V^2 made
 # 0.51 rho V^2 (the copy finds its headers through -iquote); fails when the line is not there.

@@ -15,8 +15,7 @@ cleanup() {
   rm -rf "$W"
 }
 trap cleanup EXIT
-export TMPDIR=$W/tmp
-mkdir -p "$TMPDIR"
+private_tmp
 absent() { if [ ! -e "$1" ] && [ ! -L "$1" ]; then ok; else bad "$1 exists"; fi; }
 # no temp file of ours anywhere under $W (dg-*, *.tmp-PID)
 no_temps() {

@@ -10,25 +10,8 @@ set -u
 DG=$1
 SRC=$2
 G=$SRC/corpus/golden
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-overlap-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir overlap
 
-# same_report A B: two JSON reports are equal once the timing (durations, rates in messages) is cut
-same_report() {
-  python3 - "$1" "$2" <<'PY' && ok || bad "reports $1 and $2 differ beyond timing"
-import json, re, sys
-def norm(v):
-    if isinstance(v, dict):
-        return {k: norm(x) for k, x in v.items() if k not in ("durationSeconds", "startedUnix")}
-    if isinstance(v, list):
-        return [norm(x) for x in v]
-    if isinstance(v, str):
-        return re.sub(r"[0-9.]+ (s|M entity-ticks/s)\b", "T", v)
-    return v
-a, b = (norm(json.load(open(p))) for p in sys.argv[1:3])
-sys.exit(0 if a == b and a["scenarios"] else 1)
-PY
-}
 # same_text A B: two Markdown or HTML reports are equal but for the run's duration ("N checks, 0.05 s")
 # and start time ("started 2026-12-01 19:14:33 UTC")
 untimed() { sed -E 's/checks?, [0-9.]+ s/checks, T/; s/started [0-9: -]+ UTC/started T/' "$1"; }

@@ -10,10 +10,8 @@ set -u
 DG=$1
 SRC=$2
 CHECK=$3
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-project-bisect-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-export TMPDIR=$W/tmp
-mkdir -p "$TMPDIR"
+work_dir project-bisect
+private_tmp
 expect_rc() { if [ "$1" -eq "$2" ]; then ok; else bad "$3: exit $1, expected $2"; head -c 3000 "$W/err"; fi; }
 
 # ---- the engine's repository -----------------------------------------------------------------------
@@ -34,10 +32,6 @@ time_limit = 30
 [build]
 command = {cc} -O2 $CFLAGS -o {build}/engine engine.c && touch "$TMPDIR/dg-built-marker"
 INI
-commit() {
-  git -C "$R" add -A && git -C "$R" -c user.name=t -c user.email=t@example.com commit -q -m "$1" &&
-    git -C "$R" rev-parse HEAD
-}
 git -C "$R" init -q
 c1=$(commit "engine: bouncing bodies")
 sed -i '1i // a comment: nothing changes' "$R/engine.c"

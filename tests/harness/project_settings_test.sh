@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/harness/project_settings_test.sh — every workflow takes the project file's settings for a team's
 # engine, as it does for sim_stub, and an option given wins over the file (issue 13, "What a team does"
-# 3): verify takes [gate] jobs (the checks follow the recording only with 2 or more threads:
-# DETGATE_DEBUG_VERIFY says which way they went) and [gate] raw; bisect takes [project] format and
+# 3): verify and bless take [gate] jobs (the checks follow the recording only with 2 or more threads:
+# DETGATE_DEBUG_VERIFY says which way they went), verify [gate] raw; bisect takes [project] format and
 # [gate] raw; matrix takes [gate] raw. The engine is the test engine (tests/engine/test_engine.c), in
 # a throwaway git repository for bisect and matrix.
 # usage: project_settings_test.sh DETGATE SOURCE_DIR TEST_ENGINE
@@ -11,10 +11,8 @@ set -u
 DG=$1
 SRC=$2
 ENGINE=$3
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-project-settings-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-export TMPDIR=$W/tmp
-mkdir -p "$TMPDIR"
+work_dir project-settings
+private_tmp
 
 # ---- verify: [gate] jobs, --jobs over it -------------------------------------------------------------
 T=$W/team
@@ -36,6 +34,15 @@ expect 0 env DETGATE_DEBUG_VERIFY=1 "$DG" verify bounce -q
 contains "$W/err" "verify-debug: bounce: " # followed: the project's 2 threads
 expect 0 env DETGATE_DEBUG_VERIFY=1 "$DG" verify bounce -q --jobs 1
 lacks "$W/err" "verify-debug:" # one thread: nothing follows the recording
+
+# ---- bless: [gate] jobs, --jobs over it (threads inside each recording and its checks, as verify's) -----
+expect 0 env DETGATE_DEBUG_VERIFY=1 "$DG" bless bounce --reason "jobs" --golden "$W/g-bless"
+contains "$W/err" "verify-debug: bounce: " # followed: the project's 2 threads
+[ -s "$W/g-bless/bounce.hashlog.zst" ] && ok || bad "bless wrote no golden"
+expect 0 env DETGATE_DEBUG_VERIFY=1 "$DG" bless bounce --reason "jobs" --golden "$W/g-bless" --jobs 1
+lacks "$W/err" "verify-debug:"
+expect 2 "$DG" bless bounce --reason "jobs" --golden "$W/g-bless" --jobs x
+contains "$W/err" "bless: --jobs: expected 0 (one per CPU) or 1..32, found 'x'"
 
 # ---- verify: [gate] raw, --raw over it ----------------------------------------------------------------
 expect 1 "$DG" verify subq --repeat 2 -q # another run has other raw floats: a failure under the project's fail
@@ -63,10 +70,6 @@ command = {cc} -O2 $CFLAGS -o {build}/engine engine.c
 [gate]
 raw = fail
 INI
-commit() {
-  git -C "$R" add -A && git -C "$R" -c user.name=t -c user.email=t@example.com commit -q -m "$1" &&
-    git -C "$R" rev-parse HEAD
-}
 git -C "$R" init -q
 c1=$(commit "engine")
 plant() { # DELTA: body 2's x position moves by DELTA from tick 30 on

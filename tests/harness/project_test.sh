@@ -10,8 +10,7 @@ set -u
 DG=$1
 SRC=$2
 ENGINE=$3
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-project-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir project
 export TMPDIR=$W/tmp # detgate's temp recordings land here: "no file left behind" is checked on it
 mkdir -p "$TMPDIR"
 no_temp() { if [ -z "$(ls -A "$TMPDIR")" ]; then ok; else bad "files left behind ($1): $(ls -A "$TMPDIR")"; fi; }

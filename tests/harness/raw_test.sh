@@ -10,8 +10,7 @@ DG=$1
 SRC=$2
 CHECK=$3
 SCHEMA=$SRC/docs/report-schema.json
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-raw-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir raw
 cd "$SRC" || exit 1
 
 # jq_is FILE PYEXPR WANT — a value of a JSON report, by a Python expression over d

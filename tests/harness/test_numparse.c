@@ -61,6 +61,21 @@ static void check(const char *s)
     } else if (d != 12345.0) {
         fail_msg("declined \"%s\" but wrote the output", s);
     }
+    /* the CSV cell scan: the same number found with a ',' and a digit after it, or declined */
+    char cell[256];
+    if (len + 2 <= sizeof cell) {
+        memcpy(cell, s, len);
+        cell[len] = ',';
+        cell[len + 1] = '7';
+        double fd = 0, q = 0;
+        size_t used = 0;
+        bool fast = dg_harness__decimal_fast(s, len, &fd);
+        bool pre = dg_harness__decimal_prefix(cell, len + 2, &q, &used);
+        if (fast && (!pre || used != len || bits_of(q) != bits_of(fd)))
+            fail_msg("decimal_prefix on \"%s,7\": %d used %zu %.17g, decimal_fast %.17g", s, pre, used, q, fd);
+        if (!fast && pre && used == len)
+            fail_msg("decimal_prefix took \"%s\" (%.17g) that decimal_fast declines", s, q);
+    }
     bool ok;
     int erange;
     double v = dg_harness__strtod_n(s, len, &ok, &erange);

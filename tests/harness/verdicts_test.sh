@@ -8,8 +8,7 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"   # ok, bad, expect, contains, lacks, same_file
 DG=$1
 SRC=$2
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-verdicts-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir verdicts
 cd "$SRC" || exit 1
 
 # a small corpus of its own: one short scenario (events: 3600 ticks) and its golden

@@ -10,8 +10,7 @@ set -u
 DG=$1
 SRC=$2
 G=$SRC/corpus/golden
-W=$(mktemp -d "${TMPDIR:-/tmp}/dg-views-test.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+work_dir views
 # views JSON CHECK WANT: WANT is a Python expression over c (the check) that must hold
 views() {
   python3 - "$1" "$2" "$3" <<'PY' && ok || bad "$1 ($2): $3"

@@ -369,17 +369,19 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
         const uint8_t *in = take_entities(b, i0, cnt, n, err);
         if (!in)
             return -1;
+        dg_entity_in *e = b->ents + i0; /* locals: the stores through e cannot make b's fields reload */
+        uint8_t *const raw = b->raw;
         for (uint32_t i = 0; i < cnt; i += BIN_RAW_BLOCK) {
             uint32_t m = cnt - i < BIN_RAW_BLOCK ? cnt - i : BIN_RAW_BLOCK;
-            for (uint32_t k = 0; k < m; k++) {
-                dg_entity_in *e = &b->ents[i0 + i + k];
-                decode_entity_raw(in + (size_t)(i + k) * BIN_ENTITY_BYTES, e, b->raw + (size_t)k * BIN_RAW_BYTES);
+            uint8_t *r = raw;
+            for (uint32_t k = 0; k < m; k++, e++, in += BIN_ENTITY_BYTES, r += BIN_RAW_BYTES) {
+                decode_entity_raw(in, e, r);
                 bad |= (uint32_t)(e->id <= prev) | (uint32_t)(e->type_index >= BIN_TABLE) |
                        (uint32_t)(e->faction_index >= BIN_TABLE);
                 prev = e->id;
             }
             if (!bad)
-                dg_hash_raw_records(&hs, b->raw, (size_t)m * BIN_RAW_BYTES);
+                dg_hash_raw_records(&hs, raw, (size_t)m * BIN_RAW_BYTES);
         }
     }
     bool sorted = true; /* engines mostly write ids in order: then no sort */

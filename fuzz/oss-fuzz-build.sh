@@ -23,6 +23,15 @@ if [ -n "${SRC:-}" ] && [ -d "$SRC/zstd" ] && [ -d "$SRC/xxHash" ]; then
   make -C "$SRC/xxHash" -j"$(nproc)" CC="$CC" PREFIX="$deps" install >/dev/null
   export PKG_CONFIG_PATH="$deps/lib/pkgconfig:${PKG_CONFIG_PATH:-}"
 fi
+# inih is one source file (its build is meson, which the image lacks): compiled here when cloned.
+if [ -n "${SRC:-}" ] && [ -f "$SRC/inih/ini.c" ]; then
+  mkdir -p "$deps/lib/pkgconfig" "$deps/include"
+  $CC $CFLAGS -c "$SRC/inih/ini.c" -o "$work/ini.o" && ar rcs "$deps/lib/libinih.a" "$work/ini.o"
+  cp "$SRC/inih/ini.h" "$deps/include/"
+  printf 'prefix=%s\nName: inih\nDescription: inih\nVersion: 58\nCflags: -I${prefix}/include\nLibs: -L${prefix}/lib -linih\n' \
+    "$deps" >"$deps/lib/pkgconfig/inih.pc"
+  export PKG_CONFIG_PATH="$deps/lib/pkgconfig:${PKG_CONFIG_PATH:-}"
+fi
 
 # The sanitizer and coverage flags come with $CFLAGS here, the engine with $LIB_FUZZING_ENGINE.
 cmake -S "$root" -B "$work/build" -DCMAKE_C_COMPILER="$CC" -DCMAKE_C_FLAGS="$CFLAGS" \

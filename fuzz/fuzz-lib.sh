@@ -4,14 +4,16 @@
 
 DG_ROOT=${DG_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 
-# Targets, one per line, from the set(DG_FUZZ_TARGETS ...) block.
+# Targets, one per line: the codec's (the set(DG_FUZZ_TARGETS ...) block), then the harness's
+# (set(DG_FUZZ_HARNESS_TARGETS ...), on one line).
 dg_fuzz_targets() {
   awk '/^set\(DG_FUZZ_TARGETS/{on=1; next} on && /\)/{sub(/\).*/, ""); print; exit} on{print}' \
     "$DG_ROOT/fuzz/CMakeLists.txt" | tr ' ' '\n' | sed '/^$/d'
+  sed -n 's/^set(DG_FUZZ_HARNESS_TARGETS \([^)]*\)).*/\1/p' "$DG_ROOT/fuzz/CMakeLists.txt" | tr ' ' '\n' | sed '/^$/d'
 }
 
-# dg_fuzz_build BUILD_DIR [extra cmake -D...]: the "fuzz" preset (clang + libFuzzer + ASan + UBSan,
-# codec and fuzz modules only so half-finished work elsewhere cannot break the run) in BUILD_DIR. The
+# dg_fuzz_build BUILD_DIR [extra cmake -D...]: the "fuzz" preset (clang + libFuzzer + ASan + UBSan;
+# the codec, the hash log, the harness and what it needs, not bench or tests) in BUILD_DIR. The
 # preset is the one way in: README's `cmake --preset fuzz` and CI configure the same build.
 dg_fuzz_build() {
   local build=$1; shift
@@ -30,11 +32,12 @@ dg_fuzz_flags() {
       if ($1 == "dict") printf "-dict=%s%s ", dict, $2; else printf "-%s=%s ", $1, $2 }' "$opt"
 }
 
-# dg_fuzz_seed_dir TARGET DIR: copies committed seeds and regression reproducers into DIR.
+# dg_fuzz_seed_dir TARGET DIR [BUILD_DIR]: copies committed seeds and regression reproducers into
+# DIR, and the seeds the build generated (BUILD_DIR/fuzz/seeds/TARGET: gen_harness_seeds) when given.
 dg_fuzz_seed_dir() {
-  local t=$1 dir=$2 d
+  local t=$1 dir=$2 build=${3:-} d
   mkdir -p "$dir"
-  for d in "$DG_ROOT/corpus/fuzz/$t" "$DG_ROOT/corpus/regressions/$t"; do
+  for d in "$DG_ROOT/corpus/fuzz/$t" "$DG_ROOT/corpus/regressions/$t" ${build:+"$build/fuzz/seeds/$t"}; do
     [ -d "$d" ] && find "$d" -maxdepth 1 -type f ! -name '.*' -exec cp {} "$dir"/ \;
   done
   return 0

@@ -2,7 +2,12 @@
  * and replays files and folders through it, so every seed and every crash reproducer runs in the
  * ordinary ctest suite under ASan+UBSan (zstd's regression_driver.c, SQLite's fuzzcheck habit).
  * When the target has a custom mutator, each input is also mutated a few times with fixed seeds and
- * the results replayed, which keeps the mutator itself under the sanitizers. */
+ * the results replayed, which keeps the mutator itself under the sanitizers.
+ * Like libFuzzer's -malloc_limit_mb, one allocation above DG_FUZZ_MALLOC_LIMIT_MB (1024; the
+ * environment may say another) is a failure, reported and aborted, in every build: a parser that
+ * sizes memory by a count the input only declares fails here even when the allocation would have
+ * succeeded, or failed softly ("out of memory"). */
+#define _GNU_SOURCE
 #include "fuzz_common.h"
 
 #include <dirent.h>
@@ -10,6 +15,79 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define DG_REGRESS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DG_REGRESS_ASAN 1
+#endif
+#endif
+
+#define DG_REGRESS_MALLOC_LIMIT_MB 1024u
+
+static size_t g_malloc_limit = (size_t)DG_REGRESS_MALLOC_LIMIT_MB << 20;
+
+/* Reports the allocation of n bytes above the cap and aborts (no stdio: this runs inside malloc). */
+static void over_limit(const char *fn, size_t n)
+{
+    char m[160];
+    int len = snprintf(m, sizeof m, "==regress: %s(%zu) is above the %zu MB allocation cap (DG_FUZZ_MALLOC_LIMIT_MB)\n",
+                       fn, n, g_malloc_limit >> 20);
+    if (len > 0)
+        (void)!write(2, m, (size_t)len < sizeof m ? (size_t)len : sizeof m - 1);
+#ifdef DG_REGRESS_ASAN
+    extern void __sanitizer_print_stack_trace(void);
+    __sanitizer_print_stack_trace();
+#endif
+    abort();
+}
+
+#ifdef DG_REGRESS_ASAN
+/* ASan owns malloc: its allocation hook sees every size (libFuzzer's -malloc_limit_mb does the same). */
+extern int __sanitizer_install_malloc_and_free_hooks(void (*m)(const volatile void *, size_t),
+                                                     void (*f)(const volatile void *));
+static void malloc_hook(const volatile void *p, size_t n)
+{
+    (void)p;
+    if (n > g_malloc_limit)
+        over_limit("malloc", n);
+}
+static void free_hook(const volatile void *p) { (void)p; }
+/* Both hooks or none: the runtime refuses a NULL one (and returns 0). */
+static void install_malloc_limit(void)
+{
+    if (!__sanitizer_install_malloc_and_free_hooks(malloc_hook, free_hook)) {
+        fprintf(stderr, "regress: cannot install the allocation cap's malloc hook\n");
+        exit(1);
+    }
+}
+#else
+/* Without ASan, glibc's allocator behind a size check (free and the aligned forms stay glibc's). */
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+void *malloc(size_t n)
+{
+    if (n > g_malloc_limit)
+        over_limit("malloc", n);
+    return __libc_malloc(n);
+}
+void *calloc(size_t n, size_t size)
+{
+    if (size && n > g_malloc_limit / size)
+        over_limit("calloc", n * size);
+    return __libc_calloc(n, size);
+}
+void *realloc(void *p, size_t n)
+{
+    if (n > g_malloc_limit)
+        over_limit("realloc", n);
+    return __libc_realloc(p, n);
+}
+static void install_malloc_limit(void) {}
+#endif
 
 /* Optional hooks of the target (weak: absent in targets that do not define them). */
 extern int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
@@ -131,6 +209,10 @@ static int replay_path(const char *path)
 
 int main(int argc, char **argv)
 {
+    const char *lim = getenv("DG_FUZZ_MALLOC_LIMIT_MB");
+    if (lim && *lim)
+        g_malloc_limit = (size_t)strtoull(lim, NULL, 10) << 20;
+    install_malloc_limit();
     if (LLVMFuzzerInitialize)
         LLVMFuzzerInitialize(&argc, &argv);
     int rc = 0;

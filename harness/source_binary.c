@@ -49,6 +49,7 @@ typedef struct bin_impl {
     uint32_t *order;         /* a sort of the tick by id (when it came unsorted) */
     int64_t *xtmp;
     dg_event *evs;
+    size_t *ev_text_at;      /* where each event's text starts in text (text may move as it grows) */
     size_t cap_ev;
     uint8_t *text;           /* the tick's event texts */
     size_t text_cap;
@@ -62,6 +63,7 @@ typedef struct bin_impl {
     double *xraw, *xraw_tmp;                /* n * nxraw, sorted like ents */
     size_t raw_bytes;                       /* a raw hash record: 8 + 8 * (11 + nxraw) */
     uint8_t type_ok[BIN_TABLE], faction_ok[BIN_TABLE]; /* index_declared, looked up once per index */
+    size_t batch; /* entities read at a time: a window's worth, a multiple of BIN_RAW_BLOCK */
 } bin_impl;
 
 static uint64_t get_le(const uint8_t *p, int n)
@@ -147,8 +149,10 @@ static bool refill(bin_impl *b, size_t n)
     return true;
 }
 
-/* The next n bytes of the stream, or NULL and an error naming what was cut; valid until the next take. */
-static const uint8_t *take(bin_impl *b, size_t n, const char *what, dg_error *err)
+/* The next n bytes of the stream, part of a record of whole bytes of which done are taken already, or
+ * NULL and an error naming what was cut, where the record starts and how much of it the stream held;
+ * valid until the next take. */
+static const uint8_t *take_part(bin_impl *b, size_t n, const char *what, size_t whole, size_t done, dg_error *err)
 {
     if (b->hi - b->lo < n) {
         if (!refill(b, n)) {
@@ -160,9 +164,9 @@ static const uint8_t *take(bin_impl *b, size_t n, const char *what, dg_error *er
             b->offset += got;
             b->lo = b->hi;
             char m[120];
-            snprintf(m, sizeof m, "%s: expected %zu bytes, found %zu (%s)", what, n, got,
+            snprintf(m, sizeof m, "%s: expected %zu bytes, found %zu (%s)", what, whole, done + got,
                      b->raw_failed || ferror(b->f) ? "read failed" : "the stream ends");
-            bin_err(b, b->offset - got, m, err);
+            bin_err(b, b->offset - got - done, m, err);
             return NULL;
         }
     }
@@ -170,6 +174,50 @@ static const uint8_t *take(bin_impl *b, size_t n, const char *what, dg_error *er
     b->lo += n;
     b->offset += n;
     return p;
+}
+
+/* The next n bytes of the stream (a record read whole), as take_part. */
+static const uint8_t *take(bin_impl *b, size_t n, const char *what, dg_error *err)
+{
+    return take_part(b, n, what, n, 0, err);
+}
+
+/* Room for the first want entities of a tick that declares n (want <= n). The arrays grow with the
+ * entities actually read, doubling, so a tick header's count costs memory only as its bytes arrive: a
+ * stream cut after a header that declares 2^24 entities costs what it holds, not 2 GB. */
+static bool grow_ents(bin_impl *b, size_t want, size_t n)
+{
+    bool v2 = b->version == 2;
+    if (want <= b->cap && (!v2 || (b->xents && b->xraw)))
+        return true;
+    size_t c = b->cap * 2 < n ? b->cap * 2 : n;
+    c = c > want ? c : want;
+    c = c > b->cap ? c : b->cap;
+    dg_entity_in *e = realloc(b->ents, (c + 1) * sizeof *e);
+    b->ents = e ? e : b->ents;
+    if (!e)
+        return false;
+    if (v2) {
+        int64_t *x = realloc(b->xents, ((c + 1) * b->nx + 1) * sizeof *x);
+        b->xents = x ? x : b->xents;
+        double *xr = realloc(b->xraw, ((c + 1) * b->nxraw + 1) * sizeof *xr);
+        b->xraw = xr ? xr : b->xraw;
+        if (!x || !xr)
+            return false;
+    }
+    b->cap = c;
+    return true;
+}
+
+/* The next cnt entities (ent_bytes each) of a tick of n, the first done of them read: a piece of the
+ * tick's bytes no larger than the window, or NULL and the error for the whole tick's entities. */
+static const uint8_t *take_entities(bin_impl *b, size_t done, size_t cnt, size_t n, dg_error *err)
+{
+    if (!grow_ents(b, done + cnt, n)) {
+        dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
+        return NULL;
+    }
+    return take_part(b, cnt * b->ent_bytes, "the tick's entities", n * b->ent_bytes, done * b->ent_bytes, err);
 }
 
 /* Exactly n bytes copied to dst, or an error naming what was cut. 1 read, -1. */
@@ -309,36 +357,32 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
                  (unsigned long long)tick, n, BIN_MAX_ENTITIES);
         return bin_err(b, at, m, err), -1;
     }
-    size_t bytes = (size_t)n * BIN_ENTITY_BYTES;
-    if (n > b->cap) {
-        dg_entity_in *e = realloc(b->ents, n * sizeof *e);
-        uint8_t *r = realloc(b->raw, (size_t)n * BIN_RAW_BYTES);
-        b->ents = e ? e : b->ents;
-        b->raw = r ? r : b->raw;
-        if (!e || !r)
-            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
-        b->cap = n;
-    }
-    const uint8_t *in = n ? take(b, bytes, "the tick's entities", err) : NULL;
-    if (n && !in)
-        return -1;
     /* bad: some id is 0 or not above the one before (unsorted, or twice), or an index is above 255.
      * Until one is, the raw records are hashed a block at a time as they are built, while the block
-     * is in L1 (a block is 12 KiB, a tick's records 96 KiB); after, the tick goes the slow way. */
+     * is in L1 (a block is 12 KiB, a tick's records 96 KiB); after, the tick goes the slow way. The
+     * entities come a window's worth at a time (take_entities). */
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
     uint32_t prev = 0, bad = 0;
-    for (uint32_t i = 0; i < n; i += BIN_RAW_BLOCK) {
-        uint32_t m = n - i < BIN_RAW_BLOCK ? n - i : BIN_RAW_BLOCK;
-        for (uint32_t k = 0; k < m; k++) {
-            dg_entity_in *e = &b->ents[i + k];
-            decode_entity_raw(in + (size_t)(i + k) * BIN_ENTITY_BYTES, e, b->raw + (size_t)k * BIN_RAW_BYTES);
-            bad |= (uint32_t)(e->id <= prev) | (uint32_t)(e->type_index >= BIN_TABLE) |
-                   (uint32_t)(e->faction_index >= BIN_TABLE);
-            prev = e->id;
+    for (uint32_t i0 = 0; i0 < n; i0 += (uint32_t)b->batch) {
+        uint32_t cnt = n - i0 < b->batch ? n - i0 : (uint32_t)b->batch;
+        const uint8_t *in = take_entities(b, i0, cnt, n, err);
+        if (!in)
+            return -1;
+        dg_entity_in *e = b->ents + i0; /* locals: the stores through e cannot make b's fields reload */
+        uint8_t *const raw = b->raw;
+        for (uint32_t i = 0; i < cnt; i += BIN_RAW_BLOCK) {
+            uint32_t m = cnt - i < BIN_RAW_BLOCK ? cnt - i : BIN_RAW_BLOCK;
+            uint8_t *r = raw;
+            for (uint32_t k = 0; k < m; k++, e++, in += BIN_ENTITY_BYTES, r += BIN_RAW_BYTES) {
+                decode_entity_raw(in, e, r);
+                bad |= (uint32_t)(e->id <= prev) | (uint32_t)(e->type_index >= BIN_TABLE) |
+                       (uint32_t)(e->faction_index >= BIN_TABLE);
+                prev = e->id;
+            }
+            if (!bad)
+                dg_hash_raw_records(&hs, raw, (size_t)m * BIN_RAW_BYTES);
         }
-        if (!bad)
-            dg_hash_raw_records(&hs, b->raw, (size_t)m * BIN_RAW_BYTES);
     }
     bool sorted = true; /* engines mostly write ids in order: then no sort */
     for (uint32_t i = 1; bad && i < n; i++)
@@ -346,10 +390,13 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
     if (check_tick(b, tick, n, sorted, !bad, at, err) != DG_OK)
         return -1;
     if (bad) { /* valid once sorted (check_tick refuses the rest): the records follow the sorted order */
-        for (uint32_t i = 0; i < n; i++)
-            raw_record(b->raw + (size_t)i * BIN_RAW_BYTES, &b->ents[i], NULL, 0);
         dg_hash_raw_begin(&hs, tick);
-        dg_hash_raw_records(&hs, b->raw, (size_t)n * BIN_RAW_BYTES);
+        for (uint32_t i = 0; i < n; i += BIN_RAW_BLOCK) {
+            uint32_t m = n - i < BIN_RAW_BLOCK ? n - i : BIN_RAW_BLOCK;
+            for (uint32_t k = 0; k < m; k++)
+                raw_record(b->raw + (size_t)k * BIN_RAW_BYTES, &b->ents[i + k], NULL, 0);
+            dg_hash_raw_records(&hs, b->raw, (size_t)m * BIN_RAW_BYTES);
+        }
     }
     *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .has_raw = true, .raw = dg_hash_raw_end(&hs)};
     return 1;
@@ -372,6 +419,7 @@ static void bin_destroy(harness__source *s)
     free(b->order);
     free(b->xtmp);
     free(b->evs);
+    free(b->ev_text_at);
     free(b->text);
     free(b->hblock);
     free(b->dtypes);
@@ -424,6 +472,10 @@ static dg_status bin_open(harness__source *s, bin_impl *b, uint32_t keyframe, dg
     s->hdr.factions = b->factions;
     s->hdr.faction_count = BIN_TABLE;
     dg_status st = version == 2 ? bin_open_v2(s, b, err) : DG_OK;
+    if (st == DG_OK && version == 1 && !(b->raw = malloc(BIN_RAW_BLOCK * BIN_RAW_BYTES)))
+        st = dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
+    /* a window's worth of entities at a time, whole blocks of raw records (354-byte entities: 640) */
+    b->batch = BIN_WINDOW / b->ent_bytes / BIN_RAW_BLOCK * BIN_RAW_BLOCK;
     return st == DG_OK ? dg_harness__source_schema_ready(s, err) : st;
 }
 
@@ -777,47 +829,56 @@ static dg_status sort_with_extras(bin_impl *b, size_t n, dg_error *err)
 }
 
 /* The tick's events: 15 bytes each and their text (docs/STATES-STREAM.md, "Binary (version 2)"). */
+/* Room for event i of a tick of nev: as grow_ents, doubling as the events arrive. */
+static bool grow_events(bin_impl *b, size_t i, size_t nev)
+{
+    if (i < b->cap_ev)
+        return true;
+    size_t c = b->cap_ev * 2 > 64 ? b->cap_ev * 2 : 64;
+    c = c < nev ? c : nev;
+    dg_event *e = realloc(b->evs, c * sizeof *e);
+    b->evs = e ? e : b->evs;
+    size_t *o = realloc(b->ev_text_at, c * sizeof *o);
+    b->ev_text_at = o ? o : b->ev_text_at;
+    if (!e || !o)
+        return false;
+    b->cap_ev = c;
+    return true;
+}
+
 static int read_events(bin_impl *b, uint64_t tick, uint32_t nev, dg_error *err)
 {
-    if (nev > b->cap_ev) {
-        dg_event *e = realloc(b->evs, nev * sizeof *e);
-        if (!e)
-            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
-        b->evs = e;
-        b->cap_ev = nev;
-    }
-    size_t *off = calloc(nev + 1, sizeof *off), text_n = 0;
-    if (!off)
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
+    size_t text_n = 0;
     for (uint32_t i = 0; i < nev; i++) {
         uint8_t h[15];
         uint64_t at = b->offset;
+        if (!grow_events(b, i, nev))
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
         if (read_exact(b, h, sizeof h, "an event", err) < 0)
-            return free(off), -1;
+            return -1;
         unsigned kind = h[0], tl = le16(h + 13);
         if (kind < 1 || kind > 5) {
             char m[96];
             snprintf(m, sizeof m, "tick %llu, event %u: kind %u: expected 1..5", (unsigned long long)tick, i, kind);
-            return free(off), bin_err(b, at, m, err), -1;
+            return bin_err(b, at, m, err), -1;
         }
         if (text_n + tl > b->text_cap) {
             size_t nc = (text_n + tl) * 2;
             uint8_t *t = realloc(b->text, nc);
             if (!t)
-                return free(off), dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
+                return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
             b->text = t;
             b->text_cap = nc;
         }
         if (tl && read_exact(b, b->text + text_n, tl, "an event's text", err) < 0)
-            return free(off), -1;
+            return -1;
         b->evs[i] = (dg_event){(uint8_t)kind, tick, le32(h + 1), le32(h + 5), le16(h + 9), le16(h + 11), NULL,
                                (uint16_t)tl};
-        off[i] = text_n;
+        b->ev_text_at[i] = text_n;
         text_n += tl;
     }
     for (uint32_t i = 0; i < nev; i++)
-        b->evs[i].text = b->evs[i].text_len ? (const char *)b->text + off[i] : NULL;
-    free(off);
+        b->evs[i].text = b->evs[i].text_len ? (const char *)b->text + b->ev_text_at[i] : NULL;
     return 1;
 }
 
@@ -846,44 +907,36 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
                  (unsigned long long)tick, n, nev, BIN_MAX_ENTITIES, BIN_MAX_EVENTS);
         return bin_err(b, at, m, err), -1;
     }
-    size_t bytes = (size_t)n * b->ent_bytes;
-    if (n > b->cap || !b->xents || !b->xraw) {
-        size_t c = n > b->cap ? n : b->cap;
-        dg_entity_in *e = realloc(b->ents, (c + 1) * sizeof *e);
-        b->ents = e ? e : b->ents;
-        int64_t *x = realloc(b->xents, ((c + 1) * b->nx + 1) * sizeof *x);
-        b->xents = x ? x : b->xents;
-        double *xr = realloc(b->xraw, ((c + 1) * b->nxraw + 1) * sizeof *xr);
-        b->xraw = xr ? xr : b->xraw;
-        if (!e || !x || !xr)
-            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
-        b->cap = c;
-    }
+    if (!grow_ents(b, 0, n)) /* the arrays exist (the frame points at them) even for an empty tick */
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
     uint64_t ents_at = b->offset;
-    const uint8_t *in = n ? take(b, bytes, "the tick's entities", err) : NULL;
-    if (n && !in)
-        return -1;
     /* One pass, as for version 1: each entity decoded and its raw record built from its bytes, the
      * records hashed a block at a time while in L1, until an entity is out of order (bad: then the
      * tick is sorted and hashed the slow way below) or an index is not declared (undeclared). */
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
     uint32_t prev = 0, bad = 0, undeclared = 0;
-    for (uint32_t i = 0; i < n; i += BIN_RAW_BLOCK) {
-        uint32_t m = n - i < BIN_RAW_BLOCK ? n - i : BIN_RAW_BLOCK;
-        for (uint32_t k = 0; k < m; k++) {
-            size_t j = (size_t)i + k;
-            if (!decode_entity_v2(b, in + j * b->ent_bytes, j, b->raw + (size_t)k * b->raw_bytes, tick,
-                                  ents_at + (uint64_t)j * b->ent_bytes, err))
-                return -1;
-            const dg_entity_in *e = &b->ents[j];
-            bad |= (uint32_t)(e->id <= prev) | (uint32_t)(e->type_index >= BIN_TABLE) |
-                   (uint32_t)(e->faction_index >= BIN_TABLE);
-            undeclared |= bad || !b->type_ok[e->type_index] || !b->faction_ok[e->faction_index];
-            prev = e->id;
+    for (uint32_t i0 = 0; i0 < n; i0 += (uint32_t)b->batch) {
+        uint32_t cnt = n - i0 < b->batch ? n - i0 : (uint32_t)b->batch;
+        const uint8_t *in = take_entities(b, i0, cnt, n, err);
+        if (!in)
+            return -1;
+        for (uint32_t i = 0; i < cnt; i += BIN_RAW_BLOCK) {
+            uint32_t m = cnt - i < BIN_RAW_BLOCK ? cnt - i : BIN_RAW_BLOCK;
+            for (uint32_t k = 0; k < m; k++) {
+                size_t j = (size_t)i0 + i + k;
+                if (!decode_entity_v2(b, in + (size_t)(i + k) * b->ent_bytes, j, b->raw + (size_t)k * b->raw_bytes,
+                                      tick, ents_at + (uint64_t)j * b->ent_bytes, err))
+                    return -1;
+                const dg_entity_in *e = &b->ents[j];
+                bad |= (uint32_t)(e->id <= prev) | (uint32_t)(e->type_index >= BIN_TABLE) |
+                       (uint32_t)(e->faction_index >= BIN_TABLE);
+                undeclared |= bad || !b->type_ok[e->type_index] || !b->faction_ok[e->faction_index];
+                prev = e->id;
+            }
+            if (!bad)
+                dg_hash_raw_records(&hs, b->raw, (size_t)m * b->raw_bytes);
         }
-        if (!bad)
-            dg_hash_raw_records(&hs, b->raw, (size_t)m * b->raw_bytes);
     }
     bool sorted = true;
     for (uint32_t i = 1; bad && i < n; i++)

@@ -27,3 +27,6 @@ mk rply_ops rply snapshot
 mk rply_snapshot snapshot strings
 mk rply_player rply snapshot
 mk rply_roundtrip rply snapshot strings
+mk hash_log hashlog
+mk states_stream states
+mk states_file states

@@ -269,6 +269,11 @@ const harness__follow_result *dg_harness__follow_finish(harness__follow *f)
     return &f->res;
 }
 
+bool dg_harness__follow_edges(const harness__follow *f)
+{
+    return f->res.edges;
+}
+
 void dg_harness__follow_free(harness__follow *f)
 {
     if (!f)

@@ -102,18 +102,25 @@ static void seek_like_fresh(dg_flrep_reader *r, const char *path, const tl_sessi
     dg_flrep_reader_close(fresh);
 }
 
-static void test_seek_going_on_lands_like_fresh_seek(void **state)
+/* Records p to a fresh temp file (its name in path) and opens a reader on it. */
+static dg_flrep_reader *record_and_open(char *path, size_t cap, const tl_params *p, tl_session *s)
 {
-    (void)state;
-    char path[256];
-    tl_temp_path(path, sizeof path, ".flrep");
-    tl_params p = {.seed = 13, .ticks = 400, .entities = 20, .churn = true, .events = true, .keyframe = 25};
-    tl_session s;
-    tl_record(path, &p, &s);
+    tl_temp_path(path, cap, ".flrep");
+    tl_record(path, p, s);
     dg_error err;
     dg_error_clear(&err);
     dg_flrep_reader *r = NULL;
     assert_int_equal(dg_flrep_reader_open_file(&r, path, NULL, &err), DG_OK);
+    return r;
+}
+
+static void test_seek_going_on_lands_like_fresh_seek(void **state)
+{
+    (void)state;
+    char path[256];
+    tl_params p = {.seed = 13, .ticks = 400, .entities = 20, .churn = true, .events = true, .keyframe = 25};
+    tl_session s;
+    dg_flrep_reader *r = record_and_open(path, sizeof path, &p, &s);
     assert_int_equal(dg_flrep_reader_info(r)->chunk_count, 16);
     /* a walk of 600 seeks: mostly short steps ahead (in the same chunk, or over an edge), now and
      * then a step back, a jump to anywhere, or a seek to where the reader already stands */
@@ -145,14 +152,11 @@ static void test_failed_seek_then_going_on(void **state)
 {
     (void)state;
     char path[256];
-    tl_temp_path(path, sizeof path, ".flrep");
     tl_params p = {.seed = 14, .ticks = 90, .entities = 8, .churn = true, .keyframe = 30};
     tl_session s;
-    tl_record(path, &p, &s);
+    dg_flrep_reader *r = record_and_open(path, sizeof path, &p, &s);
     dg_error err;
     dg_error_clear(&err);
-    dg_flrep_reader *r = NULL;
-    assert_int_equal(dg_flrep_reader_open_file(&r, path, NULL, &err), DG_OK);
     seek_like_fresh(r, path, &s, 40, 3);
     assert_int_equal(dg_flrep_reader_seek(r, s.ticks[s.count - 1].tick + 1, &err), DG_E_NOT_FOUND);
     seek_like_fresh(r, path, &s, 50, 2);

@@ -325,6 +325,8 @@ void dg_harness__follow_chunk(void *user, const dg_flrep_chunk_done *d);
 /* Stops the thread after its chunk in progress and does the chunks still waiting on the calling
  * thread; the result stays valid until dg_harness__follow_free (which, unfinished, drops them). */
 const harness__follow_result *dg_harness__follow_finish(harness__follow *f);
+/* The edges flag it was started with (what the result's `edges` will say), known before it finishes. */
+bool dg_harness__follow_edges(const harness__follow *f);
 void dg_harness__follow_free(harness__follow *f);
 /* Two index entries are the same chunk (every field; the struct has padding, so not memcmp). */
 bool dg_harness__chunk_equal(const dg_flrep_chunk_info *a, const dg_flrep_chunk_info *b);

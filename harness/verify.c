@@ -513,69 +513,97 @@ static size_t seeks_left(const dg_flrep_file_info *fi, const uint64_t *sample, s
 
 /* The finished file's seeks, one direction each (pass 0 forwards, 1 rewinding), each on its own
  * reader when there are two: after the recording both cores are free, and these seeks are most of
- * what verify still does then. bad[pass]: the first tick whose landing differed, UINT64_MAX if none. */
+ * what verify still does then. The reference is the record side: the follower's playback, still
+ * being finished beside them, must equal it tick for tick before anything passes, so a seek equal
+ * to the record side is equal to linear playback. bad[pass]: the first tick whose landing differed,
+ * UINT64_MAX if none. */
 typedef struct seek_passes {
-    dg_flrep_reader *r[2]; /* r[1] == r[0]: one reader, the passes one after the other */
-    const harness__stream *lin, *rec;
+    dg_flrep_reader *r[2]; /* r[1] == NULL: one reader, the passes one after the other on r[0] */
+    const harness__stream *rec;
     const uint64_t *ticks;
     size_t n;
     uint64_t bad[2];
 } seek_passes;
 
-static void seek_pass_run(void *arg, size_t pass)
+static void seek_pass_run(seek_passes *p, size_t pass)
 {
-    seek_passes *p = arg;
+    dg_flrep_reader *r = p->r[p->r[1] ? pass : 0];
     dg_error err;
     dg_error_clear(&err);
     p->bad[pass] = UINT64_MAX;
     for (size_t i = 0; i < p->n; i++) {
         uint64_t tick = p->ticks[pass == 0 ? i : p->n - 1 - i];
         bool io;
-        if (!seek_matches(p->r[pass], p->lin, p->rec, tick, &err, &io)) {
+        if (!seek_matches(r, p->rec, p->rec, tick, &err, &io)) {
             p->bad[pass] = tick;
             return;
         }
     }
 }
 
-/* The rest of the seek check on the finished file; 1 when every seek landed (*ns: the sample). */
-static int followed_seeks(dg_flrep_reader *fin, const char *path, const harness__follow_result *fr,
-                          const harness__stream *rec, const harness__verify_opts *o, size_t *ns, char *why, size_t cap)
+/* The sample's ticks left for the finished file (*ns: the whole sample) and the readers for them;
+ * false when there is no memory (the serial checks then run). A second reader is an optimisation:
+ * without one both passes share fin. */
+static bool seek_passes_open(seek_passes *p, dg_flrep_reader *fin, const char *path, const harness__stream *rec,
+                             const harness__verify_opts *o, size_t *ns)
 {
     uint64_t *sample = NULL;
     *ns = seek_sample(dg_flrep_reader_info(fin), rec, o, &sample);
     uint64_t *left = sample ? malloc((*ns ? *ns : 1) * sizeof *left) : NULL;
+    *p = (seek_passes){{fin, NULL}, rec, left, 0, {UINT64_MAX, UINT64_MAX}};
     if (!left) {
         free(sample);
-        return FOLLOW_SERIAL;
+        return false;
     }
-    seek_passes p = {{fin, NULL}, fr->rp, rec, left, 0, {UINT64_MAX, UINT64_MAX}};
-    p.n = seeks_left(dg_flrep_reader_info(fin), sample, *ns, fr->edges, left);
-    /* a second reader is an optimisation: without one (no memory) both passes share fin */
-    if (o->jobs < 2 || p.n < 2 || dg_flrep_reader_open_file(&p.r[1], path, NULL, NULL) != DG_OK)
-        p.r[1] = NULL;
-    for (int k = 0; k < 2 && o->seek_fault_tick != UINT64_MAX; k++)
-        if (p.r[k])
-            dg_flrep__reader_set_fault_seek_drop_delta(p.r[k], o->seek_fault_tick);
-    if (p.r[1]) {
-        dg_harness__run_parallel(seek_pass_run, &p, 2);
-        dg_flrep_reader_close(p.r[1]);
-    } else {
-        p.r[1] = fin;
-        seek_pass_run(&p, 0);
-        if (p.bad[0] == UINT64_MAX)
-            seek_pass_run(&p, 1);
-    }
-    int ok = 1;
-    uint64_t bad = p.bad[0] != UINT64_MAX ? p.bad[0] : p.bad[1];
-    if (bad != UINT64_MAX) {
-        snprintf(why, cap, "a seek to tick %llu of the finished recording differs from the followed playback",
-                 (unsigned long long)bad);
-        ok = FOLLOW_SERIAL;
-    }
+    p->n = seeks_left(dg_flrep_reader_info(fin), sample, *ns, dg_harness__follow_edges(o->follow), left);
     free(sample);
-    free(left);
-    return ok;
+    if (o->jobs < 2 || p->n < 2 || dg_flrep_reader_open_file(&p->r[1], path, NULL, NULL) != DG_OK)
+        p->r[1] = NULL;
+    for (int k = 0; k < 2 && o->seek_fault_tick != UINT64_MAX; k++)
+        if (p->r[k])
+            dg_flrep__reader_set_fault_seek_drop_delta(p->r[k], o->seek_fault_tick);
+    return true;
+}
+
+static void seek_passes_close(seek_passes *p)
+{
+    dg_flrep_reader_close(p->r[1]);
+    free((void *)p->ticks);
+}
+
+/* 1 when every seek landed, else FOLLOW_SERIAL with *why. */
+static int seek_passes_verdict(const seek_passes *p, char *why, size_t cap)
+{
+    uint64_t bad = p->bad[0] != UINT64_MAX ? p->bad[0] : p->bad[1];
+    if (bad == UINT64_MAX)
+        return 1;
+    snprintf(why, cap, "a seek to tick %llu of the finished recording differs from the record side",
+             (unsigned long long)bad);
+    return FOLLOW_SERIAL;
+}
+
+/* What is left once the recording is finished, as tasks for the thread budget: the follower's
+ * chunks still waiting (task 0), the rewinding seeks (1) and the forward ones (2, the cheaper: a
+ * seek ahead in the reader's chunk goes on from where it stands). Two threads take them in turn,
+ * so a follower that fell behind on a loaded machine no longer makes the seeks wait for it. */
+typedef struct followed_tail {
+    harness__follow *follow;
+    const harness__follow_result *fr;
+    seek_passes p;
+} followed_tail;
+
+static void followed_tail_task(void *arg, size_t i)
+{
+    followed_tail *t = arg;
+    if (i == 0) {
+        t->fr = dg_harness__follow_finish(t->follow);
+    } else if (t->p.r[1]) {
+        seek_pass_run(&t->p, i == 1 ? 1 : 0);
+    } else if (i == 1) { /* one reader: both passes in turn on it */
+        seek_pass_run(&t->p, 0);
+        if (t->p.bad[0] == UINT64_MAX)
+            seek_pass_run(&t->p, 1);
+    }
 }
 
 /* The recovery check's two cases as the follower ran them on the growing file: every chunk scanned
@@ -617,34 +645,45 @@ static int verify_followed(dg_report_check *const *c, size_t nchecks, const char
                            const harness__verify_opts *o, char *why, size_t cap)
 {
     double t0 = dg_harness__now();
-    const harness__follow_result *fr = dg_harness__follow_finish(o->follow);
+    followed_tail t = {o->follow, NULL, {{NULL, NULL}, rec, NULL, 0, {UINT64_MAX, UINT64_MAX}}};
+    dg_flrep_reader *fin = NULL;
+    size_t ns = 0;
+    /* the finished file is complete: its seeks can run while the follower's last chunks are done */
+    bool seeks = dg_flrep_reader_open_file(&fin, path, NULL, NULL) == DG_OK &&
+                 seek_passes_open(&t.p, fin, path, rec, o, &ns);
+    if (seeks)
+        dg_harness__run_parallel(followed_tail_task, &t, 3);
+    else
+        t.fr = dg_harness__follow_finish(o->follow);
+    const harness__follow_result *fr = t.fr;
+    int rc = 0;
     if (fr->disagreed)
         snprintf(why, cap, "%s", fr->why);
-    if (!fr->followed || fr->disagreed)
-        return FOLLOW_SERIAL;
-    dg_flrep_reader *fin = NULL;
-    if (dg_flrep_reader_open_file(&fin, path, NULL, NULL) != DG_OK)
-        return FOLLOW_SERIAL;
-    const dg_flrep_file_info *fi = dg_flrep_reader_info(fin);
-    int rc = 0;
-    size_t ns = 0;
-    uint64_t first[1], first_raw;
-    size_t nfirst = 0;
-    if (fi->recovered || !same_index(fi, dg_flrep_reader_info(fr->r))) {
-        snprintf(why, cap, "the finished recording's %s does not index the %zu chunks the writer reported and the "
-                           "growing file's scan found", fi->recovered ? "trailer was rejected: it" : "trailer",
-                 dg_flrep_reader_info(fr->r)->chunk_count);
-        rc = FOLLOW_SERIAL;
-    } else if (fr->rp->n != rec->n ||
-               dg_harness__compare_streams(NULL, rec, fr->rp, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw) > 0) {
-        snprintf(why, cap, "the growing recording's playback differs from the record side (%zu of %zu ticks played)",
-                 fr->rp->n, rec->n);
+    if (!fr->followed || fr->disagreed || !seeks) {
         rc = FOLLOW_SERIAL;
     } else {
-        rc = followed_seeks(fin, path, fr, rec, o, &ns, why, cap);
+        const dg_flrep_file_info *fi = dg_flrep_reader_info(fin);
+        uint64_t first[1], first_raw;
+        size_t nfirst = 0;
+        if (fi->recovered || !same_index(fi, dg_flrep_reader_info(fr->r))) {
+            snprintf(why, cap, "the finished recording's %s does not index the %zu chunks the writer reported and "
+                               "the growing file's scan found", fi->recovered ? "trailer was rejected: it" : "trailer",
+                     dg_flrep_reader_info(fr->r)->chunk_count);
+            rc = FOLLOW_SERIAL;
+        } else if (fr->rp->n != rec->n ||
+                   dg_harness__compare_streams(NULL, rec, fr->rp, DG_REPORT_TICK_NONE, first, 1, &nfirst, &first_raw) >
+                       0) {
+            snprintf(why, cap, "the growing recording's playback differs from the record side (%zu of %zu ticks "
+                               "played)", fr->rp->n, rec->n);
+            rc = FOLLOW_SERIAL;
+        } else {
+            rc = seek_passes_verdict(&t.p, why, cap);
+        }
+        if (rc == 1 && nchecks == 3)
+            rc = followed_recovery(c[2], fr, fi, rec, why, cap);
     }
-    if (rc == 1 && nchecks == 3)
-        rc = followed_recovery(c[2], fr, fi, rec, why, cap);
+    if (seeks)
+        seek_passes_close(&t.p);
     dg_flrep_reader_close(fin);
     if (rc == FOLLOW_SERIAL)
         return rc;

@@ -7,6 +7,7 @@
 #include "harness_internal.h"
 #include "test_hooks.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +39,8 @@ struct harness__follow {
     dg_flrep_reader *r;
     harness__stream rp;
     uint64_t fault_tick, seek_fault_tick; /* the test hooks, on the follower's reader as on the serial checks' */
+    long ktid;        /* the follower's kernel thread id once it lowered its priority, else 0 (under mu) */
+    int nice0;        /* its nice value before */
     harness__follow_result res;
 };
 
@@ -167,10 +170,34 @@ static void follow_notice_run(harness__follow *f, const follow_notice *n)
 
 /* Under contention the simulation's and the writer's threads come first (nice 19 for this thread
  * alone: Linux gives each thread its own nice value). */
-static void lower_priority(void)
+static void lower_priority(harness__follow *f)
 {
 #ifdef __linux__
-    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+    long tid = syscall(SYS_gettid);
+    errno = 0;
+    int before = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (errno == 0 && setpriority(PRIO_PROCESS, (id_t)tid, 19) == 0) {
+        pthread_mutex_lock(&f->mu);
+        f->ktid = tid;
+        f->nice0 = before;
+        pthread_mutex_unlock(&f->mu);
+    }
+#else
+    (void)f;
+#endif
+}
+
+/* Once the recording is finished nothing is left to yield to, and verify waits for the chunk the
+ * follower is in: its nice value goes back (a loaded machine's nice-19 thread took ~20 ms for the
+ * last one). Best effort: raising a priority again needs RLIMIT_NICE or CAP_SYS_NICE; without
+ * either the chunk finishes at nice 19, as before. Under mu. */
+static void restore_priority(harness__follow *f)
+{
+#ifdef __linux__
+    if (f->ktid)
+        (void)setpriority(PRIO_PROCESS, (id_t)f->ktid, f->nice0);
+#else
+    (void)f;
 #endif
 }
 
@@ -180,7 +207,7 @@ static void lower_priority(void)
 static void *follow_main(void *arg)
 {
     harness__follow *f = arg;
-    lower_priority();
+    lower_priority(f);
     pthread_mutex_lock(&f->mu);
     for (;;) {
         while (f->processed == f->qn && !f->done)
@@ -254,6 +281,7 @@ const harness__follow_result *dg_harness__follow_finish(harness__follow *f)
     if (!f->finished) {
         pthread_mutex_lock(&f->mu);
         f->done = true;
+        restore_priority(f);
         pthread_cond_signal(&f->cv);
         pthread_mutex_unlock(&f->mu);
         pthread_join(f->tid, NULL);
@@ -267,6 +295,11 @@ const harness__follow_result *dg_harness__follow_finish(harness__follow *f)
             f->res.followed = false;
     }
     return &f->res;
+}
+
+bool dg_harness__follow_edges(const harness__follow *f)
+{
+    return f->res.edges;
 }
 
 void dg_harness__follow_free(harness__follow *f)

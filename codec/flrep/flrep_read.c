@@ -709,22 +709,44 @@ static size_t chunk_for_tick(const dg_flrep_reader *r, uint64_t tick)
     return tick > r->chunks[k].last_tick ? k + 1 : k;
 }
 
+/* *dst becomes a copy of *src (entities, prediction contexts, extra fields); false when there is no
+ * memory for it. */
+static bool world_copy(flrep_world *dst, const flrep_world *src)
+{
+    if (!dg_flrep__world_reserve(dst, src->n))
+        return false;
+    if (src->n) {
+        memcpy(dst->ents, src->ents, src->n * sizeof *src->ents);
+        memcpy(dst->pred, src->pred, src->n * sizeof *src->pred);
+        if (src->nx)
+            memcpy(dst->extras, src->extras, src->n * src->nx * sizeof *src->extras);
+    }
+    dst->n = src->n;
+    return true;
+}
+
 /* The seek fault hook: decodes the tick before the target into a copy of the roll-forward world
  * and throws it away, so the seek hands over a world one delta stale. Returns false when it cannot
  * make the copy (the fault then does not fire: a test sees no divergence, never a wrong one). */
 static bool fault_copy_world(dg_flrep_reader *r)
 {
-    const flrep_world *w = &r->seek_world;
-    if (!dg_flrep__world_reserve(&r->fault_world, w->n))
+    return world_copy(&r->fault_world, &r->seek_world);
+}
+
+/* Whether a seek to `tick` (in chunk k) can go on from where the reader stands instead of from the
+ * chunk's keyframe: the chunk is loaded, the reader is inside it (past its keyframe) and the target
+ * is not behind it. Its world is then the one a roll-forward from the keyframe reaches at this
+ * position (every call leaves the position and the world together, or restores both), so going on
+ * from here decodes the same ticks from the same world and lands on the same state — without the
+ * ticks before it. Not when the seek fault hook targets this tick: its drop must fire as on a fresh
+ * seek (whose roll-forward decodes the tick before the target even when the reader stands on it). */
+static bool seek_continues(const dg_flrep_reader *r, size_t k, uint64_t tick)
+{
+    if (r->pos_chunk != k || r->loaded != (long)k || r->seq == 0 || r->seq >= r->chunks[k].tick_count)
         return false;
-    if (w->n) {
-        memcpy(r->fault_world.ents, w->ents, w->n * sizeof *w->ents);
-        memcpy(r->fault_world.pred, w->pred, w->n * sizeof *w->pred);
-        if (w->nx)
-            memcpy(r->fault_world.extras, w->extras, w->n * w->nx * sizeof *w->extras);
-    }
-    r->fault_world.n = w->n;
-    return true;
+    if (r->fault_seek_drop && tick == r->fault_seek_drop_tick)
+        return false;
+    return dg_le64(r->content + r->content_pos) <= tick;
 }
 
 dg_status dg_flrep_reader_seek(dg_flrep_reader *r, uint64_t tick, dg_error *err)
@@ -739,12 +761,16 @@ dg_status dg_flrep_reader_seek(dg_flrep_reader *r, uint64_t tick, dg_error *err)
     size_t k = chunk_for_tick(r, tick);
     size_t pc = r->pos_chunk, cp = r->content_pos;
     uint32_t seq = r->seq;
-    r->pos_chunk = k;
-    r->seq = 0;
-    r->content_pos = 0;
-    r->seek_world.n = 0;
+    /* going on from here starts from a copy of the world, so a seek that fails leaves it untouched */
+    if (!seek_continues(r, k, tick) || !world_copy(&r->seek_world, &r->world)) {
+        r->pos_chunk = k;
+        r->seq = 0;
+        r->content_pos = 0;
+        r->seek_world.n = 0;
+    }
     dg_status st = DG_OK;
-    /* roll forward from the keyframe to the tick before the target, in a world of its own */
+    /* roll forward (from the keyframe, or from here) to the tick before the target, in a world of
+     * its own */
     while (r->seq < r->chunks[k].tick_count) {
         if (load_chunk(r, k, err) != DG_OK) {
             st = err->code;

@@ -251,7 +251,9 @@ const dg_flrep_file_info *dg_flrep_reader_info(const dg_flrep_reader *r);
 int dg_flrep_reader_next(dg_flrep_reader *r, dg_flrep_tick *out, dg_error *err);
 
 /* Positions the reader so that the next dg_flrep_reader_next returns the first tick >= tick
- * (forwards or backwards; decompresses at most one chunk). DG_E_NOT_FOUND if tick is past the end. */
+ * (forwards or backwards; decompresses at most one chunk; a tick ahead of the reader in the chunk it
+ * stands in is reached from there, not from the keyframe: the same state, fewer ticks decoded).
+ * DG_E_NOT_FOUND if tick is past the end. */
 dg_status dg_flrep_reader_seek(dg_flrep_reader *r, uint64_t tick, dg_error *err);
 
 /* Walks every tick once from the start, validating everything; leaves the reader at the start. */

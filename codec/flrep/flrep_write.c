@@ -346,8 +346,11 @@ static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_q
     /* every index below the tables' dense prefixes is declared (the common case: tables 0..k-1);
      * else each entity's indices are looked up in the sets */
     if (n && (max_type >= w->types_dense || max_faction >= w->factions_dense))
-        for (size_t i = 0; i < n; i++)
-            bad |= !flrep_set_has(&w->types, e[i].type_index) | !flrep_set_has(&w->factions, e[i].faction_index);
+        for (size_t i = 0; i < n; i++) {
+            bool type_ok = flrep_set_has(&w->types, e[i].type_index);
+            bool faction_ok = flrep_set_has(&w->factions, e[i].faction_index);
+            bad |= !type_ok | !faction_ok;
+        }
     if (!quantized)
         for (size_t i = 0; i < n; i++) {
             bool rot_ok = dg_quant_rot_valid(e[i].rot, e[i].rot_largest);

@@ -459,12 +459,17 @@ static inline __attribute__((always_inline)) bool quad_compute(const dg_entity_i
     return quad_rest_compute(e, ok, true, q);
 }
 
-/* Stores what quad_rest_compute computed for four entities it accepted: everything but the axes. */
+/* Four entities' id, type_index and faction_index: the same eight bytes in and out. */
+static inline __attribute__((always_inline)) void quad_store_ids(const dg_entity_in *e, dg_qentity *o)
+{
+    for (int k = 0; k < 4; k++)
+        _mm_storel_epi64((__m128i *)(void *)&o[k], _mm_loadl_epi64((const __m128i *)(const void *)&e[k]));
+}
+
+/* Stores what quad_rest_compute computed for four entities it accepted, and their flags. */
 static inline __attribute__((always_inline)) void quad_store_rest(const dg_entity_in *e, const quad_q *q,
                                                                   dg_qentity *o)
 {
-    for (int k = 0; k < 4; k++)   /* id, type_index, faction_index: the same eight bytes */
-        _mm_storel_epi64((__m128i *)(void *)&o[k], _mm_loadl_epi64((const __m128i *)(const void *)&e[k]));
     /* rot[0] rot[1] rot[2] rot_largest|pad_ of each entity: the int16 columns interleaved */
     __m128i lo = _mm_unpacklo_epi16(q->rot02, q->rot1l);   /* r0 r1 of entities 0 1 2 3 */
     __m128i hi = _mm_unpackhi_epi16(q->rot02, q->rot1l);   /* r2 largest of entities 0 1 2 3 */
@@ -485,9 +490,10 @@ static inline __attribute__((always_inline)) void quad_store_rest(const dg_entit
 /* Stores the four entities quad_compute accepted: what it computed, and their axes. */
 static inline __attribute__((always_inline)) void quad_store(const dg_entity_in *e, const quad_q *q, dg_qentity *o)
 {
-    quad_store_rest(e, q, o);
+    quad_store_ids(e, o);
     axes_store2(&e[0], &e[1], &o[0], &o[1]);
     axes_store2(&e[2], &e[3], &o[2], &o[3]);
+    quad_store_rest(e, q, o);
 }
 
 /* Four entities, or false with nothing stored. */
@@ -559,9 +565,10 @@ static inline __attribute__((always_inline)) bool quad_compute_schema(const dg_e
 static inline __attribute__((always_inline)) void quad_store_schema(const dg_entity_in *e, const schema_q *sq,
                                                                     const quad_sq *q, dg_qentity *o)
 {
-    quad_store_rest(e, &q->q, o);
+    quad_store_ids(e, o);
     axes_store_rounded2(q->ax[0], q->ax[1], q->ax[2], &o[0], &o[1]);
     axes_store_rounded2(q->ax[3], q->ax[4], q->ax[5], &o[2], &o[3]);
+    quad_store_rest(e, &q->q, o);
     for (int k = 0; k < 4; k++) {
         o[k].type_index = sq->type ? o[k].type_index : 0;
         o[k].faction_index = sq->faction ? o[k].faction_index : 0;

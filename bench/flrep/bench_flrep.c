@@ -190,6 +190,15 @@ static double read_all(const char *path, uint64_t *entity_ticks)
     return spent;
 }
 
+/* One tick of the n craft of the throughput workload, their states into in[0..n). */
+static void fleet_step(craft *c, dg_entity_in *in, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        craft_step(&c[i], 1.0 / 60);
+        craft_state(&c[i], i + 1, &in[i]);
+    }
+}
+
 /* The schema quantizer as the 2.0 writer runs it (dg_flrep_writer_tick_x: the batch on a tick in id
  * order) against one dg_quant_entity_schema per entity, on the same states (CPU time, best of 5
  * runs of `ticks` ticks of the throughput workload, the simulation untimed between them); the
@@ -207,10 +216,7 @@ static void schema_stage(craft *c, dg_entity_in *in, dg_qentity *q, uint32_t n, 
             craft_init(&c[i], i);
         double t_one = 0, t_batch = 0;
         for (uint32_t t = 0; t < ticks; t++) {
-            for (uint32_t i = 0; i < n; i++) {
-                craft_step(&c[i], 1.0 / 60);
-                craft_state(&c[i], i + 1, &in[i]);
-            }
+            fleet_step(c, in, n);
             double t0 = now_s();
             for (uint32_t i = 0; i < n; i++)
                 if (dg_quant_entity_schema(&s, &in[i], &q1[i], &err))
@@ -258,10 +264,7 @@ static void stages(const char *path)
             die(&err);
         double tq = 0, te = 0;
         for (uint32_t t = 0; t < TICKS; t++) {
-            for (uint32_t i = 0; i < N; i++) {
-                craft_step(&c[i], 1.0 / 60);
-                craft_state(&c[i], i + 1, &in[i]);
-            }
+            fleet_step(c, in, N);
             double t0 = now_s();
             if (dg_quant_entities(in, q, N, NULL, &err))
                 die(&err);

@@ -450,8 +450,10 @@ static dg_entity_in batch_entity(tl_rng *r, unsigned edge_every)
     return in;
 }
 
-/* Runs both on in[0..n) from the same 0x5A-filled output, compares everything. */
-static void expect_batch_as_one_by_one(const dg_entity_in *in, size_t n)
+/* Runs the batch and one by one on in[0..n) from the same 0x5A-filled output, compares everything:
+ * dg_quant_entities with dg_quant_entity (s NULL), or under schema s dg_quant__entities_schema with
+ * dg_quant_entity_schema. */
+static void expect_batch_as_one_by_one_under(const dg_schema *s, const dg_entity_in *in, size_t n)
 {
     dg_qentity want[BATCH_MAX], got[BATCH_MAX];
     memset(want, 0x5A, sizeof want);
@@ -461,24 +463,29 @@ static void expect_batch_as_one_by_one(const dg_entity_in *in, size_t n)
     dg_error_clear(&eg);
     dg_status sw = DG_OK;
     size_t dw = 0;
-    for (; dw < n; dw++) {
-        sw = dg_quant_entity(&in[dw], &want[dw], &ew);
-        if (sw != DG_OK)
+    for (; dw < n; dw++)
+        if ((sw = s ? dg_quant_entity_schema(s, &in[dw], &want[dw], &ew) : dg_quant_entity(&in[dw], &want[dw], &ew)) !=
+            DG_OK)
             break;
-    }
     size_t dgot = 12345;
-    dg_status sg = dg_quant_entities(in, got, n, &dgot, &eg);
+    dg_status sg = s ? dg_quant__entities_schema(s, in, got, n, &dgot, &eg) : dg_quant_entities(in, got, n, &dgot, &eg);
     assert_int_equal(sg, sw);
     assert_int_equal(dgot, dw);
     assert_string_equal(eg.msg, ew.msg);
     assert_string_equal(eg.where, ew.where);
     for (size_t i = 0; i < BATCH_MAX; i++)
         if (memcmp(&got[i], &want[i], sizeof got[i]) != 0)
-            fail_msg("batch of %zu, entity %zu (id %u): rot %d %d %d L%u / %d %d %d L%u, pos %d / %d, vel %d / %d, "
-                     "health %u / %u", n, i, i < n ? in[i].id : 0, got[i].rot[0], got[i].rot[1], got[i].rot[2],
-                     got[i].rot_largest, want[i].rot[0], want[i].rot[1], want[i].rot[2], want[i].rot_largest,
-                     got[i].pos[0], want[i].pos[0], got[i].vel[0], want[i].vel[0], got[i].health, want[i].health);
+            fail_msg("schema 0x%x quanta %g %g, batch of %zu, entity %zu (id %u): pos %d %d %d / %d %d %d, vel %d %d "
+                     "%d / %d %d %d, rot %d %d %d L%u / %d %d %d L%u, health %u / %u, type %u / %u, flags %u / %u",
+                     s ? s->std_mask : DG_STD_ALL, s ? s->pos_quantum_m : 1.0 / 64, s ? s->vel_quantum_mps : 1.0 / 32,
+                     n, i, i < n ? in[i].id : 0, got[i].pos[0], got[i].pos[1], got[i].pos[2], want[i].pos[0],
+                     want[i].pos[1], want[i].pos[2], got[i].vel[0], got[i].vel[1], got[i].vel[2], want[i].vel[0],
+                     want[i].vel[1], want[i].vel[2], got[i].rot[0], got[i].rot[1], got[i].rot[2], got[i].rot_largest,
+                     want[i].rot[0], want[i].rot[1], want[i].rot[2], want[i].rot_largest, got[i].health,
+                     want[i].health, got[i].type_index, want[i].type_index, got[i].flags, want[i].flags);
 }
+
+static void expect_batch_as_one_by_one(const dg_entity_in *in, size_t n) { expect_batch_as_one_by_one_under(NULL, in, n); }
 
 static void test_batch_matches_one_by_one_on_random_and_edge_inputs(void **state)
 {
@@ -711,37 +718,6 @@ static dg_entity_in schema_entity(tl_rng *r, const dg_schema *s, unsigned edge_e
     return in;
 }
 
-static void expect_schema_batch_as_one_by_one(const dg_schema *s, const dg_entity_in *in, size_t n)
-{
-    dg_qentity want[BATCH_MAX], got[BATCH_MAX];
-    memset(want, 0x5A, sizeof want);
-    memset(got, 0x5A, sizeof got);
-    dg_error ew, eg;
-    dg_error_clear(&ew);
-    dg_error_clear(&eg);
-    dg_status sw = DG_OK;
-    size_t dw = 0;
-    for (; dw < n; dw++)
-        if ((sw = dg_quant_entity_schema(s, &in[dw], &want[dw], &ew)) != DG_OK)
-            break;
-    size_t dgot = 12345;
-    dg_status sg = dg_quant__entities_schema(s, in, got, n, &dgot, &eg);
-    assert_int_equal(sg, sw);
-    assert_int_equal(dgot, dw);
-    assert_string_equal(eg.msg, ew.msg);
-    assert_string_equal(eg.where, ew.where);
-    for (size_t i = 0; i < BATCH_MAX; i++)
-        if (memcmp(&got[i], &want[i], sizeof got[i]) != 0)
-            fail_msg("schema 0x%x quanta %g %g, batch of %zu, entity %zu: pos %d %d %d / %d %d %d, vel %d %d %d / "
-                     "%d %d %d, rot %d %d %d L%u / %d %d %d L%u, health %u / %u, type %u / %u, flags %u / %u",
-                     s->std_mask, s->pos_quantum_m, s->vel_quantum_mps, n, i, got[i].pos[0], got[i].pos[1],
-                     got[i].pos[2], want[i].pos[0], want[i].pos[1], want[i].pos[2], got[i].vel[0], got[i].vel[1],
-                     got[i].vel[2], want[i].vel[0], want[i].vel[1], want[i].vel[2], got[i].rot[0], got[i].rot[1],
-                     got[i].rot[2], got[i].rot_largest, want[i].rot[0], want[i].rot[1], want[i].rot[2],
-                     want[i].rot_largest, got[i].health, want[i].health, got[i].type_index, want[i].type_index,
-                     got[i].flags, want[i].flags);
-}
-
 static void test_schema_batch_matches_one_by_one_on_random_and_edge_inputs(void **state)
 {
     (void)state;
@@ -753,7 +729,7 @@ static void test_schema_batch_matches_one_by_one_on_random_and_edge_inputs(void 
         unsigned edge_every = 1u + (unsigned)(tl_next(&r) % 4) * 40;
         for (size_t i = 0; i < n; i++)
             in[i] = schema_entity(&r, &s, edge_every);
-        expect_schema_batch_as_one_by_one(&s, in, n);
+        expect_batch_as_one_by_one_under(&s, in, n);
     }
 }
 
@@ -783,7 +759,7 @@ static void test_schema_batch_at_every_lane_and_length(void **state)
                         in[at].vel[2] = nextafter(2147483647.5 * schemas[si].vel_quantum_mps, 0) *
                                         (kind == LANE_KINDS ? 1 : -1);
                     }
-                    expect_schema_batch_as_one_by_one(&schemas[si], in, n);
+                    expect_batch_as_one_by_one_under(&schemas[si], in, n);
                 }
 }
 

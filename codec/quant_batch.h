@@ -320,17 +320,26 @@ static inline __m128i round4_bounded(__m256d s)
     return _mm_add_epi32(t, _mm256_cvttpd_epi32(_mm256_add_pd(frac, frac)));
 }
 
-/* The twelve axes of a and b, scaled (v * quanta per unit): pos0 pos1 pos2 vel0 of a | vel1 vel2 of
- * a, pos0 pos1 of b | pos2 vel0 vel1 vel2 of b. */
-static inline void axes_scaled2(const dg_entity_in *a, const dg_entity_in *b, __m256d s[3])
+/* The twelve axes of a and b as they lie in memory: pos0 pos1 pos2 vel0 of a | vel1 vel2 of a, pos0
+ * pos1 of b | pos2 vel0 vel1 vel2 of b. */
+static inline void axes_loaded2(const dg_entity_in *a, const dg_entity_in *b, __m256d x[3])
 {
     const size_t pos = offsetof(dg_entity_in, pos), vel = offsetof(dg_entity_in, vel);
+    x[0] = _mm256_loadu_pd(in_at(a, pos));
+    x[1] = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(in_at(a, vel + 8))), _mm_loadu_pd(in_at(b, pos)),
+                                1);
+    x[2] = _mm256_loadu_pd(in_at(b, pos + 16));
+}
+
+/* The twelve axes of a and b, scaled (v * quanta per unit), laid out as axes_loaded2's. */
+static inline void axes_scaled2(const dg_entity_in *a, const dg_entity_in *b, __m256d s[3])
+{
     const double P = DG_QPOS_PER_M, V = DG_QVEL_PER_MPS;
-    s[0] = _mm256_mul_pd(_mm256_loadu_pd(in_at(a, pos)), _mm256_setr_pd(P, P, P, V));
-    __m256d mid = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(in_at(a, vel + 8))),
-                                       _mm_loadu_pd(in_at(b, pos)), 1);
-    s[1] = _mm256_mul_pd(mid, _mm256_setr_pd(V, V, P, P));
-    s[2] = _mm256_mul_pd(_mm256_loadu_pd(in_at(b, pos + 16)), _mm256_setr_pd(P, V, V, V));
+    __m256d x[3];
+    axes_loaded2(a, b, x);
+    s[0] = _mm256_mul_pd(x[0], _mm256_setr_pd(P, P, P, V));
+    s[1] = _mm256_mul_pd(x[1], _mm256_setr_pd(V, V, P, P));
+    s[2] = _mm256_mul_pd(x[2], _mm256_setr_pd(P, V, V, V));
 }
 
 /* All-ones lanes where |s| < 2^31 - 0.5 (quant_axis's range test; a NaN fails). */
@@ -340,17 +349,22 @@ static inline __m256d axes_in_range(__m256d s)
     return _mm256_cmp_pd(mag, _mm256_set1_pd(2147483647.5), _CMP_LT_OQ);
 }
 
-/* a and b's axes rounded and stored (their range checked before). */
-static inline void axes_store2(const dg_entity_in *a, const dg_entity_in *b, dg_qentity *oa, dg_qentity *ob)
+/* a and b's rounded axes r0 r1 r2 (laid out as axes_loaded2's) stored. */
+static inline void axes_store_rounded2(__m128i r0, __m128i r1, __m128i r2, dg_qentity *oa, dg_qentity *ob)
 {
     const size_t pos = offsetof(dg_qentity, pos), vel = offsetof(dg_qentity, vel);
-    __m256d s[3];
-    axes_scaled2(a, b, s);
-    __m128i r0 = round4_bounded(s[0]), r1 = round4_bounded(s[1]), r2 = round4_bounded(s[2]);
     _mm_storeu_si128((__m128i *)out_at(oa, pos), r0);                      /* a: pos0 pos1 pos2 vel0 */
     _mm_storel_epi64((__m128i *)out_at(oa, vel + 4), r1);                  /* a: vel1 vel2 */
     _mm_storeh_pi((__m64 *)out_at(ob, pos), _mm_castsi128_ps(r1));         /* b: pos0 pos1 */
     _mm_storeu_si128((__m128i *)out_at(ob, pos + 8), r2);                  /* b: pos2 vel0 vel1 vel2 */
+}
+
+/* a and b's axes rounded and stored (their range checked before). */
+static inline void axes_store2(const dg_entity_in *a, const dg_entity_in *b, dg_qentity *oa, dg_qentity *ob)
+{
+    __m256d s[3];
+    axes_scaled2(a, b, s);
+    axes_store_rounded2(round4_bounded(s[0]), round4_bounded(s[1]), round4_bounded(s[2]), oa, ob);
 }
 
 /* What quad_compute leaves for quad_store: the four entities' rotation quanta as int16 (rot[0] of
@@ -400,20 +414,12 @@ static inline __attribute__((always_inline)) void quant_rot_quad(const __m256d r
     q->rot1l = _mm_min_epi16(_mm_max_epi16(_mm_packs_epi32(r[1], largest), lo), hi);
 }
 
-/* Four entities' checks and rotation and health quanta into *q; false when one of them is not the
- * ordinary case (pair_compute's: id >= 1, every axis in range, n2 in (1e-30, DBL_MAX], health a
- * number). Computed whole, without a branch. The axes are only checked here: quad_store computes
- * them again (the same multiplications) where it stores them, rather than holding twelve
- * registers across quant_eight's branch. */
-static inline __attribute__((always_inline)) bool quad_compute(const dg_entity_in *e, quad_q *q)
+/* The rotation and health part of quad_compute (health false: absent, its quanta 0 and nothing
+ * checked), ok the axes' range masks: true when all four are the ordinary case. */
+static inline __attribute__((always_inline)) bool quad_rest_compute(const dg_entity_in *e, __m256d ok, bool health,
+                                                                    quad_q *q)
 {
     bool ids = (e[0].id != 0) & (e[1].id != 0) & (e[2].id != 0) & (e[3].id != 0);
-    __m256d s[6];
-    axes_scaled2(&e[0], &e[1], &s[0]);
-    axes_scaled2(&e[2], &e[3], &s[3]);
-    __m256d ok = _mm256_and_pd(_mm256_and_pd(axes_in_range(s[0]), axes_in_range(s[1])),
-                               _mm256_and_pd(axes_in_range(s[2]), axes_in_range(s[3])));
-    ok = _mm256_and_pd(ok, _mm256_and_pd(axes_in_range(s[4]), axes_in_range(s[5])));
     /* the quaternions and healths transposed, entity k in lane k: rows of entities 0 and 2 in the
      * low and high halves, of 1 and 3 likewise, interleaved (unpacklo/hi work within each half) */
     const size_t rot = offsetof(dg_entity_in, rot);
@@ -422,7 +428,7 @@ static inline __attribute__((always_inline)) bool quad_compute(const dg_entity_i
     __m256d zh02 = rows2(&e[0], &e[2], rot + 24), zh13 = rows2(&e[1], &e[3], rot + 24);
     __m256d r[4] = {_mm256_unpacklo_pd(wx02, wx13), _mm256_unpackhi_pd(wx02, wx13), _mm256_unpacklo_pd(yz02, yz13),
                     _mm256_unpackhi_pd(yz02, yz13)};
-    __m256d h = _mm256_unpackhi_pd(zh02, zh13);
+    __m256d h = health ? _mm256_unpackhi_pd(zh02, zh13) : _mm256_setzero_pd();
     /* rot_norm2's sum, in its order (from 0.0) */
     __m256d n2 = _mm256_setzero_pd();
     for (int i = 0; i < 4; i++)
@@ -437,13 +443,33 @@ static inline __attribute__((always_inline)) bool quad_compute(const dg_entity_i
     return ids & (_mm256_movemask_pd(ok) == 0xF);
 }
 
-/* Stores the four entities quad_compute accepted: what it computed, and their axes. */
-static inline __attribute__((always_inline)) void quad_store(const dg_entity_in *e, const quad_q *q, dg_qentity *o)
+/* Four entities' checks and rotation and health quanta into *q; false when one of them is not the
+ * ordinary case (pair_compute's: id >= 1, every axis in range, n2 in (1e-30, DBL_MAX], health a
+ * number). Computed whole, without a branch. The axes are only checked here: quad_store computes
+ * them again (the same multiplications) where it stores them, rather than holding twelve
+ * registers across quant_eight's branch. */
+static inline __attribute__((always_inline)) bool quad_compute(const dg_entity_in *e, quad_q *q)
 {
-    for (int k = 0; k < 4; k++)   /* id, type_index, faction_index: the same eight bytes */
+    __m256d s[6];
+    axes_scaled2(&e[0], &e[1], &s[0]);
+    axes_scaled2(&e[2], &e[3], &s[3]);
+    __m256d ok = _mm256_and_pd(_mm256_and_pd(axes_in_range(s[0]), axes_in_range(s[1])),
+                               _mm256_and_pd(axes_in_range(s[2]), axes_in_range(s[3])));
+    ok = _mm256_and_pd(ok, _mm256_and_pd(axes_in_range(s[4]), axes_in_range(s[5])));
+    return quad_rest_compute(e, ok, true, q);
+}
+
+/* Four entities' id, type_index and faction_index: the same eight bytes in and out. */
+static inline __attribute__((always_inline)) void quad_store_ids(const dg_entity_in *e, dg_qentity *o)
+{
+    for (int k = 0; k < 4; k++)
         _mm_storel_epi64((__m128i *)(void *)&o[k], _mm_loadl_epi64((const __m128i *)(const void *)&e[k]));
-    axes_store2(&e[0], &e[1], &o[0], &o[1]);
-    axes_store2(&e[2], &e[3], &o[2], &o[3]);
+}
+
+/* Stores what quad_rest_compute computed for four entities it accepted, and their flags. */
+static inline __attribute__((always_inline)) void quad_store_rest(const dg_entity_in *e, const quad_q *q,
+                                                                  dg_qentity *o)
+{
     /* rot[0] rot[1] rot[2] rot_largest|pad_ of each entity: the int16 columns interleaved */
     __m128i lo = _mm_unpacklo_epi16(q->rot02, q->rot1l);   /* r0 r1 of entities 0 1 2 3 */
     __m128i hi = _mm_unpackhi_epi16(q->rot02, q->rot1l);   /* r2 largest of entities 0 1 2 3 */
@@ -459,6 +485,15 @@ static inline __attribute__((always_inline)) void quad_store(const dg_entity_in 
     o[3].health = (uint16_t)_mm_extract_epi16(q->health, 6);
     for (int k = 0; k < 4; k++)
         o[k].flags = e[k].flags;
+}
+
+/* Stores the four entities quad_compute accepted: what it computed, and their axes. */
+static inline __attribute__((always_inline)) void quad_store(const dg_entity_in *e, const quad_q *q, dg_qentity *o)
+{
+    quad_store_ids(e, o);
+    axes_store2(&e[0], &e[1], &o[0], &o[1]);
+    axes_store2(&e[2], &e[3], &o[2], &o[3]);
+    quad_store_rest(e, q, o);
 }
 
 /* Four entities, or false with nothing stored. */
@@ -482,6 +517,110 @@ static inline bool quant_eight(const dg_entity_in *in, dg_qentity *out)
     quad_store(&in[0], &p, &out[0]);
     quad_store(&in[4], &q, &out[4]);
     return true;
+}
+
+/* ---- the schema quantizer's batch ------------------------------------------------------------ */
+/* dg_quant_entity_schema's common case, a schema with position, velocity and rotation (health,
+ * type, faction and flags present or not): quad_compute with each axis divided by its quantum
+ * (quant_axis_q's v / quantum, the same IEEE division lane by lane) where the legacy batch
+ * multiplies by quanta per unit; an absent health is 0 (unchecked, quantum 0), absent type,
+ * faction and flags are stored as 0. The axes are rounded in the compute step and kept: a division
+ * costs more than holding them across quant_eight_schema's branch. The same ordinary case as
+ * quad_compute (a finite squared norm above 1e-30: dg_quant_entity_schema alone takes the rest). */
+typedef struct schema_q {
+    __m256d quanta[3];   /* the divisors, laid out as axes_loaded2's */
+    bool health, type, faction, flags;
+} schema_q;
+
+static inline schema_q schema_q_of(const dg_schema *s)
+{
+    const double P = s->pos_quantum_m, V = s->vel_quantum_mps;
+    return (schema_q){.quanta = {_mm256_setr_pd(P, P, P, V), _mm256_setr_pd(V, V, P, P), _mm256_setr_pd(P, V, V, V)},
+                      .health = (s->std_mask & DG_STD_HEALTH) != 0, .type = (s->std_mask & DG_STD_TYPE) != 0,
+                      .faction = (s->std_mask & DG_STD_FACTION) != 0, .flags = (s->std_mask & DG_STD_FLAGS) != 0};
+}
+
+/* quad_q and the four entities' rounded axes (two per axes_loaded2 layout of three). */
+typedef struct quad_sq {
+    quad_q q;
+    __m128i ax[6];
+} quad_sq;
+
+/* quad_compute under a schema: false when one of the four is not the ordinary case (*q is then
+ * garbage nobody stores: an out-of-range lane converts to 0x80000000 without trapping). */
+static inline __attribute__((always_inline)) bool quad_compute_schema(const dg_entity_in *e, const schema_q *sq,
+                                                                      quad_sq *q)
+{
+    __m256d x[6], ok = _mm256_castsi256_pd(_mm256_set1_epi32(-1));
+    axes_loaded2(&e[0], &e[1], &x[0]);
+    axes_loaded2(&e[2], &e[3], &x[3]);
+    for (int k = 0; k < 6; k++) {
+        __m256d s = _mm256_div_pd(x[k], sq->quanta[k % 3]);
+        ok = _mm256_and_pd(ok, axes_in_range(s));
+        q->ax[k] = round4_bounded(s);
+    }
+    return quad_rest_compute(e, ok, sq->health, &q->q);
+}
+
+static inline __attribute__((always_inline)) void quad_store_schema(const dg_entity_in *e, const schema_q *sq,
+                                                                    const quad_sq *q, dg_qentity *o)
+{
+    quad_store_ids(e, o);
+    axes_store_rounded2(q->ax[0], q->ax[1], q->ax[2], &o[0], &o[1]);
+    axes_store_rounded2(q->ax[3], q->ax[4], q->ax[5], &o[2], &o[3]);
+    quad_store_rest(e, &q->q, o);
+    for (int k = 0; k < 4; k++) {
+        o[k].type_index = sq->type ? o[k].type_index : 0;
+        o[k].faction_index = sq->faction ? o[k].faction_index : 0;
+        o[k].flags = sq->flags ? o[k].flags : 0;
+    }
+}
+
+/* Four entities under the schema, or false with nothing stored. */
+static inline bool quant_four_schema(const dg_entity_in *in, const schema_q *sq, dg_qentity *out)
+{
+    quad_sq q;
+    if (!quad_compute_schema(in, sq, &q))
+        return false;
+    quad_store_schema(in, sq, &q, out);
+    return true;
+}
+
+/* Eight entities under the schema, both groups computed before either is stored, or false with
+ * nothing stored. */
+static inline bool quant_eight_schema(const dg_entity_in *in, const schema_q *sq, dg_qentity *out)
+{
+    quad_sq p, q;
+    bool p_ok = quad_compute_schema(&in[0], sq, &p), q_ok = quad_compute_schema(&in[4], sq, &q);   /* both */
+    if (!(p_ok & q_ok))
+        return false;
+    quad_store_schema(&in[0], sq, &p, &out[0]);
+    quad_store_schema(&in[4], sq, &q, &out[4]);
+    return true;
+}
+
+/* dg_quant__entities_schema under a schema with position, velocity and rotation: eights, fours, and one by one
+ * (dg_quant_entity_schema) through a group the batch did not take, which finds and names the
+ * first error exactly as the one-by-one loop does. */
+static inline dg_status quant_run_schema(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, size_t n,
+                                         size_t *done, dg_error *err)
+{
+    schema_q sq = schema_q_of(s);
+    size_t i = 0;
+    dg_status st = DG_OK;
+    while (i < n && st == DG_OK) {
+        if (i + 8 <= n && quant_eight_schema(&in[i], &sq, &out[i])) {
+            i += 8;
+        } else if (i + 4 <= n && quant_four_schema(&in[i], &sq, &out[i])) {
+            i += 4;
+        } else {
+            for (size_t end = i + 4 < n ? i + 4 : n; i < end && st == DG_OK; i += st == DG_OK)
+                st = dg_quant_entity_schema(s, &in[i], &out[i], err);
+        }
+    }
+    if (done)
+        *done = i;
+    return st;
 }
 #endif
 

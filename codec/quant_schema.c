@@ -88,6 +88,32 @@ dg_status dg_quant_entity_schema(const dg_schema *s, const dg_entity_in *in, dg_
     return DG_OK;
 }
 
+/* The schemas the batch takes: position, velocity and rotation present (the rest any). */
+static bool schema_batches(const dg_schema *s)
+{
+    const uint32_t need = DG_STD_POS | DG_STD_VEL | DG_STD_ROT;
+    return (s->std_mask & need) == need;
+}
+
+dg_status dg_quant__entities_schema(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, size_t n,
+                                    size_t *done, dg_error *err)
+{
+    if (dg_schema_is_legacy(s))
+        return dg_quant_entities(in, out, n, done, err);
+#if DG_QUANT_AVX2 && !defined(DG_QUANT_SCALAR)
+    if (schema_batches(s) && dg_quant__avx2_in_use())
+        return dg_quant__entities_schema_avx2(s, in, out, n, done, err);
+#endif
+    size_t i = 0;
+    dg_status st = DG_OK;
+    for (; i < n; i++)
+        if ((st = dg_quant_entity_schema(s, &in[i], &out[i], err)) != DG_OK)
+            break;
+    if (done)
+        *done = i;
+    return st;
+}
+
 void dg_quant_pos_m_schema(const dg_schema *s, const dg_qentity *q, double out_m[3])
 {
     double quantum = s ? s->pos_quantum_m : DG_SCHEMA_POS_QUANTUM_LEGACY;

@@ -7,7 +7,9 @@
  *        bench_flrep --profile-write FILE [N [TICKS]]  write FILE N times (for perf/callgrind; FILE
  *                                             is kept, so `cmp` shows whether a writer change altered
  *                                             the bytes); TICKS (default 3000) shortens it for callgrind
- *        bench_flrep --stages                 the write path split: quantize, and encode + compress
+ *        bench_flrep --stages                 the write path split: quantize, and encode + compress;
+ *                                             then the 2.0 schema quantizer (pos, vel, rot at 2^-5 m
+ *                                             and 2^-10 m/s) one by one and batched, on the same states
  *        bench_flrep --zstd-level L ...       any of the above with zstd level L (default: the writer's,
  *                                             DG_FLREP_ZSTD_LEVEL_DEFAULT)
  * The synthetic generator stands in for sim_stub here; `detgate record` gives the same size figures
@@ -22,6 +24,8 @@
 #include <unistd.h>
 
 #include "detgate/flrep.h"
+#include "detgate/quant.h"
+#include "quant_internal.h"   /* dg_quant__entities_schema: the 2.0 writer's batch */
 
 typedef struct craft {
     double pos[3], vel[3];
@@ -186,6 +190,57 @@ static double read_all(const char *path, uint64_t *entity_ticks)
     return spent;
 }
 
+/* One tick of the n craft of the throughput workload, their states into in[0..n). */
+static void fleet_step(craft *c, dg_entity_in *in, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        craft_step(&c[i], 1.0 / 60);
+        craft_state(&c[i], i + 1, &in[i]);
+    }
+}
+
+/* The schema quantizer as the 2.0 writer runs it (dg_flrep_writer_tick_x: the batch on a tick in id
+ * order) against one dg_quant_entity_schema per entity, on the same states (CPU time, best of 5
+ * runs of `ticks` ticks of the throughput workload, the simulation untimed between them); the
+ * quanta are checked equal. */
+static void schema_stage(craft *c, dg_entity_in *in, dg_qentity *q, uint32_t n, uint32_t ticks)
+{
+    const dg_schema s = {.std_mask = DG_STD_POS | DG_STD_VEL | DG_STD_ROT, .pos_quantum_m = 0x1p-5,
+                         .vel_quantum_mps = 0x1p-10};
+    dg_qentity *q1 = calloc(n, sizeof *q1);
+    dg_error err;
+    dg_error_clear(&err);
+    double best_one = 1e9, best_batch = 1e9;
+    for (int rep = 0; rep < 5; rep++) {
+        for (uint32_t i = 0; i < n; i++)
+            craft_init(&c[i], i);
+        double t_one = 0, t_batch = 0;
+        for (uint32_t t = 0; t < ticks; t++) {
+            fleet_step(c, in, n);
+            double t0 = now_s();
+            for (uint32_t i = 0; i < n; i++)
+                if (dg_quant_entity_schema(&s, &in[i], &q1[i], &err))
+                    die(&err);
+            double t1 = now_s();
+            if (dg_quant__entities_schema(&s, in, q, n, NULL, &err))
+                die(&err);
+            double t2 = now_s();
+            t_one += t1 - t0;
+            t_batch += t2 - t1;
+            if (memcmp(q, q1, n * sizeof *q) != 0) {
+                fprintf(stderr, "bench_flrep: the schema batch and one by one disagree at tick %u\n", t);
+                exit(1);
+            }
+        }
+        best_one = t_one < best_one ? t_one : best_one;
+        best_batch = t_batch < best_batch ? t_batch : best_batch;
+    }
+    double et = (double)n * ticks;
+    printf("schema quantize (pos, vel, rot): one by one %.1f ns/entity-tick, batched %.1f ns/entity-tick (%s)\n",
+           best_one / et * 1e9, best_batch / et * 1e9, dg_quant__avx2_in_use() ? "AVX2" : "portable: one by one");
+    free(q1);
+}
+
 /* The write path in two stages, each timed on its own (CPU time, best of 5 runs of 600 ticks of
  * the throughput workload): dg_quant_entities (what dg_flrep_writer_tick runs), then
  * dg_flrep_writer_tick_q on its output. The simulation runs between them untimed, as in the
@@ -209,10 +264,7 @@ static void stages(const char *path)
             die(&err);
         double tq = 0, te = 0;
         for (uint32_t t = 0; t < TICKS; t++) {
-            for (uint32_t i = 0; i < N; i++) {
-                craft_step(&c[i], 1.0 / 60);
-                craft_state(&c[i], i + 1, &in[i]);
-            }
+            fleet_step(c, in, N);
             double t0 = now_s();
             if (dg_quant_entities(in, q, N, NULL, &err))
                 die(&err);
@@ -233,6 +285,7 @@ static void stages(const char *path)
     double et = (double)N * TICKS;
     printf("quantize: %.1f ns/entity-tick\nencode + self-check + compress: %.1f ns/entity-tick\n", best_q / et * 1e9,
            best_e / et * 1e9);
+    schema_stage(c, in, q, N, TICKS);
     remove(path);
     free(c);
     free(in);

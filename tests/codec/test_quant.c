@@ -450,8 +450,10 @@ static dg_entity_in batch_entity(tl_rng *r, unsigned edge_every)
     return in;
 }
 
-/* Runs both on in[0..n) from the same 0x5A-filled output, compares everything. */
-static void expect_batch_as_one_by_one(const dg_entity_in *in, size_t n)
+/* Runs the batch and one by one on in[0..n) from the same 0x5A-filled output, compares everything:
+ * dg_quant_entities with dg_quant_entity (s NULL), or under schema s dg_quant__entities_schema with
+ * dg_quant_entity_schema. */
+static void expect_batch_as_one_by_one_under(const dg_schema *s, const dg_entity_in *in, size_t n)
 {
     dg_qentity want[BATCH_MAX], got[BATCH_MAX];
     memset(want, 0x5A, sizeof want);
@@ -461,24 +463,29 @@ static void expect_batch_as_one_by_one(const dg_entity_in *in, size_t n)
     dg_error_clear(&eg);
     dg_status sw = DG_OK;
     size_t dw = 0;
-    for (; dw < n; dw++) {
-        sw = dg_quant_entity(&in[dw], &want[dw], &ew);
-        if (sw != DG_OK)
+    for (; dw < n; dw++)
+        if ((sw = s ? dg_quant_entity_schema(s, &in[dw], &want[dw], &ew) : dg_quant_entity(&in[dw], &want[dw], &ew)) !=
+            DG_OK)
             break;
-    }
     size_t dgot = 12345;
-    dg_status sg = dg_quant_entities(in, got, n, &dgot, &eg);
+    dg_status sg = s ? dg_quant__entities_schema(s, in, got, n, &dgot, &eg) : dg_quant_entities(in, got, n, &dgot, &eg);
     assert_int_equal(sg, sw);
     assert_int_equal(dgot, dw);
     assert_string_equal(eg.msg, ew.msg);
     assert_string_equal(eg.where, ew.where);
     for (size_t i = 0; i < BATCH_MAX; i++)
         if (memcmp(&got[i], &want[i], sizeof got[i]) != 0)
-            fail_msg("batch of %zu, entity %zu (id %u): rot %d %d %d L%u / %d %d %d L%u, pos %d / %d, vel %d / %d, "
-                     "health %u / %u", n, i, i < n ? in[i].id : 0, got[i].rot[0], got[i].rot[1], got[i].rot[2],
-                     got[i].rot_largest, want[i].rot[0], want[i].rot[1], want[i].rot[2], want[i].rot_largest,
-                     got[i].pos[0], want[i].pos[0], got[i].vel[0], want[i].vel[0], got[i].health, want[i].health);
+            fail_msg("schema 0x%x quanta %g %g, batch of %zu, entity %zu (id %u): pos %d %d %d / %d %d %d, vel %d %d "
+                     "%d / %d %d %d, rot %d %d %d L%u / %d %d %d L%u, health %u / %u, type %u / %u, flags %u / %u",
+                     s ? s->std_mask : DG_STD_ALL, s ? s->pos_quantum_m : 1.0 / 64, s ? s->vel_quantum_mps : 1.0 / 32,
+                     n, i, i < n ? in[i].id : 0, got[i].pos[0], got[i].pos[1], got[i].pos[2], want[i].pos[0],
+                     want[i].pos[1], want[i].pos[2], got[i].vel[0], got[i].vel[1], got[i].vel[2], want[i].vel[0],
+                     want[i].vel[1], want[i].vel[2], got[i].rot[0], got[i].rot[1], got[i].rot[2], got[i].rot_largest,
+                     want[i].rot[0], want[i].rot[1], want[i].rot[2], want[i].rot_largest, got[i].health,
+                     want[i].health, got[i].type_index, want[i].type_index, got[i].flags, want[i].flags);
 }
+
+static void expect_batch_as_one_by_one(const dg_entity_in *in, size_t n) { expect_batch_as_one_by_one_under(NULL, in, n); }
 
 static void test_batch_matches_one_by_one_on_random_and_edge_inputs(void **state)
 {
@@ -589,6 +596,9 @@ static void test_batch_matches_one_by_one_on_rounding_ties(void **state)
     tl_rng r = {1009};
     dg_entity_in in[TIE_STEPS];
     dg_qentity got[TIE_STEPS], want;
+    dg_qentity got_s[TIE_STEPS];
+    const dg_schema tie_schema = {.std_mask = DG_STD_POS | DG_STD_VEL | DG_STD_ROT, .pos_quantum_m = 0.02,
+                                  .vel_quantum_mps = 0.01};
     for (int rep = 0; rep < 300; rep++) {
         dg_entity_in e = batch_entity(&r, 1u << 30);
         int largest = 0;
@@ -607,8 +617,16 @@ static void test_batch_matches_one_by_one_on_rounding_ties(void **state)
             e.rot[k] = nextafter(e.rot[k], INFINITY);
         }
         assert_int_equal(dg_quant_entities(in, got, TIE_STEPS, NULL, NULL), DG_OK);
+        assert_int_equal(dg_quant__entities_schema(&tie_schema, in, got_s, TIE_STEPS, NULL, NULL), DG_OK);
         for (int i = 0; i < TIE_STEPS; i++) {
             assert_int_equal(dg_quant_entity(&in[i], &want, NULL), DG_OK);
+            dg_qentity want_s;   /* the schema batch, under pos,vel,rot at other quanta */
+            assert_int_equal(dg_quant_entity_schema(&tie_schema, &in[i], &want_s, NULL), DG_OK);
+            if (memcmp(&got_s[i], &want_s, sizeof want_s) != 0)
+                fail_msg("rot %.17g %.17g %.17g %.17g: schema batch rot %d %d %d L%u, one by one %d %d %d L%u",
+                         in[i].rot[0], in[i].rot[1], in[i].rot[2], in[i].rot[3], got_s[i].rot[0], got_s[i].rot[1],
+                         got_s[i].rot[2], got_s[i].rot_largest, want_s.rot[0], want_s.rot[1], want_s.rot[2],
+                         want_s.rot_largest);
             if (memcmp(&got[i], &want, sizeof want) != 0)
                 fail_msg("rot %.17g %.17g %.17g %.17g: batch rot %d %d %d L%u, one by one %d %d %d L%u", in[i].rot[0],
                          in[i].rot[1], in[i].rot[2], in[i].rot[3], got[i].rot[0], got[i].rot[1], got[i].rot[2],
@@ -657,6 +675,92 @@ static void test_batch_stops_at_the_first_refused_entity(void **state)
     size_t done = 7;
     assert_int_equal(dg_quant_entities(in, NULL, 0, &done, NULL), DG_OK);
     assert_int_equal(done, 0);
+}
+
+/* ---- dg_quant__entities_schema against dg_quant_entity_schema ------------------------------ */
+/* The schema batch (codec/quant_batch.h's quant_run_schema on a CPU with AVX2) must give what the
+ * one-entity function gives under the same schema, entity by entity in order, as
+ * expect_batch_as_one_by_one asks of dg_quant_entities. */
+static const double schema_quanta[] = {0.001, 1.0 / 1024, 0.01, 0.3, 1e-5, 2.0, 0x1p-40, 0x1p30, 0x1.8p-10, 0x1p-1022,
+                                       0x1p1023};
+enum { SCHEMA_NQ = sizeof schema_quanta / sizeof schema_quanta[0] };
+
+/* Mostly the batched schemas (position, velocity, rotation and any of the rest), now and then any. */
+static dg_schema random_schema(tl_rng *r)
+{
+    uint32_t need = DG_STD_POS | DG_STD_VEL | DG_STD_ROT;
+    dg_schema s = {.std_mask = (uint32_t)(tl_next(r) % 128), .pos_quantum_m = schema_quanta[tl_next(r) % SCHEMA_NQ],
+                   .vel_quantum_mps = schema_quanta[tl_next(r) % SCHEMA_NQ]};
+    if (tl_next(r) % 8)
+        s.std_mask |= need;
+    if (tl_next(r) % 4 == 0)
+        s.std_mask = need;   /* the engines' pos,vel,rot */
+    return s;
+}
+
+/* batch_entity's entity with its axes at the schema's scale, and (one time in `edge_every`) one
+ * axis at an edge of its quantum: exact halves and their neighbours, the ends of the i32 range,
+ * NaN, infinities, denormals. */
+static dg_entity_in schema_entity(tl_rng *r, const dg_schema *s, unsigned edge_every)
+{
+    dg_entity_in in = batch_entity(r, edge_every);
+    for (int k = 0; k < 3; k++) {
+        in.pos[k] = (tl_unit(r) * 2 - 1) * 1e3;
+        in.vel[k] = (tl_unit(r) * 2 - 1) * 50;
+    }
+    if (tl_next(r) % edge_every == 0) {
+        int k = (int)(tl_next(r) % 3);
+        if (tl_next(r) & 1)
+            in.pos[k] = edge_value(r, 1.0 / s->pos_quantum_m);
+        else
+            in.vel[k] = edge_value(r, 1.0 / s->vel_quantum_mps);
+    }
+    return in;
+}
+
+static void test_schema_batch_matches_one_by_one_on_random_and_edge_inputs(void **state)
+{
+    (void)state;
+    tl_rng r = {2020};
+    dg_entity_in in[BATCH_MAX];
+    for (int rep = 0; rep < 60000; rep++) {
+        dg_schema s = random_schema(&r);
+        size_t n = (size_t)(tl_next(&r) % BATCH_MAX);
+        unsigned edge_every = 1u + (unsigned)(tl_next(&r) % 4) * 40;
+        for (size_t i = 0; i < n; i++)
+            in[i] = schema_entity(&r, &s, edge_every);
+        expect_batch_as_one_by_one_under(&s, in, n);
+    }
+}
+
+/* lane_kind's entities (refusals, ties for the largest component, signs, tiny and overflowing
+ * norms, health edges) at every lane of batches up to 19 long, under pos,vel,rot schemas with and
+ * without health, type, faction and flags; the axes edges at this schema's quanta. */
+static void test_schema_batch_at_every_lane_and_length(void **state)
+{
+    (void)state;
+    tl_rng r = {616};
+    const uint32_t base = DG_STD_POS | DG_STD_VEL | DG_STD_ROT;
+    const dg_schema schemas[] = {{.std_mask = base, .pos_quantum_m = 1.0 / 64, .vel_quantum_mps = 1.0 / 32},
+                                 {.std_mask = DG_STD_ALL, .pos_quantum_m = 0.001, .vel_quantum_mps = 0.01},
+                                 {.std_mask = base | DG_STD_HEALTH | DG_STD_FLAGS, .pos_quantum_m = 0.3,
+                                  .vel_quantum_mps = 1e-5}};
+    dg_entity_in in[LANE_MAX];
+    for (size_t si = 0; si < sizeof schemas / sizeof schemas[0]; si++)
+        for (size_t n = 1; n <= LANE_MAX; n++)
+            for (size_t at = 0; at < n; at++)
+                for (int kind = 0; kind < LANE_KINDS + 2; kind++) {
+                    for (size_t i = 0; i < n; i++)
+                        in[i] = schema_entity(&r, &schemas[si], 1u << 30);
+                    if (kind < LANE_KINDS) {
+                        lane_kind(&in[at], kind);
+                    } else {   /* half a quantum each way, and the last value in range */
+                        in[at].pos[1] = (kind == LANE_KINDS ? 12.5 : -7.5) * schemas[si].pos_quantum_m;
+                        in[at].vel[2] = nextafter(2147483647.5 * schemas[si].vel_quantum_mps, 0) *
+                                        (kind == LANE_KINDS ? 1 : -1);
+                    }
+                    expect_batch_as_one_by_one_under(&schemas[si], in, n);
+                }
 }
 
 /* ---- the builds of dg_quant_entities ------------------------------------------------------- */
@@ -713,6 +817,8 @@ int main(void)
         BATCH_TESTS(test_batch_at_every_lane_and_length),
         BATCH_TESTS(test_batch_matches_one_by_one_on_rounding_ties),
         BATCH_TESTS(test_batch_stops_at_the_first_refused_entity),
+        BATCH_TESTS(test_schema_batch_matches_one_by_one_on_random_and_edge_inputs),
+        BATCH_TESTS(test_schema_batch_at_every_lane_and_length),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

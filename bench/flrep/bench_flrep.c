@@ -24,6 +24,9 @@
 #include <unistd.h>
 
 #include "detgate/flrep.h"
+
+#define BENCH_NAME "bench_flrep"
+#include "bench_util.h"
 #include "detgate/quant.h"
 #include "quant_internal.h"   /* dg_quant__entities_schema: the 2.0 writer's batch */
 
@@ -95,12 +98,6 @@ static void craft_state(const craft *c, uint32_t id, dg_entity_in *e)
     e->health = 1.0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time: the figure is per core, and the machine is shared */
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static const dg_flrep_type k_types[] = {{0, {"f16c", 4}, {"F-16C", 5}, 1, 0}};
 static const dg_flrep_faction k_factions[] = {{0, {"blue", 4}, {"Blue", 4}}, {1, {"red", 3}, {"Red", 3}}};
@@ -122,13 +119,6 @@ static dg_flrep_header header(uint32_t rate, uint32_t kf)
 /* --zstd-level L (first argument) sets it for every writer below: what a level costs and saves */
 static dg_flrep_writer_opts g_opts;
 
-static void die(const dg_error *e)
-{
-    char buf[600];
-    dg_error_format(e, buf, sizeof buf);
-    fprintf(stderr, "bench_flrep: %s\n", buf);
-    exit(1);
-}
 
 /* Records n aircraft for ticks ticks; returns write seconds, file size in *bytes. */
 static double record(const char *path, uint32_t n, uint32_t ticks, uint32_t rate, uint32_t kf, long *bytes)

@@ -16,20 +16,10 @@
 
 #include "detgate/flrep.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time, as bench_flrep: the machine is shared */
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#define BENCH_NAME "bench_flrep2d"
+#include "bench_util.h"
 
-static void die(const dg_error *e)
-{
-    char buf[600];
-    dg_error_format(e, buf, sizeof buf);
-    fprintf(stderr, "bench_flrep2d: %s\n", buf);
-    exit(1);
-}
+
 
 /* ---- the world: boxes settling on the ones below ------------------------------------------------- */
 typedef struct box {

@@ -12,20 +12,10 @@
 
 #include "detgate/flrep.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time, as bench_flrep: the machine is shared */
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#define BENCH_NAME "bench_seek"
+#include "bench_util.h"
 
-static void die(const dg_error *e)
-{
-    char buf[600];
-    dg_error_format(e, buf, sizeof buf);
-    fprintf(stderr, "bench_seek: %s\n", buf);
-    exit(1);
-}
+
 
 static int cmp_u64(const void *a, const void *b)
 {

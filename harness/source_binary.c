@@ -209,15 +209,27 @@ static bool grow_ents(bin_impl *b, size_t want, size_t n)
     return true;
 }
 
-/* The next cnt entities (ent_bytes each) of a tick of n, the first done of them read: a piece of the
- * tick's bytes no larger than the window, or NULL and the error for the whole tick's entities. */
-static const uint8_t *take_entities(bin_impl *b, size_t done, size_t cnt, size_t n, dg_error *err)
+/* Up to cnt of the next entities (ent_bytes each) of a tick of n, the first done of them read, their
+ * number in *got (at least one): the whole entities the window holds already, parsed where they lie,
+ * else cnt of them read in (only the part of an entity left at the window's end moves to its front,
+ * not a tick's worth of bytes). NULL and the error for the whole tick's entities when the stream is
+ * cut. */
+static const uint8_t *take_entities(bin_impl *b, size_t done, size_t cnt, size_t n, size_t *got, dg_error *err)
 {
     if (!grow_ents(b, done + cnt, n)) {
         dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
         return NULL;
     }
-    return take_part(b, cnt * b->ent_bytes, "the tick's entities", n * b->ent_bytes, done * b->ent_bytes, err);
+    size_t held = (b->hi - b->lo) / b->ent_bytes;
+    if (held == 0) {
+        *got = cnt;
+        return take_part(b, cnt * b->ent_bytes, "the tick's entities", n * b->ent_bytes, done * b->ent_bytes, err);
+    }
+    *got = held < cnt ? held : cnt;
+    const uint8_t *p = b->win + b->lo;
+    b->lo += *got * b->ent_bytes;
+    b->offset += *got * b->ent_bytes;
+    return p;
 }
 
 /* Exactly n bytes copied to dst, or an error naming what was cut. 1 read, -1. */
@@ -364,11 +376,12 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
     uint32_t prev = 0, bad = 0;
-    for (uint32_t i0 = 0; i0 < n; i0 += (uint32_t)b->batch) {
-        uint32_t cnt = n - i0 < b->batch ? n - i0 : (uint32_t)b->batch;
-        const uint8_t *in = take_entities(b, i0, cnt, n, err);
+    for (uint32_t i0 = 0, cnt; i0 < n; i0 += cnt) {
+        size_t got;
+        const uint8_t *in = take_entities(b, i0, n - i0 < b->batch ? n - i0 : b->batch, n, &got, err);
         if (!in)
             return -1;
+        cnt = (uint32_t)got;
         dg_entity_in *e = b->ents + i0; /* locals: the stores through e cannot make b's fields reload */
         uint8_t *const raw = b->raw;
         for (uint32_t i = 0; i < cnt; i += BIN_RAW_BLOCK) {
@@ -916,11 +929,12 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
     uint32_t prev = 0, bad = 0, undeclared = 0;
-    for (uint32_t i0 = 0; i0 < n; i0 += (uint32_t)b->batch) {
-        uint32_t cnt = n - i0 < b->batch ? n - i0 : (uint32_t)b->batch;
-        const uint8_t *in = take_entities(b, i0, cnt, n, err);
+    for (uint32_t i0 = 0, cnt; i0 < n; i0 += cnt) {
+        size_t got;
+        const uint8_t *in = take_entities(b, i0, n - i0 < b->batch ? n - i0 : b->batch, n, &got, err);
         if (!in)
             return -1;
+        cnt = (uint32_t)got;
         for (uint32_t i = 0; i < cnt; i += BIN_RAW_BLOCK) {
             uint32_t m = cnt - i < BIN_RAW_BLOCK ? cnt - i : BIN_RAW_BLOCK;
             for (uint32_t k = 0; k < m; k++) {

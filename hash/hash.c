@@ -596,7 +596,7 @@ void dg_hash_raw_records(dg_hash_stream *s, const void *records, size_t len)
     uint64_t last = dg_hash__state(s)->last_id ? dg_hash__state(s)->last_id : 1;
     uint32_t errors = 0, n_step = UINT32_MAX; /* step is always 8 + 8 * n_step */
     size_t step = 8 + 8 * (size_t)UINT32_MAX, count = 0;
-    for (size_t at = 0; at + 8 <= len; count++) {
+    for (size_t at = 0; at + 8 <= len;) {
         uint64_t head = hash__get64(r + at); /* u32 id, u32 n */
         uint32_t id = (uint32_t)head, n = (uint32_t)(head >> 32);
         errors += (uint64_t)id < last;
@@ -606,7 +606,18 @@ void dg_hash_raw_records(dg_hash_stream *s, const void *records, size_t len)
             step = 8 + 8 * (size_t)n;
         }
         at += step;
+        count++;
         assert(at <= len);
+        /* the records of the same n that follow, two at a time: both heads tested in one branch, and
+         * the second's bound is the first's id + 1 (id2 < id1 + 1: id2 <= id1) */
+        for (; at + step + 8 <= len; at += 2 * step, count += 2) {
+            uint64_t h1 = hash__get64(r + at), h2 = hash__get64(r + at + step);
+            if (((h1 >> 32) ^ n_step) | ((h2 >> 32) ^ n_step))
+                break;
+            uint32_t id1 = (uint32_t)h1, id2 = (uint32_t)h2;
+            errors += ((uint64_t)id1 < last) + (id2 <= id1);
+            last = (uint64_t)id2 + 1;
+        }
     }
     if (count)
         dg_hash__state(s)->last_id = last;

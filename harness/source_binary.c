@@ -302,12 +302,16 @@ static inline void decode_std(const uint8_t *p, dg_entity_in *e)
 #endif
 }
 
+/* The bits of an entity's first eight bytes, as decode_entity_raw returns them (id | type << 32 |
+ * faction << 48), that a type or faction index above 255 sets. */
+#define BIN_INDEX_HIGH 0xFF00FF0000000000u
+
 /* decode_std and the entity's raw hash record at once, both from the stream's bytes: the record is
  * u32 id, u32 11, then the eleven binary64 exactly as the stream has them (both little-endian). */
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 /* The eleven doubles loaded once and stored twice (through memcpy the compiler loads them again for
  * the second copy: the first one's stores might alias the source). */
-static inline void decode_entity_raw(const uint8_t *p, dg_entity_in *e, uint8_t *raw)
+static inline uint64_t decode_entity_raw(const uint8_t *p, dg_entity_in *e, uint8_t *raw)
 {
     __m128i d[5];
     uint64_t head, tail;
@@ -326,15 +330,17 @@ static inline void decode_entity_raw(const uint8_t *p, dg_entity_in *e, uint8_t 
     for (int k = 0; k < 5; k++)
         _mm_storeu_si128((__m128i *)(void *)(raw + 8 + 16 * k), d[k]);
     memcpy(raw + 88, &tail, 8);
+    return head;
 }
 #else
-static inline void decode_entity_raw(const uint8_t *p, dg_entity_in *e, uint8_t *raw)
+static inline uint64_t decode_entity_raw(const uint8_t *p, dg_entity_in *e, uint8_t *raw)
 {
     decode_std(p, e);
     static const uint8_t count[4] = {HARNESS_RAW_FIELDS, 0, 0, 0};
     memcpy(raw, p, 4);
     memcpy(raw + 4, count, 4);
     memcpy(raw + 8, p + 10, 8 * HARNESS_RAW_FIELDS);
+    return (uint64_t)e->id | (uint64_t)e->type_index << 32 | (uint64_t)e->faction_index << 48;
 }
 #endif
 
@@ -416,10 +422,12 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
             uint32_t m = cnt - i < BIN_RAW_BLOCK ? cnt - i : BIN_RAW_BLOCK;
             uint8_t *r = raw;
             for (uint32_t k = 0; k < m; k++, e++, in += BIN_ENTITY_BYTES, r += BIN_RAW_BYTES) {
-                decode_entity_raw(in, e, r);
-                bad |= (uint32_t)(e->id <= prev) | (uint32_t)(e->type_index >= BIN_TABLE) |
-                       (uint32_t)(e->faction_index >= BIN_TABLE);
-                prev = e->id;
+                /* from the entity's first eight bytes in a register, not reloaded from e: the id,
+                 * and type and faction at most 255 (their high bytes 0) */
+                uint64_t head = decode_entity_raw(in, e, r);
+                uint32_t id = (uint32_t)head;
+                bad |= (uint32_t)(id <= prev) | (uint32_t)((head & BIN_INDEX_HIGH) != 0);
+                prev = id;
             }
             if (!bad)
                 dg_hash_raw_records(&hs, raw, (size_t)m * BIN_RAW_BYTES);

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define BIN_MAGIC0 0x89
 #define BIN_VERSION 1
@@ -209,15 +212,27 @@ static bool grow_ents(bin_impl *b, size_t want, size_t n)
     return true;
 }
 
-/* The next cnt entities (ent_bytes each) of a tick of n, the first done of them read: a piece of the
- * tick's bytes no larger than the window, or NULL and the error for the whole tick's entities. */
-static const uint8_t *take_entities(bin_impl *b, size_t done, size_t cnt, size_t n, dg_error *err)
+/* Up to cnt of the next entities (ent_bytes each) of a tick of n, the first done of them read, their
+ * number in *got (at least one): the whole entities the window holds already, parsed where they lie,
+ * else cnt of them read in (only the part of an entity left at the window's end moves to its front,
+ * not a tick's worth of bytes). NULL and the error for the whole tick's entities when the stream is
+ * cut. */
+static const uint8_t *take_entities(bin_impl *b, size_t done, size_t cnt, size_t n, size_t *got, dg_error *err)
 {
     if (!grow_ents(b, done + cnt, n)) {
         dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory");
         return NULL;
     }
-    return take_part(b, cnt * b->ent_bytes, "the tick's entities", n * b->ent_bytes, done * b->ent_bytes, err);
+    size_t held = (b->hi - b->lo) / b->ent_bytes;
+    if (held == 0) {
+        *got = cnt;
+        return take_part(b, cnt * b->ent_bytes, "the tick's entities", n * b->ent_bytes, done * b->ent_bytes, err);
+    }
+    *got = held < cnt ? held : cnt;
+    const uint8_t *p = b->win + b->lo;
+    b->lo += *got * b->ent_bytes;
+    b->offset += *got * b->ent_bytes;
+    return p;
 }
 
 /* Exactly n bytes copied to dst, or an error naming what was cut. 1 read, -1. */
@@ -287,16 +302,47 @@ static inline void decode_std(const uint8_t *p, dg_entity_in *e)
 #endif
 }
 
+/* The bits of an entity's first eight bytes, as decode_entity_raw returns them (id | type << 32 |
+ * faction << 48), that a type or faction index above 255 sets. */
+#define BIN_INDEX_HIGH 0xFF00FF0000000000u
+
 /* decode_std and the entity's raw hash record at once, both from the stream's bytes: the record is
  * u32 id, u32 11, then the eleven binary64 exactly as the stream has them (both little-endian). */
-static inline void decode_entity_raw(const uint8_t *p, dg_entity_in *e, uint8_t *raw)
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The eleven doubles loaded once and stored twice (through memcpy the compiler loads them again for
+ * the second copy: the first one's stores might alias the source). */
+static inline uint64_t decode_entity_raw(const uint8_t *p, dg_entity_in *e, uint8_t *raw)
+{
+    __m128i d[5];
+    uint64_t head, tail;
+    for (int k = 0; k < 5; k++)
+        d[k] = _mm_loadu_si128((const __m128i *)(const void *)(p + 10 + 16 * k));
+    memcpy(&tail, p + 90, 8);
+    memcpy(&head, p, 8); /* id, type, faction */
+    memcpy(e, &head, 8);
+    uint8_t *ep = (uint8_t *)e->pos;
+    for (int k = 0; k < 5; k++)
+        _mm_storeu_si128((__m128i *)(void *)(ep + 16 * k), d[k]);
+    memcpy(ep + 80, &tail, 8);
+    e->flags = le16(p + 8);
+    uint64_t rh = (uint32_t)head | (uint64_t)HARNESS_RAW_FIELDS << 32; /* u32 id, u32 11 */
+    memcpy(raw, &rh, 8);
+    for (int k = 0; k < 5; k++)
+        _mm_storeu_si128((__m128i *)(void *)(raw + 8 + 16 * k), d[k]);
+    memcpy(raw + 88, &tail, 8);
+    return head;
+}
+#else
+static inline uint64_t decode_entity_raw(const uint8_t *p, dg_entity_in *e, uint8_t *raw)
 {
     decode_std(p, e);
     static const uint8_t count[4] = {HARNESS_RAW_FIELDS, 0, 0, 0};
     memcpy(raw, p, 4);
     memcpy(raw + 4, count, 4);
     memcpy(raw + 8, p + 10, 8 * HARNESS_RAW_FIELDS);
+    return (uint64_t)e->id | (uint64_t)e->type_index << 32 | (uint64_t)e->faction_index << 48;
 }
+#endif
 
 /* The tick's entities, sorted by id (unless they came sorted) and checked (ids >= 1 and distinct,
  * indices in the tables), unless the caller found them all valid and strictly increasing (valid). */
@@ -364,21 +410,24 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
     uint32_t prev = 0, bad = 0;
-    for (uint32_t i0 = 0; i0 < n; i0 += (uint32_t)b->batch) {
-        uint32_t cnt = n - i0 < b->batch ? n - i0 : (uint32_t)b->batch;
-        const uint8_t *in = take_entities(b, i0, cnt, n, err);
+    for (uint32_t i0 = 0, cnt; i0 < n; i0 += cnt) {
+        size_t got;
+        const uint8_t *in = take_entities(b, i0, n - i0 < b->batch ? n - i0 : b->batch, n, &got, err);
         if (!in)
             return -1;
+        cnt = (uint32_t)got;
         dg_entity_in *e = b->ents + i0; /* locals: the stores through e cannot make b's fields reload */
         uint8_t *const raw = b->raw;
         for (uint32_t i = 0; i < cnt; i += BIN_RAW_BLOCK) {
             uint32_t m = cnt - i < BIN_RAW_BLOCK ? cnt - i : BIN_RAW_BLOCK;
             uint8_t *r = raw;
             for (uint32_t k = 0; k < m; k++, e++, in += BIN_ENTITY_BYTES, r += BIN_RAW_BYTES) {
-                decode_entity_raw(in, e, r);
-                bad |= (uint32_t)(e->id <= prev) | (uint32_t)(e->type_index >= BIN_TABLE) |
-                       (uint32_t)(e->faction_index >= BIN_TABLE);
-                prev = e->id;
+                /* from the entity's first eight bytes in a register, not reloaded from e: the id,
+                 * and type and faction at most 255 (their high bytes 0) */
+                uint64_t head = decode_entity_raw(in, e, r);
+                uint32_t id = (uint32_t)head;
+                bad |= (uint32_t)(id <= prev) | (uint32_t)((head & BIN_INDEX_HIGH) != 0);
+                prev = id;
             }
             if (!bad)
                 dg_hash_raw_records(&hs, raw, (size_t)m * BIN_RAW_BYTES);
@@ -916,11 +965,12 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
     dg_hash_stream hs;
     dg_hash_raw_begin(&hs, tick);
     uint32_t prev = 0, bad = 0, undeclared = 0;
-    for (uint32_t i0 = 0; i0 < n; i0 += (uint32_t)b->batch) {
-        uint32_t cnt = n - i0 < b->batch ? n - i0 : (uint32_t)b->batch;
-        const uint8_t *in = take_entities(b, i0, cnt, n, err);
+    for (uint32_t i0 = 0, cnt; i0 < n; i0 += cnt) {
+        size_t got;
+        const uint8_t *in = take_entities(b, i0, n - i0 < b->batch ? n - i0 : b->batch, n, &got, err);
         if (!in)
             return -1;
+        cnt = (uint32_t)got;
         for (uint32_t i = 0; i < cnt; i += BIN_RAW_BLOCK) {
             uint32_t m = cnt - i < BIN_RAW_BLOCK ? cnt - i : BIN_RAW_BLOCK;
             for (uint32_t k = 0; k < m; k++) {

@@ -296,10 +296,10 @@ encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred 
  * record later: the next record's arithmetic comes before this one's table loads and bit assembly in
  * the instruction stream, so the two chains overlap. */
 typedef struct common_rec {
+    uint64_t z;     /* t3 DG_EG3_NONE: the nine zigzagged residuals, 7 bits each in stream order */
     uint32_t t3;    /* every zigzag < DG_EG3_SMALL: the three triples' dg_eg_trip indices, 9 bits each
                      * (velocity, position, rotation; 0: no motion); else DG_EG3_NONE */
-    uint64_t z;     /* t3 DG_EG3_NONE: the nine zigzagged residuals, 7 bits each in stream order */
-    uint64_t gap;   /* < DG_EG_SMALL */
+    uint32_t gap;   /* < DG_EG_SMALL */
 } common_rec;
 
 /* write_delta's bits for a common record: head (gap, kind, flags), then the nine codes — one put when
@@ -352,6 +352,19 @@ static inline __attribute__((always_inline)) void emit_common(dg_bitw *b, const 
         }
     }
     dg_bitw_put_clean(b, bits, at);
+}
+
+/* The common records the record loop has computed and not yet written (at most COMMON_BATCH), written
+ * in order. Apart from the loop: the loop's arithmetic then runs without the bit writer's state in
+ * its registers, and this loop without the arithmetic's. The writer is copied to a local so that its
+ * word stores cannot alias its accumulator. */
+#define COMMON_BATCH 64
+static __attribute__((noinline)) void emit_commons(dg_bitw *b_out, const common_rec *recs, size_t n)
+{
+    dg_bitw bw = *b_out;
+    for (size_t i = 0; i < n; i++)
+        emit_common(&bw, &recs[i]);
+    *b_out = bw;
 }
 
 /* The common DELTA record — rotation by residuals, attributes unchanged, the id gap and the nine SEG
@@ -417,7 +430,7 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
         rec->t3 = DG_EG3_NONE;
         rec->z = (uint64_t)_mm_cvtsi128_si64(f01);
     }
-    rec->gap = gap;
+    rec->gap = (uint32_t)gap;
     /* apply_delta: the state a reader rebuilds, and its context */
     __m256i v = _mm256_add_epi64(_mm256_add_epi64(vel_p, dv), vres);
     __m256i p = _mm256_add_epi64(_mm256_add_epi64(pos_p, rdiv_lanes(_mm256_add_epi64(v, v), rt, rate)), pres);
@@ -435,6 +448,60 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
     _mm256_storeu_si256((__m256i *)(void *)out_pred->dv, _mm256_sub_epi64(v, vel_p));   /* lane 3 over drot[0..1] */
     _mm_storeu_si128((__m128i *)(void *)out_pred->drot, _mm_sub_epi32(c, rot_p));       /* lane 3: 0 */
     return true;
+}
+
+/* A run of the steady case: entity j of cur is entity j of the world (the same id), and each either
+ * unchanged (no record, its context cleared) or a common record, computed into recs[*nrecs]. Stops
+ * at lim, at an entity that is neither (not consumed: the record loop's general path takes it), or
+ * when recs holds COMMON_BATCH. Returns the entities consumed; *prev_id is the last record's id,
+ * *tracked folds the records' self-checks. Its own loop, with few values live, so that they stay
+ * in registers (in the record loop's they are spilled). */
+static inline __attribute__((always_inline)) size_t
+common_run(const dg_qentity *restrict cur, const dg_qentity *restrict wents, const flrep_pred *restrict wpred,
+           flrep_pred *restrict npred, size_t lim, uint32_t *prev_id_io, const fast_rate *rt, rdiv_rate rate,
+           common_rec *restrict recs, size_t *nrecs_io, bool *tracked_io)
+{
+    uint32_t prev_id = *prev_id_io;
+    size_t nrecs = *nrecs_io;
+    bool tracked = *tracked_io;
+    size_t j = 0;
+    for (; j < lim && nrecs < COMMON_BATCH; j++) {
+        uint32_t id = cur[j].id;
+        if (__builtin_expect(wents[j].id != id, 0))
+            break;
+        if (same_state(&wents[j], &cur[j])) {
+            memset(&npred[j], 0, sizeof npred[j]);
+            continue;
+        }
+        bool same;
+        if (__builtin_expect(!encode_common_avx2((uint64_t)id - prev_id - 1, &wents[j], &wpred[j], &cur[j], rt, rate,
+                                                 &npred[j], &same, &recs[nrecs]),
+                             0))
+            break;
+        nrecs++;
+        tracked &= same;
+        prev_id = id;
+    }
+    *prev_id_io = prev_id;
+    *nrecs_io = nrecs;
+    *tracked_io = tracked;
+    return j;
+}
+
+static __attribute__((noinline)) size_t common_run_unit(const dg_qentity *cur, const dg_qentity *wents,
+                                                        const flrep_pred *wpred, flrep_pred *npred, size_t lim,
+                                                        uint32_t *prev_id, const fast_rate *rt, common_rec *recs,
+                                                        size_t *nrecs, bool *tracked)
+{
+    return common_run(cur, wents, wpred, npred, lim, prev_id, rt, RDIV_UNIT, recs, nrecs, tracked);
+}
+
+static __attribute__((noinline)) size_t common_run_mulhi(const dg_qentity *cur, const dg_qentity *wents,
+                                                         const flrep_pred *wpred, flrep_pred *npred, size_t lim,
+                                                         uint32_t *prev_id, const fast_rate *rt, common_rec *recs,
+                                                         size_t *nrecs, bool *tracked)
+{
+    return common_run(cur, wents, wpred, npred, lim, prev_id, rt, RDIV_MULHI, recs, nrecs, tracked);
 }
 #endif
 
@@ -459,14 +526,13 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
     const flrep_tick_ctx tcl = *tc;   /* a local: the bit writer's word stores cannot alias it */
 #if FLREP_FAST_AVX2
     const fast_rate rt = fast_rate_of(tc);
-    const rdiv_rate rate = unit_rate ? RDIV_UNIT : RDIV_MULHI;
-    common_rec pending = {0, 0, 0};   /* the last common record, computed, not yet written */
-    bool have_pending = false;
+    common_rec pending[COMMON_BATCH];   /* common records computed, not yet written */
+    size_t npending = 0;
 #define FLUSH_PENDING()                                                                                   \
     do {                                                                                                 \
-        if (have_pending)                                                                                \
-            emit_common(b, &pending);                                                                    \
-        have_pending = false;                                                                            \
+        if (npending)                                                                                    \
+            emit_commons(b, pending, npending);                                                          \
+        npending = 0;                                                                                    \
     } while (0)
 #else
     (void)unit_rate;
@@ -477,6 +543,24 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
         memcpy(next->ents, cur, n * sizeof *cur);
     flrep_pred *npred = next->pred;
     for (size_t i = 0; i < n; i++) {
+#if FLREP_FAST_AVX2
+        size_t lim = wn - wi < n - i ? wn - wi : n - i;
+        if (lim) {
+            size_t before = npending;
+            size_t j = (unit_rate ? common_run_unit : common_run_mulhi)(&cur[i], &wents[wi], &wpred[wi], &npred[i], lim,
+                                                                      &prev_id, &rt, pending, &npending, &tracked);
+            nrec += npending - before;
+            i += j;
+            wi += j;
+            if (npending == COMMON_BATCH) {
+                FLUSH_PENDING();
+                i--;   /* the loop's increment: the run goes on from i */
+                continue;
+            }
+            if (i == n)
+                break;
+        }
+#endif
         uint32_t id = cur[i].id;
         /* entities that vanished before this id: REMOVE */
         if (wi < wn && wents[wi].id < id) {
@@ -500,20 +584,6 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
             track_record(next, i);
             continue;
         }
-#if FLREP_FAST_AVX2
-        bool same;
-        common_rec next_rec;
-        if (__builtin_expect(encode_common_avx2(gap, &wents[wi], &wpred[wi], &cur[i], &rt, rate, &npred[i], &same,
-                                                &next_rec),
-                             1)) {
-            FLUSH_PENDING();
-            pending = next_rec;
-            have_pending = true;
-            tracked &= same;
-            wi++;
-            continue;
-        }
-#endif
         FLUSH_PENDING();
         tracked &= encode_delta(b, gap, &wents[wi], &wpred[wi], &cur[i], &tcl, &npred[i]);
         wi++;

@@ -372,10 +372,12 @@ static __attribute__((noinline)) void emit_commons(dg_bitw *b_out, const common_
  * self-check) computed three axes at a time: velocity and position in four i64 lanes (lane 3 reads
  * the next field and is never used), rotation in four i32 lanes (lane 3: rotLargest and pad,
  * residual 0); rdiv as `rate` says (the loop's copy knows the tick rate). The record goes to *rec for
- * emit_common; the context a reader will have to *out_pred. Returns false, nothing stored, for any
- * other record (encode_delta takes it); else *same says whether the rebuild reproduced cur, as
- * encode_delta's. */
-static inline __attribute__((always_inline)) bool
+ * emit_common; the context a reader will have to *out_pred. Returns COMMON_REC for such a record
+ * (*same says whether the rebuild reproduced cur, as encode_delta's); COMMON_SAME, the context
+ * cleared, when cur is prev (same_state, here from the vectors the record needs: every field
+ * compared); COMMON_NONE, nothing stored, for any other record (encode_delta takes it). */
+enum { COMMON_NONE, COMMON_REC, COMMON_SAME };
+static inline __attribute__((always_inline)) int
 encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pred *restrict pred,
                    const dg_qentity *restrict cur, const fast_rate *rt, rdiv_rate rate,
                    flrep_pred *restrict out_pred, bool *same, common_rec *rec)
@@ -385,20 +387,30 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
     memcpy(&tf_was, &prev->type_index, 4);
     memcpy(&hf_now, &cur->health, 4);
     memcpy(&hf_was, &prev->health, 4);
-    if (__builtin_expect(((tf_now ^ tf_was) | (hf_now ^ hf_was)) != 0 || gap >= DG_EG_SMALL ||
-                             cur->rot_largest != prev->rot_largest, 0))
-        return false;
+    if (__builtin_expect(((tf_now ^ tf_was) | (hf_now ^ hf_was)) != 0 || cur->rot_largest != prev->rot_largest, 0))
+        return COMMON_NONE;
     /* make_delta: the residuals */
     __m256i vel_c = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)cur->vel));
     __m256i pos_c = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)cur->pos));
     __m256i vel_p = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)prev->vel));
     __m256i pos_p = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)prev->pos));
+    const __m256i lanes012_64 = _mm256_setr_epi64x(-1, -1, -1, 0);
+    __m128i rot_c16 = _mm_loadl_epi64((const __m128i *)(const void *)cur->rot);   /* and rotLargest, pad */
+    __m128i rot_p16 = _mm_loadl_epi64((const __m128i *)(const void *)prev->rot);
+    /* id, attributes and rotLargest are equal here: the rest of same_state */
+    if (__builtin_expect(_mm256_testz_si256(_mm256_or_si256(_mm256_xor_si256(vel_c, vel_p), _mm256_xor_si256(pos_c, pos_p)),
+                                            lanes012_64) &&
+                             _mm_cvtsi128_si64(_mm_xor_si128(rot_c16, rot_p16)) == 0,
+                         0)) {
+        memset(out_pred, 0, sizeof *out_pred);
+        return COMMON_SAME;
+    }
+    if (__builtin_expect(gap >= DG_EG_SMALL, 0))
+        return COMMON_NONE;
     __m256i dv = _mm256_loadu_si256((const __m256i *)(const void *)pred->dv);
     __m256i vres = _mm256_sub_epi64(vel_c, _mm256_add_epi64(vel_p, dv));
     __m256i pres = _mm256_sub_epi64(pos_c, _mm256_add_epi64(pos_p, rdiv_lanes(_mm256_add_epi64(vel_c, vel_c), rt, rate)));
     const __m128i lanes012 = _mm_setr_epi32(-1, -1, -1, 0);
-    __m128i rot_c16 = _mm_loadl_epi64((const __m128i *)(const void *)cur->rot);
-    __m128i rot_p16 = _mm_loadl_epi64((const __m128i *)(const void *)prev->rot);
     __m128i rot_c = _mm_srai_epi32(_mm_unpacklo_epi16(rot_c16, rot_c16), 16);
     __m128i rot_p = _mm_srai_epi32(_mm_unpacklo_epi16(rot_p16, rot_p16), 16);
     __m128i drot = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)pred->drot), lanes012);
@@ -408,9 +420,8 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
     __m256i pz = _mm256_xor_si256(_mm256_add_epi64(pres, pres), _mm256_cmpgt_epi64(_mm256_setzero_si256(), pres));
     __m256i rz = _mm256_cvtepu32_epi64(_mm_xor_si128(_mm_add_epi32(rres, rres), _mm_srai_epi32(rres, 31)));
     __m256i all = _mm256_or_si256(_mm256_or_si256(vz, pz), rz);
-    const __m256i lanes012_64 = _mm256_setr_epi64x(-1, -1, -1, 0);
     if (!_mm256_testz_si256(all, _mm256_and_si256(lanes012_64, _mm256_set1_epi64x(~(int64_t)(DG_EG_SMALL - 1)))))
-        return false;   /* a residual beyond -64..63 */
+        return COMMON_NONE;   /* a residual beyond -64..63 */
     /* the three dg_eg_trip indices when every zigzag is below 8: lane k holds axis k of velocity at
      * bit 0, of position at 9, of rotation at 18, shifted by 3k, the lanes ORed */
     if (__builtin_expect(_mm256_testz_si256(all, _mm256_and_si256(lanes012_64, _mm256_set1_epi64x(~(int64_t)(DG_EG3_SMALL - 1)))), 1)) {
@@ -447,7 +458,7 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
             prev->id == cur->id;
     _mm256_storeu_si256((__m256i *)(void *)out_pred->dv, _mm256_sub_epi64(v, vel_p));   /* lane 3 over drot[0..1] */
     _mm_storeu_si128((__m128i *)(void *)out_pred->drot, _mm_sub_epi32(c, rot_p));       /* lane 3: 0 */
-    return true;
+    return COMMON_REC;
 }
 
 /* A run of the steady case: entity j of cur is entity j of the world (the same id), and each either
@@ -469,14 +480,12 @@ common_run(const dg_qentity *restrict cur, const dg_qentity *restrict wents, con
         uint32_t id = cur[j].id;
         if (__builtin_expect(wents[j].id != id, 0))
             break;
-        if (same_state(&wents[j], &cur[j])) {
-            memset(&npred[j], 0, sizeof npred[j]);
-            continue;
-        }
         bool same;
-        if (__builtin_expect(!encode_common_avx2((uint64_t)id - prev_id - 1, &wents[j], &wpred[j], &cur[j], rt, rate,
-                                                 &npred[j], &same, &recs[nrecs]),
-                             0))
+        int kind = encode_common_avx2((uint64_t)id - prev_id - 1, &wents[j], &wpred[j], &cur[j], rt, rate, &npred[j],
+                                      &same, &recs[nrecs]);
+        if (kind == COMMON_SAME)
+            continue;   /* unchanged: no record */
+        if (__builtin_expect(kind == COMMON_NONE, 0))
             break;
         nrecs++;
         tracked &= same;

@@ -260,8 +260,8 @@ static inline bool same_fields(const dg_qentity *a, const dg_qentity *b)
     return d == 0;
 }
 
-/* The encoder tracks the world a reader will rebuild (its states are cur's, copied whole before the
- * record loop). A FULL record or none: the context cleared. */
+/* The encoder tracks the world a reader will rebuild (its states are cur's, copied by the record
+ * loop). A FULL record or none: the context cleared. */
 static inline void track_record(flrep_world *next, size_t at) { memset(&next->pred[at], 0, sizeof next->pred[at]); }
 
 static inline __attribute__((always_inline)) void write_remove(dg_bitw *b, uint32_t id, uint32_t *prev_id,
@@ -469,7 +469,7 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
  * in registers (in the record loop's they are spilled). */
 static inline __attribute__((always_inline)) size_t
 common_run(const dg_qentity *restrict cur, const dg_qentity *restrict wents, const flrep_pred *restrict wpred,
-           flrep_pred *restrict npred, size_t lim, uint32_t *prev_id_io, const fast_rate *rt, rdiv_rate rate,
+           dg_qentity *restrict nents, flrep_pred *restrict npred, size_t lim, uint32_t *prev_id_io, const fast_rate *rt, rdiv_rate rate,
            common_rec *restrict recs, size_t *nrecs_io, bool *tracked_io)
 {
     uint32_t prev_id = *prev_id_io;
@@ -480,6 +480,7 @@ common_run(const dg_qentity *restrict cur, const dg_qentity *restrict wents, con
         uint32_t id = cur[j].id;
         if (__builtin_expect(wents[j].id != id, 0))
             break;
+        nents[j] = cur[j];   /* the next world's state (the portable loop copies the tick whole) */
         bool same;
         int kind = encode_common_avx2((uint64_t)id - prev_id - 1, &wents[j], &wpred[j], &cur[j], rt, rate, &npred[j],
                                       &same, &recs[nrecs]);
@@ -498,19 +499,19 @@ common_run(const dg_qentity *restrict cur, const dg_qentity *restrict wents, con
 }
 
 static __attribute__((noinline)) size_t common_run_unit(const dg_qentity *cur, const dg_qentity *wents,
-                                                        const flrep_pred *wpred, flrep_pred *npred, size_t lim,
+                                                        const flrep_pred *wpred, dg_qentity *nents, flrep_pred *npred, size_t lim,
                                                         uint32_t *prev_id, const fast_rate *rt, common_rec *recs,
                                                         size_t *nrecs, bool *tracked)
 {
-    return common_run(cur, wents, wpred, npred, lim, prev_id, rt, RDIV_UNIT, recs, nrecs, tracked);
+    return common_run(cur, wents, wpred, nents, npred, lim, prev_id, rt, RDIV_UNIT, recs, nrecs, tracked);
 }
 
 static __attribute__((noinline)) size_t common_run_mulhi(const dg_qentity *cur, const dg_qentity *wents,
-                                                         const flrep_pred *wpred, flrep_pred *npred, size_t lim,
+                                                         const flrep_pred *wpred, dg_qentity *nents, flrep_pred *npred, size_t lim,
                                                          uint32_t *prev_id, const fast_rate *rt, common_rec *recs,
                                                          size_t *nrecs, bool *tracked)
 {
-    return common_run(cur, wents, wpred, npred, lim, prev_id, rt, RDIV_MULHI, recs, nrecs, tracked);
+    return common_run(cur, wents, wpred, nents, npred, lim, prev_id, rt, RDIV_MULHI, recs, nrecs, tracked);
 }
 #endif
 
@@ -547,17 +548,23 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
     (void)unit_rate;
 #define FLUSH_PENDING() ((void)0)
 #endif
-    /* the next world's states are cur's, slot for slot: one copy, not one per record */
+    /* the next world's states are cur's, slot for slot: in the portable loop one copy, not one per
+     * record; in the AVX2 loop each entity as its record is made (common_run stores what it loads
+     * anyway, and a tick's states are not read twice) */
+    dg_qentity *nents = next->ents;
+#if !FLREP_FAST_AVX2
     if (n)
-        memcpy(next->ents, cur, n * sizeof *cur);
+        memcpy(nents, cur, n * sizeof *cur);
+#endif
     flrep_pred *npred = next->pred;
     for (size_t i = 0; i < n; i++) {
 #if FLREP_FAST_AVX2
         size_t lim = wn - wi < n - i ? wn - wi : n - i;
         if (lim) {
             size_t before = npending;
-            size_t j = (unit_rate ? common_run_unit : common_run_mulhi)(&cur[i], &wents[wi], &wpred[wi], &npred[i], lim,
-                                                                      &prev_id, &rt, pending, &npending, &tracked);
+            size_t j = (unit_rate ? common_run_unit : common_run_mulhi)(&cur[i], &wents[wi], &wpred[wi], &nents[i],
+                                                                      &npred[i], lim, &prev_id, &rt, pending, &npending,
+                                                                      &tracked);
             nrec += npending - before;
             i += j;
             wi += j;
@@ -569,6 +576,9 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
             if (i == n)
                 break;
         }
+#endif
+#if FLREP_FAST_AVX2
+        nents[i] = cur[i];
 #endif
         uint32_t id = cur[i].id;
         /* entities that vanished before this id: REMOVE */

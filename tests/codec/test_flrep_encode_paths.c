@@ -259,11 +259,65 @@ static void test_encoder_builds_agree_on_every_small_residual(void **state)
     dg_flrep__world_free(&wf), dg_flrep__world_free(&wp), dg_flrep__world_free(&nf), dg_flrep__world_free(&np);
 }
 
+/* A change of one field by one unit is a record in both builds (the AVX2 loop tells unchanged from
+ * changed with its own compare of the fields, not same_state's), whichever field it is and after a
+ * run of unchanged entities longer than the small gap table (gap >= 128: the general path). The
+ * tick header's record count (FORMAT-flrep.md §5.2, bytes 10-11) counts them. */
+static void test_encoder_builds_record_every_one_field_change(void **state)
+{
+    (void)state;
+    flrep_tick_ctx fast, portable;
+    dg_flrep__tick_ctx_init(&fast, 60, NULL, NULL);
+    dg_flrep__tick_ctx_init(&portable, 60, NULL, NULL);
+    portable.fast_avx2 = false;
+    enum { N = 2000, FIELDS = 9 };
+    dg_qentity *w0 = calloc(N, sizeof *w0), *w1 = calloc(N, sizeof *w1);
+    assert_non_null(w0);
+    assert_non_null(w1);
+    for (uint32_t i = 0; i < N; i++) {
+        w0[i] = (dg_qentity){.id = i + 1, .pos = {1000, -2000, 3000}, .vel = {60, -120, 180}, .rot = {100, -200, 300}};
+        w1[i] = w0[i];
+    }
+    size_t changed = 0;
+    for (uint32_t i = 0, k = 0; i < N; k++) {
+        dg_qentity *q = &w1[i];
+        int f = (int)(k % FIELDS);
+        if (f < 3)
+            q->pos[f] += 1;
+        else if (f < 6)
+            q->vel[f - 3] += 1;
+        else
+            q->rot[f - 6] = (int16_t)(q->rot[f - 6] + 1);
+        changed++;
+        i += k % 5 == 4 ? 300 : 1 + (uint32_t)(k % 3);   /* now and then 299 unchanged entities between */
+    }
+    flrep_world wf = {0}, wp = {0}, nf = {0}, np = {0};
+    dg_buf of, op, bf, bp;
+    dg_buf_init(&of), dg_buf_init(&op), dg_buf_init(&bf), dg_buf_init(&bp);
+    for (int t = 0; t < 3; t++) {
+        const dg_qentity *cur = t == 1 ? w1 : w0;   /* tick 2 moves them back */
+        dg_buf_reset(&of), dg_buf_reset(&op);
+        assert_int_equal(dg_flrep__encode_tick(&of, (uint64_t)t, t == 0, &fast, &wf, &nf, cur, N, NULL, 0, &bf, NULL), DG_OK);
+        assert_int_equal(dg_flrep__encode_tick(&op, (uint64_t)t, t == 0, &portable, &wp, &np, cur, N, NULL, 0, &bp, NULL),
+                         DG_OK);
+        assert_int_equal(of.len, op.len);
+        assert_memory_equal(of.p, op.p, of.len);
+        assert_memory_equal(wf.ents, wp.ents, N * sizeof *wf.ents);
+        assert_memory_equal(wf.pred, wp.pred, N * sizeof *wf.pred);
+        assert_true(of.len >= 12);
+        assert_int_equal(of.p[10] | of.p[11] << 8, t == 0 ? N : changed);
+    }
+    free(w0), free(w1);
+    dg_buf_free(&of), dg_buf_free(&op), dg_buf_free(&bf), dg_buf_free(&bp);
+    dg_flrep__world_free(&wf), dg_flrep__world_free(&wp), dg_flrep__world_free(&nf), dg_flrep__world_free(&np);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encoder_builds_agree_on_random_worlds),
         cmocka_unit_test(test_encoder_builds_agree_on_every_small_residual),
+        cmocka_unit_test(test_encoder_builds_record_every_one_field_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,9 +2,10 @@
  * apply_delta, the predictor's arithmetic the decoder's general path and the encoder's self-check
  * share. Private to codec/flrep. Like flrep_fast.h it is included by flrep_tick.c (the portable
  * build) and by flrep_tick_avx2.c (built with -mavx2, picked at run time by ctx->fast_avx2): every
- * function here is static, so each file gets its own copy for its own instruction set, and the
- * AVX2 copy computes the common record with the three axes in vector lanes (encode_common_avx2)
- * and writes it one record later (emit_common), so that record chains overlap. */
+ * function here is static, so each file gets its own copy for its own instruction set. The AVX2
+ * copy takes runs of the steady case (ids as the world's, each entity unchanged or a common record)
+ * in a loop of their own (common_run), computes a common record with the three axes in vector lanes
+ * (encode_common_avx2) and writes the run's records in batches (emit_commons). */
 #ifndef DETGATE_FLREP_ENCODE_H
 #define DETGATE_FLREP_ENCODE_H
 
@@ -292,9 +293,8 @@ encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred 
 }
 
 #if FLREP_FAST_AVX2
-/* A common record between encode_common_avx2, which computes it, and emit_common, which writes it one
- * record later: the next record's arithmetic comes before this one's table loads and bit assembly in
- * the instruction stream, so the two chains overlap. */
+/* A common record between encode_common_avx2, which computes it, and emit_common, which writes it
+ * with the rest of its batch. */
 typedef struct common_rec {
     uint64_t z;     /* t3 DG_EG3_NONE: the nine zigzagged residuals, 7 bits each in stream order */
     uint32_t t3;    /* every zigzag < DG_EG3_SMALL: the three triples' dg_eg_trip indices, 9 bits each

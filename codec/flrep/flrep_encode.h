@@ -576,9 +576,7 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
             if (i == n)
                 break;
         }
-#endif
-#if FLREP_FAST_AVX2
-        nents[i] = cur[i];
+        nents[i] = cur[i];   /* the general path's entity */
 #endif
         uint32_t id = cur[i].id;
         /* entities that vanished before this id: REMOVE */

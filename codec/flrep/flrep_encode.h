@@ -2,9 +2,10 @@
  * apply_delta, the predictor's arithmetic the decoder's general path and the encoder's self-check
  * share. Private to codec/flrep. Like flrep_fast.h it is included by flrep_tick.c (the portable
  * build) and by flrep_tick_avx2.c (built with -mavx2, picked at run time by ctx->fast_avx2): every
- * function here is static, so each file gets its own copy for its own instruction set, and the
- * AVX2 copy computes the common record with the three axes in vector lanes (encode_common_avx2)
- * and writes it one record later (emit_common), so that record chains overlap. */
+ * function here is static, so each file gets its own copy for its own instruction set. The AVX2
+ * copy takes runs of the steady case (ids as the world's, each entity unchanged or a common record)
+ * in a loop of their own (common_run), computes a common record with the three axes in vector lanes
+ * (encode_common_avx2) and writes the run's records in batches (emit_commons). */
 #ifndef DETGATE_FLREP_ENCODE_H
 #define DETGATE_FLREP_ENCODE_H
 
@@ -260,8 +261,8 @@ static inline bool same_fields(const dg_qentity *a, const dg_qentity *b)
     return d == 0;
 }
 
-/* The encoder tracks the world a reader will rebuild (its states are cur's, copied whole before the
- * record loop). A FULL record or none: the context cleared. */
+/* The encoder tracks the world a reader will rebuild (its states are cur's, copied by the record
+ * loop). A FULL record or none: the context cleared. */
 static inline void track_record(flrep_world *next, size_t at) { memset(&next->pred[at], 0, sizeof next->pred[at]); }
 
 static inline __attribute__((always_inline)) void write_remove(dg_bitw *b, uint32_t id, uint32_t *prev_id,
@@ -292,14 +293,13 @@ encode_delta(dg_bitw *b, uint64_t gap, const dg_qentity *prev, const flrep_pred 
 }
 
 #if FLREP_FAST_AVX2
-/* A common record between encode_common_avx2, which computes it, and emit_common, which writes it one
- * record later: the next record's arithmetic comes before this one's table loads and bit assembly in
- * the instruction stream, so the two chains overlap. */
+/* A common record between encode_common_avx2, which computes it, and emit_common, which writes it
+ * with the rest of its batch. */
 typedef struct common_rec {
+    uint64_t z;     /* t3 DG_EG3_NONE: the nine zigzagged residuals, 7 bits each in stream order */
     uint32_t t3;    /* every zigzag < DG_EG3_SMALL: the three triples' dg_eg_trip indices, 9 bits each
                      * (velocity, position, rotation; 0: no motion); else DG_EG3_NONE */
-    uint64_t z;     /* t3 DG_EG3_NONE: the nine zigzagged residuals, 7 bits each in stream order */
-    uint64_t gap;   /* < DG_EG_SMALL */
+    uint32_t gap;   /* < DG_EG_SMALL */
 } common_rec;
 
 /* write_delta's bits for a common record: head (gap, kind, flags), then the nine codes — one put when
@@ -354,15 +354,30 @@ static inline __attribute__((always_inline)) void emit_common(dg_bitw *b, const 
     dg_bitw_put_clean(b, bits, at);
 }
 
+/* The common records the record loop has computed and not yet written (at most COMMON_BATCH), written
+ * in order. Apart from the loop: the loop's arithmetic then runs without the bit writer's state in
+ * its registers, and this loop without the arithmetic's. The writer is copied to a local so that its
+ * word stores cannot alias its accumulator. */
+#define COMMON_BATCH 64
+static __attribute__((noinline)) void emit_commons(dg_bitw *b_out, const common_rec *recs, size_t n)
+{
+    dg_bitw bw = *b_out;
+    for (size_t i = 0; i < n; i++)
+        emit_common(&bw, &recs[i]);
+    *b_out = bw;
+}
+
 /* The common DELTA record — rotation by residuals, attributes unchanged, the id gap and the nine SEG
  * codes from the small table — with make_delta's residuals and apply_delta's rebuild (the
  * self-check) computed three axes at a time: velocity and position in four i64 lanes (lane 3 reads
  * the next field and is never used), rotation in four i32 lanes (lane 3: rotLargest and pad,
  * residual 0); rdiv as `rate` says (the loop's copy knows the tick rate). The record goes to *rec for
- * emit_common; the context a reader will have to *out_pred. Returns false, nothing stored, for any
- * other record (encode_delta takes it); else *same says whether the rebuild reproduced cur, as
- * encode_delta's. */
-static inline __attribute__((always_inline)) bool
+ * emit_common; the context a reader will have to *out_pred. Returns COMMON_REC for such a record
+ * (*same says whether the rebuild reproduced cur, as encode_delta's); COMMON_SAME, the context
+ * cleared, when cur is prev (same_state, here from the vectors the record needs: every field
+ * compared); COMMON_NONE, nothing stored, for any other record (encode_delta takes it). */
+enum { COMMON_NONE, COMMON_REC, COMMON_SAME };
+static inline __attribute__((always_inline)) int
 encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pred *restrict pred,
                    const dg_qentity *restrict cur, const fast_rate *rt, rdiv_rate rate,
                    flrep_pred *restrict out_pred, bool *same, common_rec *rec)
@@ -372,20 +387,30 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
     memcpy(&tf_was, &prev->type_index, 4);
     memcpy(&hf_now, &cur->health, 4);
     memcpy(&hf_was, &prev->health, 4);
-    if (__builtin_expect(((tf_now ^ tf_was) | (hf_now ^ hf_was)) != 0 || gap >= DG_EG_SMALL ||
-                             cur->rot_largest != prev->rot_largest, 0))
-        return false;
+    if (__builtin_expect(((tf_now ^ tf_was) | (hf_now ^ hf_was)) != 0 || cur->rot_largest != prev->rot_largest, 0))
+        return COMMON_NONE;
     /* make_delta: the residuals */
     __m256i vel_c = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)cur->vel));
     __m256i pos_c = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)cur->pos));
     __m256i vel_p = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)prev->vel));
     __m256i pos_p = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)prev->pos));
+    const __m256i lanes012_64 = _mm256_setr_epi64x(-1, -1, -1, 0);
+    __m128i rot_c16 = _mm_loadl_epi64((const __m128i *)(const void *)cur->rot);   /* and rotLargest, pad */
+    __m128i rot_p16 = _mm_loadl_epi64((const __m128i *)(const void *)prev->rot);
+    /* id, attributes and rotLargest are equal here: the rest of same_state */
+    if (__builtin_expect(_mm256_testz_si256(_mm256_or_si256(_mm256_xor_si256(vel_c, vel_p), _mm256_xor_si256(pos_c, pos_p)),
+                                            lanes012_64) &&
+                             _mm_cvtsi128_si64(_mm_xor_si128(rot_c16, rot_p16)) == 0,
+                         0)) {
+        memset(out_pred, 0, sizeof *out_pred);
+        return COMMON_SAME;
+    }
+    if (__builtin_expect(gap >= DG_EG_SMALL, 0))
+        return COMMON_NONE;
     __m256i dv = _mm256_loadu_si256((const __m256i *)(const void *)pred->dv);
     __m256i vres = _mm256_sub_epi64(vel_c, _mm256_add_epi64(vel_p, dv));
     __m256i pres = _mm256_sub_epi64(pos_c, _mm256_add_epi64(pos_p, rdiv_lanes(_mm256_add_epi64(vel_c, vel_c), rt, rate)));
     const __m128i lanes012 = _mm_setr_epi32(-1, -1, -1, 0);
-    __m128i rot_c16 = _mm_loadl_epi64((const __m128i *)(const void *)cur->rot);
-    __m128i rot_p16 = _mm_loadl_epi64((const __m128i *)(const void *)prev->rot);
     __m128i rot_c = _mm_srai_epi32(_mm_unpacklo_epi16(rot_c16, rot_c16), 16);
     __m128i rot_p = _mm_srai_epi32(_mm_unpacklo_epi16(rot_p16, rot_p16), 16);
     __m128i drot = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)pred->drot), lanes012);
@@ -395,9 +420,8 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
     __m256i pz = _mm256_xor_si256(_mm256_add_epi64(pres, pres), _mm256_cmpgt_epi64(_mm256_setzero_si256(), pres));
     __m256i rz = _mm256_cvtepu32_epi64(_mm_xor_si128(_mm_add_epi32(rres, rres), _mm_srai_epi32(rres, 31)));
     __m256i all = _mm256_or_si256(_mm256_or_si256(vz, pz), rz);
-    const __m256i lanes012_64 = _mm256_setr_epi64x(-1, -1, -1, 0);
     if (!_mm256_testz_si256(all, _mm256_and_si256(lanes012_64, _mm256_set1_epi64x(~(int64_t)(DG_EG_SMALL - 1)))))
-        return false;   /* a residual beyond -64..63 */
+        return COMMON_NONE;   /* a residual beyond -64..63 */
     /* the three dg_eg_trip indices when every zigzag is below 8: lane k holds axis k of velocity at
      * bit 0, of position at 9, of rotation at 18, shifted by 3k, the lanes ORed */
     if (__builtin_expect(_mm256_testz_si256(all, _mm256_and_si256(lanes012_64, _mm256_set1_epi64x(~(int64_t)(DG_EG3_SMALL - 1)))), 1)) {
@@ -417,7 +441,7 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
         rec->t3 = DG_EG3_NONE;
         rec->z = (uint64_t)_mm_cvtsi128_si64(f01);
     }
-    rec->gap = gap;
+    rec->gap = (uint32_t)gap;
     /* apply_delta: the state a reader rebuilds, and its context */
     __m256i v = _mm256_add_epi64(_mm256_add_epi64(vel_p, dv), vres);
     __m256i p = _mm256_add_epi64(_mm256_add_epi64(pos_p, rdiv_lanes(_mm256_add_epi64(v, v), rt, rate)), pres);
@@ -434,7 +458,60 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
             prev->id == cur->id;
     _mm256_storeu_si256((__m256i *)(void *)out_pred->dv, _mm256_sub_epi64(v, vel_p));   /* lane 3 over drot[0..1] */
     _mm_storeu_si128((__m128i *)(void *)out_pred->drot, _mm_sub_epi32(c, rot_p));       /* lane 3: 0 */
-    return true;
+    return COMMON_REC;
+}
+
+/* A run of the steady case: entity j of cur is entity j of the world (the same id), and each either
+ * unchanged (no record, its context cleared) or a common record, computed into recs[*nrecs]. Stops
+ * at lim, at an entity that is neither (not consumed: the record loop's general path takes it), or
+ * when recs holds COMMON_BATCH. Returns the entities consumed; *prev_id is the last record's id,
+ * *tracked folds the records' self-checks. Its own loop, with few values live, so that they stay
+ * in registers (in the record loop's they are spilled). */
+static inline __attribute__((always_inline)) size_t
+common_run(const dg_qentity *restrict cur, const dg_qentity *restrict wents, const flrep_pred *restrict wpred,
+           dg_qentity *restrict nents, flrep_pred *restrict npred, size_t lim, uint32_t *prev_id_io, const fast_rate *rt, rdiv_rate rate,
+           common_rec *restrict recs, size_t *nrecs_io, bool *tracked_io)
+{
+    uint32_t prev_id = *prev_id_io;
+    size_t nrecs = *nrecs_io;
+    bool tracked = *tracked_io;
+    size_t j = 0;
+    for (; j < lim && nrecs < COMMON_BATCH; j++) {
+        uint32_t id = cur[j].id;
+        if (__builtin_expect(wents[j].id != id, 0))
+            break;
+        nents[j] = cur[j];   /* the next world's state (the portable loop copies the tick whole) */
+        bool same;
+        int kind = encode_common_avx2((uint64_t)id - prev_id - 1, &wents[j], &wpred[j], &cur[j], rt, rate, &npred[j],
+                                      &same, &recs[nrecs]);
+        if (kind == COMMON_SAME)
+            continue;   /* unchanged: no record */
+        if (__builtin_expect(kind == COMMON_NONE, 0))
+            break;
+        nrecs++;
+        tracked &= same;
+        prev_id = id;
+    }
+    *prev_id_io = prev_id;
+    *nrecs_io = nrecs;
+    *tracked_io = tracked;
+    return j;
+}
+
+static __attribute__((noinline)) size_t common_run_unit(const dg_qentity *cur, const dg_qentity *wents,
+                                                        const flrep_pred *wpred, dg_qentity *nents, flrep_pred *npred, size_t lim,
+                                                        uint32_t *prev_id, const fast_rate *rt, common_rec *recs,
+                                                        size_t *nrecs, bool *tracked)
+{
+    return common_run(cur, wents, wpred, nents, npred, lim, prev_id, rt, RDIV_UNIT, recs, nrecs, tracked);
+}
+
+static __attribute__((noinline)) size_t common_run_mulhi(const dg_qentity *cur, const dg_qentity *wents,
+                                                         const flrep_pred *wpred, dg_qentity *nents, flrep_pred *npred, size_t lim,
+                                                         uint32_t *prev_id, const fast_rate *rt, common_rec *recs,
+                                                         size_t *nrecs, bool *tracked)
+{
+    return common_run(cur, wents, wpred, nents, npred, lim, prev_id, rt, RDIV_MULHI, recs, nrecs, tracked);
 }
 #endif
 
@@ -459,24 +536,48 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
     const flrep_tick_ctx tcl = *tc;   /* a local: the bit writer's word stores cannot alias it */
 #if FLREP_FAST_AVX2
     const fast_rate rt = fast_rate_of(tc);
-    const rdiv_rate rate = unit_rate ? RDIV_UNIT : RDIV_MULHI;
-    common_rec pending = {0, 0, 0};   /* the last common record, computed, not yet written */
-    bool have_pending = false;
+    common_rec pending[COMMON_BATCH];   /* common records computed, not yet written */
+    size_t npending = 0;
 #define FLUSH_PENDING()                                                                                   \
     do {                                                                                                 \
-        if (have_pending)                                                                                \
-            emit_common(b, &pending);                                                                    \
-        have_pending = false;                                                                            \
+        if (npending)                                                                                    \
+            emit_commons(b, pending, npending);                                                          \
+        npending = 0;                                                                                    \
     } while (0)
 #else
     (void)unit_rate;
 #define FLUSH_PENDING() ((void)0)
 #endif
-    /* the next world's states are cur's, slot for slot: one copy, not one per record */
+    /* the next world's states are cur's, slot for slot: in the portable loop one copy, not one per
+     * record; in the AVX2 loop each entity as its record is made (common_run stores what it loads
+     * anyway, and a tick's states are not read twice) */
+    dg_qentity *nents = next->ents;
+#if !FLREP_FAST_AVX2
     if (n)
-        memcpy(next->ents, cur, n * sizeof *cur);
+        memcpy(nents, cur, n * sizeof *cur);
+#endif
     flrep_pred *npred = next->pred;
     for (size_t i = 0; i < n; i++) {
+#if FLREP_FAST_AVX2
+        size_t lim = wn - wi < n - i ? wn - wi : n - i;
+        if (lim) {
+            size_t before = npending;
+            size_t j = (unit_rate ? common_run_unit : common_run_mulhi)(&cur[i], &wents[wi], &wpred[wi], &nents[i],
+                                                                      &npred[i], lim, &prev_id, &rt, pending, &npending,
+                                                                      &tracked);
+            nrec += npending - before;
+            i += j;
+            wi += j;
+            if (npending == COMMON_BATCH) {
+                FLUSH_PENDING();
+                i--;   /* the loop's increment: the run goes on from i */
+                continue;
+            }
+            if (i == n)
+                break;
+        }
+        nents[i] = cur[i];   /* the general path's entity */
+#endif
         uint32_t id = cur[i].id;
         /* entities that vanished before this id: REMOVE */
         if (wi < wn && wents[wi].id < id) {
@@ -500,20 +601,6 @@ static inline __attribute__((always_inline)) bool encode_records_body(dg_bitw *b
             track_record(next, i);
             continue;
         }
-#if FLREP_FAST_AVX2
-        bool same;
-        common_rec next_rec;
-        if (__builtin_expect(encode_common_avx2(gap, &wents[wi], &wpred[wi], &cur[i], &rt, rate, &npred[i], &same,
-                                                &next_rec),
-                             1)) {
-            FLUSH_PENDING();
-            pending = next_rec;
-            have_pending = true;
-            tracked &= same;
-            wi++;
-            continue;
-        }
-#endif
         FLUSH_PENDING();
         tracked &= encode_delta(b, gap, &wents[wi], &wpred[wi], &cur[i], &tcl, &npred[i]);
         wi++;

@@ -194,6 +194,45 @@ static void test_encoder_builds_agree_on_random_worlds(void **state)
             check_builds_agree(rates[r], seed * 7919 + rates[r], 400);
 }
 
+/* Both builds side by side on the same ticks: the AVX2 loop (where the CPU runs it) and the portable. */
+typedef struct two_builds {
+    flrep_tick_ctx fast, portable;
+    flrep_world wf, wp, nf, np;
+    dg_buf of, op, bf, bp;
+} two_builds;
+
+static void two_builds_init(two_builds *tb, uint32_t rate)
+{
+    memset(tb, 0, sizeof *tb);
+    dg_flrep__tick_ctx_init(&tb->fast, rate, NULL, NULL);
+    dg_flrep__tick_ctx_init(&tb->portable, rate, NULL, NULL);
+    tb->portable.fast_avx2 = false;
+    dg_buf_init(&tb->of), dg_buf_init(&tb->op), dg_buf_init(&tb->bf), dg_buf_init(&tb->bp);
+}
+
+/* Encodes one tick both ways: both succeed with the same bytes, the same states and contexts. */
+static void two_builds_tick(two_builds *tb, uint64_t t, bool keyframe, const dg_qentity *cur, size_t n)
+{
+    dg_buf_reset(&tb->of), dg_buf_reset(&tb->op);
+    assert_int_equal(dg_flrep__encode_tick(&tb->of, t, keyframe, &tb->fast, &tb->wf, &tb->nf, cur, n, NULL, 0, &tb->bf, NULL),
+                     DG_OK);
+    assert_int_equal(
+        dg_flrep__encode_tick(&tb->op, t, keyframe, &tb->portable, &tb->wp, &tb->np, cur, n, NULL, 0, &tb->bp, NULL), DG_OK);
+    assert_int_equal(tb->of.len, tb->op.len);
+    assert_memory_equal(tb->of.p, tb->op.p, tb->of.len);
+    assert_int_equal(tb->wf.n, n);
+    assert_int_equal(tb->wp.n, n);
+    assert_memory_equal(tb->wf.ents, tb->wp.ents, n * sizeof *tb->wf.ents);
+    assert_memory_equal(tb->wf.pred, tb->wp.pred, n * sizeof *tb->wf.pred);
+}
+
+static void two_builds_free(two_builds *tb)
+{
+    dg_buf_free(&tb->of), dg_buf_free(&tb->op), dg_buf_free(&tb->bf), dg_buf_free(&tb->bp);
+    dg_flrep__world_free(&tb->wf), dg_flrep__world_free(&tb->wp), dg_flrep__world_free(&tb->nf),
+        dg_flrep__world_free(&tb->np);
+}
+
 static unsigned eg_len(uint64_t v) { return 2 * (63u - (unsigned)__builtin_clzll(v + 1)) + 1; }
 static uint64_t zig(int64_t v) { return v < 0 ? (uint64_t)(-2 * v - 1) : (uint64_t)(2 * v); }
 
@@ -204,10 +243,6 @@ static uint64_t zig(int64_t v) { return v < 0 ? (uint64_t)(-2 * v - 1) : (uint64
 static void test_encoder_builds_agree_on_every_small_residual(void **state)
 {
     (void)state;
-    flrep_tick_ctx fast, portable;
-    dg_flrep__tick_ctx_init(&fast, 1, NULL, NULL);
-    dg_flrep__tick_ctx_init(&portable, 1, NULL, NULL);
-    portable.fast_avx2 = false;
     enum { N = 20000 };
     dg_qentity *w0 = calloc(N, sizeof *w0), *w1 = calloc(N, sizeof *w1);
     assert_non_null(w0);
@@ -241,22 +276,50 @@ static void test_encoder_builds_agree_on_every_small_residual(void **state)
     }
     assert_true(long_records > 0);       /* code triples in two puts */
     assert_true(fallback_records > 0);   /* a zigzag of 8 or 9 */
-    flrep_world wf = {0}, wp = {0}, nf = {0}, np = {0};
-    dg_buf of, op, bf, bp;
-    dg_buf_init(&of), dg_buf_init(&op), dg_buf_init(&bf), dg_buf_init(&bp);
-    for (int t = 0; t < 2; t++) {
-        const dg_qentity *cur = t ? w1 : w0;
-        dg_buf_reset(&of), dg_buf_reset(&op);
-        assert_int_equal(dg_flrep__encode_tick(&of, (uint64_t)t, t == 0, &fast, &wf, &nf, cur, N, NULL, 0, &bf, NULL), DG_OK);
-        assert_int_equal(dg_flrep__encode_tick(&op, (uint64_t)t, t == 0, &portable, &wp, &np, cur, N, NULL, 0, &bp, NULL),
-                         DG_OK);
-        assert_int_equal(of.len, op.len);
-        assert_memory_equal(of.p, op.p, of.len);
-        assert_memory_equal(wf.pred, wp.pred, N * sizeof *wf.pred);
+    two_builds tb;
+    two_builds_init(&tb, 1);
+    for (int t = 0; t < 2; t++)
+        two_builds_tick(&tb, (uint64_t)t, t == 0, t ? w1 : w0, N);
+    free(w0), free(w1);
+    two_builds_free(&tb);
+}
+
+/* A change of one field by one unit is a record in both builds (the AVX2 loop tells unchanged from
+ * changed with its own compare of the fields, not same_state's), whichever field it is and after a
+ * run of unchanged entities longer than the small gap table (gap >= 128: the general path). The
+ * tick header's record count (FORMAT-flrep.md §5.2, bytes 10-11) counts them. */
+static void test_encoder_builds_record_every_one_field_change(void **state)
+{
+    (void)state;
+    enum { N = 2000, FIELDS = 9 };
+    dg_qentity *w0 = calloc(N, sizeof *w0), *w1 = calloc(N, sizeof *w1);
+    assert_non_null(w0);
+    assert_non_null(w1);
+    for (uint32_t i = 0; i < N; i++) {
+        w0[i] = (dg_qentity){.id = i + 1, .pos = {1000, -2000, 3000}, .vel = {60, -120, 180}, .rot = {100, -200, 300}};
+        w1[i] = w0[i];
+    }
+    size_t changed = 0;
+    for (uint32_t i = 0, k = 0; i < N; k++) {
+        dg_qentity *q = &w1[i];
+        int f = (int)(k % FIELDS);
+        if (f < 3)
+            q->pos[f] += 1;
+        else if (f < 6)
+            q->vel[f - 3] += 1;
+        else
+            q->rot[f - 6] = (int16_t)(q->rot[f - 6] + 1);
+        changed++;
+        i += k % 5 == 4 ? 300 : 1 + (uint32_t)(k % 3);   /* now and then 299 unchanged entities between */
+    }
+    two_builds tb;
+    two_builds_init(&tb, 60);
+    for (int t = 0; t < 3; t++) {
+        two_builds_tick(&tb, (uint64_t)t, t == 0, t == 1 ? w1 : w0, N);   /* tick 2 moves them back */
+        assert_int_equal(tb.of.p[10] | tb.of.p[11] << 8, t == 0 ? N : changed);
     }
     free(w0), free(w1);
-    dg_buf_free(&of), dg_buf_free(&op), dg_buf_free(&bf), dg_buf_free(&bp);
-    dg_flrep__world_free(&wf), dg_flrep__world_free(&wp), dg_flrep__world_free(&nf), dg_flrep__world_free(&np);
+    two_builds_free(&tb);
 }
 
 int main(void)
@@ -264,6 +327,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encoder_builds_agree_on_random_worlds),
         cmocka_unit_test(test_encoder_builds_agree_on_every_small_residual),
+        cmocka_unit_test(test_encoder_builds_record_every_one_field_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,8 +67,10 @@ typedef struct st_source {
     bool owns_file;          /* a --states FILE: closed by the source, rewound by seeking (detail pass) */
     bool any_tick;           /* a tick was handed out (a file without one is an error of its own) */
     bool unread;             /* the line in `line` is handed out again by the next read_line */
-    /* tables (from the JSONL header line, completed with every index the stream uses) */
-    bool type_used[65536], faction_used[65536];
+    /* tables (from the JSONL header line, completed with every index the stream uses). Indices 0..255
+     * are always in the tables; one above 255 is only when declared: a bitmap (2^16 bits) of those,
+     * allocated only when the header declares one (an open costs what was declared, not 2^16). */
+    uint64_t *type_high, *faction_high;
     dg_flrep_type *types;
     dg_flrep_faction *factions;
     dg_flrep_participant *roster;
@@ -270,6 +272,12 @@ static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, 
     return DG_OK;
 }
 
+/* Whether a type / faction index has a table entry: 0..255 always, one above only when declared. */
+static bool index_known(const uint64_t *high, uint16_t i)
+{
+    return i < 256 || (high && (high[i >> 6] >> (i & 63) & 1));
+}
+
 /* By id, then by where it came from: of two rows with one id, the later one is the duplicate. */
 static int cmp_row(const void *a, const void *b)
 {
@@ -301,13 +309,12 @@ static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
             return st_err_at(p, err, DG_E_SYNTAX, r->line, "tick %llu: entity %u appears twice (first on line %llu)",
                              (unsigned long long)tick, r->e.id, (unsigned long long)r[-1].line);
         }
-        if (p->once && (!p->type_used[r->e.type_index] || !p->faction_used[r->e.faction_index]))
+        if (p->once && (!index_known(p->type_high, r->e.type_index) ||
+                        !index_known(p->faction_high, r->e.faction_index)))
             return st_err_at(p, err, DG_E_SYNTAX, r->line, "tick %llu, entity %u: type/faction %u/%u is above 255 "
                              "and not declared in the header line (a stream read once declares its tables before "
                              "its first tick)", (unsigned long long)tick, r->e.id, r->e.type_index, r->e.faction_index);
         p->ents[i] = r->e;
-        p->type_used[r->e.type_index] = true;
-        p->faction_used[r->e.faction_index] = true;
     }
     if (p->have_last_tick && tick <= p->last_tick)
         return st_err_at(p, err, DG_E_SYNTAX, p->tick_line, "ticks must increase: expected a tick after %llu, "
@@ -1367,6 +1374,8 @@ static void st_destroy(harness__source *s)
     free(p->evs);
     free(p->types);
     free(p->factions);
+    free(p->type_high);
+    free(p->faction_high);
     free(p->roster);
     free(p->strings);
     free(p->xrows);
@@ -1392,39 +1401,55 @@ static void fix_strings(st_source *p)
         p->roster[i].callsign.s = p->strings + (uintptr_t)p->roster[i].callsign.s;
 }
 
-/* Every type / faction index the stream uses gets a table entry ("type<N>" when undeclared). */
+/* Marks the declared indices: 0..255 in low, one above in *high (allocated on the first such). */
+static bool mark_declared(uint16_t idx, bool low[256], uint64_t **high)
+{
+    if (idx < 256) {
+        low[idx] = true;
+        return true;
+    }
+    if (!*high && !(*high = calloc(65536 / 64, sizeof **high)))
+        return false;
+    (*high)[idx >> 6] |= 1ull << (idx & 63);
+    return true;
+}
+
+/* "type<N>" / "faction<N>" into the arena; its offset (fix_strings makes it a pointer). */
+static dg_flrep_str undeclared_name(st_source *p, const char *kind, size_t i, dg_error *err)
+{
+    char name[24];
+    int n = snprintf(name, sizeof name, "%s%zu", kind, i);
+    return (dg_flrep_str){arena_add(p, name, (size_t)n, err), (uint16_t)n};
+}
+
+/* Every index 0..255 the header did not declare gets a table entry ("type<N>" when undeclared), after
+ * the declared ones and in increasing order; the declared indices above 255 are marked for the
+ * per-tick check. The cost is the 256 indices plus the declared rows, whatever their indices. */
 static dg_status complete_tables(st_source *p, dg_error *err)
 {
-    size_t want_t = 0, want_f = 0;
-    for (size_t i = 0; i < 65536; i++) {
-        want_t += p->type_used[i];
-        want_f += p->faction_used[i];
-    }
-    dg_flrep_type *t = realloc(p->types, (p->ntypes + want_t + 1) * sizeof *t);
+    bool tdecl[256] = {false}, fdecl[256] = {false};
+    for (size_t k = 0; k < p->ntypes; k++)
+        if (!mark_declared(p->types[k].index, tdecl, &p->type_high))
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory");
+    for (size_t k = 0; k < p->nfactions; k++)
+        if (!mark_declared(p->factions[k].index, fdecl, &p->faction_high))
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory");
+    dg_flrep_type *t = realloc(p->types, (p->ntypes + 256 + 1) * sizeof *t);
     if (t)
         p->types = t;
-    dg_flrep_faction *f = realloc(p->factions, (p->nfactions + want_f + 1) * sizeof *f);
+    dg_flrep_faction *f = realloc(p->factions, (p->nfactions + 256 + 1) * sizeof *f);
     if (f)
         p->factions = f;
     if (!t || !f)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory");
-    for (size_t i = 0; i < 65536; i++) {
-        char name[24];
-        bool declared = false;
-        for (size_t k = 0; p->type_used[i] && k < p->ntypes && !declared; k++)
-            declared = p->types[k].index == i;
-        if (p->type_used[i] && !declared) {
-            int n = snprintf(name, sizeof name, "type%zu", i);
-            const char *o = arena_add(p, name, (size_t)n, err);
-            p->types[p->ntypes++] = (dg_flrep_type){(uint16_t)i, {o, (uint16_t)n}, {o, (uint16_t)n}, 0, 0};
+    for (size_t i = 0; i < 256 && err->code == DG_OK; i++) {
+        if (!tdecl[i]) {
+            dg_flrep_str n = undeclared_name(p, "type", i, err);
+            p->types[p->ntypes++] = (dg_flrep_type){(uint16_t)i, n, n, 0, 0};
         }
-        declared = false;
-        for (size_t k = 0; p->faction_used[i] && k < p->nfactions && !declared; k++)
-            declared = p->factions[k].index == i;
-        if (p->faction_used[i] && !declared) {
-            int n = snprintf(name, sizeof name, "faction%zu", i);
-            const char *o = arena_add(p, name, (size_t)n, err);
-            p->factions[p->nfactions++] = (dg_flrep_faction){(uint16_t)i, {o, (uint16_t)n}, {o, (uint16_t)n}};
+        if (!fdecl[i]) {
+            dg_flrep_str n = undeclared_name(p, "faction", i, err);
+            p->factions[p->nfactions++] = (dg_flrep_faction){(uint16_t)i, n, n};
         }
     }
     return err->code;
@@ -1492,14 +1517,8 @@ static dg_status st_open_once(harness__source *s, st_source *p, dg_error *err)
     }
     if (st == DG_OK && !p->decl_read)
         st = decl_done(p, err);
-    for (size_t i = 0; i < 256; i++)
-        p->type_used[i] = p->faction_used[i] = true;
     if (st == DG_OK)
         st = complete_tables(p, err);
-    for (size_t k = 0; k < p->ntypes; k++)
-        p->type_used[p->types[k].index] = true;
-    for (size_t k = 0; k < p->nfactions; k++)
-        p->faction_used[p->factions[k].index] = true;
     return st;
 }
 

@@ -243,12 +243,10 @@ const dg_schema *dg_harness__common_schema(const dg_flrep_header *a, const dg_fl
 
 /* ---- record side re-derived from the source vs the recording ---------------------------------- */
 
+/* The batch quantizer: the quanta of dg_quant_entity_schema entity by entity, and its first error. */
 static dg_status quantize_frame(const dg_schema *s, const harness__frame *f, dg_qentity *q, dg_error *err)
 {
-    for (size_t i = 0; i < f->n; i++)
-        if (dg_quant_entity_schema(s, &f->ents[i], &q[i], err) != DG_OK)
-            return err->code;
-    return DG_OK;
+    return dg_quant_entities_schema(s, f->ents, q, f->n, NULL, err);
 }
 
 static int read_to(dg_flrep_reader *r, uint64_t tick, dg_flrep_tick *t, dg_error *err)

@@ -62,6 +62,12 @@ typedef struct st_source {
     size_t nev, cap_ev;
     dg_event *evs;
     size_t cap_evs;
+    /* A declared schema's quantizer check runs per tick, in batches (quant_check_tick): rows_tick is
+     * the tick the rows belong to, rows_checked whether that check ran, q its output (discarded). */
+    uint64_t rows_tick;
+    bool rows_checked;
+    dg_qentity *q;
+    size_t cap_q;
     bool header_done;        /* the JSONL header line is read once (tables must not move after) */
     bool once;               /* read once (always now): tables fixed before the first tick */
     bool owns_file;          /* a --states FILE: closed by the source, rewound by seeking (detail pass) */
@@ -187,6 +193,7 @@ static void clear_tick(st_source *p)
         free(p->events[i].text);
     p->n = 0;
     p->nev = 0;
+    p->rows_checked = false;
 }
 
 /* "entity 7" for a CSV row, "entity 7 (entities[2])" for a JSONL one. */
@@ -240,6 +247,52 @@ static bool legacy_certainly_quantizes(const dg_entity_in *e)
     return ok && n2 > 1e-29 && n2 < DBL_MAX;
 }
 
+/* The error of a row the quantizer refuses: the row's line, the tick, the entity, the quantizer's words. */
+static dg_status quant_error(st_source *p, uint64_t tick, const st_row *r, const dg_error *qerr, dg_error *err)
+{
+    char who[64];
+    entity_name(p, r, who, sizeof who);
+    dg_error_clear(err);
+    return st_err_at(p, err, qerr->code, r->line, "tick %llu, %s: %s", (unsigned long long)tick, who, qerr->msg);
+}
+
+/* The row the quantizer refuses first in the order the rows came (slot), one by one: the error the
+ * rows would have given checked as they were read. DG_OK (err untouched) when it takes them all. */
+static dg_status quant_first_refused(st_source *p, dg_error *err)
+{
+    const st_row *first = NULL;
+    dg_error qerr, ferr;
+    dg_error_clear(&ferr);
+    for (size_t i = 0; i < p->n; i++) {
+        dg_qentity q;
+        dg_error_clear(&qerr);
+        if (dg_quant_entity_schema(p->schema, &p->rows[i].e, &q, &qerr) != DG_OK &&
+            (!first || p->rows[i].slot < first->slot)) {
+            first = &p->rows[i];
+            ferr = qerr;
+        }
+    }
+    return first ? quant_error(p, p->rows_tick, first, &ferr, err) : DG_OK;
+}
+
+/* A declared schema: the tick's entities (ents, in id order) through the batch quantizer, which takes
+ * what dg_quant_entity_schema takes; when it refuses one, the first refused in the rows' own order is
+ * named, as a check row by row would have named it. */
+static dg_status quant_check_tick(st_source *p, dg_error *err)
+{
+    if (!p->schema || p->n == 0)
+        return DG_OK;
+    if (grow((void **)&p->q, &p->cap_q, p->n, sizeof *p->q, err) != DG_OK)
+        return err->code;
+    p->rows_checked = true; /* from here its verdict is this function's */
+    dg_error qerr;
+    dg_error_clear(&qerr);
+    if (dg_quant_entities_schema(p->schema, p->ents, p->q, p->n, NULL, &qerr) != DG_OK &&
+        quant_first_refused(p, err) != DG_OK)
+        return err->code;
+    return DG_OK;
+}
+
 /* Checks an entity as the quantizer will (the record side quantizes it later, where its row is no
  * longer known), and the per-tick entity limit of the .flrep writer, then adds it to the tick. */
 static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, uint64_t line, uint32_t index,
@@ -258,10 +311,10 @@ static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, 
     dg_qentity q;
     dg_error qerr;
     dg_error_clear(&qerr);
-    if (!(p->schema == NULL && legacy_certainly_quantizes(e)) && dg_quant_entity_schema(p->schema, e, &q, &qerr) != DG_OK) {
-        entity_name(p, &r, who, sizeof who);
-        return st_err_at(p, err, qerr.code, line, "tick %llu, %s: %s", (unsigned long long)tick, who, qerr.msg);
-    }
+    /* a declared schema is checked when the tick is complete (quant_check_tick), in batches */
+    if (p->schema == NULL && !legacy_certainly_quantizes(e) && dg_quant_entity_schema(NULL, e, &q, &qerr) != DG_OK)
+        return quant_error(p, tick, &r, &qerr, err);
+    p->rows_tick = tick;
     if (grow((void **)&p->rows, &p->cap, p->n + 1, sizeof *p->rows, err) != DG_OK)
         return err->code;
     if (p->nx && add_extras(p, err) != DG_OK)
@@ -300,6 +353,10 @@ static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
         qsort(p->rows, p->n, sizeof *p->rows, cmp_row);
     if (grow((void **)&p->ents, &p->cap_ents, p->n, sizeof *p->ents, err) != DG_OK)
         return err->code;
+    for (size_t i = 0; i < p->n; i++)
+        p->ents[i] = p->rows[i].e;
+    if (quant_check_tick(p, err) != DG_OK) /* a refused value comes before what the tick as a whole breaks */
+        return err->code;
     for (size_t i = 0; i < p->n; i++) {
         const st_row *r = &p->rows[i];
         if (i > 0 && r->e.id == r[-1].e.id) {
@@ -314,7 +371,6 @@ static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
             return st_err_at(p, err, DG_E_SYNTAX, r->line, "tick %llu, entity %u: type/faction %u/%u is above 255 "
                              "and not declared in the header line (a stream read once declares its tables before "
                              "its first tick)", (unsigned long long)tick, r->e.id, r->e.type_index, r->e.faction_index);
-        p->ents[i] = r->e;
     }
     if (p->have_last_tick && tick <= p->last_tick)
         return st_err_at(p, err, DG_E_SYNTAX, p->tick_line, "ticks must increase: expected a tick after %llu, "
@@ -1293,6 +1349,8 @@ static int st_next(harness__source *s, harness__frame *f, dg_error *err)
     st_source *p = s->impl;
     uint64_t tick = 0;
     int rc = p->jsonl ? json_tick(p, s, &tick, err) : csv_tick(p, &tick, err);
+    if (rc < 0 && p->schema && !p->rows_checked) /* rows read before the error: a refused one is named first */
+        quant_first_refused(p, err);
     if (rc == 0 && p->owns_file && !p->any_tick)
         return no_tick_error(p, err), -1;
     if (rc != 1)
@@ -1375,6 +1433,7 @@ static void st_destroy(harness__source *s)
     free(p->types);
     free(p->factions);
     free(p->type_high);
+    free(p->q);
     free(p->faction_high);
     free(p->roster);
     free(p->strings);

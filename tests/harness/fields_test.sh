@@ -173,6 +173,15 @@ contains "$W/merged/report.txt" "0.750244140625 rad/s"
 DG_TEST_ENGINE_MODE=drift-angvel expect 0 "$DG" gate -q --scenario rows --report-dir "$W/gate_drift"
 contains "$W/gate_drift/report.json" '"status": "warn"'
 DG_TEST_ENGINE_MODE=drift-angvel expect 1 "$DG" gate -q --scenario rows --raw fail
+# the WARN names the raw floats the golden's per-tick raw hash covers, the declared float included;
+# against a golden log with each entity's raw floats (version 3), the entity, angvel and both values
+contains "$W/gate_drift/report.json" "sub-quantum drift; hashed raw floats pos.x,pos.y,pos.z,vel.x,vel.y,vel.z,rot.w,rot.x,rot.y,rot.z,health,angvel)"
+cp -r golden "$W/golden3"
+expect 0 "$DG" record rows -o "$W/golden3/rows.flrep" --hash-log "$W/golden3/rows.hashlog.zst" --log-raw
+DG_TEST_ENGINE_MODE=drift-angvel expect 0 "$DG" gate -q --scenario rows --golden "$W/golden3" --report-dir "$W/gate_drift3"
+for f in txt json md html; do
+  contains "$W/gate_drift3/report.$f" "raw floats differ from tick 30, first in entity 1, angvel: raw A 0.75, B 0.750030517578125"
+done
 # a stream declaring other fields than the project's: exit 2 naming both places (from a process
 # engine it is a malformed stream: 125, with the same words)
 DG_TEST_ENGINE_FIELDS=0 expect 125 "$DG" gate -q --scenario packed

@@ -114,6 +114,12 @@ dg_status dg_quant__entities_schema(const dg_schema *s, const dg_entity_in *in, 
     return st;
 }
 
+dg_status dg_quant_entities_schema(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, size_t n,
+                                   size_t *done, dg_error *err)
+{
+    return dg_quant__entities_schema(s, in, out, n, done, err);
+}
+
 void dg_quant_pos_m_schema(const dg_schema *s, const dg_qentity *q, double out_m[3])
 {
     double quantum = s ? s->pos_quantum_m : DG_SCHEMA_POS_QUANTUM_LEGACY;

@@ -243,12 +243,10 @@ const dg_schema *dg_harness__common_schema(const dg_flrep_header *a, const dg_fl
 
 /* ---- record side re-derived from the source vs the recording ---------------------------------- */
 
+/* The batch quantizer: the quanta of dg_quant_entity_schema entity by entity, and its first error. */
 static dg_status quantize_frame(const dg_schema *s, const harness__frame *f, dg_qentity *q, dg_error *err)
 {
-    for (size_t i = 0; i < f->n; i++)
-        if (dg_quant_entity_schema(s, &f->ents[i], &q[i], err) != DG_OK)
-            return err->code;
-    return DG_OK;
+    return dg_quant_entities_schema(s, f->ents, q, f->n, NULL, err);
 }
 
 static int read_to(dg_flrep_reader *r, uint64_t tick, dg_flrep_tick *t, dg_error *err)
@@ -727,6 +725,7 @@ typedef struct hdr_cmp {
     dg_report_check *c;
     uint32_t n;        /* differing values */
     char first[3][64]; /* the first differing fields' names, for the one-line message */
+    bool nomem;        /* a table could not be sorted by index: the check is an ERROR */
 } hdr_cmp;
 
 static void hdr_differs(hdr_cmp *h, const char *field, const char *a, const char *b)
@@ -779,47 +778,106 @@ static void hdr_row_one_side(hdr_cmp *h, const char *row, const char *summary, b
     hdr_differs(h, row, in_a ? summary : NULL, in_a ? NULL : summary);
 }
 
+/* A table row's place: its index (what a record refers to) and where it sits in the table. */
+typedef struct hdr_slot {
+    uint16_t index;
+    uint32_t pos;
+} hdr_slot;
+
+static int hdr_slot_cmp(const void *pa, const void *pb)
+{
+    const hdr_slot *x = pa, *y = pb;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos; /* a repeated index: in table order */
+}
+
+/* The rows of a table in index order. n rows of `size` bytes, each starting with its uint16_t index
+ * (dg_flrep_type and dg_flrep_faction both do). NULL when out of memory (n > 0). */
+static hdr_slot *hdr_by_index(const void *rows, size_t n, size_t size)
+{
+    hdr_slot *v = n ? malloc(n * sizeof *v) : NULL;
+    for (size_t i = 0; v && i < n; i++) {
+        memcpy(&v[i].index, (const char *)rows + i * size, sizeof v[i].index);
+        v[i].pos = (uint32_t)i;
+    }
+    if (v)
+        qsort(v, n, sizeof *v, hdr_slot_cmp);
+    return v;
+}
+
+/* Pairs the rows of two tables by index: row(h, i, j, ctx) for each pair (i or j SIZE_MAX on the
+ * side that has no row of that index). Their order in the tables is not compared: a record names a
+ * row by its index, so a table written in another order (or with gaps) means the same. */
+static void hdr_match_rows(hdr_cmp *h, const void *ra, size_t na, const void *rb, size_t nb, size_t size,
+                           void (*row)(hdr_cmp *, size_t, size_t, const void *, const void *), const void *a,
+                           const void *b)
+{
+    hdr_slot *x = hdr_by_index(ra, na, size), *y = hdr_by_index(rb, nb, size);
+    if ((na && !x) || (nb && !y)) {
+        h->nomem = true;
+        na = nb = 0;
+    }
+    for (size_t i = 0, j = 0; i < na || j < nb;) {
+        bool take_a = i < na && (j >= nb || x[i].index <= y[j].index);
+        bool take_b = j < nb && (i >= na || y[j].index <= x[i].index);
+        row(h, take_a ? x[i].pos : SIZE_MAX, take_b ? y[j].pos : SIZE_MAX, a, b);
+        i += take_a;
+        j += take_b;
+    }
+    free(x);
+    free(y);
+}
+
+/* A type or faction row on one side only, summarized by its id and name: `"red" "Red"`. */
+static void hdr_named_row_one_side(hdr_cmp *h, const char *row, dg_flrep_str id, dg_flrep_str name, bool in_a)
+{
+    char q[HDR_VALUE_CAP], q2[HDR_VALUE_CAP], s[2 * HDR_VALUE_CAP + 8];
+    snprintf(s, sizeof s, "%s %s", hdr_quote(q, sizeof q, id), hdr_quote(q2, sizeof q2, name));
+    hdr_row_one_side(h, row, s, in_a);
+}
+
+static void hdr_type_row(hdr_cmp *h, size_t i, size_t j, const void *pa, const void *pb)
+{
+    const dg_flrep_header *a = pa, *b = pb;
+    const dg_flrep_type *x = i != SIZE_MAX ? &a->types[i] : NULL, *y = j != SIZE_MAX ? &b->types[j] : NULL;
+    char row[48], f[64];
+    snprintf(row, sizeof row, "type[%u]", (unsigned)(x ? x->index : y->index));
+    if (!x || !y) {
+        hdr_named_row_one_side(h, row, x ? x->id : y->id, x ? x->name : y->name, x != NULL);
+        return;
+    }
+    hdr_str(h, hdr_field(f, sizeof f, row, "id"), x->id, y->id);
+    hdr_str(h, hdr_field(f, sizeof f, row, "name"), x->name, y->name);
+    hdr_u64(h, hdr_field(f, sizeof f, row, "category"), x->category, y->category);
+    hdr_u64(h, hdr_field(f, sizeof f, row, "projectile"), x->projectile_kind, y->projectile_kind);
+}
+
+static void hdr_faction_row(hdr_cmp *h, size_t i, size_t j, const void *pa, const void *pb)
+{
+    const dg_flrep_header *a = pa, *b = pb;
+    const dg_flrep_faction *x = i != SIZE_MAX ? &a->factions[i] : NULL, *y = j != SIZE_MAX ? &b->factions[j] : NULL;
+    char row[48], f[64];
+    snprintf(row, sizeof row, "faction[%u]", (unsigned)(x ? x->index : y->index));
+    if (!x || !y) {
+        hdr_named_row_one_side(h, row, x ? x->id : y->id, x ? x->name : y->name, x != NULL);
+        return;
+    }
+    hdr_str(h, hdr_field(f, sizeof f, row, "id"), x->id, y->id);
+    hdr_str(h, hdr_field(f, sizeof f, row, "name"), x->name, y->name);
+}
+
 static void hdr_types(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_header *b)
 {
     hdr_u64(h, "types", a->type_count, b->type_count);
-    size_t n = a->type_count > b->type_count ? a->type_count : b->type_count;
-    for (size_t i = 0; i < n; i++) {
-        const dg_flrep_type *x = i < a->type_count ? &a->types[i] : NULL, *y = i < b->type_count ? &b->types[i] : NULL;
-        char row[48], f[64], q[HDR_VALUE_CAP], q2[HDR_VALUE_CAP], s[2 * HDR_VALUE_CAP + 8];
-        snprintf(row, sizeof row, "type[%u]", (unsigned)(x ? x->index : y->index));
-        if (!x || !y) {
-            const dg_flrep_type *t = x ? x : y;
-            snprintf(s, sizeof s, "%s %s", hdr_quote(q, sizeof q, t->id), hdr_quote(q2, sizeof q2, t->name));
-            hdr_row_one_side(h, row, s, x != NULL);
-            continue;
-        }
-        hdr_u64(h, hdr_field(f, sizeof f, row, "index"), x->index, y->index);
-        hdr_str(h, hdr_field(f, sizeof f, row, "id"), x->id, y->id);
-        hdr_str(h, hdr_field(f, sizeof f, row, "name"), x->name, y->name);
-        hdr_u64(h, hdr_field(f, sizeof f, row, "category"), x->category, y->category);
-        hdr_u64(h, hdr_field(f, sizeof f, row, "projectile"), x->projectile_kind, y->projectile_kind);
-    }
+    hdr_match_rows(h, a->types, a->type_count, b->types, b->type_count, sizeof *a->types, hdr_type_row, a, b);
 }
 
 static void hdr_factions(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_header *b)
 {
     hdr_u64(h, "factions", a->faction_count, b->faction_count);
-    size_t n = a->faction_count > b->faction_count ? a->faction_count : b->faction_count;
-    for (size_t i = 0; i < n; i++) {
-        const dg_flrep_faction *x = i < a->faction_count ? &a->factions[i] : NULL;
-        const dg_flrep_faction *y = i < b->faction_count ? &b->factions[i] : NULL;
-        char row[48], f[64], q[HDR_VALUE_CAP], q2[HDR_VALUE_CAP], s[2 * HDR_VALUE_CAP + 8];
-        snprintf(row, sizeof row, "faction[%u]", (unsigned)(x ? x->index : y->index));
-        if (!x || !y) {
-            const dg_flrep_faction *t = x ? x : y;
-            snprintf(s, sizeof s, "%s %s", hdr_quote(q, sizeof q, t->id), hdr_quote(q2, sizeof q2, t->name));
-            hdr_row_one_side(h, row, s, x != NULL);
-            continue;
-        }
-        hdr_u64(h, hdr_field(f, sizeof f, row, "index"), x->index, y->index);
-        hdr_str(h, hdr_field(f, sizeof f, row, "id"), x->id, y->id);
-        hdr_str(h, hdr_field(f, sizeof f, row, "name"), x->name, y->name);
-    }
+    hdr_match_rows(h, a->factions, a->faction_count, b->factions, b->faction_count, sizeof *a->factions,
+                   hdr_faction_row, a, b);
 }
 
 static void hdr_roster(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_header *b)
@@ -935,7 +993,7 @@ int dg_harness__compare_headers(dg_report_scenario *sc, const char *pa, const ch
         return -1;
     }
     const dg_flrep_header *a = dg_flrep_reader_header(ra), *b = dg_flrep_reader_header(rb);
-    hdr_cmp h = {c, 0, {"", "", ""}};
+    hdr_cmp h = {c, 0, {"", "", ""}, false};
     hdr_u64(&h, "tick rate", a->tick_rate_hz, b->tick_rate_hz);
     hdr_f64(&h, "planet radius", a->planet_radius_m, b->planet_radius_m);
     hdr_u64(&h, "keyframe interval", a->keyframe_interval_ticks, b->keyframe_interval_ticks);
@@ -962,8 +1020,12 @@ int dg_harness__compare_headers(dg_report_scenario *sc, const char *pa, const ch
                                        "the %zu types, %zu factions, %zu participants and %zu mission objects equal",
                                     a->type_count, a->faction_count, a->participant_count, a->mission_object_count);
     hdr_shown(c, a, b);
+    if (h.nomem) {
+        c->status = DG_REPORT_ERROR;
+        dg_report_check_set_message(c, "out of memory comparing the type and faction tables");
+    }
     dg_flrep_reader_close(ra);
     dg_flrep_reader_close(rb);
     c->duration_s = dg_harness__now() - t0;
-    return h.n ? 1 : 0;
+    return h.nomem ? -1 : h.n ? 1 : 0;
 }

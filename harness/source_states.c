@@ -62,13 +62,21 @@ typedef struct st_source {
     size_t nev, cap_ev;
     dg_event *evs;
     size_t cap_evs;
+    /* A declared schema's quantizer check runs per tick, in batches (quant_check_tick): rows_tick is
+     * the tick the rows belong to, rows_checked whether that check ran, q its output (discarded). */
+    uint64_t rows_tick;
+    bool rows_checked;
+    dg_qentity *q;
+    size_t cap_q;
     bool header_done;        /* the JSONL header line is read once (tables must not move after) */
     bool once;               /* read once (always now): tables fixed before the first tick */
     bool owns_file;          /* a --states FILE: closed by the source, rewound by seeking (detail pass) */
     bool any_tick;           /* a tick was handed out (a file without one is an error of its own) */
     bool unread;             /* the line in `line` is handed out again by the next read_line */
-    /* tables (from the JSONL header line, completed with every index the stream uses) */
-    bool type_used[65536], faction_used[65536];
+    /* tables (from the JSONL header line, completed with every index the stream uses). Indices 0..255
+     * are always in the tables; one above 255 is only when declared: a bitmap (2^16 bits) of those,
+     * allocated only when the header declares one (an open costs what was declared, not 2^16). */
+    uint64_t *type_high, *faction_high;
     dg_flrep_type *types;
     dg_flrep_faction *factions;
     dg_flrep_participant *roster;
@@ -185,6 +193,7 @@ static void clear_tick(st_source *p)
         free(p->events[i].text);
     p->n = 0;
     p->nev = 0;
+    p->rows_checked = false;
 }
 
 /* "entity 7" for a CSV row, "entity 7 (entities[2])" for a JSONL one. */
@@ -238,6 +247,52 @@ static bool legacy_certainly_quantizes(const dg_entity_in *e)
     return ok && n2 > 1e-29 && n2 < DBL_MAX;
 }
 
+/* The error of a row the quantizer refuses: the row's line, the tick, the entity, the quantizer's words. */
+static dg_status quant_error(st_source *p, uint64_t tick, const st_row *r, const dg_error *qerr, dg_error *err)
+{
+    char who[64];
+    entity_name(p, r, who, sizeof who);
+    dg_error_clear(err);
+    return st_err_at(p, err, qerr->code, r->line, "tick %llu, %s: %s", (unsigned long long)tick, who, qerr->msg);
+}
+
+/* The row the quantizer refuses first in the order the rows came (slot), one by one: the error the
+ * rows would have given checked as they were read. DG_OK (err untouched) when it takes them all. */
+static dg_status quant_first_refused(st_source *p, dg_error *err)
+{
+    const st_row *first = NULL;
+    dg_error qerr, ferr;
+    dg_error_clear(&ferr);
+    for (size_t i = 0; i < p->n; i++) {
+        dg_qentity q;
+        dg_error_clear(&qerr);
+        if (dg_quant_entity_schema(p->schema, &p->rows[i].e, &q, &qerr) != DG_OK &&
+            (!first || p->rows[i].slot < first->slot)) {
+            first = &p->rows[i];
+            ferr = qerr;
+        }
+    }
+    return first ? quant_error(p, p->rows_tick, first, &ferr, err) : DG_OK;
+}
+
+/* A declared schema: the tick's entities (ents, in id order) through the batch quantizer, which takes
+ * what dg_quant_entity_schema takes; when it refuses one, the first refused in the rows' own order is
+ * named, as a check row by row would have named it. */
+static dg_status quant_check_tick(st_source *p, dg_error *err)
+{
+    if (!p->schema || p->n == 0)
+        return DG_OK;
+    if (grow((void **)&p->q, &p->cap_q, p->n, sizeof *p->q, err) != DG_OK)
+        return err->code;
+    p->rows_checked = true; /* from here its verdict is this function's */
+    dg_error qerr;
+    dg_error_clear(&qerr);
+    if (dg_quant_entities_schema(p->schema, p->ents, p->q, p->n, NULL, &qerr) != DG_OK &&
+        quant_first_refused(p, err) != DG_OK)
+        return err->code;
+    return DG_OK;
+}
+
 /* Checks an entity as the quantizer will (the record side quantizes it later, where its row is no
  * longer known), and the per-tick entity limit of the .flrep writer, then adds it to the tick. */
 static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, uint64_t line, uint32_t index,
@@ -256,10 +311,10 @@ static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, 
     dg_qentity q;
     dg_error qerr;
     dg_error_clear(&qerr);
-    if (!(p->schema == NULL && legacy_certainly_quantizes(e)) && dg_quant_entity_schema(p->schema, e, &q, &qerr) != DG_OK) {
-        entity_name(p, &r, who, sizeof who);
-        return st_err_at(p, err, qerr.code, line, "tick %llu, %s: %s", (unsigned long long)tick, who, qerr.msg);
-    }
+    /* a declared schema is checked when the tick is complete (quant_check_tick), in batches */
+    if (p->schema == NULL && !legacy_certainly_quantizes(e) && dg_quant_entity_schema(NULL, e, &q, &qerr) != DG_OK)
+        return quant_error(p, tick, &r, &qerr, err);
+    p->rows_tick = tick;
     if (grow((void **)&p->rows, &p->cap, p->n + 1, sizeof *p->rows, err) != DG_OK)
         return err->code;
     if (p->nx && add_extras(p, err) != DG_OK)
@@ -268,6 +323,12 @@ static dg_status add_entity(st_source *p, uint64_t tick, const dg_entity_in *e, 
         p->tick_line = line;
     p->rows[p->n++] = r;
     return DG_OK;
+}
+
+/* Whether a type / faction index has a table entry: 0..255 always, one above only when declared. */
+static bool index_known(const uint64_t *high, uint16_t i)
+{
+    return i < 256 || (high && (high[i >> 6] >> (i & 63) & 1));
 }
 
 /* By id, then by where it came from: of two rows with one id, the later one is the duplicate. */
@@ -292,6 +353,10 @@ static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
         qsort(p->rows, p->n, sizeof *p->rows, cmp_row);
     if (grow((void **)&p->ents, &p->cap_ents, p->n, sizeof *p->ents, err) != DG_OK)
         return err->code;
+    for (size_t i = 0; i < p->n; i++)
+        p->ents[i] = p->rows[i].e;
+    if (quant_check_tick(p, err) != DG_OK) /* a refused value comes before what the tick as a whole breaks */
+        return err->code;
     for (size_t i = 0; i < p->n; i++) {
         const st_row *r = &p->rows[i];
         if (i > 0 && r->e.id == r[-1].e.id) {
@@ -301,13 +366,11 @@ static dg_status finish_tick(st_source *p, uint64_t tick, dg_error *err)
             return st_err_at(p, err, DG_E_SYNTAX, r->line, "tick %llu: entity %u appears twice (first on line %llu)",
                              (unsigned long long)tick, r->e.id, (unsigned long long)r[-1].line);
         }
-        if (p->once && (!p->type_used[r->e.type_index] || !p->faction_used[r->e.faction_index]))
+        if (p->once && (!index_known(p->type_high, r->e.type_index) ||
+                        !index_known(p->faction_high, r->e.faction_index)))
             return st_err_at(p, err, DG_E_SYNTAX, r->line, "tick %llu, entity %u: type/faction %u/%u is above 255 "
                              "and not declared in the header line (a stream read once declares its tables before "
                              "its first tick)", (unsigned long long)tick, r->e.id, r->e.type_index, r->e.faction_index);
-        p->ents[i] = r->e;
-        p->type_used[r->e.type_index] = true;
-        p->faction_used[r->e.faction_index] = true;
     }
     if (p->have_last_tick && tick <= p->last_tick)
         return st_err_at(p, err, DG_E_SYNTAX, p->tick_line, "ticks must increase: expected a tick after %llu, "
@@ -1286,6 +1349,8 @@ static int st_next(harness__source *s, harness__frame *f, dg_error *err)
     st_source *p = s->impl;
     uint64_t tick = 0;
     int rc = p->jsonl ? json_tick(p, s, &tick, err) : csv_tick(p, &tick, err);
+    if (rc < 0 && p->schema && !p->rows_checked) /* rows read before the error: a refused one is named first */
+        quant_first_refused(p, err);
     if (rc == 0 && p->owns_file && !p->any_tick)
         return no_tick_error(p, err), -1;
     if (rc != 1)
@@ -1367,6 +1432,9 @@ static void st_destroy(harness__source *s)
     free(p->evs);
     free(p->types);
     free(p->factions);
+    free(p->type_high);
+    free(p->q);
+    free(p->faction_high);
     free(p->roster);
     free(p->strings);
     free(p->xrows);
@@ -1392,39 +1460,55 @@ static void fix_strings(st_source *p)
         p->roster[i].callsign.s = p->strings + (uintptr_t)p->roster[i].callsign.s;
 }
 
-/* Every type / faction index the stream uses gets a table entry ("type<N>" when undeclared). */
+/* Marks the declared indices: 0..255 in low, one above in *high (allocated on the first such). */
+static bool mark_declared(uint16_t idx, bool low[256], uint64_t **high)
+{
+    if (idx < 256) {
+        low[idx] = true;
+        return true;
+    }
+    if (!*high && !(*high = calloc(65536 / 64, sizeof **high)))
+        return false;
+    (*high)[idx >> 6] |= 1ull << (idx & 63);
+    return true;
+}
+
+/* "type<N>" / "faction<N>" into the arena; its offset (fix_strings makes it a pointer). */
+static dg_flrep_str undeclared_name(st_source *p, const char *kind, size_t i, dg_error *err)
+{
+    char name[24];
+    int n = snprintf(name, sizeof name, "%s%zu", kind, i);
+    return (dg_flrep_str){arena_add(p, name, (size_t)n, err), (uint16_t)n};
+}
+
+/* Every index 0..255 the header did not declare gets a table entry ("type<N>" when undeclared), after
+ * the declared ones and in increasing order; the declared indices above 255 are marked for the
+ * per-tick check. The cost is the 256 indices plus the declared rows, whatever their indices. */
 static dg_status complete_tables(st_source *p, dg_error *err)
 {
-    size_t want_t = 0, want_f = 0;
-    for (size_t i = 0; i < 65536; i++) {
-        want_t += p->type_used[i];
-        want_f += p->faction_used[i];
-    }
-    dg_flrep_type *t = realloc(p->types, (p->ntypes + want_t + 1) * sizeof *t);
+    bool tdecl[256] = {false}, fdecl[256] = {false};
+    for (size_t k = 0; k < p->ntypes; k++)
+        if (!mark_declared(p->types[k].index, tdecl, &p->type_high))
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory");
+    for (size_t k = 0; k < p->nfactions; k++)
+        if (!mark_declared(p->factions[k].index, fdecl, &p->faction_high))
+            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory");
+    dg_flrep_type *t = realloc(p->types, (p->ntypes + 256 + 1) * sizeof *t);
     if (t)
         p->types = t;
-    dg_flrep_faction *f = realloc(p->factions, (p->nfactions + want_f + 1) * sizeof *f);
+    dg_flrep_faction *f = realloc(p->factions, (p->nfactions + 256 + 1) * sizeof *f);
     if (f)
         p->factions = f;
     if (!t || !f)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, p->path, "out of memory");
-    for (size_t i = 0; i < 65536; i++) {
-        char name[24];
-        bool declared = false;
-        for (size_t k = 0; p->type_used[i] && k < p->ntypes && !declared; k++)
-            declared = p->types[k].index == i;
-        if (p->type_used[i] && !declared) {
-            int n = snprintf(name, sizeof name, "type%zu", i);
-            const char *o = arena_add(p, name, (size_t)n, err);
-            p->types[p->ntypes++] = (dg_flrep_type){(uint16_t)i, {o, (uint16_t)n}, {o, (uint16_t)n}, 0, 0};
+    for (size_t i = 0; i < 256 && err->code == DG_OK; i++) {
+        if (!tdecl[i]) {
+            dg_flrep_str n = undeclared_name(p, "type", i, err);
+            p->types[p->ntypes++] = (dg_flrep_type){(uint16_t)i, n, n, 0, 0};
         }
-        declared = false;
-        for (size_t k = 0; p->faction_used[i] && k < p->nfactions && !declared; k++)
-            declared = p->factions[k].index == i;
-        if (p->faction_used[i] && !declared) {
-            int n = snprintf(name, sizeof name, "faction%zu", i);
-            const char *o = arena_add(p, name, (size_t)n, err);
-            p->factions[p->nfactions++] = (dg_flrep_faction){(uint16_t)i, {o, (uint16_t)n}, {o, (uint16_t)n}};
+        if (!fdecl[i]) {
+            dg_flrep_str n = undeclared_name(p, "faction", i, err);
+            p->factions[p->nfactions++] = (dg_flrep_faction){(uint16_t)i, n, n};
         }
     }
     return err->code;
@@ -1492,14 +1576,8 @@ static dg_status st_open_once(harness__source *s, st_source *p, dg_error *err)
     }
     if (st == DG_OK && !p->decl_read)
         st = decl_done(p, err);
-    for (size_t i = 0; i < 256; i++)
-        p->type_used[i] = p->faction_used[i] = true;
     if (st == DG_OK)
         st = complete_tables(p, err);
-    for (size_t k = 0; k < p->ntypes; k++)
-        p->type_used[p->types[k].index] = true;
-    for (size_t k = 0; k < p->nfactions; k++)
-        p->faction_used[p->factions[k].index] = true;
     return st;
 }
 

@@ -451,8 +451,8 @@ static dg_entity_in batch_entity(tl_rng *r, unsigned edge_every)
 }
 
 /* Runs the batch and one by one on in[0..n) from the same 0x5A-filled output, compares everything:
- * dg_quant_entities with dg_quant_entity (s NULL), or under schema s dg_quant__entities_schema with
- * dg_quant_entity_schema. */
+ * dg_quant_entities with dg_quant_entity (s NULL), or under schema s dg_quant_entities_schema (the
+ * public entry to dg_quant__entities_schema, what the harness calls) with dg_quant_entity_schema. */
 static void expect_batch_as_one_by_one_under(const dg_schema *s, const dg_entity_in *in, size_t n)
 {
     dg_qentity want[BATCH_MAX], got[BATCH_MAX];
@@ -468,7 +468,7 @@ static void expect_batch_as_one_by_one_under(const dg_schema *s, const dg_entity
             DG_OK)
             break;
     size_t dgot = 12345;
-    dg_status sg = s ? dg_quant__entities_schema(s, in, got, n, &dgot, &eg) : dg_quant_entities(in, got, n, &dgot, &eg);
+    dg_status sg = s ? dg_quant_entities_schema(s, in, got, n, &dgot, &eg) : dg_quant_entities(in, got, n, &dgot, &eg);
     assert_int_equal(sg, sw);
     assert_int_equal(dgot, dw);
     assert_string_equal(eg.msg, ew.msg);

@@ -177,7 +177,7 @@ contains "$W/rep-broken/report.txt" "7 Viper 7 changed pos.x"
 # fma never crosses a quantum in dogfight-40: the raw float hashes catch it (a sub-quantum drift is
 # reported and passes by default, fails with --strict-raw)
 expect 0 "$DG" gate --scenario dogfight-40 --inject fma --json "$W/fma.json" -q
-contains "$W/fma.json" "raw floats differ from tick 1 (sub-quantum drift)"
+contains "$W/fma.json" "raw floats differ from tick 1 (sub-quantum drift; hashed raw floats pos.x,"
 contains "$W/fma.json" '"subQuantum": true'
 expect 1 "$DG" gate --scenario dogfight-40 --inject fma --strict-raw -q
 # every other switch, each on a scenario where docs/SCENARIOS.md says it shows, against the committed golden

@@ -90,13 +90,39 @@ sed '1s/"name":"F-16C"/"name":"F-16D"/' "$W/a.jsonl" >"$W/tn.jsonl"
 expect 0 "$DG" record --states "$W/tn.jsonl" -o "$W/tn.flrep"
 expect 1 "$DG" diff "$W/a.flrep" "$W/tn.flrep"
 contains_text "$W/out" 'type[0].name: A "F-16C", B "F-16D"'
-# a faction row present on one side only (a stream read once names every index 0..255 itself: the
-# extra row is one above that, declared before the named ones, so the rows after it shift)
+# Table rows are matched by index, the number a record refers to, not by their place in the table.
+# A faction row present on one side only (a stream read once names every index 0..255 itself: the
+# extra row is one above that, declared before the named ones, so by place every row after it shifts)
 sed '1s/"factions":\[{"index":0,"id":"blue","name":"Blue"}\]/"factions":[{"index":0,"id":"blue","name":"Blue"},{"index":300,"id":"red","name":"Red"}]/' "$W/a.jsonl" >"$W/fx.jsonl"
 expect 0 "$DG" record --states "$W/fx.jsonl" -o "$W/fx.flrep"
-expect 1 "$DG" diff "$W/a.flrep" "$W/fx.flrep"
+expect 1 "$DG" diff "$W/a.flrep" "$W/fx.flrep" --json "$W/fx.json"
+contains_text "$W/out" "header: 2 header and table values differ: factions, faction[300]"
 contains_text "$W/out" "factions: A 256, B 257"
-contains_text "$W/out" 'faction[1].id: A "faction1", B "red"'
+contains_text "$W/out" 'faction[300]: A (none), B "red" "Red"'
+lacks_text "$W/out" "faction[1]"
+hv=$(jpath "$W/fx.json" '[c["values"] for c in j["scenarios"][0]["checks"] if c["name"] == "header"]')
+if [ "$hv" = '[[{"field":"factions","a":"256","b":"257"},{"field":"faction[300]","a":null,"b":"\"red\" \"Red\""}]]' ]; then ok; else bad "faction row on one side, JSON: $hv"; fi
+# types TYPES-JSON — a.jsonl with its header's type table replaced
+types() {
+  python3 -c 'import json,sys; L=open(sys.argv[1]).read().split("\n",1); h=json.loads(L[0]); h["types"]=json.loads(sys.argv[2]); print(json.dumps(h)); sys.stdout.write(L[1])' "$W/a.jsonl" "$1"
+}
+# two types declared in the other order: the same tables (each index means the same on both sides)
+types '[{"index":0,"id":"f16","name":"F-16C"},{"index":5,"id":"mig","name":"MiG-29"}]' >"$W/t05.jsonl"
+types '[{"index":5,"id":"mig","name":"MiG-29"},{"index":0,"id":"f16","name":"F-16C"}]' >"$W/t50.jsonl"
+expect 0 "$DG" record --states "$W/t05.jsonl" -o "$W/t05.flrep"
+expect 0 "$DG" record --states "$W/t50.jsonl" -o "$W/t50.flrep"
+expect 0 "$DG" diff "$W/t05.flrep" "$W/t50.flrep"
+lacks_text "$W/out" "type["
+# a row above 255 declared under another index on each side: each side's row named, nothing shifted
+types '[{"index":300,"id":"x","name":"X"}]' >"$W/t300.jsonl"
+types '[{"index":301,"id":"x","name":"X"}]' >"$W/t301.jsonl"
+expect 0 "$DG" record --states "$W/t300.jsonl" -o "$W/t300.flrep"
+expect 0 "$DG" record --states "$W/t301.jsonl" -o "$W/t301.flrep"
+expect 1 "$DG" diff "$W/t300.flrep" "$W/t301.flrep"
+contains_text "$W/out" "header: 2 header and table values differ: type[300], type[301]"
+contains_text "$W/out" 'type[300]: A "x" "X", B (none)'
+contains_text "$W/out" 'type[301]: A (none), B "x" "X"'
+lacks_text "$W/out" ".index"
 
 # RPLY: the header's tick rate (byte 5) changed, the op stream the same
 python3 - "$SRC/corpus/golden/walkers-20.rply" "$W/w30.rply" <<'PY'

@@ -173,6 +173,15 @@ contains "$W/merged/report.txt" "0.750244140625 rad/s"
 DG_TEST_ENGINE_MODE=drift-angvel expect 0 "$DG" gate -q --scenario rows --report-dir "$W/gate_drift"
 contains "$W/gate_drift/report.json" '"status": "warn"'
 DG_TEST_ENGINE_MODE=drift-angvel expect 1 "$DG" gate -q --scenario rows --raw fail
+# the WARN names the raw floats the golden's per-tick raw hash covers, the declared float included;
+# against a golden log with each entity's raw floats (version 3), the entity, angvel and both values
+contains "$W/gate_drift/report.json" "sub-quantum drift; hashed raw floats pos.x,pos.y,pos.z,vel.x,vel.y,vel.z,rot.w,rot.x,rot.y,rot.z,health,angvel)"
+cp -r golden "$W/golden3"
+expect 0 "$DG" record rows -o "$W/golden3/rows.flrep" --hash-log "$W/golden3/rows.hashlog.zst" --log-raw
+DG_TEST_ENGINE_MODE=drift-angvel expect 0 "$DG" gate -q --scenario rows --golden "$W/golden3" --report-dir "$W/gate_drift3"
+for f in txt json md html; do
+  contains "$W/gate_drift3/report.$f" "raw floats differ from tick 30, first in entity 1, angvel: raw A 0.75, B 0.750030517578125"
+done
 # a stream declaring other fields than the project's: exit 2 naming both places (from a process
 # engine it is a malformed stream: 125, with the same words)
 DG_TEST_ENGINE_FIELDS=0 expect 125 "$DG" gate -q --scenario packed
@@ -319,6 +328,55 @@ printf '[project]\n[schema]\nstandard = pos\n' >"$P/bad.ini"
 expect 2 "$DG" gate --project "$P/bad.ini"
 contains "$W/err" 'whose fields are fixed'
 no_temp "hostile declarations"
+
+# ---- the detail pass quantizes the re-derived record side in batches: the quanta one by one gives ---
+# 40 bodies under pos,vel,rot at 1 mm (the schema the AVX2 batch takes, eight at a time); under
+# DETGATE_CPU=portable every entity goes one by one. Both reports, every aQ of the entity tables
+# included, are the same but for the clock.
+printf 'bodies 40\nticks 60\nat 30\nfields 1\nformat jsonl\n' >"$W/q.scn"
+"$ENGINE" "$W/q.scn" >"$W/q.jsonl"
+expect 1 "$DG" verify --states "$W/q.jsonl" --replay-fault double-delta:20 --json "$W/q-auto.json" -q
+DETGATE_CPU=portable expect 1 "$DG" verify --states "$W/q.jsonl" --replay-fault double-delta:20 \
+  --json "$W/q-port.json" -q
+python3 - "$W/q-auto.json" "$W/q-port.json" <<'PY' && ok || bad "batch and one-by-one detail passes differ"
+import json, sys
+def load(f):
+    def strip(o):
+        if isinstance(o, dict):
+            return {k: strip(v) for k, v in o.items() if "uration" not in k and k != "startedUnix"}
+        return [strip(x) for x in o] if isinstance(o, list) else o
+    return strip(json.load(open(f)))
+a, b = load(sys.argv[1]), load(sys.argv[2])
+ticks = [c for c in a["scenarios"][0]["checks"] if c["name"] == "record-vs-replay"][0]["ticks"]
+quanta = [f["aQ"] for t in ticks for e in t["entities"] for f in e["fields"]]
+sys.exit(0 if a == b and len(quanta) > 40 else 1)
+PY
+# The record side checks a declared schema's values a tick at a time, in batches: a refused value is
+# still named at its own row, the first in the order the rows came (the tick here in reverse id
+# order, a second refused row after it), and before a later row's syntax error in the same tick.
+printf 'bodies 40\nticks 60\nat 30\nfields 1\nformat csv\n' >"$W/qc.scn"
+"$ENGINE" "$W/qc.scn" >"$W/qc.csv"
+python3 - "$W/q.jsonl" "$W/qc.csv" "$W" <<'PY'
+import json, sys
+L = open(sys.argv[1]).read().splitlines()
+t = json.loads(L[6]); t["entities"].reverse(); t["entities"][2]["pos"][0] = 1e7; t["entities"][30]["vel"][2] = -3e7
+L[6] = json.dumps(t); open(sys.argv[3] + "/qbad.jsonl", "w").write("\n".join(L) + "\n")
+C = open(sys.argv[2]).read().splitlines()
+at = [i for i, l in enumerate(C) if l.startswith("5,")]
+rows = [C[i].split(",") for i in at][::-1]
+rows[2][2] = "1e7"; rows[30][7] = "-3e7"
+for i, r in zip(at, rows): C[i] = ",".join(r)
+open(sys.argv[3] + "/qbad.csv", "w").write("\n".join(C) + "\n")
+rows[35][3] = "abc"; C[at[35]] = ",".join(rows[35])
+open(sys.argv[3] + "/qbad2.csv", "w").write("\n".join(C) + "\n")
+PY
+expect 2 "$DG" record --states "$W/qbad.jsonl" -o "$W/qbad.flrep"
+contains "$W/err" 'qbad.jsonl:7:1: value out of range: tick 5, entity 38 (entities\[2\]): pos\[0\] = 1e+07: expected finite'
+for f in qbad qbad2; do
+  expect 2 "$DG" record --states "$W/$f.csv" -o "$W/qbad.flrep"
+  contains "$W/err" "$f.csv:208:1: value out of range: tick 5, entity 38: pos\[0\] = 1e+07: expected finite"
+done
+if [ -e "$W/qbad.flrep" ]; then bad "a refused stream left qbad.flrep"; else ok; fi
 
 echo "fields_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -26,7 +26,11 @@ expect 0 "$DG" gate --scenario dogfight-40 --inject fma --report-dir "$W/warn" -
 expect 0 "$CHECK" "$SCHEMA" "$W/warn"
 contains "$W/warn/report.txt" "detgate gate .*: WARN — 1 scenario (0 passed, 1 warned, 0 failed"
 contains "$W/warn/report.txt" "^WARN dogfight-40 "
-contains "$W/warn/report.txt" "raw floats differ from tick 1 (sub-quantum drift): a warning under --raw warn"
+# the committed golden's log has one raw hash per tick: the WARN names the raw floats it covers, in
+# every report format, and a detail line says how to get the entity and field
+WARN_V1="raw floats differ from tick 1 (sub-quantum drift; hashed raw floats pos.x,pos.y,pos.z,vel.x,vel.y,vel.z,rot.w,rot.x,rot.y,rot.z,health): a warning under --raw warn"
+for f in txt json md html; do contains "$W/warn/report.$f" "$WARN_V1"; done
+contains "$W/warn/report.json" "the golden hash log keeps one raw hash per tick, not which entity or field drifted"
 jq_is "$W/warn/report.json" 'd["status"]' warn
 jq_is "$W/warn/report.json" 'd["summary"]["scenariosWarned"], d["summary"]["checksWarned"]' "1 1"
 jq_is "$W/warn/report.json" "$GOLDEN_CHECK[\"status\"], $GOLDEN_CHECK[\"firstRawDivergentTick\"]" "warn 1"
@@ -35,6 +39,20 @@ contains "$W/warn/report.xml" 'WARN: sub-quantum drift: quantized state equal, r
 contains "$W/warn/report.xml" 'failures="0" errors="0"'
 contains "$W/warn/report.md" '| dogfight-40 | golden | ⚠️ warn | — (sub-quantum from 1) |'
 contains "$W/warn/report.html" '<span class="badge warn">WARN</span>'
+
+# a golden whose log carries each entity's raw floats (record --hash-log --log-raw, version 3): the
+# WARN names the first drifting entity, its field and both raw values, as diff of two such logs does,
+# in every report format, with one detail line per differing field; nothing is left in TMPDIR
+mkdir -p "$W/g3"
+expect 0 "$DG" record dogfight-40 -o "$W/g3/dogfight-40.flrep" --hash-log "$W/g3/dogfight-40.hashlog.zst" --log-raw
+mkdir -p "$W/tmp3"
+TMPDIR="$W/tmp3" expect 0 "$DG" gate --scenario dogfight-40 --golden "$W/g3" --inject fma --report-dir "$W/warn3" -q
+if [ -z "$(ls -A "$W/tmp3")" ]; then ok; else bad "gate left $(ls -A "$W/tmp3")"; fi
+WARN_V3="raw floats differ from tick 1, first in entity 16, vel.z: raw A -0.039707768449134484, B -0.039707768449134491 (B - A = -6.94e-18 m/s, 1 ulp) (sub-quantum drift): a warning"
+for f in txt json md html; do contains "$W/warn3/report.$f" "$WARN_V3"; done
+contains "$W/warn3/report.json" "tick 1 entity 16 vel.z: raw A -0.039707768449134484 (-0x1.454939dc5b88p-5), B"
+lacks "$W/warn3/report.json" "keeps one raw hash per tick"
+expect 0 "$CHECK" "$SCHEMA" "$W/warn3"
 
 # --raw fail and its alias --strict-raw: the same drift fails
 expect 1 "$DG" gate --scenario dogfight-40 --inject fma --raw fail --json "$W/fail.json" -q

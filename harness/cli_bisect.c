@@ -790,6 +790,16 @@ static void bad_end_equal(const bisect_ctx *b, dg_report *rep, const char *scena
                 b->bad);
 }
 
+/* A bisect that could not be carried out (exit 125) says so in its report too: one scenario with an
+ * error "bisect" check and the reason, so the headline is not a PASS over no scenario. */
+static void bisect_untested(dg_report *rep, const char *name, const harness__format *f, const char *why)
+{
+    dg_report_scenario *sc = dg_report_add_scenario(rep, name, f->name);
+    dg_report_check *c = sc ? dg_report_add_check(sc, "bisect", DG_REPORT_ERROR) : NULL;
+    if (c)
+        dg_report_check_set_message(c, "%s", why);
+}
+
 static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
 {
     char good_rec[PATH_CAP], good_hl[PATH_CAP], log[PATH_CAP];
@@ -816,6 +826,7 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
         if (!bisect_sig)
             fprintf(stderr, "detgate bisect: the good revision %.12s cannot be built or cannot record %s (see %s)\n",
                     b->good, scenario_arg, b->shown_log);
+        bisect_untested(rep, scenario_arg, b->format, "the good revision cannot be built or cannot record the scenario");
         return CLI_UNTESTED;
     }
     /* 2. the bad end must really differ, or there is nothing to bisect */
@@ -828,8 +839,10 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
         dg_report_set_bisect(rep, scenario_arg, NULL, NULL, b->good, b->bad, DG_REPORT_TICK_NONE);
         if (vb == CLI_EQUAL)
             bad_end_equal(b, rep, scenario_arg, good_rec, good_hl);
-        else
+        else {
             fprintf(stderr, "detgate bisect: the bad revision %s (cannot be built or tested)\n", b->bad);
+            bisect_untested(rep, scenario_arg, b->format, "the bad revision cannot be built or tested");
+        }
         return vb == CLI_EQUAL ? CLI_EQUAL : CLI_UNTESTED;
     }
     /* 3. git bisect run, each step built in its own folder */
@@ -852,6 +865,9 @@ static int bisect_run(bisect_ctx *b, dg_report *rep, const char *scenario_arg)
         dg_report_set_bisect(rep, scenario_arg, NULL, NULL, b->good, b->bad, DG_REPORT_TICK_NONE);
         fprintf(stderr, "detgate bisect: git bisect did not name a first bad commit (see %s)\n", b->shown_log);
         print_candidates(log);
+        bisect_untested(rep, scenario_arg, b->format,
+                        "git bisect named no first bad commit: a revision next to it could not be built or "
+                        "tested (the candidates are on stderr and in the bisect log)");
         return CLI_UNTESTED;
     }
     /* 4. the first bad commit, its first divergent tick and the field diff */

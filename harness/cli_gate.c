@@ -547,9 +547,13 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
     if (cli_open_source(scn, &g->ro, &src, &err) != DG_OK) {
         char buf[600];
         dg_error_format(&err, buf, sizeof buf);
+        /* a scenario that does not parse is a "scenario" check; an engine that fails before its first
+         * tick (exits at once, writes nothing, a stream whose fields disagree) failed to record, like
+         * one that fails later: a "record" check. Either is printed too (seen under -q). */
+        bool engine_failed = g->ro.engine->own_failures;
         snprintf(errors, cap, "detgate gate: %s\n", buf);
         dg_report_scenario *sc = dg_report_add_scenario(rep, name, g->ro.format->name);
-        dg_report_check *ck = sc ? dg_report_add_check(sc, "scenario", DG_REPORT_ERROR) : NULL;
+        dg_report_check *ck = sc ? dg_report_add_check(sc, engine_failed ? "record" : "scenario", DG_REPORT_ERROR) : NULL;
         if (ck)
             check_error(ck, &err);
         return g->ro.engine->own_failures; /* an engine that fails to start is untested, not bad input */

@@ -4,9 +4,11 @@
  * rounding that to double cannot differ from rounding the exact value; strtod for everything else. */
 #include "numparse.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -229,14 +231,17 @@ double dg_harness__strtod_n(const char *s, size_t len, bool *ok, int *erange)
 
 bool dg_harness__parse_f64(const char *s, size_t len, double *out)
 {
-    if (len == 0 || len >= 64)
+    /* strtod would skip leading white space: a CSV cell holds none (a trailing one is refused too) */
+    if (len == 0 || len >= 64 || isspace((unsigned char)s[0]))
         return false;
     if (dg_harness__decimal_fast(s, len, out))
         return true;
     bool ok;
     int erange;
     double v = dg_harness__strtod_n(s, len, &ok, &erange);
-    if (!ok || erange)
+    /* ERANGE also flags a subnormal or underflow to zero, which %.17g prints for a tiny value: only an
+     * overflow is out of the double range (as JSON Lines, jsonl_fast.c / jansson, takes it) */
+    if (!ok || (erange && isinf(v)))
         return false;
     *out = v;
     return true;

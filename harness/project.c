@@ -576,7 +576,7 @@ dg_status dg_harness__project_write_template(const char *path, const char *run, 
             "[engine]\n"
             "kind = process\n"
             "# runs in this folder through /bin/sh -c; {scenario} becomes the scenario's path (quoted).\n"
-            "# Its standard output is the state stream (CSV or JSON Lines, docs/STATES-STREAM.md).\n"
+            "# Its standard output is the state stream (CSV, JSON Lines or binary: docs/STATES-STREAM.md).\n"
             "run = %s\n"
             "# seconds one scenario may take before the engine is stopped (exit 125)\n"
             "time_limit = 600\n"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cursor.h"
 #include "harness_internal.h"
 
 const char *const dg_harness__decl_std_names[7] = {"type", "faction", "pos", "vel", "rot", "health", "flags"};
@@ -174,13 +175,10 @@ static bool unit_ok(const char *s)
     if (n > HARNESS_DECL_UNIT_MAX)
         return false;
     for (size_t i = 0; i < n;) {
+        size_t k = dg_utf8_char((const uint8_t *)s + i, n - i); /* base/'s decoder: no overlong, no surrogate */
         unsigned char c = (unsigned char)s[i];
-        size_t k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-        if (k == 0 || c < 0x20 || c == 0x7f || (k == 2 && c < 0xc2) || i + k > n)
+        if (k == 0 || (k == 1 && (c < 0x20 || c == 0x7f)))
             return false;
-        for (size_t j = 1; j < k; j++)
-            if (((unsigned char)s[i + j] & 0xc0) != 0x80)
-                return false;
         i += k;
     }
     return true;

@@ -3,6 +3,7 @@
  * parses or yields one clean error); nothing is allocated from a count the text claims. */
 #include "sim_internal.h"
 #include "dmath.h"
+#include "cursor.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -129,39 +130,6 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 #define GROW(P, field, capf, n) grow((void **)&(P)->s->field, &(P)->capf, (n), sizeof *(P)->s->field)
 
 /* ---------- tokenizer ---------- */
-
-static int utf8_ok(const unsigned char *p, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = p[i];
-        size_t k;
-        unsigned min;
-        if (c < 0x80) {
-            i++;
-            continue;
-        } else if ((c & 0xE0) == 0xC0) {
-            k = 1, min = 0x80, c &= 0x1F;
-        } else if ((c & 0xF0) == 0xE0) {
-            k = 2, min = 0x800, c &= 0x0F;
-        } else if ((c & 0xF8) == 0xF0) {
-            k = 3, min = 0x10000, c &= 0x07;
-        } else {
-            return 0;
-        }
-        if (i + k >= n)
-            return 0;
-        for (size_t j = 1; j <= k; j++) {
-            if ((p[i + j] & 0xC0) != 0x80)
-                return 0;
-            c = (c << 6) | (p[i + j] & 0x3F);
-        }
-        if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-            return 0;
-        i += k + 1;
-    }
-    return 1;
-}
 
 static int is_word_char(unsigned char c)
 {
@@ -572,7 +540,7 @@ static dg_status tok_string(parser *P, const tok *t, size_t max, const char *wha
     }
     if (o >= max)
         return fail_at(P, t->val_col, t->val, t->val_len, "%s of at most %zu bytes", what, max - 1);
-    if (!utf8_ok((const unsigned char *)P->unescaped, o))
+    if (!dg_utf8_valid((const uint8_t *)P->unescaped, o)) /* control bytes, NUL among them, refused above */
         return fail_at(P, t->val_col, t->val, t->val_len, "valid UTF-8 in %s", what);
     P->unescaped[o] = '\0';
     *out = P->unescaped;

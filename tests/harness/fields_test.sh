@@ -265,6 +265,9 @@ csv_bad 's/type=float/type=flaot/' 'bad.csv:2:' 'type "flaot" (did you mean "flo
 csv_bad 's/,awake$/,awak/' 'bad.csv:5:' 'found "awak" (did you mean the declared field "awake"?)'
 csv_bad 's/standard=pos,vel,rot/standard=pos,vel,rots/' 'bad.csv:1:' 'unknown standard field "rots" (did you mean "rot"?)'
 csv_bad 's/ unit=rad\/s quantum=0.000244140625//' 'bad.csv:2:' 'a float needs quantum'
+# a unit that is not UTF-8 (an encoded surrogate, an overlong '/'): refused where it stands, by base/'s decoder
+csv_bad 's/unit=rad\/s/unit=rad\xed\xa0\x80/' 'bad.csv:2:' 'unit "rad\\xed\\xa0\\x80": expected at most 15 bytes of UTF-8 text'
+csv_bad 's/unit=rad\/s/unit=rad\xe0\x80\xaf/' 'bad.csv:2:' 'expected at most 15 bytes of UTF-8 text'
 csv_bad 's/^tick,id,/tick,id,health,/; s/^\([0-9]*\),\([0-9]*\),/\1,\2,1,/' 'bad.csv:5:' 'health is not a standard field of the declared schema'
 csv_bad 's/#! field rng type=uint bits=64/#! field rng type=uint bits=65/' 'bits: expected 1..64, found "65"'
 csv_bad 's/#! field awake type=bool/#! field pos type=bool/' 'is a standard field'"'"'s name'

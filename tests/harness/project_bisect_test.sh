@@ -75,6 +75,9 @@ git -C "$R" bisect log >/dev/null 2>&1 && bad "the repository is left mid-bisect
 (cd "$R" && "$DG" bisect --good "$c1" --bad "$c3" --scenario bounce --report-dir "$W/rep125" -q >"$W/out" 2>"$W/err")
 expect_rc $? 125 "bisect to an unbuildable bad end"
 contains "$W/err" "cannot be built or tested"
+# ... and its report says so: not a PASS over no scenario
+contains "$W/rep125/report.txt" "ERROR — 1 scenario (0 passed, 0 failed, 1 could not be tested)"
+contains "$W/rep125/report.json" '"status": "error"'
 # {cc} and {cflags} of bisect are $CC and $CFLAGS when set: a compiler that does not exist builds nothing
 (cd "$R" && CC=no-such-cc-dg CFLAGS=-DMARK_dg "$DG" bisect --good "$c1" --bad "$c6" --scenario bounce \
   --report-dir "$W/repcc" -q >"$W/out" 2>"$W/err")
@@ -103,6 +106,8 @@ expect_rc $? 125 "bisect with a skipped commit next to the bad one"
 contains "$W/err" "the first bad commit is one of"
 contains "$W/err" "^  $c3$"
 contains "$W/err" "^  $c3b$"
+contains "$W/repamb/report.txt" "bisect: could not test: git bisect named no first bad commit"
+lacks "$W/repamb/report.txt" "PASS — 0 scenarios"
 
 # the raw policy: a sub-quantum change is nothing to bisect under warn (exit 0, said), bad under fail
 git -C "$R" checkout -q -b raw "$c4"

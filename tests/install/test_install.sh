@@ -14,10 +14,17 @@ libdir=$(ls -d "$tmp"/prefix/lib*/pkgconfig | head -n 1)
 PKG_CONFIG_PATH="$libdir" cc -std=c11 "$src/tests/install/consumer/main.c" -o "$tmp/pc-consumer" \
   $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs --static detgate-codec)
 "$tmp/pc-consumer" "$tmp/b.flrep"
+# the libraries are static only: plain --libs (no --static) must link too, as README writes it
+PKG_CONFIG_PATH="$libdir" cc -std=c11 "$src/tests/install/consumer/main.c" -o "$tmp/pc-consumer-plain" \
+  $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs detgate-codec)
+"$tmp/pc-consumer-plain" "$tmp/c.flrep"
 "$tmp/consumer/harness_consumer"
 PKG_CONFIG_PATH="$libdir" cc -std=c11 "$src/tests/install/harness_consumer.c" -o "$tmp/pc-harness-consumer" \
   $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs --static detgate-harness)
 "$tmp/pc-harness-consumer"
+PKG_CONFIG_PATH="$libdir" cc -std=c11 "$src/tests/install/harness_consumer.c" -o "$tmp/pc-harness-plain" \
+  $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs detgate-harness)
+"$tmp/pc-harness-plain"
 # the gate in-process through the new calls (golden compare, hash log, repeat), both ways
 mkdir -p "$tmp/g1" "$tmp/g2"
 "$tmp/consumer/harness_gate_consumer" "$tmp/g1"

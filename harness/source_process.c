@@ -14,9 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define PROC_RING 4096     /* bytes of stderr kept (the last ones) */
@@ -26,9 +24,6 @@
 #define PROC_TAIL_LINES 3  /* lines of it quoted in a message */
 #define PROC_TERM_GRACE 1.0 /* seconds between SIGTERM and SIGKILL */
 #define PROC_SLOTS 64
-#define PROC_GATHER (1 << 17)    /* bytes a read waits for once the pipe ran dry (gather) */
-#define PROC_GATHER_NAP_S 100e-6 /* one sleep of that wait; the engine fills ~1/10 of the pipe in it */
-#define PROC_GATHER_NAPS 20      /* sleeps at most per read */
 
 extern char **environ;
 
@@ -69,7 +64,6 @@ typedef struct proc_impl {
     char ring[PROC_RING];
     size_t ring_at, ring_len; /* next write position, bytes held */
     uint64_t ticks, bytes; /* ticks parsed, bytes read from stdout */
-    bool drained;          /* the last read emptied the pipe (or a poll just found it readable) */
     char name[DG_HASH_LOG_NAME_MAX + 1];
 } proc_impl;
 
@@ -137,25 +131,6 @@ static bool past_deadline(proc_impl *p)
     return true;
 }
 
-/* Waits, in short sleeps, while the engine is still filling the pipe and it holds less than want
- * bytes (the last read emptied it): one read then takes what a dozen would have, each a wake-up and a
- * poll on detgate's CPU. It stops as soon as a look finds no progress (the engine is slow, blocked on
- * stderr, or done), so a slow engine's stream is read as it comes; the pipe's 1 MiB holds far more
- * than the engine writes while detgate sleeps, so the engine never waits on it. */
-static void gather(proc_impl *p, size_t want)
-{
-    int last = -1;
-    for (int k = 0; k < PROC_GATHER_NAPS; k++) {
-        int held;
-        if (ioctl(p->fd_out, FIONREAD, &held) != 0 || held < 0 || (size_t)held >= want || held == last)
-            return;
-        if (p->deadline > 0 && dg_harness__now() + PROC_GATHER_NAP_S >= p->deadline)
-            return;
-        last = held;
-        nanosleep(&(struct timespec){0, (long)(PROC_GATHER_NAP_S * 1e9)}, NULL);
-    }
-}
-
 /* The FILE's read: stdout read while it has bytes (it is non-blocking), else waited for while
  * emptying stderr, within the time limit. A flood on stderr cannot block it: an engine stuck on a
  * full stderr writes nothing to stdout, which then comes up empty and is polled with stderr. */
@@ -167,12 +142,9 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t size)
             errno = ETIMEDOUT;
             return -1;
         }
-        if (p->drained)
-            gather(p, size < PROC_GATHER ? size : PROC_GATHER);
         ssize_t n = read(p->fd_out, buf, size);
         if (n > 0) {
             p->bytes += (uint64_t)n;
-            p->drained = (size_t)n < size;
             return n;
         }
         if (n < 0 && errno == EINTR)
@@ -186,7 +158,6 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t size)
                 return -1;
             if (r > 0 && p->fd_err >= 0 && fds[1].revents)
                 drain_err(p);
-            p->drained = r > 0 && fds[0].revents; /* woken by the engine's first piece: gather the next */
             continue;
         }
         close(p->fd_out);

@@ -134,6 +134,30 @@ expect jsonl-good-header 0 'o.flrep: 1 tick,' rec good.jsonl
 "$DG" info "$W/o.flrep" >"$W/info" 2>&1
 grep -qE 'tick rate[^0-9]*30' "$W/info" && ok || { bad "good.jsonl: the recording is not at 30 Hz"; cat "$W/info"; }
 
+# ---- a NUL byte in a line is refused (it used to pass for a blank line and be skipped) ---------------
+# (the NUL's byte offset: the bytes of the lines before it, and those of the row before it on its own)
+printf 'tick,id,px,py,pz\n0,1,1,2,3\n\0garbage,,\n1,1,1,2,3\n' >nul.csv
+off=$(head -n 2 nul.csv | wc -c)
+rm -f "$W/o.flrep"
+expect csv-nul-line 2 "nul.csv:3:1: syntax error: expected text, found a NUL byte (0x00) at byte offset $off" rec nul.csv
+[ -e "$W/o.flrep" ] && bad "csv-nul-line: left o.flrep behind" || ok
+expect csv-nul-stdin 2 "stdin:3:1: syntax error: expected text, found a NUL byte (0x00) at byte offset $off" rec - <nul.csv
+printf 'tick,id,px,py,pz\n0,1,1,2,3\0junk\n' >nul-mid.csv
+off=$(( $(head -n 1 nul-mid.csv | wc -c) + 9 ))
+expect csv-nul-in-row 2 "nul-mid.csv:2:10: syntax error: expected text, found a NUL byte (0x00) at byte offset $off" \
+  rec nul-mid.csv
+printf '{"tick":0,"entities":[%s]}\n\0garbage\n{"tick":1,"entities":[%s]}\n' "$E" "$E" >nul.jsonl
+off=$(head -n 1 nul.jsonl | wc -c)
+expect jsonl-nul-line 2 "nul.jsonl:2:1: syntax error: expected text, found a NUL byte (0x00) at byte offset $off" \
+  rec nul.jsonl
+expect jsonl-nul-stdin 2 "stdin:2:1: syntax error: expected text, found a NUL byte (0x00) at byte offset $off" rec - <nul.jsonl
+# through a process engine a malformed stream is the engine's failure: 125, the same place named
+mkdir -p proj/s
+cp nul.csv proj/s/one.csv
+printf '[project]\nscenarios = s\n[engine]\nrun = cat {scenario}\n' >proj/detgate.ini
+expect process-nul-line 125 'one (stdout):3:1: syntax error: expected text, found a NUL byte (0x00)' \
+  "$DG" record one -o "$W/o.flrep" --project proj/detgate.ini
+
 # ---- scenarios: a file over the size limit is bad input (2), not "could not test" (125) ------------
 truncate -s 1G big.scn
 expect scn-1gib 2 'big.scn: size limit exceeded: expected a scenario of at most 16777216 bytes, found 1073741824 bytes' \

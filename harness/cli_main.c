@@ -81,8 +81,9 @@ const cli_cmd cli_commands[] = {
      "simulation, the replay side cut by chunks, recovery beside replay + seek; the report is the same.\n"
      "--repeat N runs the scenario N times (2..1000): every run must record what the first did (a\n"
      "\"repeat\" check, diffed to entity and field). --states - reads the stream from standard input; a\n"
-     "STREAM.zst is decompressed on the fly. With a project file (detgate.ini, docs/ENGINES.md) SCENARIO\n"
-     "may name one of its scenarios and runs through its engine.\n"
+     "STREAM.zst, or any stream starting with zstd's frame magic, is decompressed on the fly. With a\n"
+     "project file (detgate.ini, docs/ENGINES.md) SCENARIO may name one of its scenarios and runs\n"
+     "through its engine.\n"
      "--raw is accepted for one command line everywhere; the replay side is rebuilt from quantized\n"
      "state and carries no raw floats, so verify alone never sees a raw drift (gate's golden does).\n"
      REPORT_FLAGS_HELP RAW_HELP EXIT_HELP

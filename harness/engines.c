@@ -22,14 +22,16 @@ static dg_status process_open(harness__source **out, const harness__engine_args 
     return dg_harness__source_process(out, a->run, a->run_dir, a->scenario, a->time_limit, a->keyframe, err);
 }
 
-/* "-" is standard input, read once; a .zst file is decompressed on the fly; else binary or text by
- * its first bytes. */
+/* "-" is standard input, read once; zstd (a .zst name, or the frame magic as the first bytes) is
+ * decompressed on the fly; else binary or text by its first bytes. */
 static dg_status stream_open(harness__source **out, const harness__engine_args *a, dg_error *err)
 {
+    if (strcmp(a->states, "-") == 0 && dg_harness__zstd_ahead(stdin))
+        return dg_harness__source_zstd_stream(out, stdin, "stdin", NULL, a->keyframe, err);
     if (strcmp(a->states, "-") == 0)
         return dg_harness__source_stream(out, stdin, "stdin", NULL, a->keyframe, err);
     size_t n = strlen(a->states);
-    if (n > 4 && strcmp(a->states + n - 4, ".zst") == 0)
+    if ((n > 4 && strcmp(a->states + n - 4, ".zst") == 0) || dg_harness__is_zstd_file(a->states))
         return dg_harness__source_states_zst(out, a->states, a->keyframe, err);
     if (dg_harness__is_binary_stream(a->states))
         return dg_harness__source_binary_file(out, a->states, a->keyframe, err);

@@ -87,6 +87,14 @@ dg_status dg_harness__source_binary_file(harness__source **out, const char *path
 /* A zstd-compressed state stream file, decompressed on the fly and read once (harness/source_zstd.c);
  * a corrupt or cut compression is DG_E_MALFORMED ("zstd: ..."). */
 dg_status dg_harness__source_states_zst(harness__source **out, const char *path, uint32_t keyframe, dg_error *err);
+/* The same over an open stream read once from its first byte (standard input; not closed with it). */
+dg_status dg_harness__source_zstd_stream(harness__source **out, FILE *raw, const char *label, const char *name,
+                                       uint32_t keyframe, dg_error *err);
+/* Whether the file starts with the zstd frame magic (28 b5 2f fd), whatever its name. */
+bool dg_harness__is_zstd_file(const char *path);
+/* Whether the stream's next byte is the magic's first (0x28, which starts no plain stream): peeked
+ * and put back, so the stream is still read once. */
+bool dg_harness__zstd_ahead(FILE *f);
 /* Kills every running engine process group (SIGKILL). Only kill(): safe in a signal handler. */
 void dg_harness__process_kill_all(void);
 

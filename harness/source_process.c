@@ -452,7 +452,11 @@ dg_status dg_harness__source_process(harness__source **out, const char *run, con
     char label[DG_HASH_LOG_NAME_MAX + 16];
     snprintf(label, sizeof label, "%s (stdout)", p->name);
     harness__raw_reader raw = {.read = pipe_read, .total = pipe_total, .cookie = p};
-    if (st == DG_OK && dg_harness__source_stream_raw(&p->inner, p->out, &raw, label, scenario, keyframe, err) != DG_OK) {
+    bool zst = st == DG_OK && dg_harness__zstd_ahead(p->out); /* a compressed stdout: decompressed as read */
+    dg_status sst = st != DG_OK ? DG_OK
+                    : zst ? dg_harness__source_zstd_stream(&p->inner, p->out, label, scenario, keyframe, err)
+                          : dg_harness__source_stream_raw(&p->inner, p->out, &raw, label, scenario, keyframe, err);
+    if (sst != DG_OK) {
         diagnose(p, true, err);
         st = err->code;
     }

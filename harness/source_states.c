@@ -42,6 +42,7 @@ typedef struct st_source {
     bool jsonl;
     char *line;              /* the current line, NUL-terminated in place in buf */
     size_t line_len;         /* its bytes (up to the cut '\r' / '\n') */
+    uint64_t buf_base;       /* the stream's byte offset of buf[0] (for a NUL's offset) */
     char *buf;               /* the stream's bytes as read, ST_READ_BLOCK at a time */
     size_t buf_cap, buf_pos, buf_len;
     bool buf_end;            /* the stream is read to its end (or to a read error, in buf_errno) */
@@ -388,6 +389,7 @@ static bool buf_room(st_source *p)
 {
     if (p->buf_pos)
         memmove(p->buf, p->buf + p->buf_pos, p->buf_len - p->buf_pos);
+    p->buf_base += p->buf_pos;
     p->buf_len -= p->buf_pos;
     p->buf_pos = 0;
     size_t need = p->buf_len + ST_READ_BLOCK + 1;
@@ -420,12 +422,19 @@ static int read_line(st_source *p, dg_error *err)
         if (nl || (p->buf_end && avail)) {
             size_t n = nl ? (size_t)(nl - start) : avail;
             p->buf_pos += nl ? n + 1 : n;
+            p->lineno++;
+            /* the parsers read a line as a C string: a NUL would end it early, a line holding only
+             * NULs would pass for blank */
+            const char *nul = memchr(start, 0, n);
+            if (nul)
+                return st_err_col(p, err, (unsigned)(nul - start) + 1,
+                                  "expected text, found a NUL byte (0x00) at byte offset %llu",
+                                  (unsigned long long)(p->buf_base + (uint64_t)(nul - p->buf))), -1;
             start[n] = 0; /* buf_room keeps a byte behind the data for it */
             while (n > 0 && start[n - 1] == '\r')
                 start[--n] = 0;
             p->line = start;
             p->line_len = n;
-            p->lineno++;
             return 1;
         }
         if (p->buf_end && p->buf_errno)
@@ -448,6 +457,7 @@ static int read_line(st_source *p, dg_error *err)
 static void buf_reset(st_source *p)
 {
     p->buf_pos = p->buf_len = 0;
+    p->buf_base = 0;
     p->buf_end = false;
     p->buf_errno = 0;
 }
@@ -1557,7 +1567,7 @@ static dg_status st_open_once(harness__source *s, st_source *p, dg_error *err)
 {
     int c;
     while (!p->owns_file && ((c = getc(p->f)) == ' ' || c == '\t' || c == '\r' || c == '\n'))
-        p->lineno += c == '\n';
+        p->lineno += c == '\n', p->buf_base++;
     if (!p->owns_file) { /* a file's kind was told by its name or first bytes (looks_jsonl) */
         p->jsonl = c == '{';
         if (c != EOF)

@@ -134,6 +134,53 @@ expect jsonl-good-header 0 'o.flrep: 1 tick,' rec good.jsonl
 "$DG" info "$W/o.flrep" >"$W/info" 2>&1
 grep -qE 'tick rate[^0-9]*30' "$W/info" && ok || { bad "good.jsonl: the recording is not at 30 Hz"; cat "$W/info"; }
 
+# ---- a NUL byte in a line is refused (it used to pass for a blank line and be skipped) ---------------
+# (the NUL's byte offset: the bytes of the lines before it, and those of the row before it on its own)
+printf 'tick,id,px,py,pz\n0,1,1,2,3\n\0garbage,,\n1,1,1,2,3\n' >nul.csv
+off=$(head -n 2 nul.csv | wc -c)
+rm -f "$W/o.flrep"
+expect csv-nul-line 2 "nul.csv:3:1: syntax error: expected text, found a NUL byte (0x00) at byte offset $off" rec nul.csv
+[ -e "$W/o.flrep" ] && bad "csv-nul-line: left o.flrep behind" || ok
+expect csv-nul-stdin 2 "stdin:3:1: syntax error: expected text, found a NUL byte (0x00) at byte offset $off" rec - <nul.csv
+printf 'tick,id,px,py,pz\n0,1,1,2,3\0junk\n' >nul-mid.csv
+off=$(( $(head -n 1 nul-mid.csv | wc -c) + 9 ))
+expect csv-nul-in-row 2 "nul-mid.csv:2:10: syntax error: expected text, found a NUL byte (0x00) at byte offset $off" \
+  rec nul-mid.csv
+printf '{"tick":0,"entities":[%s]}\n\0garbage\n{"tick":1,"entities":[%s]}\n' "$E" "$E" >nul.jsonl
+off=$(head -n 1 nul.jsonl | wc -c)
+expect jsonl-nul-line 2 "nul.jsonl:2:1: syntax error: expected text, found a NUL byte (0x00) at byte offset $off" \
+  rec nul.jsonl
+expect jsonl-nul-stdin 2 "stdin:2:1: syntax error: expected text, found a NUL byte (0x00) at byte offset $off" rec - <nul.jsonl
+# through a process engine a malformed stream is the engine's failure: 125, the same place named
+mkdir -p proj/s
+cp nul.csv proj/s/one.csv
+printf '[project]\nscenarios = s\n[engine]\nrun = cat {scenario}\n' >proj/detgate.ini
+expect process-nul-line 125 'one (stdout):3:1: syntax error: expected text, found a NUL byte (0x00)' \
+  "$DG" record one -o "$W/o.flrep" --project proj/detgate.ini
+
+# ---- zstd told by its frame magic, not only by a .zst name: the same recording every way ------------
+printf 'tick,id,px,py,pz\n0,1,1,2,3\n0,2,4,5,6\n1,1,1,2,4\n2,2,4,5,7\n' >z.csv
+zstd -q -f z.csv -o z.csv.zst && cp z.csv.zst z-noext
+"$DG" record --states z.csv -o "$W/z-plain.flrep" 2>/dev/null
+for how in file stdin noext noext-stdin; do
+  case $how in
+    file) rec z.csv.zst ;; stdin) rec - <z.csv.zst ;; noext) rec z-noext ;; noext-stdin) rec - <z-noext ;;
+  esac >/dev/null 2>"$W/err" && cmp -s "$W/o.flrep" "$W/z-plain.flrep" && ok \
+    || { bad "zstd ($how): not the plain stream's recording"; sed 's/^/  | /' "$W/err"; }
+  rm -f "$W/o.flrep"
+done
+cp z.csv.zst proj/s/two.zst   # a process engine's compressed stdout
+"$DG" record two -o "$W/o.flrep" --project proj/detgate.ini 2>"$W/err" && cmp -s "$W/o.flrep" "$W/z-plain.flrep" && ok \
+  || { bad "zstd (process engine): not the plain stream's recording"; sed 's/^/  | /' "$W/err"; }
+rm -f "$W/o.flrep"
+head -c 30 z.csv.zst >z-cut
+expect zstd-cut-stdin 2 'stdin: malformed input: zstd: the stream ends inside a frame (cut short)' rec - <z-cut
+[ -e "$W/o.flrep" ] && bad "zstd-cut-stdin: left o.flrep behind" || ok
+expect zstd-cut-noext 2 'z-cut: malformed input: zstd: the stream ends inside a frame (cut short)' rec z-cut
+[ -e "$W/o.flrep" ] && bad "zstd-cut-noext: left o.flrep behind" || ok
+printf '(not zstd)\n' >paren.csv
+expect zstd-not-magic 2 'zstd: expected the frame magic 28 b5 2f fd, found 28 6e 6f 74' rec - <paren.csv
+
 # ---- scenarios: a file over the size limit is bad input (2), not "could not test" (125) ------------
 truncate -s 1G big.scn
 expect scn-1gib 2 'big.scn: size limit exceeded: expected a scenario of at most 16777216 bytes, found 1073741824 bytes' \

@@ -204,10 +204,10 @@ expect 0 "$DG" diff golden/bounce.flrep "$W/zst.flrep" -q
 expect 0 "$DG" verify --states "$W/bounce.jsonl.zst" -q
 head -c 3000 "$W/bounce.jsonl.zst" >"$W/cut.jsonl.zst"
 expect 2 "$DG" verify --states "$W/cut.jsonl.zst" -q
-contains "$W/err" "zstd: the file ends inside a frame (cut short)"
+contains "$W/err" "zstd: the stream ends inside a frame (cut short)"
 cp "$W/bounce.jsonl" "$W/plain.zst"
 expect 2 "$DG" verify --states "$W/plain.zst" -q
-contains "$W/err" "malformed input: zstd: Unknown frame descriptor"
+contains "$W/err" "malformed input: zstd: expected the frame magic 28 b5 2f fd, found 7b 22 64 65"
 no_temp "zst"
 
 # ---- the binary state stream (docs/STATES-STREAM.md, "Binary") -----------------------------------------

@@ -467,7 +467,8 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
             dg_hash_raw_records(&hs, b->raw, (size_t)m * BIN_RAW_BYTES);
         }
     }
-    *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .has_raw = true, .raw = dg_hash_raw_end(&hs)};
+    *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .has_raw = true, .raw = dg_hash_raw_end(&hs),
+                          .at = {b->label, at, false, at + 13, bad ? 0 : BIN_ENTITY_BYTES}};
     return 1;
 }
 
@@ -1033,7 +1034,8 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
     }
     *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .events = b->evs, .nev = nev, .has_raw = true,
                           .raw = dg_hash_raw_end(&hs), .extras = b->nx ? b->xents : NULL,
-                          .xraw = b->nxraw ? b->xraw : NULL, .nxraw = b->nxraw};
+                          .xraw = b->nxraw ? b->xraw : NULL, .nxraw = b->nxraw,
+                          .at = {b->label, at, false, ents_at, bad ? 0 : b->ent_bytes}};
     return 1;
 }
 

@@ -282,6 +282,51 @@ static dg_status rec_logs(rec_state *rs, const dg_tick_hash *th, const harness__
     return st;
 }
 
+/* The id an error of the quantizer names ("entity N" as its place, or its message starting so). */
+static bool error_entity(const dg_error *err, unsigned *id, bool *in_msg)
+{
+    *in_msg = false;
+    if (sscanf(err->where, "entity %u", id) == 1)
+        return true;
+    return (*in_msg = sscanf(err->msg, "entity %u:", id) == 1);
+}
+
+void dg_harness__frame_locate(const harness__frame *f, dg_error *err)
+{
+    const harness__at *a = &f->at;
+    if (!a->label || err->code == DG_OK || err->code == DG_E_NOMEM || err->code == DG_E_IO)
+        return;
+    dg_error e = *err;
+    unsigned id = 0;
+    bool in_msg, ent = error_entity(&e, &id, &in_msg);
+    size_t lo = 0, hi = f->n; /* the entity's index: ents are sorted by id */
+    while (ent && lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->ents[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    bool ent_at = ent && !a->line && a->ent_bytes && lo < f->n && f->ents[lo].id == id;
+    char tick[80], where[sizeof e.where];
+    int tn = snprintf(tick, sizeof tick, "tick %llu", (unsigned long long)f->tick);
+    if (ent_at) /* the error's offset is the entity's: the tick's record named too */
+        snprintf(tick + tn, sizeof tick - (size_t)tn, " (its record at byte %llu)", (unsigned long long)a->at);
+    bool names_tick = !ent && strncmp(e.msg, tick, (size_t)tn) == 0 && (e.msg[tn] == ' ' || e.msg[tn] == ':');
+    uint64_t off = ent_at ? a->ents_at + (uint64_t)lo * a->ent_bytes : a->at;
+    if (a->line)
+        snprintf(where, sizeof where, "%s:%llu:1", a->label, (unsigned long long)a->at);
+    else
+        snprintf(where, sizeof where, "%s", a->label);
+    dg_error_clear(err);
+    if (names_tick)
+        dg_error_set(err, e.code, a->line ? DG_OFFSET_NONE : off, where, "%s", e.msg);
+    else if (ent && !in_msg)
+        dg_error_set(err, e.code, a->line ? DG_OFFSET_NONE : off, where, "%s, %s: %s", tick, e.where, e.msg);
+    else
+        dg_error_set(err, e.code, a->line ? DG_OFFSET_NONE : off, where, "%s%s %s", tick, ent ? "," : ":", e.msg);
+}
+
 /* rec_tick with declared extra fields: the writer's float-domain form with extras, the hash over them. */
 static dg_status rec_tick_x(rec_state *rs, const harness__frame *f)
 {
@@ -294,8 +339,9 @@ static dg_status rec_tick_x(rec_state *rs, const harness__frame *f)
         rs->xq_cap = f->n * rs->nx;
     }
     if (st == DG_OK)
-        st = dg_flrep_writer_tick_x(rs->w, f->tick, f->ents, f->extras, f->n, f->events, f->nev, rs->sc.q, rs->xq,
-                                    rs->err);
+        if ((st = dg_flrep_writer_tick_x(rs->w, f->tick, f->ents, f->extras, f->n, f->events, f->nev, rs->sc.q,
+                                         rs->xq, rs->err)) != DG_OK)
+            dg_harness__frame_locate(f, rs->err);
     if (st != DG_OK)
         return st;
     dg_tick_hash th = dg_hash_tick_x(f->tick, rs->sc.q, rs->xq, rs->nx, f->n, f->events, f->nev, rs->sc.eh);
@@ -316,7 +362,8 @@ static dg_status rec_tick(rec_state *rs, const harness__frame *fin)
         return rec_tick_x(rs, f);
     dg_status st = scratch_fit(&rs->sc, f->n, rs->err);
     if (st == DG_OK)
-        st = dg_flrep_writer_tick(rs->w, f->tick, f->ents, f->n, f->events, f->nev, rs->sc.q, rs->err);
+        if ((st = dg_flrep_writer_tick(rs->w, f->tick, f->ents, f->n, f->events, f->nev, rs->sc.q, rs->err)) != DG_OK)
+            dg_harness__frame_locate(f, rs->err);
     if (st != DG_OK)
         return st;
     /* The record side hashes what the writer handed back: exactly what went to disk. */
@@ -342,6 +389,7 @@ typedef struct rec_fhdr {
     bool has_raw, raw_later;
     size_t x_off; /* its declared fields' slots in the block's x */
     size_t xr_off, nxraw; /* its float fields' raw values in the block's xr */
+    harness__at at;
 } rec_fhdr;
 
 typedef struct rec_block {
@@ -411,7 +459,7 @@ static bool block_add(rec_block *b, const harness__frame *f)
     rec_fhdr *h = &b->f[b->nf++];
     *h = (rec_fhdr){.tick = f->tick, .raw = f->raw, .n = f->n, .ent_off = b->ents_n, .nev = f->nev,
                     .ev_off = b->evs_n, .has_raw = f->has_raw, .raw_later = f->raw_later, .x_off = b->x_n,
-                    .xr_off = b->xr_n, .nxraw = f->xraw ? f->nxraw : 0};
+                    .xr_off = b->xr_n, .nxraw = f->xraw ? f->nxraw : 0, .at = f->at};
     if (nxr)
         memcpy(b->xr + b->xr_n, f->xraw, nxr * sizeof *b->xr);
     b->xr_n += nxr;
@@ -450,7 +498,7 @@ static dg_status block_write(rec_state *rs, rec_block *b)
         harness__frame f = {.tick = h->tick, .ents = b->ents + h->ent_off, .n = h->n, .events = b->evs + h->ev_off,
                             .nev = h->nev, .has_raw = h->has_raw, .raw = h->raw,
                             .extras = b->nx ? b->x + h->x_off : NULL, .xraw = h->nxraw ? b->xr + h->xr_off : NULL,
-                            .nxraw = h->nxraw, .raw_later = h->raw_later};
+                            .nxraw = h->nxraw, .raw_later = h->raw_later, .at = h->at};
         dg_status st = rec_tick(rs, &f);
         if (st != DG_OK)
             return st;

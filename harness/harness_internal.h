@@ -24,6 +24,18 @@
 
 /* ---- a source of ticks ---------------------------------------------------------------------- */
 
+/* Where a tick came from, for the errors the record side finds later (the quantizer's, the writer's:
+ * dg_harness__frame_locate): the stream's label (NULL: not known), and the tick's line (text, line)
+ * or its record's byte offset (binary). Binary ticks whose entities came in id order also give where
+ * those start (ents_at) and their size (ent_bytes; 0: not known). */
+typedef struct harness__at {
+    const char *label;
+    uint64_t at;
+    bool line;
+    uint64_t ents_at;
+    size_t ent_bytes;
+} harness__at;
+
 /* One tick as the source hands it over: the whole live world (sorted by id) and its events.
  * Arrays belong to the source and stay valid until its next call. */
 typedef struct harness__frame {
@@ -44,7 +56,13 @@ typedef struct harness__frame {
     /* has_raw, but raw is left to the consumer: dg_harness__raw_hash of ents. Only for frames without
      * declared float fields (sim_stub's), whose raw hash is over the standard floats alone. */
     bool raw_later;
+    harness__at at; /* where the tick came from */
 } harness__frame;
+
+/* err (from the quantizer or the writer, for frame f) rewritten to say where in f's stream: the
+ * label, the tick's line or record offset, an entity's own offset when err names one the frame can
+ * place. Nothing when f's place is not known. */
+void dg_harness__frame_locate(const harness__frame *f, dg_error *err);
 
 /* Grows *arr (elem bytes an item, *cap items) to hold need items, doubling from 64: the harness's one
  * growable array. False (nothing changed) when memory or size_t runs out. */

@@ -373,6 +373,26 @@ static dg_status check_tick(bin_impl *b, uint64_t tick, size_t n, bool sorted, b
     return DG_OK;
 }
 
+/* After the end record at byte end_at the stream must end: 0, or -1 and an error naming the first
+ * byte past it (one byte read is enough to refuse: a tail that goes on is not read into memory). A
+ * process engine's pipe is read to its end here, so the engine's exit is what follows. */
+static int expect_stream_end(bin_impl *b, uint64_t end_at, dg_error *err)
+{
+    if (b->hi == b->lo && !refill(b, 1))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, b->label, "out of memory"), -1;
+    char m[160];
+    if (b->hi > b->lo) {
+        snprintf(m, sizeof m, "expected the stream to end after its end record (byte %llu), found byte 0x%02x and "
+                 "maybe more", (unsigned long long)end_at, b->win[b->lo]);
+        return bin_err(b, b->offset, m, err), -1;
+    }
+    if (b->raw_failed || ferror(b->f)) {
+        snprintf(m, sizeof m, "after the end record (byte %llu): read failed", (unsigned long long)end_at);
+        return bin_err(b, b->offset, m, err), -1;
+    }
+    return 0;
+}
+
 static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err);
 
 static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
@@ -385,8 +405,8 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
     int rc = read_exact(b, &kind, 1, "a record kind", err);
     if (rc < 0)
         return -1;
-    if (kind == 0x00) /* the end record: the stream is complete */
-        return 0;
+    if (kind == 0x00) /* the end record: the stream is complete, and must end there */
+        return expect_stream_end(b, at, err);
     if (kind != 0x01) {
         char m[80];
         snprintf(m, sizeof m, "expected a record kind 0x01 (tick) or 0x00 (end), found 0x%02x", kind);
@@ -447,7 +467,8 @@ static int bin_next(harness__source *s, harness__frame *f, dg_error *err)
             dg_hash_raw_records(&hs, b->raw, (size_t)m * BIN_RAW_BYTES);
         }
     }
-    *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .has_raw = true, .raw = dg_hash_raw_end(&hs)};
+    *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .has_raw = true, .raw = dg_hash_raw_end(&hs),
+                          .at = {b->label, at, false, at + 13, bad ? 0 : BIN_ENTITY_BYTES}};
     return 1;
 }
 
@@ -939,7 +960,7 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
     if (read_exact(b, &kind, 1, "a record kind", err) < 0)
         return -1;
     if (kind == 0x00)
-        return 0;
+        return expect_stream_end(b, at, err);
     if (kind != 0x01) {
         char m[80];
         snprintf(m, sizeof m, "expected a record kind 0x01 (tick) or 0x00 (end), found 0x%02x", kind);
@@ -1013,7 +1034,8 @@ static int bin_next_v2(harness__source *s, harness__frame *f, dg_error *err)
     }
     *f = (harness__frame){.tick = tick, .ents = b->ents, .n = n, .events = b->evs, .nev = nev, .has_raw = true,
                           .raw = dg_hash_raw_end(&hs), .extras = b->nx ? b->xents : NULL,
-                          .xraw = b->nxraw ? b->xraw : NULL, .nxraw = b->nxraw};
+                          .xraw = b->nxraw ? b->xraw : NULL, .nxraw = b->nxraw,
+                          .at = {b->label, at, false, ents_at, bad ? 0 : b->ent_bytes}};
     return 1;
 }
 

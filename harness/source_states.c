@@ -1384,6 +1384,7 @@ static int st_next(harness__source *s, harness__frame *f, dg_error *err)
     f->extras = p->nx ? p->xents : NULL;
     f->xraw = p->nxraw ? p->xents_raw : NULL;
     f->nxraw = p->nxraw;
+    f->at = (harness__at){.label = p->path, .at = p->tick_line, .line = true};
     return 1;
 }
 

@@ -88,7 +88,7 @@ misbehave error 125 "the engine exited with status 3 after 30 ticks" \
   'library engine: step failed: step failed at tick 30: \\x1b\[31msolver diverged\\x1b\[0m'
 misbehave segv 125 "the engine was killed by signal 11 (Segmentation fault) after 30 ticks"
 misbehave hang 125 "the engine ran past its time limit of 3 s (stopped) after 30 ticks"
-misbehave invalid 125 "entity 1: value out of range: pos\[0\] = 1e+12: expected finite"
+misbehave invalid 125 "bounce (stdout) at byte [0-9]*: value out of range: tick 30 (its record at byte [0-9]*), entity 1: pos\[0\] = 1e+12: expected finite"
 misbehave backwards 125 "the engine's stream is malformed after 30 ticks" "ticks must increase: expected a tick after 29, found 0"
 misbehave nondet 1 "golden: first divergent tick 30"
 # a bless that cannot record leaves the golden as it was; a failed record leaves no recording

@@ -33,7 +33,7 @@ for cc in gcc clang; do
     # (the build's own definitions too: CMakeLists.txt's _POSIX_C_SOURCE; the error type's escaping
     # lives beside the UTF-8 decoder in base/cursor.c)
     if $cc -std=c11 -D_POSIX_C_SOURCE=200809L -D_FILE_OFFSET_BITS=64 $opt -ffp-contract=off -fno-fast-math $extra \
-        -I"$root/include" -I"$root/sim_stub" \
+        -I"$root/include" -I"$root/base" -I"$root/sim_stub" \
         "$root"/sim_stub/dmath.c "$root"/sim_stub/scenario.c "$root"/sim_stub/sim.c "$root"/sim_stub/inject.c \
         "$root"/base/error.c "$root"/base/cursor.c "$root"/sim_stub/tools/sim_digest.c -lm -lpthread \
         -o "$out/digest-$cc-$o"; then

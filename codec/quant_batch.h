@@ -599,7 +599,7 @@ static inline bool quant_eight_schema(const dg_entity_in *in, const schema_q *sq
     return true;
 }
 
-/* dg_quant__entities_schema under a schema with position, velocity and rotation: eights, fours, and one by one
+/* dg_quant_entities_schema under a schema with position, velocity and rotation: eights, fours, and one by one
  * (dg_quant_entity_schema) through a group the batch did not take, which finds and names the
  * first error exactly as the one-by-one loop does. */
 static inline dg_status quant_run_schema(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, size_t n,

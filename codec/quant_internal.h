@@ -12,18 +12,10 @@
  * CMake defines DG_QUANT_AVX2). Call it only on a CPU that has all three. */
 dg_status dg_quant__entities_avx2(const dg_entity_in *in, dg_qentity *out, size_t n, size_t *done, dg_error *err);
 
-/* dg_quant__entities_schema's batch built for AVX2 (codec/quant_batch.h's quant_run_schema), for a
+/* dg_quant_entities_schema's batch built for AVX2 (codec/quant_batch.h's quant_run_schema), for a
  * schema with position, velocity and rotation; the same conditions as dg_quant__entities_avx2. */
 dg_status dg_quant__entities_schema_avx2(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, size_t n,
                                          size_t *done, dg_error *err);
-
-/* dg_quant_entity_schema on in[0..n) into out[0..n), in order, with dg_quant_entities' contract:
- * the same quanta as one by one, stopping at the first entity refused with that entity's error
- * (out[0..k) written, out[k..n) untouched, *done = k, n on success). The legacy schema goes to
- * dg_quant_entities; one with position, velocity and rotation to the AVX2 batch on a CPU that runs
- * it; any other one by one. */
-dg_status dg_quant__entities_schema(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, size_t n,
-                                    size_t *done, dg_error *err);
 
 /* True when dg_quant_entities runs the AVX2 build: there is one, this CPU runs it, and
  * dg_quant__allow_avx2(false) did not turn it off. */

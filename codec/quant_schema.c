@@ -95,8 +95,8 @@ static bool schema_batches(const dg_schema *s)
     return (s->std_mask & need) == need;
 }
 
-dg_status dg_quant__entities_schema(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, size_t n,
-                                    size_t *done, dg_error *err)
+dg_status dg_quant_entities_schema(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, size_t n,
+                                   size_t *done, dg_error *err)
 {
     if (dg_schema_is_legacy(s))
         return dg_quant_entities(in, out, n, done, err);
@@ -112,12 +112,6 @@ dg_status dg_quant__entities_schema(const dg_schema *s, const dg_entity_in *in, 
     if (done)
         *done = i;
     return st;
-}
-
-dg_status dg_quant_entities_schema(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, size_t n,
-                                   size_t *done, dg_error *err)
-{
-    return dg_quant__entities_schema(s, in, out, n, done, err);
 }
 
 void dg_quant_pos_m_schema(const dg_schema *s, const dg_qentity *q, double out_m[3])

@@ -28,7 +28,7 @@
 #define BENCH_NAME "bench_flrep"
 #include "bench_util.h"
 #include "detgate/quant.h"
-#include "quant_internal.h"   /* dg_quant__entities_schema: the 2.0 writer's batch */
+#include "quant_internal.h"   /* dg_quant__avx2_in_use: which build of the batch runs */
 
 typedef struct craft {
     double pos[3], vel[3];
@@ -212,7 +212,7 @@ static void schema_stage(craft *c, dg_entity_in *in, dg_qentity *q, uint32_t n, 
                 if (dg_quant_entity_schema(&s, &in[i], &q1[i], &err))
                     die(&err);
             double t1 = now_s();
-            if (dg_quant__entities_schema(&s, in, q, n, NULL, &err))
+            if (dg_quant_entities_schema(&s, in, q, n, NULL, &err))
                 die(&err);
             double t2 = now_s();
             t_one += t1 - t0;

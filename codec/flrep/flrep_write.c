@@ -4,7 +4,6 @@
  * decoder's own arithmetic and checks it against the state given, so what the writer hands back is
  * what a reader will rebuild. */
 #include "flrep_internal.h"
-#include "quant_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -648,9 +647,9 @@ dg_status dg_flrep_writer_tick_x(dg_flrep_writer *w, uint64_t tick, const dg_ent
     /* straight into the caller's arrays when it gives them, as dg_flrep_writer_tick: no copy after */
     dg_qentity *q = qout ? qout : w->qbuf;
     int64_t *x = xout ? xout : w->xbuf;
-    if (sorted) {   /* in id order already: the batch (codec/quant_internal.h), extras in one copy */
+    if (sorted) {   /* in id order already: the batch (dg_quant_entities_schema), extras in one copy */
         size_t done = 0;
-        dg_status qst = dg_quant__entities_schema(sc, ents, q, n, &done, err);
+        dg_status qst = dg_quant_entities_schema(sc, ents, q, n, &done, err);
         if (nf && done)
             memcpy(x, extras, done * nf * sizeof *extras);
         if (qst != DG_OK)

@@ -451,8 +451,8 @@ static dg_entity_in batch_entity(tl_rng *r, unsigned edge_every)
 }
 
 /* Runs the batch and one by one on in[0..n) from the same 0x5A-filled output, compares everything:
- * dg_quant_entities with dg_quant_entity (s NULL), or under schema s dg_quant_entities_schema (the
- * public entry to dg_quant__entities_schema, what the harness calls) with dg_quant_entity_schema. */
+ * dg_quant_entities with dg_quant_entity (s NULL), or under schema s dg_quant_entities_schema with
+ * dg_quant_entity_schema. */
 static void expect_batch_as_one_by_one_under(const dg_schema *s, const dg_entity_in *in, size_t n)
 {
     dg_qentity want[BATCH_MAX], got[BATCH_MAX];
@@ -617,7 +617,7 @@ static void test_batch_matches_one_by_one_on_rounding_ties(void **state)
             e.rot[k] = nextafter(e.rot[k], INFINITY);
         }
         assert_int_equal(dg_quant_entities(in, got, TIE_STEPS, NULL, NULL), DG_OK);
-        assert_int_equal(dg_quant__entities_schema(&tie_schema, in, got_s, TIE_STEPS, NULL, NULL), DG_OK);
+        assert_int_equal(dg_quant_entities_schema(&tie_schema, in, got_s, TIE_STEPS, NULL, NULL), DG_OK);
         for (int i = 0; i < TIE_STEPS; i++) {
             assert_int_equal(dg_quant_entity(&in[i], &want, NULL), DG_OK);
             dg_qentity want_s;   /* the schema batch, under pos,vel,rot at other quanta */
@@ -677,7 +677,7 @@ static void test_batch_stops_at_the_first_refused_entity(void **state)
     assert_int_equal(done, 0);
 }
 
-/* ---- dg_quant__entities_schema against dg_quant_entity_schema ------------------------------ */
+/* ---- dg_quant_entities_schema against dg_quant_entity_schema ------------------------------ */
 /* The schema batch (codec/quant_batch.h's quant_run_schema on a CPU with AVX2) must give what the
  * one-entity function gives under the same schema, entity by entity in order, as
  * expect_batch_as_one_by_one asks of dg_quant_entities. */

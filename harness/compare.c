@@ -829,12 +829,25 @@ static void hdr_match_rows(hdr_cmp *h, const void *ra, size_t na, const void *rb
     free(y);
 }
 
-/* A type or faction row on one side only, summarized by its id and name: `"red" "Red"`. */
-static void hdr_named_row_one_side(hdr_cmp *h, const char *row, dg_flrep_str id, dg_flrep_str name, bool in_a)
+/* A type or faction row's id and name, the part the two tables share: the row named "table[index]"
+ * into row, a row on one side only (x or y NULL) reported summarized by its id and name (`"red"
+ * "Red"`), else its id and name compared. True when both sides have it (the caller compares the rest). */
+static bool hdr_named_row(hdr_cmp *h, char *row, size_t cap, const char *table, uint16_t index,
+                          const dg_flrep_str *x_id, const dg_flrep_str *x_name, const dg_flrep_str *y_id,
+                          const dg_flrep_str *y_name)
 {
-    char q[HDR_VALUE_CAP], q2[HDR_VALUE_CAP], s[2 * HDR_VALUE_CAP + 8];
-    snprintf(s, sizeof s, "%s %s", hdr_quote(q, sizeof q, id), hdr_quote(q2, sizeof q2, name));
-    hdr_row_one_side(h, row, s, in_a);
+    snprintf(row, cap, "%s[%u]", table, (unsigned)index);
+    if (!x_id || !y_id) {
+        char q[HDR_VALUE_CAP], q2[HDR_VALUE_CAP], s[2 * HDR_VALUE_CAP + 8];
+        snprintf(s, sizeof s, "%s %s", hdr_quote(q, sizeof q, x_id ? *x_id : *y_id),
+                 hdr_quote(q2, sizeof q2, x_id ? *x_name : *y_name));
+        hdr_row_one_side(h, row, s, x_id != NULL);
+        return false;
+    }
+    char f[64];
+    hdr_str(h, hdr_field(f, sizeof f, row, "id"), *x_id, *y_id);
+    hdr_str(h, hdr_field(f, sizeof f, row, "name"), *x_name, *y_name);
+    return true;
 }
 
 static void hdr_type_row(hdr_cmp *h, size_t i, size_t j, const void *pa, const void *pb)
@@ -842,13 +855,9 @@ static void hdr_type_row(hdr_cmp *h, size_t i, size_t j, const void *pa, const v
     const dg_flrep_header *a = pa, *b = pb;
     const dg_flrep_type *x = i != SIZE_MAX ? &a->types[i] : NULL, *y = j != SIZE_MAX ? &b->types[j] : NULL;
     char row[48], f[64];
-    snprintf(row, sizeof row, "type[%u]", (unsigned)(x ? x->index : y->index));
-    if (!x || !y) {
-        hdr_named_row_one_side(h, row, x ? x->id : y->id, x ? x->name : y->name, x != NULL);
+    if (!hdr_named_row(h, row, sizeof row, "type", x ? x->index : y->index, x ? &x->id : NULL, x ? &x->name : NULL,
+                       y ? &y->id : NULL, y ? &y->name : NULL))
         return;
-    }
-    hdr_str(h, hdr_field(f, sizeof f, row, "id"), x->id, y->id);
-    hdr_str(h, hdr_field(f, sizeof f, row, "name"), x->name, y->name);
     hdr_u64(h, hdr_field(f, sizeof f, row, "category"), x->category, y->category);
     hdr_u64(h, hdr_field(f, sizeof f, row, "projectile"), x->projectile_kind, y->projectile_kind);
 }
@@ -857,14 +866,9 @@ static void hdr_faction_row(hdr_cmp *h, size_t i, size_t j, const void *pa, cons
 {
     const dg_flrep_header *a = pa, *b = pb;
     const dg_flrep_faction *x = i != SIZE_MAX ? &a->factions[i] : NULL, *y = j != SIZE_MAX ? &b->factions[j] : NULL;
-    char row[48], f[64];
-    snprintf(row, sizeof row, "faction[%u]", (unsigned)(x ? x->index : y->index));
-    if (!x || !y) {
-        hdr_named_row_one_side(h, row, x ? x->id : y->id, x ? x->name : y->name, x != NULL);
-        return;
-    }
-    hdr_str(h, hdr_field(f, sizeof f, row, "id"), x->id, y->id);
-    hdr_str(h, hdr_field(f, sizeof f, row, "name"), x->name, y->name);
+    char row[48];
+    hdr_named_row(h, row, sizeof row, "faction", x ? x->index : y->index, x ? &x->id : NULL, x ? &x->name : NULL,
+                  y ? &y->id : NULL, y ? &y->name : NULL);
 }
 
 static void hdr_types(hdr_cmp *h, const dg_flrep_header *a, const dg_flrep_header *b)

@@ -233,6 +233,20 @@ static void two_builds_free(two_builds *tb)
         dg_flrep__world_free(&tb->np);
 }
 
+/* Two worlds of n entities, ids 1..n, every one with proto's fields: *w0 the tick before, *w1 the
+ * copy a test changes. */
+static void twin_worlds(size_t n, dg_qentity proto, dg_qentity **w0, dg_qentity **w1)
+{
+    *w0 = calloc(n, sizeof **w0);
+    *w1 = calloc(n, sizeof **w1);
+    assert_non_null(*w0);
+    assert_non_null(*w1);
+    for (size_t i = 0; i < n; i++) {
+        proto.id = (uint32_t)i + 1;
+        (*w0)[i] = (*w1)[i] = proto;
+    }
+}
+
 static unsigned eg_len(uint64_t v) { return 2 * (63u - (unsigned)__builtin_clzll(v + 1)) + 1; }
 static uint64_t zig(int64_t v) { return v < 0 ? (uint64_t)(-2 * v - 1) : (uint64_t)(2 * v); }
 
@@ -244,13 +258,8 @@ static void test_encoder_builds_agree_on_every_small_residual(void **state)
 {
     (void)state;
     enum { N = 20000 };
-    dg_qentity *w0 = calloc(N, sizeof *w0), *w1 = calloc(N, sizeof *w1);
-    assert_non_null(w0);
-    assert_non_null(w1);
-    for (uint32_t i = 0; i < N; i++) {
-        w0[i] = (dg_qentity){.id = i + 1, .pos = {1000, -2000, 3000}, .vel = {10, -20, 30}, .rot = {100, -200, 300}};
-        w1[i] = w0[i];
-    }
+    dg_qentity *w0, *w1;
+    twin_worlds(N, (dg_qentity){.pos = {1000, -2000, 3000}, .vel = {10, -20, 30}, .rot = {100, -200, 300}}, &w0, &w1);
     rng_state = 12345;
     size_t long_records = 0, fallback_records = 0, changed = 0;
     for (uint32_t i = 0; i < N;) {
@@ -292,13 +301,8 @@ static void test_encoder_builds_record_every_one_field_change(void **state)
 {
     (void)state;
     enum { N = 2000, FIELDS = 9 };
-    dg_qentity *w0 = calloc(N, sizeof *w0), *w1 = calloc(N, sizeof *w1);
-    assert_non_null(w0);
-    assert_non_null(w1);
-    for (uint32_t i = 0; i < N; i++) {
-        w0[i] = (dg_qentity){.id = i + 1, .pos = {1000, -2000, 3000}, .vel = {60, -120, 180}, .rot = {100, -200, 300}};
-        w1[i] = w0[i];
-    }
+    dg_qentity *w0, *w1;
+    twin_worlds(N, (dg_qentity){.pos = {1000, -2000, 3000}, .vel = {60, -120, 180}, .rot = {100, -200, 300}}, &w0, &w1);
     size_t changed = 0;
     for (uint32_t i = 0, k = 0; i < N; k++) {
         dg_qentity *q = &w1[i];

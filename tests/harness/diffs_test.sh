@@ -102,22 +102,19 @@ contains_text "$W/out" 'faction[300]: A (none), B "red" "Red"'
 lacks_text "$W/out" "faction[1]"
 hv=$(jpath "$W/fx.json" '[c["values"] for c in j["scenarios"][0]["checks"] if c["name"] == "header"]')
 if [ "$hv" = '[[{"field":"factions","a":"256","b":"257"},{"field":"faction[300]","a":null,"b":"\"red\" \"Red\""}]]' ]; then ok; else bad "faction row on one side, JSON: $hv"; fi
-# types TYPES-JSON — a.jsonl with its header's type table replaced
-types() {
-  python3 -c 'import json,sys; L=open(sys.argv[1]).read().split("\n",1); h=json.loads(L[0]); h["types"]=json.loads(sys.argv[2]); print(json.dumps(h)); sys.stdout.write(L[1])' "$W/a.jsonl" "$1"
+# types_recorded NAME TYPES-JSON — a.jsonl with its header's type table replaced, recorded to NAME.flrep
+types_recorded() {
+  python3 -c 'import json,sys; L=open(sys.argv[1]).read().split("\n",1); h=json.loads(L[0]); h["types"]=json.loads(sys.argv[2]); print(json.dumps(h)); sys.stdout.write(L[1])' "$W/a.jsonl" "$2" >"$W/$1.jsonl"
+  expect 0 "$DG" record --states "$W/$1.jsonl" -o "$W/$1.flrep"
 }
 # two types declared in the other order: the same tables (each index means the same on both sides)
-types '[{"index":0,"id":"f16","name":"F-16C"},{"index":5,"id":"mig","name":"MiG-29"}]' >"$W/t05.jsonl"
-types '[{"index":5,"id":"mig","name":"MiG-29"},{"index":0,"id":"f16","name":"F-16C"}]' >"$W/t50.jsonl"
-expect 0 "$DG" record --states "$W/t05.jsonl" -o "$W/t05.flrep"
-expect 0 "$DG" record --states "$W/t50.jsonl" -o "$W/t50.flrep"
+types_recorded t05 '[{"index":0,"id":"f16","name":"F-16C"},{"index":5,"id":"mig","name":"MiG-29"}]'
+types_recorded t50 '[{"index":5,"id":"mig","name":"MiG-29"},{"index":0,"id":"f16","name":"F-16C"}]'
 expect 0 "$DG" diff "$W/t05.flrep" "$W/t50.flrep"
 lacks_text "$W/out" "type["
 # a row above 255 declared under another index on each side: each side's row named, nothing shifted
-types '[{"index":300,"id":"x","name":"X"}]' >"$W/t300.jsonl"
-types '[{"index":301,"id":"x","name":"X"}]' >"$W/t301.jsonl"
-expect 0 "$DG" record --states "$W/t300.jsonl" -o "$W/t300.flrep"
-expect 0 "$DG" record --states "$W/t301.jsonl" -o "$W/t301.flrep"
+types_recorded t300 '[{"index":300,"id":"x","name":"X"}]'
+types_recorded t301 '[{"index":301,"id":"x","name":"X"}]'
 expect 1 "$DG" diff "$W/t300.flrep" "$W/t301.flrep"
 contains_text "$W/out" "header: 2 header and table values differ: type[300], type[301]"
 contains_text "$W/out" 'type[300]: A "x" "X", B (none)'

@@ -90,7 +90,8 @@ dg_status dg_harness__source_states_zst(harness__source **out, const char *path,
 /* The same over an open stream read once from its first byte (standard input; not closed with it). */
 dg_status dg_harness__source_zstd_stream(harness__source **out, FILE *raw, const char *label, const char *name,
                                        uint32_t keyframe, dg_error *err);
-/* Whether the file starts with the zstd frame magic (28 b5 2f fd), whatever its name. */
+/* Whether the file starts as the zstd frame magic does (its first byte 0x28, as dg_harness__zstd_ahead
+ * tells a stream), whatever its name: the rest of the magic is then checked by the zstd source. */
 bool dg_harness__is_zstd_file(const char *path);
 /* Whether the stream's next byte is the magic's first (0x28, which starts no plain stream): peeked
  * and put back, so the stream is still read once. */

@@ -180,6 +180,10 @@ expect zstd-cut-noext 2 'z-cut: malformed input: zstd: the stream ends inside a 
 [ -e "$W/o.flrep" ] && bad "zstd-cut-noext: left o.flrep behind" || ok
 printf '(not zstd)\n' >paren.csv
 expect zstd-not-magic 2 'zstd: expected the frame magic 28 b5 2f fd, found 28 6e 6f 74' rec - <paren.csv
+# the same rule for a file as for a stream read once (docs/STATES-STREAM.md): its first byte
+expect zstd-not-magic-file 2 'paren.csv at byte 0: malformed input: zstd: expected the frame magic 28 b5 2f fd, found 28 6e 6f 74' \
+  rec paren.csv
+[ -e "$W/o.flrep" ] && bad "zstd-not-magic-file: left o.flrep behind" || ok
 
 # ---- scenarios: a file over the size limit is bad input (2), not "could not test" (125) ------------
 truncate -s 1G big.scn

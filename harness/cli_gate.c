@@ -172,14 +172,11 @@ static void golden_raw_message(dg_report_check *c, const char *gl, const char *f
                                       "drifted: a golden log recorded with `detgate record --hash-log LOG --log-raw` "
                                       "names them (or bisect from the golden's revision: `detgate bisect`)");
     }
-    if (who)
-        dg_report_check_set_message(c, "quantized state identical to the golden; raw floats differ from tick %llu%s "
-                                       "(sub-quantum drift): %s",
-                                    (unsigned long long)first_raw, where, cli_raw_verdict_note(raw));
-    else
-        dg_report_check_set_message(c, "quantized state identical to the golden; raw floats differ from tick %llu "
-                                       "(sub-quantum drift%s): %s",
-                                    (unsigned long long)first_raw, where, cli_raw_verdict_note(raw));
+    /* the entity before the parenthesis, the hashed floats inside it */
+    dg_report_check_set_message(c, "quantized state identical to the golden; raw floats differ from tick %llu%s "
+                                   "(sub-quantum drift%s): %s",
+                                (unsigned long long)first_raw, who ? where : "", who ? "" : where,
+                                cli_raw_verdict_note(raw));
 }
 
 static void check_golden(dg_report_scenario *sc, const char *golden_dir, const char *rec_path,

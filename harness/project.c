@@ -41,25 +41,40 @@ typedef struct ini_ctx {
     unsigned seen[K_COUNT_]; /* the line each key was given on, 0 = not given */
     bool has_kind;
     unsigned too_long; /* the first line longer than inih's buffer, 0 = none */
+    unsigned nul_line, nul_col; /* where a NUL byte stopped the reading (0: none) */
+    size_t col;        /* bytes of the current line handed to inih before this piece */
     dg_error *err;
     char field_section[HARNESS_DECL_NAME_MAX + 8]; /* the [field NAME] section being read, "" = none */
     unsigned schema_line;                          /* the first [schema] key's line, 0 = none */
 } ini_ctx;
 
-/* fgets for inih that counts lines (the Debian build's handler gets no line number). */
+/* fgets for inih that counts lines (the Debian build's handler gets no line number) and stops at a
+ * NUL byte (fgets would hand inih the line cut there, the rest of it silently dropped). */
 static char *ini_read_line(char *str, int num, void *stream)
 {
     ini_ctx *c = stream;
-    char *r = fgets(str, num, c->f);
-    if (!r)
+    size_t n = 0;
+    int ch = 0;
+    while (n + 1 < (size_t)num && (ch = getc(c->f)) != EOF) {
+        str[n++] = (char)ch;
+        if (ch == '\n' || ch == 0)
+            break;
+    }
+    if (n == 0)
         return NULL;
+    str[n] = 0;
     if (c->at_line_start)
         c->line++;
-    size_t n = strlen(r);
-    c->at_line_start = n > 0 && r[n - 1] == '\n';
+    if (ch == 0) { /* column: bytes into the line, this piece's and the line's pieces before it */
+        c->nul_line = c->line;
+        c->nul_col = (unsigned)(c->col + n);
+        return NULL;
+    }
+    c->at_line_start = str[n - 1] == '\n';
+    c->col = c->at_line_start ? 0 : c->col + n;
     if (!c->at_line_start && n + 1 == (size_t)num && !c->too_long && !feof(c->f))
         c->too_long = c->line; /* inih would cut it: refused, not read as two lines */
-    return r;
+    return str;
 }
 
 static int fail(ini_ctx *c, const char *fmt, const char *a, const char *b, const char *d)
@@ -437,6 +452,11 @@ static dg_status project_parse_body(harness__project *p, FILE *f, dg_error *err)
     ini_initial_alloc = HARNESS_PROJECT_PATH_MAX;
     ini_ctx c = {.f = f, .at_line_start = true, .p = p, .err = err};
     int rc = ini_parse_stream(ini_read_line, &c, on_key, &c);
+    if (err->code == DG_OK && c.nul_line) {
+        char col[24];
+        snprintf(col, sizeof col, "%u", c.nul_col);
+        c.line = c.nul_line, fail(&c, "expected text, found a NUL byte (0x00) at column %s%s%s", col, "", "");
+    }
     if (err->code == DG_OK && c.too_long)
         c.line = c.too_long, fail(&c, "a line longer than %s bytes%s%s", "4094", "", "");
     if (err->code != DG_OK)

@@ -243,10 +243,14 @@ const dg_schema *dg_harness__common_schema(const dg_flrep_header *a, const dg_fl
 
 /* ---- record side re-derived from the source vs the recording ---------------------------------- */
 
-/* The batch quantizer: the quanta of dg_quant_entity_schema entity by entity, and its first error. */
+/* The batch quantizer: the quanta of dg_quant_entity_schema entity by entity, and its first error,
+ * placed in the frame's stream as the record side places it. */
 static dg_status quantize_frame(const dg_schema *s, const harness__frame *f, dg_qentity *q, dg_error *err)
 {
-    return dg_quant_entities_schema(s, f->ents, q, f->n, NULL, err);
+    dg_status st = dg_quant_entities_schema(s, f->ents, q, f->n, NULL, err);
+    if (st != DG_OK)
+        dg_harness__frame_locate(f, err);
+    return st;
 }
 
 static int read_to(dg_flrep_reader *r, uint64_t tick, dg_flrep_tick *t, dg_error *err)

@@ -62,6 +62,7 @@ typedef struct proc_impl {
     int fd_out, fd_err;
     pid_t pid;
     bool reaped, timed_out, stopped; /* stopped: detgate sent the signal */
+    bool left_open;        /* timed out after the engine exited: a process it left held stdout */
     int status;
     double deadline, limit_s; /* dg_harness__now() seconds; 0 = none */
     char ring[PROC_RING];
@@ -106,10 +107,18 @@ static void reap(proc_impl *p, bool block)
     }
 }
 
+/* The processes the engine left in its group after it exited (one holding stdout kept the stream
+ * open until the time limit): SIGKILL at once. They are not detgate's children, so there is no exit
+ * to wait for (reaped elsewhere, a zombie still counts as in the group), and the engine they belong
+ * to is gone: no grace to give. */
+static void stop_leftovers(proc_impl *p) { kill(-p->pid, SIGKILL); }
+
 /* SIGTERM to the whole group, SIGKILL after a grace period. */
 static void stop_child(proc_impl *p)
 {
     reap(p, false);
+    if (p->reaped && p->left_open)
+        stop_leftovers(p);
     if (p->reaped)
         return;
     p->stopped = true;
@@ -131,6 +140,8 @@ static bool past_deadline(proc_impl *p)
     if (p->deadline <= 0 || dg_harness__now() < p->deadline)
         return false;
     p->timed_out = true;
+    reap(p, false);
+    p->left_open = p->reaped; /* the engine is gone, its stdout is not: something it started holds it */
     stop_child(p);
     return true;
 }
@@ -275,7 +286,11 @@ static void diagnose(proc_impl *p, bool stream_failed, dg_error *err)
     unsigned long long t = (unsigned long long)p->ticks;
     const char *ts = p->ticks == 1 ? "" : "s";
     int code = WIFEXITED(p->status) ? WEXITSTATUS(p->status) : 0;
-    if (p->timed_out)
+    if (p->timed_out && p->left_open)
+        snprintf(what, sizeof what, "the engine exited (status %d) but its standard output stayed open until the "
+                 "time limit of %g s: a process it started still held it (stopped; redirect that one's output) after "
+                 "%llu tick%s", WIFEXITED(p->status) ? code : -1, p->limit_s, t, ts);
+    else if (p->timed_out)
         snprintf(what, sizeof what, "the engine ran past its time limit of %g s (stopped) after %llu tick%s",
                  p->limit_s, t, ts);
     else if (WIFSIGNALED(p->status) && !(p->stopped && stream_failed))

@@ -5,7 +5,8 @@
  * ok, exit3, segv, hang, garbage, cut (a tick line cut short, exit 0), flood (4 MiB of stderr first,
  * then a good stream), invalid (a position out of the quantizer's range), nondet (a clock-seeded
  * value: another run records another state), nondet-raw (the same, 1e-15..1e-9 m: another run has
- * other raw floats, the same quantized state). DG_TEST_ENGINE_PIDFILE: where hang writes its pid.
+ * other raw floats, the same quantized state), orphan (exits 0 at tick K, a child it started still
+ * holding stdout). DG_TEST_ENGINE_PIDFILE: where hang (or orphan's child) writes its pid.
  * Declared fields (issue 14): "fields 1" (or DG_TEST_ENGINE_FIELDS=1) declares a schema (pos, vel,
  * rot at 1 mm) with angvel (float, rad/s, quantum 1/4096), rng (uint 64, an xorshift state) and awake
  * (bool) in the stream's own form; modes change-angvel / change-rng / change-awake change that
@@ -304,7 +305,9 @@ int main(int argc, char **argv)
                 fflush(stdout);
                 raise(SIGSEGV);
             }
-            if (strcmp(s.mode, "hang") == 0) {
+            if (strcmp(s.mode, "orphan") == 0 && fork() > 0)
+                return 0; /* the child, stdout inherited, hangs as below */
+            if (strcmp(s.mode, "hang") == 0 || strcmp(s.mode, "orphan") == 0) {
                 const char *pf = getenv("DG_TEST_ENGINE_PIDFILE"); /* so a test can see it was ended */
                 FILE *f = pf ? fopen(pf, "w") : NULL;
                 if (f)

@@ -202,6 +202,27 @@ static void test_midpoints(void **state)
     assert_true(g_fast > g_total / 2);
 }
 
+/* Exact ties, where only round-half-to-even decides: an odd T in (2^53, 2^54) lies halfway between
+ * two doubles, and so does T * 5^j written as "T*5^j e-j" (= T / 2^j; j = 0..4 while the mantissa
+ * keeps to 19 digits). Each must take a fast path and give strtod's bits. */
+static void test_ties(void **state)
+{
+    (void)state;
+    char buf[64];
+    g_fast = g_total = 0;
+    for (int i = 0; i < 20000; i++) {
+        uint64_t t = (UINT64_C(1) << 53) + ((rnd() % (UINT64_C(1) << 52)) | 1); /* odd, in (2^53, 2^54) */
+        uint64_t m = t;
+        for (int j = 0; j <= 4; j++, m *= 5) {
+            if (m >= UINT64_C(10000000000000000000))
+                break;
+            snprintf(buf, sizeof buf, "%llue-%d", (unsigned long long)m, j);
+            check(buf);
+        }
+    }
+    assert_int_equal(g_fast, g_total);
+}
+
 /* Random digit strings: 1..24 digits, a point anywhere, exponents -40..40, signs, leading zeros. */
 static void test_random_decimals(void **state)
 {
@@ -235,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_printed_doubles),
         cmocka_unit_test(test_midpoints),
         cmocka_unit_test(test_random_decimals),
+        cmocka_unit_test(test_ties),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

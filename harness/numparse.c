@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ typedef struct np_pow5 {
 } np_pow5;
 static np_pow5 k_pow5[2 * NP_MAX_POW + 1];
 static pthread_once_t k_pow5_once = PTHREAD_ONCE_INIT;
+static atomic_bool k_pow5_ready; /* set after the table: a number then costs no call to pthread_once */
 
 static void pow5_init(void)
 {
@@ -57,6 +59,7 @@ static void pow5_init(void)
         quo += rem != 0;
         k_pow5[NP_MAX_POW - k] = (np_pow5){(uint64_t)(quo >> 64), (uint64_t)quo};
     }
+    atomic_store_explicit(&k_pow5_ready, true, memory_order_release);
 }
 
 /* floor(log2(5^q)) + q + 63 ... as the algorithm's power(q): floor(217706 q / 2^16) + 63 (exact for
@@ -73,7 +76,8 @@ static int pow2_of(int q)
  * (never within ±27). */
 static bool via_eisel_lemire(uint64_t w, int q, double *out)
 {
-    pthread_once(&k_pow5_once, pow5_init);
+    if (!atomic_load_explicit(&k_pow5_ready, memory_order_acquire))
+        pthread_once(&k_pow5_once, pow5_init);
     const np_pow5 *t = &k_pow5[NP_MAX_POW + q];
     int lz = __builtin_clzll(w);
     w <<= lz;
@@ -144,7 +148,7 @@ static uint32_t digits_value(uint64_t w, unsigned n)
 /* Digits from s[*i] into *m (leading zeros add nothing), up to eight per step while eight bytes
  * are there to load (a run's end is found without a branch per digit); *count gets how many were
  * read. False when the significant digits pass NP_MAX_DIGITS. */
-static bool scan_digits(const char *s, size_t len, size_t *i, uint64_t *m, int *count)
+static inline __attribute__((always_inline)) bool scan_digits(const char *s, size_t len, size_t *i, uint64_t *m, int *count)
 {
     size_t k = *i;
     uint64_t v = *m;
@@ -174,7 +178,7 @@ static bool scan_digits(const char *s, size_t len, size_t *i, uint64_t *m, int *
  * mantissa's significant digits (leading zeros skipped), the power of ten and where it ends (*end).
  * False: another shape, or too many digits or too large an exponent for the fast paths (strtod
  * decides then). */
-static bool scan_decimal(const char *s, size_t len, bool *neg, uint64_t *mant, int *e10, size_t *end)
+static inline __attribute__((always_inline)) bool scan_decimal(const char *s, size_t len, bool *neg, uint64_t *mant, int *e10, size_t *end)
 {
     size_t i = 0;
     *neg = false;

@@ -26,6 +26,29 @@ lacks_text() { if grep -qF -- "$2" "$1"; then bad "$1 has '$2': $(grep -m1 -F --
 
 same_file() { if cmp -s "$1" "$2"; then ok; else bad "$1 and $2 differ"; fi; }
 
+# interrupt_ends MODE WHAT REPORT_DIR — `detgate gate` run with the test engine in MODE until the
+# engine has written its pid to $W/MODE.pid, then SIGINT: detgate exits non-zero, writes no report, and
+# the process WHAT names (the engine, or what it left holding stdout) no longer runs (gone, or a zombie
+# waiting for an init that may not reap)
+interrupt_ends() {
+  local mode=$1 what=$2 dir=$3 pidf=$W/$1.pid dg st gone=0
+  rm -f "$pidf"
+  DG_TEST_ENGINE_MODE=$mode DG_TEST_ENGINE_PIDFILE=$pidf "$DG" gate -q --report-dir "$dir" &
+  dg=$!
+  for _ in $(seq 100); do [ -s "$pidf" ] && break; sleep 0.1; done
+  sleep 0.2 # an orphan's engine has exited by now: only what it left holds the pipe
+  kill -INT $dg
+  wait $dg
+  [ $? -ne 0 ] && ok || bad "an interrupted gate ($mode) exited 0"
+  for _ in $(seq 40); do
+    st=$(ps -o stat= -p "$(cat "$pidf" 2>/dev/null || echo 0)" 2>/dev/null)
+    if [ -s "$pidf" ] && { [ -z "$st" ] || [ "${st#Z}" != "$st" ]; }; then gone=1; break; fi
+    sleep 0.05
+  done
+  [ $gone -eq 1 ] && ok || bad "$what outlived an interrupted detgate ($mode: $st)"
+  [ ! -e "$dir" ] && ok || bad "an interrupted gate ($mode) wrote a report"
+}
+
 # ---- the prologue the tests share -----------------------------------------------------------------------
 # work_dir NAME — W: a fresh folder ${TMPDIR:-/tmp}/dg-NAME-test.XXXXXX, removed when the script exits
 work_dir() {

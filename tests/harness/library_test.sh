@@ -132,22 +132,8 @@ lib_project lib/libengine.so
 
 # ---- an interrupt ends the engine-host too, and leaves nothing behind ---------------------------------
 sed -i 's/^time_limit = 3/time_limit = 60/' detgate.ini
-rm -f "$W/engine.pid"
-DG_TEST_ENGINE_MODE=hang DG_TEST_ENGINE_PIDFILE=$W/engine.pid "$DG" gate -q --report-dir "$W/r-int" &
-dg=$!
-for _ in $(seq 100); do [ -s "$W/engine.pid" ] && break; sleep 0.1; done
-kill -INT $dg
-wait $dg
-[ $? -ne 0 ] && ok || bad "an interrupted gate exited 0"
-gone=0
-for _ in $(seq 40); do
-  st=$(ps -o stat= -p "$(cat "$W/engine.pid" 2>/dev/null || echo 0)" 2>/dev/null)
-  if [ -s "$W/engine.pid" ] && { [ -z "$st" ] || [ "${st#Z}" != "$st" ]; }; then gone=1; break; fi
-  sleep 0.05
-done
-[ $gone -eq 1 ] && ok || bad "the library engine outlived detgate ($st)"
+interrupt_ends hang "the library engine" "$W/r-int"
 no_temp "interrupt"
-[ ! -e "$W/r-int" ] && ok || bad "an interrupted gate wrote a report"
 
 # ---- matrix: the library built by the project's [build] command, loaded from {build} -----------------------
 R=$W/repo

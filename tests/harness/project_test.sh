@@ -145,39 +145,10 @@ DG_TEST_ENGINE_MODE=exit3 expect 125 "$DG" record bounce -o "$W/never.flrep"
 
 # an interrupt ends the engine too (its whole process group), and leaves nothing behind
 sed -i 's/^time_limit = 3/time_limit = 60/' detgate.ini
-rm -f "$W/engine.pid"
-DG_TEST_ENGINE_MODE=hang DG_TEST_ENGINE_PIDFILE=$W/engine.pid "$DG" gate -q --report-dir "$W/r-int" &
-dg=$!
-for _ in $(seq 100); do [ -s "$W/engine.pid" ] && break; sleep 0.1; done
-kill -INT $dg
-wait $dg
-[ $? -ne 0 ] && ok || bad "an interrupted gate exited 0"
-# gone, or a zombie waiting for an init that may not reap: either way it no longer runs
-gone=0
-for _ in $(seq 40); do
-  st=$(ps -o stat= -p "$(cat "$W/engine.pid" 2>/dev/null || echo 0)" 2>/dev/null)
-  if [ -s "$W/engine.pid" ] && { [ -z "$st" ] || [ "${st#Z}" != "$st" ]; }; then gone=1; break; fi
-  sleep 0.05
-done
-[ $gone -eq 1 ] && ok || bad "the engine outlived detgate ($st)"
+interrupt_ends hang "the engine" "$W/r-int"
 no_temp "interrupt"
-[ ! -e "$W/r-int" ] && ok || bad "an interrupted gate wrote a report"
 # ... and what the engine left holding stdout after it exited (its group is ended, not only the engine)
-rm -f "$W/orphan.pid"
-DG_TEST_ENGINE_MODE=orphan DG_TEST_ENGINE_PIDFILE=$W/orphan.pid "$DG" gate -q --report-dir "$W/r-int2" &
-dg=$!
-for _ in $(seq 100); do [ -s "$W/orphan.pid" ] && break; sleep 0.1; done
-sleep 0.2 # the engine itself has exited by now: only the orphan holds the pipe
-kill -INT $dg
-wait $dg
-[ $? -ne 0 ] && ok || bad "an interrupted gate (orphan) exited 0"
-gone=0
-for _ in $(seq 40); do
-  st=$(ps -o stat= -p "$(cat "$W/orphan.pid" 2>/dev/null || echo 0)" 2>/dev/null)
-  if [ -s "$W/orphan.pid" ] && { [ -z "$st" ] || [ "${st#Z}" != "$st" ]; }; then gone=1; break; fi
-  sleep 0.05
-done
-[ $gone -eq 1 ] && ok || bad "the orphan outlived an interrupted detgate ($st)"
+interrupt_ends orphan "the orphan" "$W/r-int2"
 no_temp "interrupt (orphan)"
 
 # ---- verify --repeat N: every run must record what the first did -----------------------------------------

@@ -75,8 +75,14 @@ static void check_golden(dg_report_scenario *sc, const char *golden, const char 
     } else if (first_raw != DG_REPORT_TICK_NONE) {
         dg_report_check_set_raw_divergence(c, first_raw);
         c->status = DG_REPORT_WARN;
+        /* the session's raw hash covers the entity's standard floats (its extras come quantized) */
+        char names[DG_HASH_LOG_VALUES_CAP];
+        dg_harness__raw_value_names(NULL, names, sizeof names);
         dg_report_check_set_message(c, "quantized state identical to the golden; raw floats differ from tick %llu "
-                                       "(sub-quantum drift)", (unsigned long long)first_raw);
+                                       "(sub-quantum drift; hashed raw floats %.200s)",
+                                    (unsigned long long)first_raw, names);
+        dg_report_check_add_detail(c, "the golden hash log keeps one raw hash per tick, not which entity or field "
+                                      "drifted: dg_harness_repeat names them between runs of one build");
     } else {
         dg_report_check_set_message(c, "%zu tick%s identical to the golden (%s)", rec->n, dg_report_plural_s(rec->n),
                                     flrep ? "recording" : "hash log");

@@ -57,7 +57,8 @@ typedef struct dg_harness_options {
     const char *hash_log_path;
     /* Compare the run with this golden, as `detgate gate` does: a .flrep recording (state diff down to
      * tick, entity and field, plus a "header" check) or a hash log (tick level). Adds a "golden" check;
-     * a raw-float-only drift is WARN. NULL = none. */
+     * a raw-float-only drift is WARN (against a hash log, naming the raw floats its hash covers). NULL
+     * = none. */
     const char *golden_path;
 } dg_harness_options;
 

@@ -144,6 +144,18 @@ static dg_status run_session(const dg_harness_options *o, uint64_t nudge, dg_rep
     return dg_harness_close(s, rep, res, err);
 }
 
+/* run_session with run 1 of the repeat tests' engine moving car 3 by RAW_NUDGE from raw_tick on. */
+static dg_status run_session_raw(const dg_harness_options *o, uint64_t raw_tick, dg_report *rep,
+                                 dg_harness_result *res, dg_error *err)
+{
+    dg_flrep_header h = header();
+    dg_harness_session *s = NULL;
+    assert_int_equal(dg_harness_open(&s, &h, o, err), DG_OK);
+    engine g = {.raw_run = 1, .raw_tick = raw_tick};
+    assert_int_equal(run_engine(&g, s, 1, err), DG_OK);
+    return dg_harness_close(s, rep, res, err);
+}
+
 static const dg_report_check *find_check(const dg_report *rep, const char *name)
 {
     const dg_report_scenario *sc = rep->scenarios[rep->n_scenarios - 1];
@@ -296,6 +308,39 @@ static void test_golden_compare_names_tick_entity_field(void **state)
     remove(golden_log);
 }
 
+/* A raw-only drift against a hash log golden: a warning, no failed check, the raw floats the golden's
+ * one hash per tick covers named, and why the entity is not. */
+static void test_golden_raw_drift_names_the_hashed_floats(void **state)
+{
+    (void)state;
+    char golden_log[512];
+    path_in(golden_log, sizeof golden_log, "golden.hashlog.zst");
+    dg_error err;
+    dg_error_clear(&err);
+    dg_harness_options o = dg_harness_default_options();
+    o.hash_log_path = golden_log;
+    dg_harness_result res;
+    assert_int_equal(run_session(&o, UINT64_MAX, NULL, &res, &err), DG_OK);
+    dg_harness_options g = dg_harness_default_options();
+    g.golden_path = golden_log;
+    dg_report *rep = dg_report_new("gate", "test", NULL, &err);
+    assert_int_equal(run_session_raw(&g, 40, rep, &res, &err), DG_OK);
+    assert_int_equal(res.failed_checks, 0);
+    assert_int_equal(res.first_raw_tick, 40);
+    const dg_report_check *c = find_check(rep, "golden");
+    assert_int_equal(c->status, DG_REPORT_WARN);
+    const char *want = "raw floats differ from tick 40 (sub-quantum drift; hashed raw floats "
+                       "pos.x,pos.y,pos.z,vel.x,vel.y,vel.z,rot.w,rot.x,rot.y,rot.z,health)";
+    if (!strstr(c->message, want))
+        fail_msg("message \"%s\" lacks \"%s\"", c->message, want);
+    assert_int_equal(c->n_details, 1);
+    assert_non_null(strstr(c->details[0], "keeps one raw hash per tick"));
+    dg_report_free(rep);
+    const char *keep[] = {"golden.hashlog.zst", NULL};
+    assert_int_equal(stray_files(keep), 0);
+    remove(golden_log);
+}
+
 /* ---- repeat runs --------------------------------------------------------------------------------- */
 
 static void test_repeat_equal_runs_pass(void **state)
@@ -417,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_hash_log_holds_each_ticks_state_hash),
         cmocka_unit_test(test_hash_log_not_half_written),
         cmocka_unit_test(test_golden_compare_names_tick_entity_field),
+        cmocka_unit_test(test_golden_raw_drift_names_the_hashed_floats),
         cmocka_unit_test(test_repeat_equal_runs_pass),
         cmocka_unit_test(test_repeat_names_the_run_that_differs),
         cmocka_unit_test(test_repeat_names_a_raw_drift_down_to_the_value),

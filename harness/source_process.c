@@ -107,18 +107,10 @@ static void reap(proc_impl *p, bool block)
     }
 }
 
-/* The processes the engine left in its group after it exited (one holding stdout kept the stream
- * open until the time limit): SIGKILL at once. They are not detgate's children, so there is no exit
- * to wait for (reaped elsewhere, a zombie still counts as in the group), and the engine they belong
- * to is gone: no grace to give. */
-static void stop_leftovers(proc_impl *p) { kill(-p->pid, SIGKILL); }
-
 /* SIGTERM to the whole group, SIGKILL after a grace period. */
 static void stop_child(proc_impl *p)
 {
     reap(p, false);
-    if (p->reaped && p->left_open)
-        stop_leftovers(p);
     if (p->reaped)
         return;
     p->stopped = true;
@@ -141,7 +133,12 @@ static bool past_deadline(proc_impl *p)
         return false;
     p->timed_out = true;
     reap(p, false);
-    p->left_open = p->reaped; /* the engine is gone, its stdout is not: something it started holds it */
+    /* The engine is gone, its stdout is not: a process it left in its group holds it. SIGKILL at once:
+     * not detgate's child, so no exit to wait for (a zombie still counts as in the group), and the
+     * engine it belongs to has ended, so no grace to give. */
+    p->left_open = p->reaped;
+    if (p->left_open)
+        kill(-p->pid, SIGKILL);
     stop_child(p);
     return true;
 }
@@ -182,11 +179,11 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t size)
         }
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && p->gather) {
-            gather_nap(p);
-            continue;
-        }
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (p->gather) {
+                gather_nap(p);
+                continue;
+            }
             struct pollfd fds[2] = {{p->fd_out, POLLIN, 0}, {p->fd_err, POLLIN, 0}};
             double left = p->deadline - dg_harness__now();
             int ms = p->deadline <= 0 ? -1 : left <= 0 ? 0 : (int)(left * 1000) + 1; /* never -1 by accident */
@@ -287,9 +284,10 @@ static void diagnose(proc_impl *p, bool stream_failed, dg_error *err)
     const char *ts = p->ticks == 1 ? "" : "s";
     int code = WIFEXITED(p->status) ? WEXITSTATUS(p->status) : 0;
     if (p->timed_out && p->left_open)
-        snprintf(what, sizeof what, "the engine exited (status %d) but its standard output stayed open until the "
-                 "time limit of %g s: a process it started still held it (stopped; redirect that one's output) after "
-                 "%llu tick%s", WIFEXITED(p->status) ? code : -1, p->limit_s, t, ts);
+        snprintf(what, sizeof what, "the engine %s %d%s but its standard output stayed open until the time limit "
+                 "of %g s: a process it started still held it (stopped; redirect that one's output) after %llu "
+                 "tick%s", WIFEXITED(p->status) ? "exited (status" : "was killed (signal",
+                 WIFEXITED(p->status) ? code : WTERMSIG(p->status), ")", p->limit_s, t, ts);
     else if (p->timed_out)
         snprintf(what, sizeof what, "the engine ran past its time limit of %g s (stopped) after %llu tick%s",
                  p->limit_s, t, ts);

@@ -7,11 +7,8 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <float.h>
-#include <limits.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +33,6 @@ typedef struct np_pow5 {
 } np_pow5;
 static np_pow5 k_pow5[2 * NP_MAX_POW + 1];
 static pthread_once_t k_pow5_once = PTHREAD_ONCE_INIT;
-static atomic_bool k_pow5_ready; /* set after the table: a number then costs no call to pthread_once */
 
 static void pow5_init(void)
 {
@@ -59,10 +55,9 @@ static void pow5_init(void)
         quo += rem != 0;
         k_pow5[NP_MAX_POW - k] = (np_pow5){(uint64_t)(quo >> 64), (uint64_t)quo};
     }
-    atomic_store_explicit(&k_pow5_ready, true, memory_order_release);
 }
 
-/* floor(log2(5^q)) + q + 63 ... as the algorithm's power(q): floor(217706 q / 2^16) + 63 (exact for
+/* The algorithm's power(q), floor(q log2(10)) + 63, as floor(217706 q / 2^16) + 63 (exact for
  * |q| < 350); the division floors for a negative q too. */
 static int pow2_of(int q)
 {
@@ -76,8 +71,7 @@ static int pow2_of(int q)
  * (never within ±27). */
 static bool via_eisel_lemire(uint64_t w, int q, double *out)
 {
-    if (!atomic_load_explicit(&k_pow5_ready, memory_order_acquire))
-        pthread_once(&k_pow5_once, pow5_init);
+    pthread_once(&k_pow5_once, pow5_init);
     const np_pow5 *t = &k_pow5[NP_MAX_POW + q];
     int lz = __builtin_clzll(w);
     w <<= lz;

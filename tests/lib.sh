@@ -26,12 +26,23 @@ lacks_text() { if grep -qF -- "$2" "$1"; then bad "$1 has '$2': $(grep -m1 -F --
 
 same_file() { if cmp -s "$1" "$2"; then ok; else bad "$1 and $2 differ"; fi; }
 
+# process_gone PIDFILE WHAT — the process whose pid PIDFILE holds no longer runs: gone, or a zombie
+# waiting for an init that may not reap (polled for up to 2 s)
+process_gone() {
+  local st=""
+  for _ in $(seq 40); do
+    st=$(ps -o stat= -p "$(cat "$1" 2>/dev/null || echo 0)" 2>/dev/null)
+    if [ -s "$1" ] && { [ -z "$st" ] || [ "${st#Z}" != "$st" ]; }; then ok; return; fi
+    sleep 0.05
+  done
+  bad "$2 outlived detgate ($st)"
+}
+
 # interrupt_ends MODE WHAT REPORT_DIR — `detgate gate` run with the test engine in MODE until the
 # engine has written its pid to $W/MODE.pid, then SIGINT: detgate exits non-zero, writes no report, and
-# the process WHAT names (the engine, or what it left holding stdout) no longer runs (gone, or a zombie
-# waiting for an init that may not reap)
+# the process WHAT names (the engine, or what it left holding stdout) no longer runs
 interrupt_ends() {
-  local mode=$1 what=$2 dir=$3 pidf=$W/$1.pid dg st gone=0
+  local mode=$1 what=$2 dir=$3 pidf=$W/$1.pid dg
   rm -f "$pidf"
   DG_TEST_ENGINE_MODE=$mode DG_TEST_ENGINE_PIDFILE=$pidf "$DG" gate -q --report-dir "$dir" &
   dg=$!
@@ -40,12 +51,7 @@ interrupt_ends() {
   kill -INT $dg
   wait $dg
   [ $? -ne 0 ] && ok || bad "an interrupted gate ($mode) exited 0"
-  for _ in $(seq 40); do
-    st=$(ps -o stat= -p "$(cat "$pidf" 2>/dev/null || echo 0)" 2>/dev/null)
-    if [ -s "$pidf" ] && { [ -z "$st" ] || [ "${st#Z}" != "$st" ]; }; then gone=1; break; fi
-    sleep 0.05
-  done
-  [ $gone -eq 1 ] && ok || bad "$what outlived an interrupted detgate ($mode: $st)"
+  process_gone "$pidf" "$what (interrupted, $mode)"
   [ ! -e "$dir" ] && ok || bad "an interrupted gate ($mode) wrote a report"
 }
 

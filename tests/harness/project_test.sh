@@ -122,9 +122,7 @@ misbehave hang 125 "the engine ran past its time limit of 3 s (stopped) after 30
 rm -f "$W/orphan.pid"
 DG_TEST_ENGINE_PIDFILE=$W/orphan.pid misbehave orphan 125 \
   "the engine exited (status 0) but its standard output stayed open until the time limit of 3 s: a process it started still held it"
-# the process left holding stdout is ended with the run
-st=$(ps -o stat= -p "$(cat "$W/orphan.pid" 2>/dev/null || echo 0)" 2>/dev/null)
-[ -s "$W/orphan.pid" ] && { [ -z "$st" ] || [ "${st#Z}" != "$st" ]; } && ok || bad "the orphan outlived detgate ($st)"
+process_gone "$W/orphan.pid" "the orphan" # the process left holding stdout is ended with the run
 misbehave garbage 125 "the engine's stream is malformed after 30 ticks: bounce (stdout):32:1: syntax error: invalid JSON"
 misbehave cut 125 "the engine's stream is malformed after 30 ticks: bounce (stdout):32:" "expected near end of file"
 misbehave invalid 125 "bounce (stdout):[0-9]*:1: value out of range: tick 30, entity 1 (entities\[0\]): pos\[0\] = 1e+12"

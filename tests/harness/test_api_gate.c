@@ -131,29 +131,35 @@ static dg_status run_engine(void *user, dg_harness_session *s, unsigned run, dg_
     return DG_OK;
 }
 
-/* One session: TICKS ticks of world(nudge), with the options given. */
-static dg_status run_session(const dg_harness_options *o, uint64_t nudge, dg_report *rep, dg_harness_result *res,
-                             dg_error *err)
+/* One session, as run 1 of engine g (the repeat tests' engine), with the options given. */
+static dg_status run_session_of(engine g, const dg_harness_options *o, dg_report *rep, dg_harness_result *res,
+                                dg_error *err)
 {
     dg_flrep_header h = header();
     dg_harness_session *s = NULL;
     dg_status st = dg_harness_open(&s, &h, o, err);
     assert_int_equal(st, DG_OK);
-    engine g = {.odd_run = 1, .odd_tick = nudge};
     assert_int_equal(run_engine(&g, s, 1, err), DG_OK);
     return dg_harness_close(s, rep, res, err);
 }
 
-/* run_session with run 1 of the repeat tests' engine moving car 3 by RAW_NUDGE from raw_tick on. */
-static dg_status run_session_raw(const dg_harness_options *o, uint64_t raw_tick, dg_report *rep,
-                                 dg_harness_result *res, dg_error *err)
+/* One session: TICKS ticks of world(nudge), with the options given. */
+static dg_status run_session(const dg_harness_options *o, uint64_t nudge, dg_report *rep, dg_harness_result *res,
+                             dg_error *err)
 {
-    dg_flrep_header h = header();
-    dg_harness_session *s = NULL;
-    assert_int_equal(dg_harness_open(&s, &h, o, err), DG_OK);
-    engine g = {.raw_run = 1, .raw_tick = raw_tick};
-    assert_int_equal(run_engine(&g, s, 1, err), DG_OK);
-    return dg_harness_close(s, rep, res, err);
+    return run_session_of((engine){.odd_run = 1, .odd_tick = nudge}, o, rep, res, err);
+}
+
+/* bless: a session of the plain world writing the golden recording and/or hash log (NULL: not that). */
+static void bless(const char *recording, const char *hash_log)
+{
+    dg_error err;
+    dg_error_clear(&err);
+    dg_harness_options o = dg_harness_default_options();
+    o.recording_path = recording;
+    o.hash_log_path = hash_log;
+    dg_harness_result res;
+    assert_int_equal(run_session(&o, UINT64_MAX, NULL, &res, &err), DG_OK);
 }
 
 static const dg_report_check *find_check(const dg_report *rep, const char *name)
@@ -246,14 +252,10 @@ static void test_golden_compare_names_tick_entity_field(void **state)
     char golden[512], golden_log[512];
     path_in(golden, sizeof golden, "golden.flrep");
     path_in(golden_log, sizeof golden_log, "golden.hashlog.zst");
+    bless(golden, golden_log); /* the recording and its hash log */
     dg_error err;
     dg_error_clear(&err);
-    dg_harness_options o = dg_harness_default_options();
-    o.recording_path = golden; /* bless: the recording and its hash log */
-    o.hash_log_path = golden_log;
     dg_harness_result res;
-    assert_int_equal(run_session(&o, UINT64_MAX, NULL, &res, &err), DG_OK);
-
     dg_harness_options g = dg_harness_default_options();
     g.golden_path = golden;
     dg_report *rep = dg_report_new("gate", "test", NULL, &err);
@@ -315,16 +317,15 @@ static void test_golden_raw_drift_names_the_hashed_floats(void **state)
     (void)state;
     char golden_log[512];
     path_in(golden_log, sizeof golden_log, "golden.hashlog.zst");
+    bless(NULL, golden_log);
     dg_error err;
     dg_error_clear(&err);
-    dg_harness_options o = dg_harness_default_options();
-    o.hash_log_path = golden_log;
     dg_harness_result res;
-    assert_int_equal(run_session(&o, UINT64_MAX, NULL, &res, &err), DG_OK);
     dg_harness_options g = dg_harness_default_options();
     g.golden_path = golden_log;
     dg_report *rep = dg_report_new("gate", "test", NULL, &err);
-    assert_int_equal(run_session_raw(&g, 40, rep, &res, &err), DG_OK);
+    /* car 3 moved by RAW_NUDGE from tick 40: the same quantized state, other raw floats */
+    assert_int_equal(run_session_of((engine){.raw_run = 1, .raw_tick = 40}, &g, rep, &res, &err), DG_OK);
     assert_int_equal(res.failed_checks, 0);
     assert_int_equal(res.first_raw_tick, 40);
     const dg_report_check *c = find_check(rep, "golden");

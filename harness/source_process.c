@@ -26,6 +26,8 @@
 #define PROC_GATHER (1 << 16)  /* a read of fewer bytes found the pipe nearly empty: the engine is the slower */
 #define PROC_GATHER_NAP_NS 1000000L /* one sleep then, before the next read: the engine fills the pipe */
 #define PROC_TERM_GRACE 1.0 /* seconds between SIGTERM and SIGKILL */
+#define PROC_HELD_OPEN_S 5.0 /* the engine gone, its stdout open and silent this long: a process it left holds it */
+#define PROC_WATCH_MS 100    /* an empty pipe's poll, in slices this long while the engine runs: its exit is seen */
 #define PROC_SLOTS 64
 
 extern char **environ;
@@ -63,6 +65,8 @@ typedef struct proc_impl {
     pid_t pid;
     bool reaped, timed_out, stopped; /* stopped: detgate sent the signal */
     bool left_open;        /* timed out after the engine exited: a process it left held stdout */
+    bool held_quiet;       /* ... and stopped after PROC_HELD_OPEN_S of silence, not by the time limit */
+    double quiet_since;    /* the engine gone: when its stdout was first found empty after the last byte */
     int status;
     double deadline, limit_s; /* dg_harness__now() seconds; 0 = none */
     char ring[PROC_RING];
@@ -98,10 +102,8 @@ static void reap(proc_impl *p, bool block)
 {
     while (!p->reaped) {
         pid_t r = waitpid(p->pid, &p->status, block ? 0 : WNOHANG);
-        if (r == p->pid || (r < 0 && errno != EINTR)) {
-            p->reaped = true;
-            children_set(p->pid, 0);
-        }
+        if (r == p->pid || (r < 0 && errno != EINTR))
+            p->reaped = true; /* its group stays registered: what it left may still hold stdout */
         if (r == 0 || !block)
             return;
     }
@@ -143,6 +145,33 @@ static bool past_deadline(proc_impl *p)
     return true;
 }
 
+/* Called with the pipe empty. The engine gone and its stdout silent for PROC_HELD_OPEN_S: nothing
+ * more will come from a process it left holding it (with or without a time limit, which may be long
+ * or none), so that process's group is killed and the stream ends as a failure. */
+static bool held_open(proc_impl *p, double now)
+{
+    reap(p, false);
+    if (!p->reaped)
+        return false;
+    if (p->quiet_since <= 0)
+        p->quiet_since = now;
+    if (now - p->quiet_since < PROC_HELD_OPEN_S)
+        return false;
+    p->timed_out = p->left_open = p->held_quiet = true;
+    kill(-p->pid, SIGKILL);
+    return true;
+}
+
+/* How long an empty pipe is polled: to the time limit, to the end of held_open's silence once the
+ * engine is gone, and in slices while it runs, so that its exit is seen. */
+static int wait_ms(const proc_impl *p, double now)
+{
+    double left = p->reaped ? p->quiet_since + PROC_HELD_OPEN_S - now : PROC_WATCH_MS / 1000.0;
+    if (p->deadline > 0 && p->deadline - now < left)
+        left = p->deadline - now;
+    return left <= 0 ? 0 : (int)(left * 1000) + 1;
+}
+
 /* One sleep of PROC_GATHER_NAP_NS, cut to the time limit. An engine slower than detgate writes in
  * pieces (stdio's 4 KiB): waking on each costs detgate more than parsing it, so after a short read
  * it waits once while the (1 MiB) pipe fills, then reads what came in one go. One sleep, not many
@@ -175,6 +204,7 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t size)
         if (n > 0) {
             p->bytes += (uint64_t)n;
             p->gather = (size_t)n < size && n < PROC_GATHER;
+            p->quiet_since = 0;
             return n;
         }
         if (n < 0 && errno == EINTR)
@@ -184,10 +214,13 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t size)
                 gather_nap(p);
                 continue;
             }
+            double now = dg_harness__now();
+            if (held_open(p, now)) {
+                errno = ETIMEDOUT;
+                return -1;
+            }
             struct pollfd fds[2] = {{p->fd_out, POLLIN, 0}, {p->fd_err, POLLIN, 0}};
-            double left = p->deadline - dg_harness__now();
-            int ms = p->deadline <= 0 ? -1 : left <= 0 ? 0 : (int)(left * 1000) + 1; /* never -1 by accident */
-            int r = poll(fds, 2, ms);
+            int r = poll(fds, 2, wait_ms(p, now));
             if (r < 0 && errno != EINTR)
                 return -1;
             if (r > 0 && p->fd_err >= 0 && fds[1].revents)
@@ -283,11 +316,19 @@ static void diagnose(proc_impl *p, bool stream_failed, dg_error *err)
     unsigned long long t = (unsigned long long)p->ticks;
     const char *ts = p->ticks == 1 ? "" : "s";
     int code = WIFEXITED(p->status) ? WEXITSTATUS(p->status) : 0;
-    if (p->timed_out && p->left_open)
-        snprintf(what, sizeof what, "the engine %s %d%s but its standard output stayed open until the time limit "
-                 "of %g s: a process it started still held it (stopped; redirect that one's output) after %llu "
-                 "tick%s", WIFEXITED(p->status) ? "exited (status" : "was killed (signal",
-                 WIFEXITED(p->status) ? code : WTERMSIG(p->status), ")", p->limit_s, t, ts);
+    char gone[48]; /* how the engine ended, where a process it left held stdout */
+    if (WIFEXITED(p->status))
+        snprintf(gone, sizeof gone, "exited (status %d)", code);
+    else
+        snprintf(gone, sizeof gone, "was killed (signal %d)", WTERMSIG(p->status));
+    if (p->held_quiet)
+        snprintf(what, sizeof what, "the engine %s but its standard output stayed open, nothing written on it for "
+                 "%g s after: a process it started still held it (stopped; redirect that one's output) after %llu "
+                 "tick%s", gone, PROC_HELD_OPEN_S, t, ts);
+    else if (p->timed_out && p->left_open)
+        snprintf(what, sizeof what, "the engine %s but its standard output stayed open until the time limit of "
+                 "%g s: a process it started still held it (stopped; redirect that one's output) after %llu tick%s",
+                 gone, p->limit_s, t, ts);
     else if (p->timed_out)
         snprintf(what, sizeof what, "the engine ran past its time limit of %g s (stopped) after %llu tick%s",
                  p->limit_s, t, ts);
@@ -344,8 +385,10 @@ static void proc_destroy(harness__source *s)
     proc_impl *p = s->impl;
     if (!p)
         return;
-    if (p->pid > 0)
+    if (p->pid > 0) {
         stop_child(p);
+        children_set(p->pid, 0);
+    }
     dg_harness__source_free(p->inner);
     if (p->out)
         fclose(p->out);

@@ -123,6 +123,13 @@ rm -f "$W/orphan.pid"
 DG_TEST_ENGINE_PIDFILE=$W/orphan.pid misbehave orphan 125 \
   "the engine exited (status 0) but its standard output stayed open until the time limit of 3 s: a process it started still held it"
 process_gone "$W/orphan.pid" "the orphan" # the process left holding stdout is ended with the run
+# ... and without a time limit: five silent seconds after the engine's exit end it, not forever
+sed -i 's/^time_limit = 3/# time_limit = 3/' detgate.ini
+rm -f "$W/orphan.pid"
+DG_TEST_ENGINE_PIDFILE=$W/orphan.pid misbehave orphan 125 "the engine exited (status 0) but its standard output \
+stayed open, nothing written on it for 5 s after: a process it started still held it (stopped; redirect that one's output) after 30 ticks"
+process_gone "$W/orphan.pid" "the orphan (no time limit)"
+sed -i 's/^# time_limit = 3/time_limit = 3/' detgate.ini
 misbehave garbage 125 "the engine's stream is malformed after 30 ticks: bounce (stdout):32:1: syntax error: invalid JSON"
 misbehave cut 125 "the engine's stream is malformed after 30 ticks: bounce (stdout):32:" "expected near end of file"
 misbehave invalid 125 "bounce (stdout):[0-9]*:1: value out of range: tick 30, entity 1 (entities\[0\]): pos\[0\] = 1e+12"

@@ -183,27 +183,36 @@ void dg_buf_reset(dg_buf *b)
     b->ok = true;
 }
 
+bool dg_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2)
+            return false;
+        nc *= 2;
+    }
+    if (elem && nc > SIZE_MAX / elem)
+        return false;
+    void *v = realloc(*arr, nc * elem);
+    if (!v)
+        return false;
+    *arr = v;
+    *cap = nc;
+    return true;
+}
+
 bool dg_buf_reserve(dg_buf *b, size_t extra)
 {
     if (!b->ok)
         return false;
     if (extra <= b->cap - b->len)
         return true;
-    if (extra > SIZE_MAX / 2 - b->len) {
+    if (extra > SIZE_MAX / 2 - b->len || !dg_grow((void **)&b->p, &b->cap, b->len + extra, 1)) {
         b->ok = false;
         return false;
     }
-    size_t want = b->len + extra;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < want)
-        cap *= 2;
-    uint8_t *np = realloc(b->p, cap);
-    if (!np) {
-        b->ok = false;
-        return false;
-    }
-    b->p = np;
-    b->cap = cap;
     return true;
 }
 

@@ -81,6 +81,12 @@ size_t dg_utf8_char(const uint8_t *s, size_t n);
  * UTF-8 decoder of detgate (reports and the JSON escaper decode with it too). */
 size_t dg_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
 
+/* ---- growing ------------------------------------------------------------------------------- */
+/* *arr, an array of *cap elements of elem bytes each, grown to hold at least need (its capacity
+ * doubled from 16 until it does): the one growth rule of detgate's arrays and buffers. False, *arr
+ * and *cap untouched, when out of memory or need elements do not fit size_t. */
+bool dg_grow(void **arr, size_t *cap, size_t need, size_t elem);
+
 /* ---- writing ------------------------------------------------------------------------------- */
 typedef struct dg_buf {
     uint8_t *p;

@@ -54,17 +54,8 @@ dg_harness_options dg_harness_default_options(void)
 
 static dg_status fit(void **p, size_t *cap, size_t n, size_t elem, dg_error *err)
 {
-    if (n <= *cap)
-        return DG_OK;
-    size_t nc = *cap ? *cap * 2 : 64;
-    while (nc < n)
-        nc *= 2;
-    void *q = realloc(*p, nc * elem);
-    if (!q)
-        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "harness session", "out of memory");
-    *p = q;
-    *cap = nc;
-    return DG_OK;
+    return dg_grow(p, cap, n, elem) ? DG_OK
+                                    : dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "harness session", "out of memory");
 }
 
 static int spill_next(harness__source *s, harness__frame *f, dg_error *err)

@@ -1163,14 +1163,8 @@ static bool matrix_add(mplan *p, const char *s, size_t len, char *why, size_t wh
                  (int)(tl > 60 ? 60 : tl), c2 + 1);
         return false;
     }
-    if (p->n == p->cap) {
-        size_t nc = p->cap ? p->cap * 2 : 16;
-        mconf *v = realloc(p->v, nc * sizeof *v);
-        if (!v)
-            return snprintf(why, why_cap, "out of memory"), false;
-        p->v = v;
-        p->cap = nc;
-    }
+    if (!dg_grow((void **)&p->v, &p->cap, p->n + 1, sizeof *p->v))
+        return snprintf(why, why_cap, "out of memory"), false;
     mconf *m = &p->v[p->n];
     memset(m, 0, sizeof *m);
     snprintf(m->contract, sizeof m->contract, "%.*s", (int)tl, c2 + 1);
@@ -1355,14 +1349,8 @@ typedef struct mtext {
 static void mtext_add(mtext *t, const char *s)
 {
     size_t n = strlen(s);
-    if (t->len + n + 1 > t->cap) {
-        size_t nc = (t->len + n + 1) * 2;
-        char *q = realloc(t->s, nc);
-        if (!q)
-            return;
-        t->s = q;
-        t->cap = nc;
-    }
+    if (!dg_grow((void **)&t->s, &t->cap, t->len + n + 1, 1))
+        return;
     memcpy(t->s + t->len, s, n + 1);
     t->len += n;
 }

@@ -24,14 +24,8 @@ typedef struct name_list {
 
 static bool names_add(name_list *l, const char *s)
 {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 32;
-        char (*v)[NAME_CAP] = realloc(l->v, nc * sizeof *v);
-        if (!v)
-            return false;
-        l->v = v;
-        l->cap = nc;
-    }
+    if (!dg_grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v))
+        return false;
     snprintf(l->v[l->n++], NAME_CAP, "%s", s);
     return true;
 }

@@ -133,7 +133,7 @@ void dg_harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const dou
 /* The frame's raw values as bit patterns, nvals per entity (hash log version 3), into sc->rb. */
 static dg_status raw_bits(const harness__frame *f, uint32_t nvals, scratch *sc, dg_error *err)
 {
-    if (!dg_harness__grow((void **)&sc->rb, &sc->rb_cap, f->n * nvals + 1, sizeof *sc->rb))
+    if (!dg_grow((void **)&sc->rb, &sc->rb_cap, f->n * nvals + 1, sizeof *sc->rb))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "harness", "out of memory (%zu entities)", f->n);
     for (size_t i = 0; i < f->n; i++) {
         double raw[HARNESS_RAW_FIELDS + HARNESS_DECL_MAX_FIELDS];
@@ -419,27 +419,6 @@ typedef struct rec_pipe {
     dg_status st;            /* the consumer's */
 } rec_pipe;
 
-bool dg_harness__grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t nc = *cap ? *cap : 64;
-    while (nc < need) {
-        if (nc > SIZE_MAX / 2)
-            return false;
-        nc *= 2;
-    }
-    if (elem && nc > SIZE_MAX / elem)
-        return false;
-    void *v = realloc(*arr, nc * elem);
-    if (!v)
-        return false;
-    *arr = v;
-    *cap = nc;
-    return true;
-}
-
-
 /* Appends a copy of frame f (its arrays and event texts) to b. */
 static bool block_add(rec_block *b, const harness__frame *f)
 {
@@ -447,14 +426,14 @@ static bool block_add(rec_block *b, const harness__frame *f)
     for (size_t i = 0; i < f->nev; i++)
         text += f->events[i].text_len;
     size_t ecap = b->evs_cap;
-    if (!dg_harness__grow((void **)&b->ents, &b->ents_cap, b->ents_n + f->n, sizeof *b->ents) ||
-        !dg_harness__grow((void **)&b->evs, &b->evs_cap, b->evs_n + f->nev, sizeof *b->evs) ||
-        !dg_harness__grow((void **)&b->text_off, &ecap, b->evs_n + f->nev, sizeof *b->text_off) ||
-        !dg_harness__grow((void **)&b->text, &b->text_cap, b->text_n + text, 1))
+    if (!dg_grow((void **)&b->ents, &b->ents_cap, b->ents_n + f->n, sizeof *b->ents) ||
+        !dg_grow((void **)&b->evs, &b->evs_cap, b->evs_n + f->nev, sizeof *b->evs) ||
+        !dg_grow((void **)&b->text_off, &ecap, b->evs_n + f->nev, sizeof *b->text_off) ||
+        !dg_grow((void **)&b->text, &b->text_cap, b->text_n + text, 1))
         return false;
     size_t nxr = f->xraw ? f->n * f->nxraw : 0;
-    if ((b->nx && !dg_harness__grow((void **)&b->x, &b->x_cap, b->x_n + f->n * b->nx, sizeof *b->x)) ||
-        (nxr && !dg_harness__grow((void **)&b->xr, &b->xr_cap, b->xr_n + nxr, sizeof *b->xr)))
+    if ((b->nx && !dg_grow((void **)&b->x, &b->x_cap, b->x_n + f->n * b->nx, sizeof *b->x)) ||
+        (nxr && !dg_grow((void **)&b->xr, &b->xr_cap, b->xr_n + nxr, sizeof *b->xr)))
         return false;
     rec_fhdr *h = &b->f[b->nf++];
     *h = (rec_fhdr){.tick = f->tick, .raw = f->raw, .n = f->n, .ent_off = b->ents_n, .nev = f->nev,

@@ -39,8 +39,8 @@ typedef struct rg_world {
 
 static dg_status world_fit(rg_world *w, size_t n, dg_error *err)
 {
-    if (!dg_harness__grow((void **)&w->v, &w->cap, n, sizeof *w->v) ||
-        !dg_harness__grow((void **)&w->eh, &w->eh_cap, n, sizeof *w->eh))
+    if (!dg_grow((void **)&w->v, &w->cap, n, sizeof *w->v) ||
+        !dg_grow((void **)&w->eh, &w->eh_cap, n, sizeof *w->eh))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
     return DG_OK;
 }
@@ -162,7 +162,7 @@ static dg_status log_world(dg_hash_log_writer *log, bool entities, const harness
 {
     dg_hash_log_tick lt = {rec->tick, rec->count, rec->state, rec->events, 0, false, NULL, NULL, NULL, NULL};
     if (entities) {
-        if (!dg_harness__grow((void **)ids, ids_cap, w->n, sizeof **ids))
+        if (!dg_grow((void **)ids, ids_cap, w->n, sizeof **ids))
             return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
         for (size_t i = 0; i < w->n; i++)
             (*ids)[i] = w->v[i].id;
@@ -325,7 +325,7 @@ static dg_status apply_frame(rg_rec *r, const harness__source *src, const harnes
             r->track[r->ids[i]].live = false;
         }
     }
-    if (!dg_harness__grow((void **)&r->ids, &r->cap_ids, f->n, sizeof *r->ids))
+    if (!dg_grow((void **)&r->ids, &r->cap_ids, f->n, sizeof *r->ids))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply gate", "out of memory");
     for (size_t i = 0; i < f->n; i++) {
         const dg_entity_in *e = &f->ents[i];

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cursor.h"
 #include "detgate/error.h"
 #include "detgate/flrep.h"
 #include "detgate/hash.h"
@@ -63,10 +64,6 @@ typedef struct harness__frame {
  * label, the tick's line or record offset, an entity's own offset when err names one the frame can
  * place. Nothing when f's place is not known. */
 void dg_harness__frame_locate(const harness__frame *f, dg_error *err);
-
-/* Grows *arr (elem bytes an item, *cap items) to hold need items, doubling from 64: the harness's one
- * growable array. False (nothing changed) when memory or size_t runs out. */
-bool dg_harness__grow(void **arr, size_t *cap, size_t need, size_t elem);
 
 /* The raw float hash of a frame's entities (docs/STATE-HASH.md §6), in their order. */
 uint64_t dg_harness__raw_hash(uint64_t tick, const dg_entity_in *ents, size_t n);

@@ -127,15 +127,9 @@ static bool hv_seen_add(hv_seen *s, uint32_t id)
     }
     if (lo < s->n && s->v[lo] == id)
         return false;
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 256;
-        uint32_t *v = realloc(s->v, nc * sizeof *v);
-        if (!v) {
-            s->nomem = true;
-            return false;
-        }
-        s->v = v;
-        s->cap = nc;
+    if (!dg_grow((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v)) {
+        s->nomem = true;
+        return false;
     }
     memmove(s->v + lo + 1, s->v + lo, (s->n - lo) * sizeof *s->v);
     s->v[lo] = id;

@@ -94,7 +94,7 @@ static dg_status build_tables(harness__source *s, scn_source *p, uint32_t keyfra
 
 static dg_status grow(void **arr, size_t *cap, size_t need, size_t elem, dg_error *err)
 {
-    return dg_harness__grow(arr, cap, need, elem)
+    return dg_grow(arr, cap, need, elem)
                ? DG_OK
                : dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "scenario source", "out of memory");
 }

@@ -183,7 +183,7 @@ static bool parse_f64(const char *s, size_t len, double *out)
 
 static dg_status grow(void **arr, size_t *cap, size_t need, size_t elem, dg_error *err)
 {
-    return dg_harness__grow(arr, cap, need, elem)
+    return dg_grow(arr, cap, need, elem)
                ? DG_OK
                : dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "state stream", "out of memory");
 }
@@ -393,17 +393,7 @@ static bool buf_room(st_source *p)
     p->buf_len -= p->buf_pos;
     p->buf_pos = 0;
     size_t need = p->buf_len + ST_READ_BLOCK + 1;
-    if (need <= p->buf_cap)
-        return true;
-    size_t cap = p->buf_cap ? p->buf_cap : ST_READ_BLOCK + 1;
-    while (cap < need)
-        cap *= 2;
-    char *nb = realloc(p->buf, cap);
-    if (!nb)
-        return false;
-    p->buf = nb;
-    p->buf_cap = cap;
-    return true;
+    return dg_grow((void **)&p->buf, &p->buf_cap, need, 1);
 }
 
 /* The next line, in place in buf ('\n' and any '\r' before it cut): 1, 0 at the end, -1 on a read

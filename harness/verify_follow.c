@@ -268,7 +268,7 @@ void dg_harness__follow_chunk(void *user, const dg_flrep_chunk_done *d)
         }
         f->res.r = f->r;
     }
-    if (!f->off && dg_harness__grow((void **)&f->q, &f->qcap, f->qn + 1, sizeof *f->q))
+    if (!f->off && dg_grow((void **)&f->q, &f->qcap, f->qn + 1, sizeof *f->q))
         f->q[f->qn++] = (follow_notice){*d->chunk, d->end};
     else
         f->off = true;

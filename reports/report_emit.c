@@ -33,25 +33,10 @@ static bool rsink__reserve(dg_rsink *s, size_t extra)
     if (extra < s->cap - s->len) /* strictly: the NUL after the bytes needs room too */
         return true;
     size_t want = s->len + extra + 1;
-    if (want < s->len) {
+    if (want < s->len || !dg_grow((void **)&s->p, &s->cap, want, 1)) {
         s->nomem = true;
         return false;
     }
-    size_t ncap = s->cap ? s->cap : 4096;
-    while (ncap < want) {
-        if (ncap > SIZE_MAX / 2) {
-            s->nomem = true;
-            return false;
-        }
-        ncap *= 2;
-    }
-    char *p = realloc(s->p, ncap);
-    if (!p) {
-        s->nomem = true;
-        return false;
-    }
-    s->p = p;
-    s->cap = ncap;
     return true;
 }
 

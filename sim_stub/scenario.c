@@ -112,19 +112,13 @@ static dg_status nomem(parser *P)
 
 /* ---------- growable arrays ---------- */
 
+/* dg_grow, the new items zeroed */
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return 1;
-    size_t nc = *cap ? *cap * 2 : 16;
-    while (nc < need)
-        nc *= 2;
-    void *p = realloc(*arr, nc * elem);
-    if (!p)
+    size_t was = *cap;
+    if (!dg_grow(arr, cap, need, elem))
         return 0;
-    memset((char *)p + *cap * elem, 0, (nc - *cap) * elem);
-    *arr = p;
-    *cap = nc;
+    memset((char *)*arr + was * elem, 0, (*cap - was) * elem);
     return 1;
 }
 #define GROW(P, field, capf, n) grow((void **)&(P)->s->field, &(P)->capf, (n), sizeof *(P)->s->field)

@@ -132,16 +132,10 @@ static dg_status read_header(dg_flrep_reader *r, uint64_t *pos, dg_error *err)
 
 static dg_status add_section_info(dg_flrep_reader *r, uint16_t id, uint32_t len, uint64_t off, dg_error *err)
 {
-    /* at most one entry per 6 bytes of file: growth is bounded by what is really there; doubling
-     * from 8, so a usual file (types, factions, roster, camera) allocates once */
-    if (r->nsections == r->sections_cap) {
-        size_t ncap = r->sections_cap ? r->sections_cap * 2 : 8;
-        dg_flrep_section_info *s = realloc(r->sections, ncap * sizeof *s);
-        if (!s)
-            return dg_error_set(err, DG_E_NOMEM, off, "sections", "out of memory");
-        r->sections = s;
-        r->sections_cap = ncap;
-    }
+    /* at most one entry per 6 bytes of file: growth is bounded by what is really there; a usual
+     * file (types, factions, roster, camera) allocates once */
+    if (!dg_grow((void **)&r->sections, &r->sections_cap, r->nsections + 1, sizeof *r->sections))
+        return dg_error_set(err, DG_E_NOMEM, off, "sections", "out of memory");
     r->sections[r->nsections++] = (dg_flrep_section_info){id, len, off};
     return DG_OK;
 }
@@ -263,14 +257,8 @@ static dg_status read_chunk_hdr(dg_flrep_reader *r, uint64_t off, flrep_chunk_hd
 
 static dg_status push_chunk(dg_flrep_reader *r, uint64_t off, const flrep_chunk_hdr *h, size_t *cap, dg_error *err)
 {
-    if (r->nchunks == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 64;
-        dg_flrep_chunk_info *c = realloc(r->chunks, ncap * sizeof *c);
-        if (!c)
-            return dg_error_set(err, DG_E_NOMEM, off, "index", "out of memory");
-        r->chunks = c;
-        *cap = ncap;
-    }
+    if (!dg_grow((void **)&r->chunks, cap, r->nchunks + 1, sizeof *r->chunks))
+        return dg_error_set(err, DG_E_NOMEM, off, "index", "out of memory");
     r->chunks[r->nchunks++] = (dg_flrep_chunk_info){off, h->first_tick, h->last_tick, h->tick_count,
                                                     h->compressed_size, h->decompressed_size};
     return DG_OK;

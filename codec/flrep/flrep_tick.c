@@ -65,17 +65,7 @@ void dg_flrep__tick_scratch_free(flrep_tick_scratch *s)
 
 static bool reserve_events(flrep_tick_scratch *s, size_t n)
 {
-    if (n <= s->ev_cap)
-        return true;
-    size_t cap = s->ev_cap ? s->ev_cap : 16;
-    while (cap < n)
-        cap *= 2;
-    dg_event *e = realloc(s->events, cap * sizeof *e);
-    if (!e)
-        return false;
-    s->events = e;
-    s->ev_cap = cap;
-    return true;
+    return dg_grow((void **)&s->events, &s->ev_cap, n, sizeof *s->events);
 }
 
 /* ---- the predictor (shared by both directions, so they cannot disagree) ------------------ */

@@ -200,14 +200,8 @@ static dg_status flush_chunk(dg_flrep_writer *w, dg_error *err)
     flrep_chunk_hdr h = {w->seq, w->chunk_first, w->chunk_last, (uint32_t)csize, (uint32_t)w->content.len};
     uint8_t fr[FLREP_CHUNK_HDR_SIZE];
     dg_flrep__chunk_hdr_encode(fr, &h);
-    if (w->nchunks == w->chunk_cap) {
-        size_t cap = w->chunk_cap ? w->chunk_cap * 2 : 64;
-        dg_flrep_chunk_info *nc = realloc(w->chunks, cap * sizeof *nc);
-        if (!nc)
-            return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, w->path, "out of memory");
-        w->chunks = nc;
-        w->chunk_cap = cap;
-    }
+    if (!dg_grow((void **)&w->chunks, &w->chunk_cap, w->nchunks + 1, sizeof *w->chunks))
+        return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, w->path, "out of memory");
     w->chunks[w->nchunks++] = (dg_flrep_chunk_info){w->file_pos, h.first_tick, h.last_tick, h.tick_count,
                                                     h.compressed_size, h.decompressed_size};
     dg_status st = write_bytes(w, fr, sizeof fr, err);

@@ -64,14 +64,17 @@ typedef struct dg_rply__anim {
 struct dg_rply_state {
     uint32_t tick;          /* the tick the state is complete through */
     bool started;           /* false before tick 0 was applied */
-    uint32_t live_count, live_cap;
+    uint32_t live_count;
+    size_t live_cap;
     dg_rply__entity *live;  /* dense, in no useful order; by id through slot / bits */
     uint16_t *slot;         /* [65536] dense index + 1, 0 = not live */
     uint64_t *bits;         /* [1024] live bitmap, for id order */
     dg_rply__prop *props;   /* pools with free lists; indices are +1 so 0 means none */
-    uint32_t props_cap, props_used, props_free;
+    size_t props_cap;
+    uint32_t props_used, props_free;
     dg_rply__anim *anims;
-    uint32_t anims_cap, anims_used, anims_free;
+    size_t anims_cap;
+    uint32_t anims_used, anims_free;
 };
 
 /* Sets up / releases a state the caller stores (the player embeds one). */
@@ -84,7 +87,8 @@ struct dg_rply_player {
     dg_rply_iter it;
     dg_rply_state state;
     dg_rply_checkpoint *cps;   /* one per keyframe passed (state just before its TICK) */
-    uint32_t cp_count, cp_cap;
+    uint32_t cp_count;
+    size_t cp_cap;
     size_t cp_bytes, cp_budget;
     dg_rply_op pending;        /* the decoded op that opens the next tick (saves decoding it twice) */
     dg_rply_iter pending_it;   /* the iterator after it */

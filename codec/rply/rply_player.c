@@ -78,14 +78,8 @@ static void capture(dg_rply_player *p, uint32_t kf, const dg_rply_iter *it)
                    s->anims_used * sizeof *s->anims + sizeof(dg_rply_checkpoint);
     if (bytes > p->cp_budget - p->cp_bytes || p->cp_bytes > p->cp_budget)
         return;
-    if (p->cp_count == p->cp_cap) {
-        uint32_t n = p->cp_cap ? p->cp_cap * 2 : 16;
-        dg_rply_checkpoint *q = realloc(p->cps, n * sizeof *q);
-        if (!q)
-            return;
-        p->cps = q;
-        p->cp_cap = n;
-    }
+    if (!dg_grow((void **)&p->cps, &p->cp_cap, (size_t)p->cp_count + 1, sizeof *p->cps))
+        return;
     dg_rply_checkpoint c;
     memset(&c, 0, sizeof c);
     c.kf = kf;
@@ -109,24 +103,12 @@ static void capture(dg_rply_player *p, uint32_t kf, const dg_rply_iter *it)
     p->cp_bytes += bytes;
 }
 
-static bool ensure(void **ptr, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    void *q = realloc(*ptr, (size_t)need * elem);
-    if (!q)
-        return false;
-    *ptr = q;
-    *cap = need;
-    return true;
-}
-
 static dg_status restore(dg_rply_player *p, const dg_rply_checkpoint *c, dg_error *err)
 {
     dg_rply_state *s = &p->state;
-    if (!ensure((void **)&s->live, &s->live_cap, c->live_count, sizeof *s->live) ||
-        !ensure((void **)&s->props, &s->props_cap, c->props_used, sizeof *s->props) ||
-        !ensure((void **)&s->anims, &s->anims_cap, c->anims_used, sizeof *s->anims))
+    if (!dg_grow((void **)&s->live, &s->live_cap, c->live_count, sizeof *s->live) ||
+        !dg_grow((void **)&s->props, &s->props_cap, c->props_used, sizeof *s->props) ||
+        !dg_grow((void **)&s->anims, &s->anims_cap, c->anims_used, sizeof *s->anims))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply player", "restoring a checkpoint");
     dg_rply_state_clear(s);
     if (c->live_count)

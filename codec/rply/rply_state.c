@@ -122,26 +122,11 @@ void dg_rply_state_clear(dg_rply_state *s)
     s->started = false;
 }
 
-static bool grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    uint32_t n = *cap ? *cap : 16;
-    while (n < need)
-        n = n > UINT32_MAX / 2 ? UINT32_MAX : n * 2;
-    void *q = realloc(*p, (size_t)n * elem);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = n;
-    return true;
-}
-
 dg_status dg_rply_state_copy(dg_rply_state *dst, const dg_rply_state *src, dg_error *err)
 {
-    if (!grow((void **)&dst->live, &dst->live_cap, src->live_count, sizeof *dst->live) ||
-        !grow((void **)&dst->props, &dst->props_cap, src->props_used, sizeof *dst->props) ||
-        !grow((void **)&dst->anims, &dst->anims_cap, src->anims_used, sizeof *dst->anims))
+    if (!dg_grow((void **)&dst->live, &dst->live_cap, src->live_count, sizeof *dst->live) ||
+        !dg_grow((void **)&dst->props, &dst->props_cap, src->props_used, sizeof *dst->props) ||
+        !dg_grow((void **)&dst->anims, &dst->anims_cap, src->anims_used, sizeof *dst->anims))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply state", "copy");
     dg_rply_state_clear(dst);
     if (src->live_count)
@@ -264,7 +249,7 @@ static uint32_t prop_alloc(dg_rply_state *s)
         return k;
     }
     if (s->props_used == UINT32_MAX - 1 ||
-        !grow((void **)&s->props, &s->props_cap, s->props_used + 1, sizeof *s->props))
+        !dg_grow((void **)&s->props, &s->props_cap, s->props_used + 1, sizeof *s->props))
         return 0;
     return ++s->props_used;
 }
@@ -277,7 +262,7 @@ static uint32_t anim_alloc(dg_rply_state *s)
         return k;
     }
     if (s->anims_used == UINT32_MAX - 1 ||
-        !grow((void **)&s->anims, &s->anims_cap, s->anims_used + 1, sizeof *s->anims))
+        !dg_grow((void **)&s->anims, &s->anims_cap, s->anims_used + 1, sizeof *s->anims))
         return 0;
     return ++s->anims_used;
 }
@@ -411,7 +396,7 @@ static dg_status apply_spawn(dg_rply_state *s, const dg_rply_file *f, const dg_r
     if (parent != 0 && !s->slot[parent])
         return state_fail(f, op, err, "SPAWN of entity %u with parent %u, which is not live", id,
                           parent);
-    if (!grow((void **)&s->live, &s->live_cap, s->live_count + 1, sizeof *s->live))
+    if (!dg_grow((void **)&s->live, &s->live_cap, s->live_count + 1, sizeof *s->live))
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "rply state", "entities");
     dg_rply__entity *e = &s->live[s->live_count];
     memset(e, 0, sizeof *e);

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -129,25 +130,32 @@ static void stop_child(proc_impl *p)
     }
 }
 
-static bool past_deadline(proc_impl *p)
+/* Ends the run before its stream's end: the time limit passed, or (quiet) the engine is gone and its
+ * stdout has been silent for PROC_HELD_OPEN_S. The engine gone, its stdout not: a process it left
+ * in its group holds it. SIGKILL at once: not detgate's child, so no exit to wait for (a zombie
+ * still counts as in the group), and the engine it belongs to has ended, so no grace to give. */
+static void end_run(proc_impl *p, bool quiet)
 {
-    if (p->deadline <= 0 || dg_harness__now() < p->deadline)
-        return false;
     p->timed_out = true;
+    p->held_quiet = quiet;
     reap(p, false);
-    /* The engine is gone, its stdout is not: a process it left in its group holds it. SIGKILL at once:
-     * not detgate's child, so no exit to wait for (a zombie still counts as in the group), and the
-     * engine it belongs to has ended, so no grace to give. */
     p->left_open = p->reaped;
     if (p->left_open)
         kill(-p->pid, SIGKILL);
     stop_child(p);
+}
+
+static bool past_deadline(proc_impl *p)
+{
+    if (p->deadline <= 0 || dg_harness__now() < p->deadline)
+        return false;
+    end_run(p, false);
     return true;
 }
 
 /* Called with the pipe empty. The engine gone and its stdout silent for PROC_HELD_OPEN_S: nothing
  * more will come from a process it left holding it (with or without a time limit, which may be long
- * or none), so that process's group is killed and the stream ends as a failure. */
+ * or none), so the run ends. */
 static bool held_open(proc_impl *p, double now)
 {
     reap(p, false);
@@ -157,18 +165,22 @@ static bool held_open(proc_impl *p, double now)
         p->quiet_since = now;
     if (now - p->quiet_since < PROC_HELD_OPEN_S)
         return false;
-    p->timed_out = p->left_open = p->held_quiet = true;
-    kill(-p->pid, SIGKILL);
+    end_run(p, true);
     return true;
+}
+
+/* Seconds from now to the time limit (HUGE_VAL without one). */
+static double limit_left(const proc_impl *p, double now)
+{
+    return p->deadline > 0 ? p->deadline - now : HUGE_VAL;
 }
 
 /* How long an empty pipe is polled: to the time limit, to the end of held_open's silence once the
  * engine is gone, and in slices while it runs, so that its exit is seen. */
 static int wait_ms(const proc_impl *p, double now)
 {
-    double left = p->reaped ? p->quiet_since + PROC_HELD_OPEN_S - now : PROC_WATCH_MS / 1000.0;
-    if (p->deadline > 0 && p->deadline - now < left)
-        left = p->deadline - now;
+    double left = fmin(p->reaped ? p->quiet_since + PROC_HELD_OPEN_S - now : PROC_WATCH_MS / 1000.0,
+                       limit_left(p, now));
     return left <= 0 ? 0 : (int)(left * 1000) + 1;
 }
 
@@ -178,14 +190,10 @@ static int wait_ms(const proc_impl *p, double now)
  * short ones: each is a wake-up too. */
 static void gather_nap(proc_impl *p)
 {
-    long ns = PROC_GATHER_NAP_NS;
-    if (p->deadline > 0) {
-        double left = p->deadline - dg_harness__now();
-        ns = left <= 0 ? 0 : left * 1e9 < (double)ns ? (long)(left * 1e9) : ns;
-    }
+    double left = fmin(limit_left(p, dg_harness__now()), PROC_GATHER_NAP_NS / 1e9);
     p->gather = false;
-    if (ns > 0)
-        nanosleep(&(struct timespec){0, ns}, NULL);
+    if (left > 0)
+        nanosleep(&(struct timespec){0, (long)(left * 1e9)}, NULL);
 }
 
 /* The FILE's read: stdout read while it has bytes (it is non-blocking); when it is empty, after a

@@ -209,7 +209,7 @@ bool dg_buf_reserve(dg_buf *b, size_t extra)
         return false;
     if (extra <= b->cap - b->len)
         return true;
-    if (extra > SIZE_MAX / 2 - b->len || !dg_grow((void **)&b->p, &b->cap, b->len + extra, 1)) {
+    if (extra > SIZE_MAX - b->len || !dg_grow((void **)&b->p, &b->cap, b->len + extra, 1)) { /* no wrap */
         b->ok = false;
         return false;
     }

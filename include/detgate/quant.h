@@ -97,9 +97,10 @@ dg_status dg_quant_entities(const dg_entity_in *in, dg_qentity *out, size_t n, s
 
 /* dg_quant_entities under a schema: the same quanta as dg_quant_entity_schema on each in order, and
  * the same contract (stops at the first entity refused, with its error: out[0..k) hold the ones
- * before it, out[k..n) are untouched, *done (if non-NULL) is k — n on success). A NULL or legacy schema is dg_quant_entities; one with position, velocity and rotation runs
- * eight at a time on a CPU with AVX2 (not under DETGATE_CPU=portable); any other schema, and every
- * portable build, quantizes one by one. */
+ * before it, out[k..n) are untouched, *done (if non-NULL) is k — n on success). A NULL or legacy
+ * schema is dg_quant_entities; one with position, velocity and rotation runs eight at a time on a
+ * CPU with AVX2 (not under DETGATE_CPU=portable); any other schema, and every portable build,
+ * quantizes one by one. */
 dg_status dg_quant_entities_schema(const dg_schema *s, const dg_entity_in *in, dg_qentity *out, size_t n,
                                    size_t *done, dg_error *err);
 

@@ -25,9 +25,12 @@ peak_kb() {
     { echo "FAIL: record $1: $(head -c 400 "$W/err")" >&2; return 1; }
   tail -1 "$W/rss"
 }
-min_peak_kb() { # the smaller of two runs: a run's peak varies by a few % with the machine's timing
-  local x y
-  x=$(peak_kb "$1") && y=$(peak_kb "$1") && echo $((x < y ? x : y))
+min_peak_kb() { # the smallest of three runs: a run's peak varies by up to ±6 % with the machine's timing
+  local x y z  # (3800-4430 KiB for the same 20-body stream under a parallel ctest)
+  x=$(peak_kb "$1") && y=$(peak_kb "$1") && z=$(peak_kb "$1") || return 1
+  [ "$y" -lt "$x" ] && x=$y
+  [ "$z" -lt "$x" ] && x=$z
+  echo "$x"
 }
 for f in bin csv jsonl; do
   a=$(min_peak_kb "$f-short") || { fail=1; continue; }

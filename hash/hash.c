@@ -626,6 +626,16 @@ void dg_hash_raw_records(dg_hash_stream *s, const void *records, size_t len)
     hash__feed(s, records, len);
 }
 
+void dg_hash_raw_records_sorted(dg_hash_stream *s, const void *records, size_t len, uint32_t count, uint32_t last_id)
+{
+    assert(dg_hash__state(s)->magic == HASH__STREAM_MAGIC);
+    if (count) {
+        dg_hash__state(s)->last_id = (uint64_t)last_id + 1;
+        dg_hash__state(s)->count += count;
+    }
+    hash__feed(s, records, len);
+}
+
 uint64_t dg_hash_raw_end(dg_hash_stream *s)
 {
     assert(dg_hash__state(s)->magic == HASH__STREAM_MAGIC);

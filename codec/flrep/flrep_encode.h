@@ -368,19 +368,27 @@ static __attribute__((noinline)) void emit_commons(dg_bitw *b_out, const common_
 }
 
 /* The common DELTA record — rotation by residuals, attributes unchanged, the id gap and the nine SEG
- * codes from the small table — with make_delta's residuals and apply_delta's rebuild (the
- * self-check) computed three axes at a time: velocity and position in four i64 lanes (lane 3 reads
- * the next field and is never used), rotation in four i32 lanes (lane 3: rotLargest and pad,
- * residual 0); rdiv as `rate` says (the loop's copy knows the tick rate). The record goes to *rec for
- * emit_common; the context a reader will have to *out_pred. Returns COMMON_REC for such a record
- * (*same says whether the rebuild reproduced cur, as encode_delta's); COMMON_SAME, the context
- * cleared, when cur is prev (same_state, here from the vectors the record needs: every field
- * compared); COMMON_NONE, nothing stored, for any other record (encode_delta takes it). */
+ * codes from the small table — with make_delta's residuals computed three axes at a time: velocity
+ * and position in four i64 lanes (lane 3 reads the next field and is never used), rotation in four
+ * i32 lanes (lane 3: rotLargest and pad, residual 0); rdiv as `rate` says (the loop's copy knows the
+ * tick rate). The record goes to *rec for emit_common; the context a reader will have to *out_pred.
+ * Returns COMMON_REC for such a record, with lanes of *refused set when encode_delta's self-check
+ * would refuse it (ORed in: the run tests them once); COMMON_SAME,
+ * the context cleared, when cur is prev (same_state, here from the vectors the record needs: every
+ * field compared); COMMON_NONE, nothing stored, for any other record (encode_delta takes it).
+ *
+ * No rebuild here: the residuals are exact i64 differences of cur and the prediction, so apply_delta
+ * on them adds back what was subtracted and gives cur's velocity, position and rotation (rdiv_lanes
+ * is flrep_rdiv lane by lane: test_flrep_encode_paths holds the two builds to the same bytes), and
+ * the reader's context is the prediction plus the residual. What the self-check can refuse in such
+ * a record is cur itself — a rotation component of -32768 or a rotation that is not a unit
+ * quaternion (apply_delta's checks), a pad byte that is not 0 (same_fields against the rebuilt
+ * state's 0) — and that is tested on cur. */
 enum { COMMON_NONE, COMMON_REC, COMMON_SAME };
 static inline __attribute__((always_inline)) int
 encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pred *restrict pred,
                    const dg_qentity *restrict cur, const fast_rate *rt, rdiv_rate rate,
-                   flrep_pred *restrict out_pred, bool *same, common_rec *rec)
+                   flrep_pred *restrict out_pred, __m128i *refused, common_rec *rec)
 {
     uint32_t tf_now, tf_was, hf_now, hf_was;
     memcpy(&tf_now, &cur->type_index, 4);
@@ -442,22 +450,18 @@ encode_common_avx2(uint64_t gap, const dg_qentity *restrict prev, const flrep_pr
         rec->z = (uint64_t)_mm_cvtsi128_si64(f01);
     }
     rec->gap = (uint32_t)gap;
-    /* apply_delta: the state a reader rebuilds, and its context */
-    __m256i v = _mm256_add_epi64(_mm256_add_epi64(vel_p, dv), vres);
-    __m256i p = _mm256_add_epi64(_mm256_add_epi64(pos_p, rdiv_lanes(_mm256_add_epi64(v, v), rt, rate)), pres);
-    __m128i c = _mm_add_epi32(_mm_add_epi32(rot_p, drot), rres);   /* lane 3: prev's rotLargest, pad */
-    __m256i diff = _mm256_or_si256(_mm256_xor_si256(v, vel_c), _mm256_xor_si256(p, pos_c));
-    __m128i out_of_range = _mm_or_si128(_mm_cmpgt_epi32(c, _mm_set1_epi32(DG_QROT_SCALE)),
-                                        _mm_cmpgt_epi32(_mm_set1_epi32(-DG_QROT_SCALE), c));
-    __m128i c16 = _mm_and_si128(_mm_packs_epi32(c, c), _mm_setr_epi16(-1, -1, -1, 0, 0, 0, 0, 0));
-    __m128i sq = _mm_madd_epi16(c16, c16);   /* c0^2 + c1^2 < 2^31 within range, c2^2 */
-    uint32_t norm = (uint32_t)_mm_cvtsi128_si32(sq) + (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(sq, 4));
-    *same = _mm256_testz_si256(diff, lanes012_64) &&                        /* v, p: cur's (so within i32) */
-            _mm_movemask_epi8(_mm_cmpeq_epi32(c, rot_c)) == 0xFFFF &&     /* rot, rotLargest, pad */
-            (_mm_movemask_epi8(out_of_range) & 0x0FFF) == 0 && norm <= 2u * (uint32_t)DG_QROT_SCALE * DG_QROT_SCALE &&
-            prev->id == cur->id;
-    _mm256_storeu_si256((__m256i *)(void *)out_pred->dv, _mm256_sub_epi64(v, vel_p));   /* lane 3 over drot[0..1] */
-    _mm_storeu_si128((__m128i *)(void *)out_pred->drot, _mm_sub_epi32(c, rot_p));       /* lane 3: 0 */
+    /* the self-check's refusals, on cur: a component of -32768, a squared norm above rot_valid's
+     * bound (lane 0: c0^2 + c1^2 + c2^2, within u32), a pad byte */
+    __m128i c16 = _mm_and_si128(rot_c16, _mm_setr_epi16(-1, -1, -1, 0, 0, 0, 0, 0));
+    __m128i sq = _mm_madd_epi16(c16, c16);
+    __m128i norm = _mm_add_epi32(sq, _mm_srli_si128(sq, 4));   /* u32; lanes 1-3: r2^2, 0, 0 */
+    const __m128i above = _mm_set1_epi32((int)(2u * DG_QROT_SCALE * DG_QROT_SCALE + 1u));
+    __m128i bad = _mm_cmpeq_epi32(_mm_max_epu32(norm, above), norm);   /* norm >= above, unsigned */
+    bad = _mm_or_si128(bad, _mm_cmpeq_epi16(c16, _mm_set1_epi16(INT16_MIN)));
+    bad = _mm_or_si128(bad, _mm_and_si128(rot_c16, _mm_setr_epi16(0, 0, 0, (short)0xFF00, 0, 0, 0, 0)));
+    *refused = _mm_or_si128(*refused, bad);
+    _mm256_storeu_si256((__m256i *)(void *)out_pred->dv, _mm256_sub_epi64(vel_c, vel_p));   /* lane 3 over drot[0..1] */
+    _mm_storeu_si128((__m128i *)(void *)out_pred->drot, _mm_add_epi32(drot, rres));       /* lane 3: 0 + 0 */
     return COMMON_REC;
 }
 
@@ -474,27 +478,25 @@ common_run(const dg_qentity *restrict cur, const dg_qentity *restrict wents, con
 {
     uint32_t prev_id = *prev_id_io;
     size_t nrecs = *nrecs_io;
-    bool tracked = *tracked_io;
+    __m128i refused = _mm_setzero_si128();   /* the records' self-check refusals, ORed */
     size_t j = 0;
     for (; j < lim && nrecs < COMMON_BATCH; j++) {
         uint32_t id = cur[j].id;
         if (__builtin_expect(wents[j].id != id, 0))
             break;
         nents[j] = cur[j];   /* the next world's state (the portable loop copies the tick whole) */
-        bool same;
         int kind = encode_common_avx2((uint64_t)id - prev_id - 1, &wents[j], &wpred[j], &cur[j], rt, rate, &npred[j],
-                                      &same, &recs[nrecs]);
+                                      &refused, &recs[nrecs]);
         if (kind == COMMON_SAME)
             continue;   /* unchanged: no record */
         if (__builtin_expect(kind == COMMON_NONE, 0))
             break;
         nrecs++;
-        tracked &= same;
         prev_id = id;
     }
     *prev_id_io = prev_id;
     *nrecs_io = nrecs;
-    *tracked_io = tracked;
+    *tracked_io &= _mm_testz_si128(refused, refused);
     return j;
 }
 

@@ -317,8 +317,32 @@ __attribute__((cold, noinline)) static dg_status input_error(const dg_flrep_writ
  * only makes states with health <= 10000, a unit rotation and pad_ 0, so those are not checked
  * again. The rules are folded with | over the whole tick, one branch at the end; input_error
  * finds and names the entity when one is broken. */
+/* What check_input learns of a tick's ids and indices in one walk: whether the ids rise strictly
+ * from 1 on, and the largest type and faction index. */
+typedef struct input_scan {
+    bool ascending;
+    uint16_t max_type, max_faction;
+} input_scan;
+
+static input_scan scan_input(const dg_qentity *e, size_t n)
+{
+    bool bad = false;
+    uint32_t prev = 0;
+    uint16_t max_type = 0, max_faction = 0;
+    for (size_t i = 0; i < n; i++) {
+        const dg_qentity *q = &e[i];
+        bad |= q->id <= prev;   /* also id 0 first */
+        prev = q->id;
+        max_type = q->type_index > max_type ? q->type_index : max_type;
+        max_faction = q->faction_index > max_faction ? q->faction_index : max_faction;
+    }
+    return (input_scan){!bad, max_type, max_faction};
+}
+
+/* scan: scan_input(e, n) when the caller has made it (dg_flrep_writer_tick, which walks the ids to
+ * see whether they need sorting), else NULL. */
 static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n, bool quantized,
-                             dg_error *err)
+                             const input_scan *scan, dg_error *err)
 {
     if (w->have_tick && tick <= w->last_tick)
         return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer",
@@ -327,16 +351,9 @@ static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_q
     if (n > DG_FLREP_MAX_LIVE)
         return dg_error_set(err, DG_E_RANGE, DG_OFFSET_NONE, "writer", "tick %llu: expected at most 65535 entities, found %zu",
                             (unsigned long long)tick, n);
-    bool bad = false;
-    uint32_t prev = 0;
-    uint32_t max_type = 0, max_faction = 0;
-    for (size_t i = 0; i < n; i++) {
-        const dg_qentity *q = &e[i];
-        bad |= q->id <= prev;   /* also id 0 first */
-        prev = q->id;
-        max_type = q->type_index > max_type ? q->type_index : max_type;
-        max_faction = q->faction_index > max_faction ? q->faction_index : max_faction;
-    }
+    input_scan sc = scan ? *scan : scan_input(e, n);
+    bool bad = !sc.ascending;
+    uint32_t max_type = sc.max_type, max_faction = sc.max_faction;
     /* every index below the tables' dense prefixes is declared (the common case: tables 0..k-1);
      * else each entity's indices are looked up in the sets */
     if (n && (max_type >= w->types_dense || max_faction >= w->factions_dense))
@@ -510,11 +527,11 @@ static dg_status append_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity
 
 /* dg_flrep_writer_tick_q; `quantized` as check_input's. */
 static dg_status write_tick(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, const int64_t *x, size_t n,
-                            const dg_event *ev, size_t nev, bool quantized, dg_error *err)
+                            const dg_event *ev, size_t nev, bool quantized, const input_scan *scan, dg_error *err)
 {
     if (w->failed)
         return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "writer", "the writer failed earlier; close or abort it");
-    dg_status st = w->v2 ? check_input2(w, tick, e, x, n, quantized, err) : check_input(w, tick, e, n, quantized, err);
+    dg_status st = w->v2 ? check_input2(w, tick, e, x, n, quantized, err) : check_input(w, tick, e, n, quantized, scan, err);
     if (st != DG_OK)
         return st;
     if (w->seq > 0 && tick - w->chunk_first >= w->kf_interval) {
@@ -537,7 +554,7 @@ dg_status dg_flrep_writer_tick_q(dg_flrep_writer *w, uint64_t tick, const dg_qen
     err = flrep_err(err, &local);
     if (w->v2 && w->schema2.s.field_count)
         return extras_missing(w, err);
-    return write_tick(w, tick, e, NULL, n, ev, nev, false, err);
+    return write_tick(w, tick, e, NULL, n, ev, nev, false, NULL, err);
 }
 
 dg_status dg_flrep_writer_tick_qx(dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, const int64_t *extras,
@@ -548,7 +565,7 @@ dg_status dg_flrep_writer_tick_qx(dg_flrep_writer *w, uint64_t tick, const dg_qe
     size_t nf = w->v2 ? w->schema2.s.field_count : 0;
     if (nf && n && !extras)
         return extras_missing(w, err);
-    return write_tick(w, tick, e, nf ? extras : NULL, n, ev, nev, false, err);
+    return write_tick(w, tick, e, nf ? extras : NULL, n, ev, nev, false, NULL, err);
 }
 
 static int cmp_qentity_id(const void *a, const void *b)
@@ -576,12 +593,13 @@ dg_status dg_flrep_writer_tick(dg_flrep_writer *w, uint64_t tick, const dg_entit
     dg_status qst = dg_quant_entities(ents, q, n, NULL, err);
     if (qst != DG_OK)
         return qst;
-    bool sorted = true;
-    for (size_t i = 1; i < n; i++)
-        sorted &= q[i].id > q[i - 1].id;
-    if (!sorted)
+    /* the one walk over the ids: whether to sort, and check_input's */
+    input_scan sc = scan_input(q, n);
+    if (!sc.ascending) {
         qsort(q, n, sizeof *q, cmp_qentity_id);
-    return write_tick(w, tick, q, NULL, n, events, nev, true, err);
+        sc = scan_input(q, n);
+    }
+    return write_tick(w, tick, q, NULL, n, events, nev, true, &sc, err);
 }
 
 struct flrep_perm {
@@ -648,7 +666,7 @@ dg_status dg_flrep_writer_tick_x(dg_flrep_writer *w, uint64_t tick, const dg_ent
             memcpy(x, extras, done * nf * sizeof *extras);
         if (qst != DG_OK)
             return qst;
-        return write_tick(w, tick, q, nf ? x : NULL, n, events, nev, true, err);
+        return write_tick(w, tick, q, nf ? x : NULL, n, events, nev, true, NULL, err);
     }
     for (size_t i = 0; i < n; i++) {
         size_t k = w->perm[i].k;
@@ -658,7 +676,7 @@ dg_status dg_flrep_writer_tick_x(dg_flrep_writer *w, uint64_t tick, const dg_ent
         if (nf)
             memcpy(x + i * nf, extras + k * nf, nf * sizeof *extras);
     }
-    return write_tick(w, tick, q, nf ? x : NULL, n, events, nev, true, err);
+    return write_tick(w, tick, q, nf ? x : NULL, n, events, nev, true, NULL, err);
 }
 
 static void free_writer(dg_flrep_writer *w)

@@ -318,25 +318,40 @@ __attribute__((cold, noinline)) static dg_status input_error(const dg_flrep_writ
  * again. The rules are folded with | over the whole tick, one branch at the end; input_error
  * finds and names the entity when one is broken. */
 /* What check_input learns of a tick's ids and indices in one walk: whether the ids rise strictly
- * from 1 on, and the largest type and faction index. */
+ * from 1 on, and the OR of the type and of the faction indices (a bound on the largest: exact when
+ * it is below a power of two, as a dense table of 2^k entries is). */
 typedef struct input_scan {
     bool ascending;
-    uint16_t max_type, max_faction;
+    uint16_t or_type, or_faction;
 } input_scan;
 
 static input_scan scan_input(const dg_qentity *e, size_t n)
 {
     bool bad = false;
     uint32_t prev = 0;
-    uint16_t max_type = 0, max_faction = 0;
+    uint16_t or_type = 0, or_faction = 0;
     for (size_t i = 0; i < n; i++) {
         const dg_qentity *q = &e[i];
         bad |= q->id <= prev;   /* also id 0 first */
         prev = q->id;
-        max_type = q->type_index > max_type ? q->type_index : max_type;
-        max_faction = q->faction_index > max_faction ? q->faction_index : max_faction;
+        or_type |= q->type_index;
+        or_faction |= q->faction_index;
     }
-    return (input_scan){!bad, max_type, max_faction};
+    return (input_scan){!bad, or_type, or_faction};
+}
+
+/* Whether some entity's type or faction index is at or above the tables' dense prefixes (then each
+ * is looked up in the sets). The ORs decide when they are below both; else the largest indices do. */
+static bool beyond_dense(const dg_flrep_writer *w, const dg_qentity *e, size_t n, const input_scan *sc)
+{
+    if (sc->or_type < w->types_dense && sc->or_faction < w->factions_dense)
+        return false;
+    uint16_t max_type = 0, max_faction = 0;
+    for (size_t i = 0; i < n; i++) {
+        max_type = e[i].type_index > max_type ? e[i].type_index : max_type;
+        max_faction = e[i].faction_index > max_faction ? e[i].faction_index : max_faction;
+    }
+    return max_type >= w->types_dense || max_faction >= w->factions_dense;
 }
 
 /* scan: scan_input(e, n) when the caller has made it (dg_flrep_writer_tick, which walks the ids to
@@ -353,10 +368,9 @@ static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_q
                             (unsigned long long)tick, n);
     input_scan sc = scan ? *scan : scan_input(e, n);
     bool bad = !sc.ascending;
-    uint32_t max_type = sc.max_type, max_faction = sc.max_faction;
     /* every index below the tables' dense prefixes is declared (the common case: tables 0..k-1);
      * else each entity's indices are looked up in the sets */
-    if (n && (max_type >= w->types_dense || max_faction >= w->factions_dense))
+    if (n && beyond_dense(w, e, n, &sc))
         for (size_t i = 0; i < n; i++) {
             bool type_ok = flrep_set_has(&w->types, e[i].type_index);
             bool faction_ok = flrep_set_has(&w->factions, e[i].faction_index);

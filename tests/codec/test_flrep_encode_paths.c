@@ -5,7 +5,9 @@
  * the same tracked world with the same prediction contexts. The worlds mix the common record with
  * everything the vector path hands back: long residuals, rotFull, attribute changes, id gaps past
  * the small table, FULL and REMOVE records, unchanged entities, extreme i32 values, forged
- * prediction contexts, and rotations that are not unit quaternions (the self-check's refusal). */
+ * prediction contexts, and rotations that are not unit quaternions (the self-check's refusal); and
+ * each refusal the self-check can make in a common record (a -32768 component, a rotation past the
+ * unit sphere, a pad byte) is made by both builds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -326,12 +328,67 @@ static void test_encoder_builds_record_every_one_field_change(void **state)
     two_builds_free(&tb);
 }
 
+/* Encodes one tick both ways and returns the status, which must be the same, with the same bytes. */
+static dg_status two_builds_try(two_builds *tb, uint64_t t, const dg_qentity *cur, size_t n)
+{
+    dg_buf_reset(&tb->of), dg_buf_reset(&tb->op);
+    dg_status sf = dg_flrep__encode_tick(&tb->of, t, false, &tb->fast, &tb->wf, &tb->nf, cur, n, NULL, 0, &tb->bf, NULL);
+    dg_status sp = dg_flrep__encode_tick(&tb->op, t, false, &tb->portable, &tb->wp, &tb->np, cur, n, NULL, 0, &tb->bp, NULL);
+    assert_int_equal(sf, sp);
+    assert_int_equal(tb->of.len, tb->op.len);
+    assert_memory_equal(tb->of.p, tb->op.p, tb->of.len);
+    return sf;
+}
+
+/* What the self-check refuses in a record the AVX2 loop takes as common (small residuals, rotLargest
+ * and attributes unchanged), in one entity among ones that all move a little: a rotation component
+ * of -32768 one quantum past -32767, a rotation one quantum outside the unit sphere, a pad byte.
+ * Both builds refuse the tick, and take it without the fault (for the sphere: exactly on its limit,
+ * 2 * 32767^2, which is valid). */
+static void test_encoder_builds_refuse_the_same_common_records(void **state)
+{
+    (void)state;
+    enum { N = 64 };
+    static const int16_t start[3][3] = {{-32767, 0, 0}, {32767, 32766, 0}, {100, -200, 300}};
+    for (int fault = 0; fault < 3; fault++)
+        for (uint32_t at = 0; at < N; at += 13) {
+            dg_qentity *w0, *w1;
+            twin_worlds(N, (dg_qentity){.pos = {1000, -2000, 3000}, .vel = {10, -20, 30}}, &w0, &w1);
+            for (size_t i = 0; i < N; i++)
+                memcpy(w0[i].rot, start[fault], sizeof w0[i].rot);
+            two_builds tb;
+            two_builds_init(&tb, 1);
+            two_builds_tick(&tb, 0, true, w0, N);   /* the keyframe: contexts 0 */
+            for (size_t i = 0; i < N; i++) {
+                w1[i] = w0[i];
+                w1[i].vel[0] += 1;   /* every entity a common record */
+                w1[i].pos[0] += 2 * w1[i].vel[0];
+            }
+            dg_qentity good = w1[at], bad = w1[at];
+            if (fault == 0) {
+                bad.rot[0] = INT16_MIN;            /* residual -1 */
+            } else if (fault == 1) {
+                good.rot[1] = 32767;               /* on the limit */
+                bad.rot[1] = 32767, bad.rot[2] = 1; /* one quantum past it */
+            } else {
+                bad.pad_ = 1;
+            }
+            w1[at] = bad;
+            assert_int_not_equal(two_builds_try(&tb, 1, w1, N), DG_OK);
+            w1[at] = good;
+            assert_int_equal(two_builds_try(&tb, 2, w1, N), DG_OK);
+            free(w0), free(w1);
+            two_builds_free(&tb);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encoder_builds_agree_on_random_worlds),
         cmocka_unit_test(test_encoder_builds_agree_on_every_small_residual),
         cmocka_unit_test(test_encoder_builds_record_every_one_field_change),
+        cmocka_unit_test(test_encoder_builds_refuse_the_same_common_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

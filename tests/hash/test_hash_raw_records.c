@@ -53,13 +53,14 @@ static void compare(size_t n, int order_mode, size_t fixed_fields)
     assert_int_equal(dg_hash_stream_order_errors(&a), dg_hash_stream_order_errors(&b));
     if (order_mode == 1 && n > 20)
         assert_true(dg_hash_stream_order_errors(&b) > 0);
+    uint64_t da = dg_hash_raw_end(&a);
+    assert_int_equal(da, dg_hash_raw_end(&b));
     if (order_mode == 0) { /* in order: the sorted form gives the same digest */
         dg_hash_stream c;
         dg_hash_raw_begin(&c, tick);
         dg_hash_raw_records_sorted(&c, rec, len, (uint32_t)n, n ? ids[n - 1] : 0);
-        assert_int_equal(dg_hash_raw_end(&a), dg_hash_raw_end(&c));
+        assert_int_equal(da, dg_hash_raw_end(&c));
     }
-    assert_int_equal(dg_hash_raw_end(&a), dg_hash_raw_end(&b));
     free(ids);
     free(nf);
     free(f);

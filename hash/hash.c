@@ -584,6 +584,16 @@ void dg_hash_raw_entity(dg_hash_stream *s, uint32_t id, const double *fields, si
     dg_hash__state(s)->count++;
 }
 
+void dg_hash_raw_records_sorted(dg_hash_stream *s, const void *records, size_t len, uint32_t count, uint32_t last_id)
+{
+    assert(dg_hash__state(s)->magic == HASH__STREAM_MAGIC);
+    if (count) {
+        dg_hash__state(s)->last_id = (uint64_t)last_id + 1;
+        dg_hash__state(s)->count += count;
+    }
+    hash__feed(s, records, len);
+}
+
 void dg_hash_raw_records(dg_hash_stream *s, const void *records, size_t len)
 {
     assert(dg_hash__state(s)->magic == HASH__STREAM_MAGIC);
@@ -619,21 +629,8 @@ void dg_hash_raw_records(dg_hash_stream *s, const void *records, size_t len)
             last = (uint64_t)id2 + 1;
         }
     }
-    if (count)
-        dg_hash__state(s)->last_id = last;
     dg_hash__state(s)->order_errors += errors;
-    dg_hash__state(s)->count += (uint32_t)count;
-    hash__feed(s, records, len);
-}
-
-void dg_hash_raw_records_sorted(dg_hash_stream *s, const void *records, size_t len, uint32_t count, uint32_t last_id)
-{
-    assert(dg_hash__state(s)->magic == HASH__STREAM_MAGIC);
-    if (count) {
-        dg_hash__state(s)->last_id = (uint64_t)last_id + 1;
-        dg_hash__state(s)->count += count;
-    }
-    hash__feed(s, records, len);
+    dg_hash_raw_records_sorted(s, records, len, (uint32_t)count, (uint32_t)(last - 1)); /* last: the last id + 1 */
 }
 
 uint64_t dg_hash_raw_end(dg_hash_stream *s)

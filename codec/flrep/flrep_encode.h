@@ -373,9 +373,9 @@ static __attribute__((noinline)) void emit_commons(dg_bitw *b_out, const common_
  * i32 lanes (lane 3: rotLargest and pad, residual 0); rdiv as `rate` says (the loop's copy knows the
  * tick rate). The record goes to *rec for emit_common; the context a reader will have to *out_pred.
  * Returns COMMON_REC for such a record, with lanes of *refused set when encode_delta's self-check
- * would refuse it (ORed in: the run tests them once); COMMON_SAME,
- * the context cleared, when cur is prev (same_state, here from the vectors the record needs: every
- * field compared); COMMON_NONE, nothing stored, for any other record (encode_delta takes it).
+ * would refuse it (ORed in: the run tests them once); COMMON_SAME, the context cleared, when cur is
+ * prev (same_state, here from the vectors the record needs: every field compared); COMMON_NONE,
+ * nothing stored, for any other record (encode_delta takes it).
  *
  * No rebuild here: the residuals are exact i64 differences of cur and the prediction, so apply_delta
  * on them adds back what was subtracted and gives cur's velocity, position and rotation (rdiv_lanes

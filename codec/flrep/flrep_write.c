@@ -313,10 +313,6 @@ __attribute__((cold, noinline)) static dg_status input_error(const dg_flrep_writ
                         "found broken (a writer bug)", (unsigned long long)tick);
 }
 
-/* The rules a tick's entities must keep. `quantized`: they come from dg_quant_entities, which
- * only makes states with health <= 10000, a unit rotation and pad_ 0, so those are not checked
- * again. The rules are folded with | over the whole tick, one branch at the end; input_error
- * finds and names the entity when one is broken. */
 /* What check_input learns of a tick's ids and indices in one walk: whether the ids rise strictly
  * from 1 on, and the OR of the type and of the faction indices (a bound on the largest: exact when
  * it is below a power of two, as a dense table of 2^k entries is). */
@@ -354,8 +350,11 @@ static bool beyond_dense(const dg_flrep_writer *w, const dg_qentity *e, size_t n
     return max_type >= w->types_dense || max_faction >= w->factions_dense;
 }
 
-/* scan: scan_input(e, n) when the caller has made it (dg_flrep_writer_tick, which walks the ids to
- * see whether they need sorting), else NULL. */
+/* The rules a tick's entities must keep. `quantized`: they come from dg_quant_entities, which
+ * only makes states with health <= 10000, a unit rotation and pad_ 0, so those are not checked
+ * again. `scan`: scan_input(e, n) when the caller has made it (dg_flrep_writer_tick, which walks
+ * the ids to see whether they need sorting), else NULL. The rules are folded with | over the whole
+ * tick, one branch at the end; input_error finds and names the entity when one is broken. */
 static dg_status check_input(const dg_flrep_writer *w, uint64_t tick, const dg_qentity *e, size_t n, bool quantized,
                              const input_scan *scan, dg_error *err)
 {

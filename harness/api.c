@@ -39,6 +39,11 @@ struct dg_harness_session {
     size_t cap_x;
     bool failed;
     harness__raw_logger *raw_log; /* dg_harness_repeat: this run's raw floats (dg_harness__session_keep_raw) */
+    /* The session's own version 3 log: the hash log itself when opts.hash_log_raw_values (written
+     * beside hash_log_path, renamed there by close), else this run's raw floats for a golden hash log
+     * that has them (a temporary file); "" when neither. */
+    harness__raw_logger *own_log;
+    char own_log_path[4096];
     /* copies of the header tables (the caller's may go away) */
     dg_flrep_header hdr;
 };
@@ -116,6 +121,9 @@ static void session_free(dg_harness_session *s)
     if (s->w)
         dg_flrep_writer_abort(s->w);
     dg_harness__raw_logger_close(s->raw_log, NULL); /* the trailer: the log is its caller's to read */
+    dg_harness__raw_logger_close(s->own_log, NULL);
+    if (s->own_log_path[0])
+        remove(s->own_log_path);
     if (s->sp.f) {
         fclose(s->sp.f);
         remove(s->sp.path);
@@ -139,6 +147,34 @@ void dg_harness_abort(dg_harness_session *s)
         session_free(s);
 }
 
+/* The session's own version 3 log, when the hash log is one or the golden hash log has raw floats. */
+static dg_status own_log_open(dg_harness_session *s, dg_error *err)
+{
+    bool keep = s->opts.hash_log_path && s->opts.hash_log_raw_values;
+    if (!keep && !dg_harness__api_golden_has_raw_values(&s->opts))
+        return DG_OK;
+    bool fits = keep ? dg_harness__api_log_temp_path(s->opts.hash_log_path, s->own_log_path, sizeof s->own_log_path)
+                     : dg_harness__temp_path(s->own_log_path, sizeof s->own_log_path, NULL, "golden-raw", ".hashlog");
+    if (!fits) {
+        s->own_log_path[0] = '\0';
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, keep ? s->opts.hash_log_path : "TMPDIR",
+                            "the path is too long for the hash log's temporary file");
+    }
+    return dg_harness__raw_logger_open(&s->own_log, s->own_log_path, s->name, !keep, err);
+}
+
+/* One tick into the version 3 logs the session keeps (none, repeat's, its own). */
+static dg_status raw_logs_tick(dg_harness_session *s, uint64_t tick, const dg_entity_in *sorted, const int64_t *xq,
+                               size_t nx, size_t n, const dg_event *ev, size_t nev, dg_error *err)
+{
+    dg_status st = DG_OK;
+    if (s->raw_log)
+        st = dg_harness__raw_logger_tick(s->raw_log, tick, sorted, s->q, xq, nx, n, ev, nev, err);
+    if (st == DG_OK && s->own_log)
+        st = dg_harness__raw_logger_tick(s->own_log, tick, sorted, s->q, xq, nx, n, ev, nev, err);
+    return st;
+}
+
 dg_status dg_harness_open(dg_harness_session **out, const dg_flrep_header *hdr, const dg_harness_options *opts,
                           dg_error *err)
 {
@@ -156,6 +192,8 @@ dg_status dg_harness_open(dg_harness_session **out, const dg_flrep_header *hdr, 
         s->temp_rec = dg_harness__temp_path(s->rec_path, sizeof s->rec_path, NULL, "session", ".flrep");
     }
     dg_status st = dg_flrep_writer_open(&s->w, s->rec_path, hdr, NULL, err);
+    if (st == DG_OK)
+        st = own_log_open(s, err);
     if (st == DG_OK && s->opts.keep_inputs) {
         dg_harness__temp_path(s->sp.path, sizeof s->sp.path, NULL, "spill", ".bin");
         s->sp.f = fopen(s->sp.path, "w+b");
@@ -222,8 +260,8 @@ dg_status dg_harness_tick(dg_harness_session *s, uint64_t tick, const dg_entity_
     dg_status st = dg_flrep_writer_tick(s->w, tick, s->sorted, n, events, nev, s->q, err);
     if (st == DG_OK && s->sp.f)
         st = spill_write(&s->sp, tick, s->sorted, n, events, nev, err);
-    if (st == DG_OK && s->raw_log)
-        st = dg_harness__raw_logger_tick(s->raw_log, tick, s->sorted, s->q, NULL, 0, n, events, nev, err);
+    if (st == DG_OK)
+        st = raw_logs_tick(s, tick, s->sorted, NULL, 0, n, events, nev, err);
     if (st != DG_OK) {
         s->failed = true;
         return st;
@@ -280,7 +318,8 @@ dg_status dg_harness_tick_x(dg_harness_session *s, uint64_t tick, const dg_entit
     /* the writer sorts by id carrying the extras, and hands back what it wrote */
     st = dg_flrep_writer_tick_x(s->w, tick, ents, extras, n, events, nev, s->q, s->xq, err);
     dg_entity_in *so = NULL;
-    if (st == DG_OK && (s->sp.f || s->raw_log)) { /* the spill keeps the inputs sorted like the written state */
+    bool logs = s->raw_log || s->own_log;
+    if (st == DG_OK && (s->sp.f || logs)) { /* the spill and the logs take the inputs sorted like the written state */
         so = malloc((n ? n : 1) * sizeof *so);
         int64_t *xs = malloc((n * nx > 0 ? n * nx : 1) * sizeof *xs);
         if (!so || !xs)
@@ -301,8 +340,8 @@ dg_status dg_harness_tick_x(dg_harness_session *s, uint64_t tick, const dg_entit
             st = spill_write(&s->sp, tick, so, n, events, nev, err);
         if (st == DG_OK && s->sp.f)
             st = spill_write_x(&s->sp, xs, n, err);
-        if (st == DG_OK && s->raw_log)
-            st = dg_harness__raw_logger_tick(s->raw_log, tick, so, s->q, s->xq, nx, n, events, nev, err);
+        if (st == DG_OK)
+            st = raw_logs_tick(s, tick, so, s->xq, nx, n, events, nev, err);
         free(xs);
     }
     if (st != DG_OK) {
@@ -317,7 +356,7 @@ dg_status dg_harness_tick_x(dg_harness_session *s, uint64_t tick, const dg_entit
     free(so);
     dg_tick_hash th = dg_hash_tick_x(tick, s->q, s->xq, nx, n, events, nev, NULL);
     harness__tickrec r = {tick, th.state, th.events, th.combined, dg_hash_raw_end(&hs), th.entity_count,
-                          s->sp.f != NULL || s->raw_log != NULL};
+                          s->sp.f != NULL || logs};
     if ((st = dg_harness__stream_push(&s->rec, &r, err)) != DG_OK)
         s->failed = true;
     return st;
@@ -350,11 +389,11 @@ void dg_harness__api_result(dg_harness_result *out, const dg_report_scenario *sc
 
 dg_status dg_harness_close(dg_harness_session *s, dg_report *report, dg_harness_result *out, dg_error *err)
 {
-    return dg_harness__session_finish(s, report, out, NULL, err);
+    return dg_harness__session_finish(s, report, out, NULL, NULL, err);
 }
 
 dg_status dg_harness__session_finish(dg_harness_session *s, dg_report *report, dg_harness_result *out,
-                                  harness__stream *keep_rec, dg_error *err)
+                                     harness__stream *keep_rec, harness__raw_first *golden_rf, dg_error *err)
 {
     if (!s)
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_harness_close", "session is NULL");
@@ -367,6 +406,11 @@ dg_status dg_harness__session_finish(dg_harness_session *s, dg_report *report, d
     dg_status st = dg_flrep_writer_close(w, err);
     if (st == DG_OK && s->rec.n == 0)
         st = dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "dg_harness_close", "no tick was recorded");
+    harness__raw_logger *own_log = s->own_log; /* complete (its trailer) before the golden reads it */
+    s->own_log = NULL;
+    dg_status lst = dg_harness__raw_logger_close(own_log, st == DG_OK ? err : NULL);
+    if (st == DG_OK)
+        st = lst;
     if (st != DG_OK) {
         session_free(s);
         return st;
@@ -386,9 +430,17 @@ dg_status dg_harness__session_finish(dg_harness_session *s, dg_report *report, d
                                .seek_random = s->opts.seek_random ? s->opts.seek_random : 32,
                                .skip_recovery = s->opts.skip_recovery};
     dg_harness__verify_file(sc, &s->src, s->rec_path, &s->rec, &vo);
-    st = dg_harness__api_golden_and_log(sc, s->name, s->rec_path, &s->rec, &s->opts, err);
-    if (out)
+    harness__raw_first rf = {0};
+    st = dg_harness__api_golden_and_log(sc, s->name, s->rec_path, &s->rec, &s->opts,
+                                        s->own_log_path[0] ? s->own_log_path : NULL, &rf, err);
+    if (out) {
         fill_result(out, sc, &s->rec);
+        dg_harness__api_raw_first(out, &rf);
+    }
+    if (golden_rf)
+        *golden_rf = rf;
+    if (st == DG_OK && s->opts.hash_log_path && s->opts.hash_log_raw_values)
+        s->own_log_path[0] = '\0'; /* renamed into place: the hash log, no longer a temp to remove */
     if (keep_rec) {
         *keep_rec = s->rec;
         s->rec = (harness__stream){0};
@@ -400,7 +452,7 @@ dg_status dg_harness__session_finish(dg_harness_session *s, dg_report *report, d
 
 dg_status dg_harness__session_keep_raw(dg_harness_session *s, const char *path, dg_error *err)
 {
-    return dg_harness__raw_logger_open(&s->raw_log, path, s->name, err);
+    return dg_harness__raw_logger_open(&s->raw_log, path, s->name, true, err);
 }
 
 dg_status dg_harness__session_end(dg_harness_session *s, harness__stream *rec, char *path, size_t cap, dg_error *err)

@@ -1,7 +1,8 @@
 /* harness/api_gate.c — the gate in the C API (include/detgate/harness.h): a finished session compared
- * with a golden (.flrep: state diff; hash log: hashes and raw float hashes), its record side written
- * as a hash log (temp + rename), the first divergent entity and field picked out of the report, and
- * dg_harness_repeat (N runs that must record the same, run k against run 1 as `verify --repeat`). */
+ * with a golden (.flrep: state diff; hash log: hashes and raw float hashes, a raw drift named down to
+ * the value against a version 3 log), its record side written as a hash log (temp + rename), the
+ * first divergent entity and field picked out of the report, and dg_harness_repeat (N runs that must
+ * record the same, run k against run 1 as `verify --repeat`). */
 #include "api_internal.h"
 #include "format.h"
 
@@ -55,7 +56,15 @@ static uint64_t golden_compare(dg_report_check *c, const char *golden, bool flre
     return nd;
 }
 
-static void check_golden(dg_report_scenario *sc, const char *golden, const char *rec_path, const harness__stream *rec)
+bool dg_harness__api_golden_has_raw_values(const dg_harness_options *opts)
+{
+    return opts->golden_path && !is_flrep(opts->golden_path) && dg_harness__log_has_raw_values(opts->golden_path);
+}
+
+/* fresh_raw (may be NULL): this run's raw floats as a version 3 log, to name a raw drift against a
+ * golden log that has its own (into *rf). */
+static void check_golden(dg_report_scenario *sc, const char *golden, const char *rec_path, const harness__stream *rec,
+                         const char *fresh_raw, harness__raw_first *rf)
 {
     double t0 = dg_harness__now();
     dg_report_check *c = dg_report_add_check(sc, "golden", DG_REPORT_PASS);
@@ -76,13 +85,12 @@ static void check_golden(dg_report_scenario *sc, const char *golden, const char 
         dg_report_check_set_raw_divergence(c, first_raw);
         c->status = DG_REPORT_WARN;
         /* the session's raw hash covers the entity's standard floats (its extras come quantized) */
-        char names[DG_HASH_LOG_VALUES_CAP];
-        dg_harness__raw_value_names(NULL, names, sizeof names);
-        dg_report_check_set_message(c, "quantized state identical to the golden; raw floats differ from tick %llu "
-                                       "(sub-quantum drift; hashed raw floats %.200s)",
-                                    (unsigned long long)first_raw, names);
-        dg_report_check_add_detail(c, "the golden hash log keeps one raw hash per tick, not which entity or field "
-                                      "drifted: dg_harness_repeat names them between runs of one build");
+        bool named = fresh_raw && dg_harness__log_has_raw_values(golden);
+        dg_harness__golden_raw_message(c, golden, named ? fresh_raw : NULL, NULL, first_raw,
+                                       "a golden hash log written with hash_log_raw_values (or by `detgate record "
+                                       "--hash-log LOG --log-raw`) names them, and dg_harness_repeat names them "
+                                       "between runs of one build",
+                                       NULL, rf);
     } else {
         dg_report_check_set_message(c, "%zu tick%s identical to the golden (%s)", rec->n, dg_report_plural_s(rec->n),
                                     flrep ? "recording" : "hash log");
@@ -112,19 +120,29 @@ static dg_status write_log(const char *path, const char *name, const harness__st
     return st == DG_OK ? cst : st;
 }
 
-/* Written beside its final name (same file system), renamed when complete: never half-written. */
-static dg_status put_log(const char *path, const char *name, const harness__stream *rec, dg_error *err)
+bool dg_harness__api_log_temp_path(const char *path, char *out, size_t cap)
 {
-    char dir[4096], tmp[4096];
+    char dir[4096];
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
     if (slash == path)
         snprintf(dir, sizeof dir, "/");
     size_t n = strlen(path);
     bool zst = n > 4 && strcmp(path + n - 4, ".zst") == 0;
-    if (!dg_harness__temp_path(tmp, sizeof tmp, dir, "hashlog", zst ? ".hashlog.zst" : ".hashlog"))
+    return dg_harness__temp_path(out, cap, dir, "hashlog", zst ? ".hashlog.zst" : ".hashlog");
+}
+
+/* Written beside its final name (same file system), renamed when complete: never half-written.
+ * written (may be NULL): the log already complete under such a name (the session's version 3 log). */
+static dg_status put_log(const char *path, const char *name, const harness__stream *rec, const char *written,
+                         dg_error *err)
+{
+    char tmp[4096];
+    if (written)
+        snprintf(tmp, sizeof tmp, "%s", written);
+    else if (!dg_harness__api_log_temp_path(path, tmp, sizeof tmp))
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, path, "the hash log's path is too long");
-    dg_status st = write_log(tmp, name, rec, err);
+    dg_status st = written ? DG_OK : write_log(tmp, name, rec, err);
     if (st == DG_OK && rename(tmp, path) != 0)
         st = dg_error_set(err, DG_E_IO, DG_OFFSET_NONE, path, "cannot put the hash log in place: %s", strerror(errno));
     if (st != DG_OK)
@@ -133,11 +151,25 @@ static dg_status put_log(const char *path, const char *name, const harness__stre
 }
 
 dg_status dg_harness__api_golden_and_log(dg_report_scenario *sc, const char *name, const char *rec_path,
-                                      const harness__stream *rec, const dg_harness_options *opts, dg_error *err)
+                                         const harness__stream *rec, const dg_harness_options *opts, const char *own_log,
+                                         harness__raw_first *rf, dg_error *err)
 {
+    *rf = (harness__raw_first){0};
     if (opts->golden_path) /* before the log: a log written over the golden must not be compared with */
-        check_golden(sc, opts->golden_path, rec_path, rec);
-    return opts->hash_log_path ? put_log(opts->hash_log_path, name, rec, err) : DG_OK;
+        check_golden(sc, opts->golden_path, rec_path, rec, own_log, rf);
+    if (!opts->hash_log_path)
+        return DG_OK;
+    return put_log(opts->hash_log_path, name, rec, opts->hash_log_raw_values ? own_log : NULL, err);
+}
+
+void dg_harness__api_raw_first(dg_harness_result *out, const harness__raw_first *rf)
+{
+    if (!rf->entity)
+        return;
+    out->first_raw_entity = rf->entity;
+    snprintf(out->first_raw_field, sizeof out->first_raw_field, "%.*s", (int)sizeof out->first_raw_field - 1, rf->field);
+    out->first_raw_a = rf->a;
+    out->first_raw_b = rf->b;
 }
 
 /* ---- where it diverged first --------------------------------------------------------------------- */
@@ -260,6 +292,7 @@ dg_status dg_harness_repeat(const dg_flrep_header *hdr, const dg_harness_options
     dg_harness_session *s = NULL;
     uint32_t before = report->n_scenarios;
     harness__stream first = {0};
+    harness__raw_first golden_rf = {0};
     char first_raw[4096]; /* run 1's raw floats: what later runs' are compared with, value by value */
     dg_status st = raw_log_path(first_raw, sizeof first_raw, 1)
                        ? DG_OK
@@ -271,18 +304,18 @@ dg_status dg_harness_repeat(const dg_flrep_header *hdr, const dg_harness_options
     else if (st == DG_OK && (st = fn(user, s, 1, err)) != DG_OK)
         dg_harness_abort(s);
     else if (st == DG_OK)
-        st = dg_harness__session_finish(s, report, NULL, &first, err); /* run 1: the verify checks, golden, log */
+        st = dg_harness__session_finish(s, report, NULL, &first, &golden_rf, err); /* run 1: verify checks, golden, log */
     if (st == DG_OK && report->n_scenarios > before) {
         dg_report_scenario *sc = report->scenarios[report->n_scenarios - 1];
         harness__raw_first rf = {0};
         st = repeat_runs(sc, hdr, &o, runs, fn, user, first_path, &first, first_raw, &rf, err);
         if (out) {
             dg_harness__api_result(out, sc);
-            out->first_raw_entity = rf.entity;
-            snprintf(out->first_raw_field, sizeof out->first_raw_field, "%.*s", (int)sizeof out->first_raw_field - 1,
-                     rf.field);
-            out->first_raw_a = rf.a;
-            out->first_raw_b = rf.b;
+            /* the raw drift named by the check that saw the first one: the golden's unless repeat's */
+            bool by_repeat = false;
+            for (uint32_t i = 0; i < sc->n_checks; i++)
+                by_repeat |= strcmp(sc->checks[i]->name, "repeat") == 0 && sc->checks[i]->first_raw_tick == out->first_raw_tick;
+            dg_harness__api_raw_first(out, by_repeat ? &rf : &golden_rf);
         }
     }
     dg_harness__stream_free(&first);

@@ -135,44 +135,6 @@ static void golden_error(dg_report_check *c, const dg_error *err, const char *go
     }
 }
 
-/* Whether a golden hash log carries each entity's raw floats (version 3: `record --hash-log --log-raw`),
- * so that a raw drift against it can be named down to the entity and field. */
-static bool golden_has_raw_values(const char *gl)
-{
-    dg_hash_log_reader *r = NULL;
-    dg_error err;
-    dg_error_clear(&err);
-    bool has = cli_file_exists(gl) && dg_hash_log_reader_open(&r, gl, &err) == DG_OK &&
-               dg_hash_log_reader_header(r)->n_values > 0;
-    dg_hash_log_reader_close(r);
-    return has;
-}
-
-/* A raw-only drift against the golden, worded with what the golden allows: against a version 3 log
- * (fresh_raw, this run's raw floats, beside it) the first drifting entity, its differing fields and
- * both raw values, as `diff` of two such logs names them; against a log with one raw hash per tick,
- * the raw floats that hash covers (the declared float fields included) and how to get the rest. */
-static void golden_raw_message(dg_report_check *c, const char *gl, const char *fresh_raw, const harness__decl *decl,
-                               uint64_t first_raw, cli_raw_policy raw)
-{
-    char field[200] = "", where[260] = "", names[DG_HASH_LOG_VALUES_CAP] = "";
-    uint32_t who = fresh_raw ? dg_harness__raw_locate(c, gl, fresh_raw, first_raw, field, sizeof field, NULL) : 0;
-    if (who) {
-        snprintf(where, sizeof where, ", first in entity %u%s%s", (unsigned)who, field[0] ? ", " : "", field);
-    } else {
-        dg_harness__raw_value_names(decl, names, sizeof names);
-        snprintf(where, sizeof where, "; hashed raw floats %.200s", names);
-        dg_report_check_add_detail(c, "the golden hash log keeps one raw hash per tick, not which entity or field "
-                                      "drifted: a golden log recorded with `detgate record --hash-log LOG --log-raw` "
-                                      "names them (or bisect from the golden's revision: `detgate bisect`)");
-    }
-    /* the entity before the parenthesis, the hashed floats inside it */
-    dg_report_check_set_message(c, "quantized state identical to the golden; raw floats differ from tick %llu%s "
-                                   "(sub-quantum drift%s): %s",
-                                (unsigned long long)first_raw, who ? where : "", who ? "" : where,
-                                cli_raw_verdict_note(raw));
-}
-
 static void check_golden(dg_report_scenario *sc, const char *golden_dir, const char *rec_path,
                          const harness__stream *rec, cli_raw_policy raw, const harness__format *f,
                          const char *fresh_raw, const harness__decl *decl)
@@ -251,7 +213,10 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
                           "made at the golden's revision (`detgate bisect` does this)");
     } else if (first_raw != DG_REPORT_TICK_NONE) {
         c->status = cli_raw_status(raw, DG_REPORT_TICK_NONE, first_raw);
-        golden_raw_message(c, gl, fresh_raw, decl, first_raw, raw);
+        dg_harness__golden_raw_message(c, gl, fresh_raw, decl, first_raw,
+                                       "a golden log recorded with `detgate record --hash-log LOG --log-raw` names "
+                                       "them (or bisect from the golden's revision: `detgate bisect`)",
+                                       cli_raw_verdict_note(raw), NULL);
     } else {
         dg_report_check_set_message(c, "%zu tick%s identical to the golden (%s%s%s)", rec->n,
                                     dg_report_plural_s(rec->n), have_f ? "recording" : "",
@@ -555,7 +520,7 @@ static bool gate_scenario(dg_report *rep, const gate_opts *g, const char *name, 
     cli_run_opts ro = g->ro;
     char gf[4096], gl[4096], fresh_raw[4096] = ""; /* this run's raw floats, when the golden has its own */
     golden_paths(g->golden, src->name, ro.format, gf, gl, sizeof gf); /* as check_golden names it */
-    if (ro.format->record_log && golden_has_raw_values(gl) &&
+    if (ro.format->record_log && cli_file_exists(gl) && dg_harness__log_has_raw_values(gl) &&
         dg_harness__temp_path(fresh_raw, sizeof fresh_raw, NULL, src->name, ".raw.hashlog"))
         ro.raw_log = fresh_raw;
     int f = cli_record_and_verify(rep, src, rec_path, &ro, &rec, &sc, &err);

@@ -205,11 +205,13 @@ static bool raw_log_room(uint64_t *kept, size_t n)
 struct harness__raw_logger {
     dg_hash_log_writer *w;
     uint32_t nvals;
-    uint64_t kept; /* entity-ticks logged (HARNESS_RAW_LOG_CAP at most) */
+    bool capped;
+    uint64_t kept; /* entity-ticks logged (HARNESS_RAW_LOG_CAP at most when capped) */
     scratch sc;
 };
 
-dg_status dg_harness__raw_logger_open(harness__raw_logger **out, const char *path, const char *name, dg_error *err)
+dg_status dg_harness__raw_logger_open(harness__raw_logger **out, const char *path, const char *name, bool capped,
+                                      dg_error *err)
 {
     *out = NULL;
     harness__raw_logger *l = calloc(1, sizeof *l);
@@ -219,6 +221,7 @@ dg_status dg_harness__raw_logger_open(harness__raw_logger **out, const char *pat
     snprintf(lh.scenario, sizeof lh.scenario, "%s", name);
     snprintf(lh.format, sizeof lh.format, "flrep");
     l->nvals = lh.n_values = dg_harness__raw_value_names(NULL, lh.values, sizeof lh.values);
+    l->capped = capped;
     dg_status st = dg_hash_log_writer_open(&l->w, path, &lh, err);
     if (st != DG_OK) {
         free(l);
@@ -232,7 +235,7 @@ dg_status dg_harness__raw_logger_tick(harness__raw_logger *l, uint64_t tick, con
                                       const dg_qentity *q, const int64_t *xq, size_t nx, size_t n,
                                       const dg_event *ev, size_t nev, dg_error *err)
 {
-    if (!raw_log_room(&l->kept, n))
+    if (l->capped && !raw_log_room(&l->kept, n))
         return DG_OK;
     dg_status st = scratch_fit(&l->sc, n, err);
     if (st != DG_OK)

@@ -375,10 +375,12 @@ void dg_harness__raw_entity(dg_hash_stream *hs, const dg_entity_in *e, const dou
 
 /* A version 3 hash log of a record side that is not a source (the C API's sessions): per tick the
  * entities (sorted by id, as the writer handed them back: q, and the declared slots xq, nx per
- * entity) with their standard floats, the first HARNESS_RAW_LOG_CAP entity-ticks. open creates it at
- * path (scenario name), close writes the trailer and frees l (l may be NULL). */
+ * entity) with their standard floats; capped, the first HARNESS_RAW_LOG_CAP entity-ticks (a
+ * temporary log to compare with), else every tick (a hash log to keep). open creates it at path
+ * (scenario name), close writes the trailer and frees l (l may be NULL). */
 typedef struct harness__raw_logger harness__raw_logger;
-dg_status dg_harness__raw_logger_open(harness__raw_logger **out, const char *path, const char *name, dg_error *err);
+dg_status dg_harness__raw_logger_open(harness__raw_logger **out, const char *path, const char *name, bool capped,
+                                      dg_error *err);
 dg_status dg_harness__raw_logger_tick(harness__raw_logger *l, uint64_t tick, const dg_entity_in *sorted,
                                       const dg_qentity *q, const int64_t *xq, size_t nx, size_t n,
                                       const dg_event *ev, size_t nev, dg_error *err);
@@ -402,6 +404,17 @@ void dg_harness__raw_amount(double d, const char *unit, char *out, size_t cap);
  * logs cannot say). rf (may be NULL) gets the same as data. */
 uint32_t dg_harness__raw_locate(dg_report_check *c, const char *log_a, const char *log_b, uint64_t tick, char *first_field,
                                 size_t cap, harness__raw_first *rf);
+/* Whether the hash log at path carries each entity's raw floats (version 3: `record --hash-log
+ * --log-raw`), so that a raw drift against it can be named down to the entity and field. */
+bool dg_harness__log_has_raw_values(const char *path);
+/* A raw-only drift against a golden hash log gl, into c's message (and details), worded with what the
+ * golden allows: against a version 3 log (fresh_raw, this run's raw floats as a version 3 log; may be
+ * NULL) the first drifting entity, its differing fields and both raw values, as `diff` of two such
+ * logs names them; else the raw floats that one hash per tick covers (d's float fields included; d
+ * may be NULL) and `hint`, how to get the rest. note (may be NULL) ends the message (": note"). rf
+ * (may be NULL) gets the entity, field and values. */
+void dg_harness__golden_raw_message(dg_report_check *c, const char *gl, const char *fresh_raw, const harness__decl *d,
+                                    uint64_t first_raw, const char *hint, const char *note, harness__raw_first *rf);
 /* For every field of c's detailed ticks that differs by exactly one quantum, and whose raw values both
  * version 3 logs hold: a detail line with the raw change behind it ("1 quantum (15.6 mm) from a raw
  * change of 0.2 mm across a rounding edge"). Nothing when a log is not version 3. */

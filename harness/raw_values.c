@@ -201,6 +201,38 @@ uint32_t dg_harness__raw_locate(dg_report_check *c, const char *log_a, const cha
     return first;
 }
 
+bool dg_harness__log_has_raw_values(const char *path)
+{
+    dg_hash_log_reader *r = NULL;
+    dg_error err;
+    dg_error_clear(&err);
+    bool has = dg_hash_log_reader_open(&r, path, &err) == DG_OK && dg_hash_log_reader_header(r)->n_values > 0;
+    dg_hash_log_reader_close(r);
+    return has;
+}
+
+void dg_harness__golden_raw_message(dg_report_check *c, const char *gl, const char *fresh_raw, const harness__decl *d,
+                                    uint64_t first_raw, const char *hint, const char *note, harness__raw_first *rf)
+{
+    char field[200] = "", where[260] = "", names[DG_HASH_LOG_VALUES_CAP] = "";
+    if (rf)
+        *rf = (harness__raw_first){0};
+    uint32_t who = fresh_raw ? dg_harness__raw_locate(c, gl, fresh_raw, first_raw, field, sizeof field, rf) : 0;
+    if (who) {
+        snprintf(where, sizeof where, ", first in entity %u%s%s", (unsigned)who, field[0] ? ", " : "", field);
+    } else {
+        dg_harness__raw_value_names(d, names, sizeof names);
+        snprintf(where, sizeof where, "; hashed raw floats %.200s", names);
+        dg_report_check_add_detail(c, "the golden hash log keeps one raw hash per tick, not which entity or field "
+                                      "drifted: %s", hint);
+    }
+    /* the entity before the parenthesis, the hashed floats inside it */
+    dg_report_check_set_message(c, "quantized state identical to the golden; raw floats differ from tick %llu%s "
+                                   "(sub-quantum drift%s)%s%s",
+                                (unsigned long long)first_raw, who ? where : "", who ? "" : where, note ? ": " : "",
+                                note ? note : "");
+}
+
 /* ---- a one-quantum difference and the raw change behind it ---------------------------------------- */
 
 /* The raw bits of entity `id`'s value `name` in t (false when the log has neither). */

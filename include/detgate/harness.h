@@ -57,9 +57,16 @@ typedef struct dg_harness_options {
     const char *hash_log_path;
     /* Compare the run with this golden, as `detgate gate` does: a .flrep recording (state diff down to
      * tick, entity and field, plus a "header" check) or a hash log (tick level). Adds a "golden" check;
-     * a raw-float-only drift is WARN (against a hash log, naming the raw floats its hash covers). NULL
-     * = none. */
+     * a raw-float-only drift is WARN: against a hash log written with hash_log_raw_values (or by
+     * `detgate record --hash-log LOG --log-raw`) naming the first drifting entity, its field and both
+     * raw values (in the check and in dg_harness_result's first_raw_*), against any other hash log the
+     * raw floats its one hash per tick covers. NULL = none. */
     const char *golden_path;
+    /* With hash_log_path: write it as `detgate record --hash-log LOG --log-raw` does (version 3,
+     * docs/STATE-HASH.md §7): besides each tick's hashes, each entity's state hash, raw float hash and
+     * raw floats, so that a gate against it names a raw drift down to the entity, field and value.
+     * About 250 bytes per entity-tick before compression; default false (one line per tick). */
+    bool hash_log_raw_values;
 } dg_harness_options;
 
 typedef struct dg_harness_result {
@@ -75,10 +82,11 @@ typedef struct dg_harness_result {
     char first_divergent_field[DG_REPORT_FIELD_NAME_CAP];
     char first_divergent_check[DG_REPORT_NAME_CAP]; /* that check's name ("golden", "repeat", ...); "" when none */
     /* A drift of the raw floats (docs/CLI.md "Raw-float drift"): the first tick whose raw float hashes
-     * differed in any check (DG_REPORT_TICK_NONE when none). dg_harness_repeat, which has every run's
-     * raw floats, also names the first run-to-run drift's entity (0 when not known), its first
-     * differing value ("pos.x" ... "health"; "" when not known) and that value in run 1 (a) and in the
-     * run that differed (b), exactly as the engine handed them over. */
+     * differed in any check (DG_REPORT_TICK_NONE when none). Where that check has the raw floats of
+     * both sides — dg_harness_repeat (every run's), a golden hash log with them (hash_log_raw_values)
+     * — also that drift's first entity (0 when not known), its first differing value ("pos.x" ...
+     * "health"; "" when not known) and that value on the reference side (a: run 1, the golden) and
+     * the other (b), exactly as the engine handed them over. */
     uint64_t first_raw_tick;
     uint32_t first_raw_entity;
     char first_raw_field[DG_REPORT_FIELD_NAME_CAP];

@@ -104,11 +104,12 @@ static void world(uint64_t tick, dg_entity_in *e, uint64_t nudge_tick)
 }
 
 /* The engine of the repeat tests: run `odd_run` nudges car 3 from tick `odd_tick`; run `fail_run`
- * fails at tick 10; run `raw_run` moves car 3 by 1e-9 m east from tick `raw_tick` (far below 1/64 m:
- * the same quantized state, other raw floats). */
+ * fails at tick 10; run `raw_run` (every run with raw_always) moves car 3 by 1e-9 m east from tick
+ * `raw_tick` (far below 1/64 m: the same quantized state, other raw floats). */
 #define RAW_NUDGE 1e-9
 typedef struct engine {
     unsigned odd_run, fail_run, raw_run;
+    bool raw_always;
     uint64_t odd_tick, raw_tick;
     unsigned runs_seen;
 } engine;
@@ -122,7 +123,7 @@ static dg_status run_engine(void *user, dg_harness_session *s, unsigned run, dg_
         if (run == g->fail_run && t == 10)
             return dg_error_set(err, DG_E_STATE, DG_OFFSET_NONE, "engine", "the solver diverged at tick 10");
         world(t, e, run == g->odd_run ? g->odd_tick : UINT64_MAX);
-        if (run == g->raw_run && t >= g->raw_tick)
+        if ((run == g->raw_run || g->raw_always) && t >= g->raw_tick)
             e[2].pos[0] += RAW_NUDGE;
         dg_status st = dg_harness_tick(s, t, e, CARS, NULL, 0, err);
         if (st != DG_OK)
@@ -150,16 +151,23 @@ static dg_status run_session(const dg_harness_options *o, uint64_t nudge, dg_rep
     return run_session_of((engine){.odd_run = 1, .odd_tick = nudge}, o, rep, res, err);
 }
 
-/* bless: a session of the plain world writing the golden recording and/or hash log (NULL: not that). */
-static void bless(const char *recording, const char *hash_log)
+/* bless: a session of the plain world writing the golden recording and/or hash log (NULL: not that),
+ * the log with each entity's raw floats when raw_values. */
+static void bless_with(const char *recording, const char *hash_log, bool raw_values)
 {
     dg_error err;
     dg_error_clear(&err);
     dg_harness_options o = dg_harness_default_options();
     o.recording_path = recording;
     o.hash_log_path = hash_log;
+    o.hash_log_raw_values = raw_values;
     dg_harness_result res;
     assert_int_equal(run_session(&o, UINT64_MAX, NULL, &res, &err), DG_OK);
+}
+
+static void bless(const char *recording, const char *hash_log)
+{
+    bless_with(recording, hash_log, false);
 }
 
 static const dg_report_check *find_check(const dg_report *rep, const char *name)
@@ -217,6 +225,62 @@ static void test_hash_log_holds_each_ticks_state_hash(void **state)
     remove(log);
 }
 
+/* hash_log_raw_values: a version 3 log whose tick lines are the plain log's, and whose entity lines
+ * hold each car's entity hash, raw hash and raw floats, each derived again here from the world. */
+static void test_hash_log_with_raw_values(void **state)
+{
+    (void)state;
+    char plain[512], full[512];
+    path_in(plain, sizeof plain, "plain.hashlog");
+    path_in(full, sizeof full, "full.hashlog.zst");
+    bless(NULL, plain);
+    bless_with(NULL, full, true);
+    const char *keep[] = {"plain.hashlog", "full.hashlog.zst", NULL};
+    assert_int_equal(stray_files(keep), 0);
+    dg_error err;
+    dg_error_clear(&err);
+    dg_hash_log_reader *rp = NULL, *rf = NULL;
+    assert_int_equal(dg_hash_log_reader_open(&rp, plain, &err), DG_OK);
+    assert_int_equal(dg_hash_log_reader_open(&rf, full, &err), DG_OK);
+    const dg_hash_log_header *h = dg_hash_log_reader_header(rf);
+    assert_true(h->entities && h->raw && h->entity_raw);
+    assert_int_equal(h->n_values, 11);
+    assert_string_equal(h->values, "pos.x,pos.y,pos.z,vel.x,vel.y,vel.z,rot.w,rot.x,rot.y,rot.z,health");
+    assert_int_equal(dg_hash_log_reader_header(rp)->n_values, 0);
+    uint64_t ticks = 0;
+    for (;;) {
+        dg_hash_log_tick a, b;
+        int ga = dg_hash_log_reader_next(rp, &a, &err), gb = dg_hash_log_reader_next(rf, &b, &err);
+        assert_int_equal(ga, gb);
+        if (ga <= 0)
+            break;
+        assert_true(a.tick == b.tick && a.state == b.state && a.events == b.events && a.raw == b.raw);
+        assert_int_equal(b.entity_count, CARS);
+        dg_entity_in e[CARS];
+        dg_qentity q[CARS];
+        world(b.tick, e, UINT64_MAX);
+        size_t done = 0;
+        assert_int_equal(dg_quant_entities(e, q, CARS, &done, &err), DG_OK);
+        for (size_t i = 0; i < CARS; i++) {
+            const double f[11] = {e[i].pos[0], e[i].pos[1], e[i].pos[2], e[i].vel[0], e[i].vel[1], e[i].vel[2],
+                                  e[i].rot[0], e[i].rot[1], e[i].rot[2], e[i].rot[3], e[i].health};
+            dg_hash_stream hs;
+            dg_hash_raw_begin(&hs, b.tick);
+            dg_hash_raw_entity(&hs, e[i].id, f, 11);
+            assert_int_equal(b.ids[i], e[i].id);
+            assert_true(b.hashes[i] == dg_hash_entity(&q[i]));
+            assert_true(b.raw_hashes[i] == dg_hash_raw_end(&hs));
+            assert_memory_equal(&b.raw_bits[i * 11], f, sizeof f); /* bit for bit */
+        }
+        ticks++;
+    }
+    dg_hash_log_reader_close(rp);
+    dg_hash_log_reader_close(rf);
+    assert_int_equal(ticks, TICKS);
+    remove(plain);
+    remove(full);
+}
+
 static void test_hash_log_not_half_written(void **state)
 {
     (void)state;
@@ -240,6 +304,24 @@ static void test_hash_log_not_half_written(void **state)
     dg_harness_result res;
     dg_error_clear(&err);
     assert_int_not_equal(run_session(&o, UINT64_MAX, NULL, &res, &err), DG_OK);
+    assert_non_null(strstr(err.where, "no-such-folder"));
+    assert_int_equal(stray_files(NULL), 0);
+    /* with the raw floats the log is written as the ticks come: abandoned, its temp goes too; in a
+     * folder that does not exist, the session does not open */
+    path_in(log, sizeof log, "never.hashlog.zst");
+    o.hash_log_path = log;
+    o.hash_log_raw_values = true;
+    s = NULL;
+    dg_error_clear(&err);
+    assert_int_equal(dg_harness_open(&s, &h, &o, &err), DG_OK);
+    assert_int_equal(dg_harness_tick(s, 0, e, CARS, NULL, 0, &err), DG_OK);
+    dg_harness_abort(s);
+    assert_int_equal(stray_files(NULL), 0);
+    path_in(log, sizeof log, "no-such-folder/run.hashlog");
+    dg_error_clear(&err);
+    s = NULL;
+    assert_int_not_equal(dg_harness_open(&s, &h, &o, &err), DG_OK);
+    assert_null(s);
     assert_non_null(strstr(err.where, "no-such-folder"));
     assert_int_equal(stray_files(NULL), 0);
 }
@@ -339,6 +421,64 @@ static void test_golden_raw_drift_names_the_hashed_floats(void **state)
     dg_report_free(rep);
     const char *keep[] = {"golden.hashlog.zst", NULL};
     assert_int_equal(stray_files(keep), 0);
+    remove(golden_log);
+}
+
+/* The same drift against a golden log with each entity's raw floats (hash_log_raw_values): the check
+ * and the result name the entity, the field and both raw values, as `detgate gate` names them. */
+static void test_golden_raw_drift_names_the_value_against_a_raw_log(void **state)
+{
+    (void)state;
+    char golden_log[512];
+    path_in(golden_log, sizeof golden_log, "golden.hashlog.zst");
+    bless_with(NULL, golden_log, true);
+    dg_error err;
+    dg_error_clear(&err);
+    dg_harness_result res;
+    dg_harness_options g = dg_harness_default_options();
+    g.golden_path = golden_log;
+    dg_report *rep = dg_report_new("gate", "test", NULL, &err);
+    assert_int_equal(run_session_of((engine){.odd_run = 0}, &g, rep, &res, &err), DG_OK); /* the same world */
+    assert_int_equal(find_check(rep, "golden")->status, DG_REPORT_PASS);
+    assert_true(res.first_raw_tick == DG_REPORT_TICK_NONE);
+    assert_int_equal(res.first_raw_entity, 0);
+    assert_int_equal(run_session_of((engine){.raw_run = 1, .raw_tick = 40}, &g, rep, &res, &err), DG_OK);
+    assert_int_equal(res.failed_checks, 0);
+    assert_int_equal(res.first_raw_tick, 40);
+    assert_int_equal(res.first_raw_entity, 3);
+    assert_string_equal(res.first_raw_field, "pos.x");
+    dg_entity_in e[CARS];
+    world(40, e, UINT64_MAX);
+    double a = e[2].pos[0], b = e[2].pos[0] + RAW_NUDGE;
+    assert_memory_equal(&res.first_raw_a, &a, sizeof a); /* the golden's, bit for bit */
+    assert_memory_equal(&res.first_raw_b, &b, sizeof b);
+    const dg_report_check *c = find_check(rep, "golden");
+    assert_int_equal(c->status, DG_REPORT_WARN);
+    char want[200];
+    snprintf(want, sizeof want, "raw floats differ from tick 40, first in entity 3, pos.x: raw A %.17g, B %.17g", a, b);
+    if (!strstr(c->message, want))
+        fail_msg("message \"%s\" lacks \"%s\"", c->message, want);
+    /* a repeat whose every run drifts from that golden alike: the golden's drift is the result's */
+    dg_harness_result rr;
+    engine twice = {.raw_always = true, .raw_tick = 40};
+    dg_flrep_header h = header();
+    assert_int_equal(dg_harness_repeat(&h, &g, 2, run_engine, &twice, rep, &rr, &err), DG_OK);
+    assert_int_equal(rr.first_raw_tick, 40);
+    assert_int_equal(rr.first_raw_entity, 3);
+    assert_string_equal(rr.first_raw_field, "pos.x");
+    assert_memory_equal(&rr.first_raw_a, &a, sizeof a);
+    assert_memory_equal(&rr.first_raw_b, &b, sizeof b);
+    assert_int_equal(find_check(rep, "repeat")->status, DG_REPORT_PASS);
+    assert_false(find_check(rep, "repeat")->sub_quantum); /* the runs agree to the bit */
+    /* ... and where run 2 drifts from run 1 at the same tick, the repeat's: run 1 is its reference */
+    twice = (engine){.raw_run = 1, .raw_tick = 40};
+    assert_int_equal(dg_harness_repeat(&h, &g, 2, run_engine, &twice, rep, &rr, &err), DG_OK);
+    assert_int_equal(rr.first_raw_entity, 3);
+    assert_memory_equal(&rr.first_raw_a, &b, sizeof b);
+    assert_memory_equal(&rr.first_raw_b, &a, sizeof a);
+    dg_report_free(rep);
+    const char *keep[] = {"golden.hashlog.zst", NULL};
+    assert_int_equal(stray_files(keep), 0); /* the session's own raw log is gone */
     remove(golden_log);
 }
 
@@ -461,9 +601,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hash_log_holds_each_ticks_state_hash),
+        cmocka_unit_test(test_hash_log_with_raw_values),
         cmocka_unit_test(test_hash_log_not_half_written),
         cmocka_unit_test(test_golden_compare_names_tick_entity_field),
         cmocka_unit_test(test_golden_raw_drift_names_the_hashed_floats),
+        cmocka_unit_test(test_golden_raw_drift_names_the_value_against_a_raw_log),
         cmocka_unit_test(test_repeat_equal_runs_pass),
         cmocka_unit_test(test_repeat_names_the_run_that_differs),
         cmocka_unit_test(test_repeat_names_a_raw_drift_down_to_the_value),

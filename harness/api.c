@@ -181,6 +181,9 @@ dg_status dg_harness_open(dg_harness_session **out, const dg_flrep_header *hdr, 
     *out = NULL;
     if (!hdr)
         return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_harness_open", "hdr is NULL");
+    if (opts && opts->hash_log_raw_values && !opts->hash_log_path)
+        return dg_error_set(err, DG_E_USAGE, DG_OFFSET_NONE, "dg_harness_open",
+                            "hash_log_raw_values is set but hash_log_path is NULL: expected the log to write them to");
     dg_harness_session *s = calloc(1, sizeof *s);
     if (!s)
         return dg_error_set(err, DG_E_NOMEM, DG_OFFSET_NONE, "dg_harness_open", "out of memory");

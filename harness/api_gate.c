@@ -211,6 +211,7 @@ static dg_status run_again(const dg_flrep_header *hdr, const dg_harness_options 
     o.recording_path = NULL;
     o.keep_inputs = false;
     o.hash_log_path = NULL;
+    o.hash_log_raw_values = false;
     o.golden_path = NULL;
     dg_harness_session *s = NULL;
     dg_status st = dg_harness_open(&s, hdr, &o, err);

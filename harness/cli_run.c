@@ -209,6 +209,15 @@ static int parse_run_opt(const char *cmd, int c, cli_run_opts *o, const char **f
         {"replay-fault", 1, 0, OPT_FAULT}, {"seek-samples", 1, 0, OPT_SEEKS}, {"seek-edges", 1, 0, OPT_EDGES}, \
         {"no-recovery", 0, 0, OPT_NOREC}, {"format", 1, 0, OPT_FORMAT}, {"corpus", 1, 0, OPT_CORPUS}, CLI_PROJECT_OPT
 
+/* --log-entities or --log-raw without --hash-log would do nothing: a usage error (printed), true. */
+static bool log_shape_alone(const char *cmd, const cli_run_opts *o)
+{
+    if (o->hash_log || !(o->log_entities || o->log_raw))
+        return false;
+    cli_usage_error(cmd, "%s shapes the hash log: it needs --hash-log LOG", o->log_raw ? "--log-raw" : "--log-entities");
+    return true;
+}
+
 /* Resolves the scenario argument and opens the source; prints the error and returns an exit code
  * (or 0 with *src set). */
 static int open_input(const char *cmd, const char *arg, const char *corpus, bool format_given, cli_run_opts *o,
@@ -280,6 +289,8 @@ int cli_record(int argc, char **argv)
     if (o.fault_tick != UINT64_MAX || o.seek_fault_tick != UINT64_MAX ||
         (!o.format->replay_faults && o.self_check_fault_tick != UINT64_MAX))
         return cli_usage_error("record", "--replay-fault: record takes only self-check:TICK (the .flrep writer's hook)");
+    if (log_shape_alone("record", &o))
+        return CLI_USAGE;
     if (!o.format->record_log && (o.hash_log || o.log_entities || o.log_raw))
         return cli_usage_error("record", "--hash-log is for .flrep recordings (use `detgate hash FILE%s`)",
                                o.format->ext);
@@ -373,7 +384,7 @@ int cli_verify(int argc, char **argv)
     }
     if (optind < argc - 1)
         return cli_usage_error("verify", "expected one SCENARIO");
-    if (cli_check_replay_faults("verify", &o, "the .flrep reader"))
+    if (cli_check_replay_faults("verify", &o, "the .flrep reader") || log_shape_alone("verify", &o))
         return CLI_USAGE;
     harness__source *src = NULL;
     if (o.repeat && o.states)

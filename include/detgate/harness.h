@@ -65,7 +65,8 @@ typedef struct dg_harness_options {
     /* With hash_log_path: write it as `detgate record --hash-log LOG --log-raw` does (version 3,
      * docs/STATE-HASH.md §7): besides each tick's hashes, each entity's state hash, raw float hash and
      * raw floats, so that a gate against it names a raw drift down to the entity, field and value.
-     * About 250 bytes per entity-tick before compression; default false (one line per tick). */
+     * About 250 bytes per entity-tick before compression; default false (one line per tick). Set
+     * without hash_log_path, dg_harness_open refuses it (DG_E_USAGE). */
     bool hash_log_raw_values;
 } dg_harness_options;
 

@@ -30,6 +30,13 @@ contains "$W/err" "no scenario"
 expect 2 "$DG" verify dogfight-40 --keyframe-interval 5
 expect 2 "$DG" record dogfight-40
 contains "$W/err" "-o FILE is required"
+expect 2 "$DG" record dogfight-40 -o "$W/nolog.flrep" --log-raw   # a hash log's shape, no hash log
+contains "$W/err" "--log-raw shapes the hash log: it needs --hash-log LOG"
+[ ! -e "$W/nolog.flrep" ] || { echo "FAIL: record --log-raw without --hash-log wrote $W/nolog.flrep"; exit 1; }
+expect 2 "$DG" record dogfight-40 -o "$W/nolog.flrep" --log-entities
+contains "$W/err" "--log-entities shapes the hash log: it needs --hash-log LOG"
+expect 2 "$DG" verify dogfight-40 --log-raw
+contains "$W/err" "--log-raw shapes the hash log: it needs --hash-log LOG"
 expect 2 "$DG" gate --shard 0/2
 expect 2 "$DG" diff only-one-file
 expect 2 "$DG" bless dogfight-40

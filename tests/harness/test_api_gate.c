@@ -281,6 +281,40 @@ static void test_hash_log_with_raw_values(void **state)
     remove(full);
 }
 
+/* hash_log_raw_values without a hash log would do nothing: a usage error, no file. With one, a
+ * repeat's later runs (which keep no log) still run, and run 1's log is the version 3 one. */
+static void test_hash_log_raw_values_needs_a_log(void **state)
+{
+    (void)state;
+    dg_harness_options o = dg_harness_default_options();
+    o.hash_log_raw_values = true;
+    dg_flrep_header h = header();
+    dg_harness_session *s = (dg_harness_session *)&o; /* must come back NULL */
+    dg_error err;
+    dg_error_clear(&err);
+    assert_int_equal(dg_harness_open(&s, &h, &o, &err), DG_E_USAGE);
+    assert_null(s);
+    assert_non_null(strstr(err.msg, "hash_log_path is NULL"));
+    assert_int_equal(stray_files(NULL), 0);
+
+    char log[512];
+    path_in(log, sizeof log, "repeat.hashlog");
+    o.hash_log_path = log;
+    engine g = {.odd_run = 0};
+    dg_harness_result res;
+    dg_error_clear(&err);
+    assert_int_equal(dg_harness_repeat(&h, &o, 3, run_engine, &g, NULL, &res, &err), DG_OK);
+    assert_int_equal(g.runs_seen, 3);
+    assert_int_equal(res.failed_checks + res.error_checks, 0);
+    dg_hash_log_reader *r = NULL;
+    assert_int_equal(dg_hash_log_reader_open(&r, log, &err), DG_OK);
+    assert_true(dg_hash_log_reader_header(r)->entity_raw);
+    dg_hash_log_reader_close(r);
+    const char *keep[] = {"repeat.hashlog", NULL};
+    assert_int_equal(stray_files(keep), 0);
+    remove(log);
+}
+
 static void test_hash_log_not_half_written(void **state)
 {
     (void)state;
@@ -602,6 +636,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hash_log_holds_each_ticks_state_hash),
         cmocka_unit_test(test_hash_log_with_raw_values),
+        cmocka_unit_test(test_hash_log_raw_values_needs_a_log),
         cmocka_unit_test(test_hash_log_not_half_written),
         cmocka_unit_test(test_golden_compare_names_tick_entity_field),
         cmocka_unit_test(test_golden_raw_drift_names_the_hashed_floats),

@@ -203,12 +203,15 @@ static void check_golden(dg_report_scenario *sc, const char *golden_dir, const c
         c->status = DG_REPORT_FAIL;
         /* one count everywhere: the check's own divergent ticks, ticks past either end included */
         uint64_t n = c->divergent_ticks;
-        char len[200];
+        char len[200], raw_note[96] = "";
         cli_length_note(len, sizeof len, "the new recording", rec_span, "the golden", golden_span);
+        if (first_raw < c->first_tick) /* the drift that came first, by its tick */
+            snprintf(raw_note, sizeof raw_note, "; raw floats already differed earlier, from tick %llu (firstRawDivergentTick)",
+                     (unsigned long long)first_raw);
         dg_report_check_set_message(
             c, "%s%llu tick%s differ%s from the golden (%s); first at tick %llu%s%s", len, (unsigned long long)n,
             dg_report_plural_s(n), n == 1 ? "s" : "", have_f ? "recording" : "hash log", (unsigned long long)c->first_tick,
-            first_raw < c->first_tick ? "; raw floats already differed earlier (see firstRawTick)" : "",
+            raw_note,
             have_f ? "" : "; the golden is a hash log (no states): for the entity and field diff, diff a recording "
                           "made at the golden's revision (`detgate bisect` does this)");
     } else if (first_raw != DG_REPORT_TICK_NONE) {

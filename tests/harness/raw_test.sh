@@ -261,5 +261,28 @@ sed -i 's/^raw = fail$/raw = report/' "$P/detgate.ini"
 cd "$P" && expect 2 "$DG" gate -q; cd "$SRC" || exit 1
 contains "$W/err" "detgate.ini:7: syntax error: raw: expected warn, fail or ignore, found 'report'"
 
+# ---- a process engine whose raw floats drift from tick 4 and whose quantized state follows at tick 7:
+# the golden check's message names the tick the raw drift began ----
+E=$W/cat-engine
+mkdir -p "$E/s"
+mk_stream() { # FILE RAW_FROM QUANT_FROM: body 1's x nudged by 1e-9 m from RAW_FROM, by 1 m from QUANT_FROM
+  python3 - "$@" <<'PY'
+import json, sys
+out, raw_from, q_from = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with open(out, "w") as f:
+    f.write(json.dumps({"detgate_states": 1, "scenario": "drift", "tick_rate_hz": 60}) + "\n")
+    for t in range(12):
+        x = 0.5 * t + (1e-9 if t >= raw_from else 0.0) + (1.0 if t >= q_from else 0.0)
+        f.write(json.dumps({"tick": t, "entities": [{"id": 1, "pos": [x, 1.0, 0.0], "vel": [0.5, 0.0, 0.0]}]}) + "\n")
+PY
+}
+mk_stream "$E/s/drift.jsonl" 99 99
+printf '[project]\nscenarios = s/*.jsonl\ngolden = g\n[engine]\nrun = cat {scenario}\n' >"$E/detgate.ini"
+cd "$E" && expect 0 "$DG" bless --all --reason "raw note test"; cd "$SRC" || exit 1
+mk_stream "$E/s/drift.jsonl" 4 7
+cd "$E" && expect 1 "$DG" gate -q --report-dir "$W/rawnote"; cd "$SRC" || exit 1
+contains "$W/rawnote/report.txt" "first at tick 7; raw floats already differed earlier, from tick 4 (firstRawDivergentTick)"
+jq_is "$W/rawnote/report.json" "$GOLDEN_CHECK[\"firstRawDivergentTick\"]" 4
+
 echo "raw_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -380,7 +380,8 @@ static int load_proj_engine(const char *cmd, const char *given, harness__project
         return rc;
     if (!p->build[0])
         return cli_usage_error(cmd, "%s: [build] command is required to %s a %s engine (it builds the engine "
-                                    "at each %s: docs/ENGINES.md)",
+                                    "at each %s: docs/ENGINES.md; an engine with nothing to build, such as a script: "
+                                    "command = true)",
                                p->path, cmd, p->engine->name, strcmp(cmd, "bisect") == 0 ? "revision" : "configuration");
     *e = (proj_engine){p->engine, p->build, p->run, p->time_limit_s, p->keyframe};
     return 0;

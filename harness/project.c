@@ -605,6 +605,7 @@ dg_status dg_harness__project_write_template(const char *path, const char *run, 
             "# how bisect and matrix build the engine: runs in this folder of each revision (or source tree);\n"
             "# {src} {build} {cc} {cflags} are one quoted word each, also $DETGATE_SRC $DETGATE_BUILD $CC $CFLAGS.\n"
             "# The run command then starts with $DETGATE_BUILD set: run = ${DETGATE_BUILD:-./build}/engine ...\n"
+            "# An engine with nothing to build (a script): command = true\n"
             "# command = cmake -S {src} -B {build} -DCMAKE_C_COMPILER={cc} -DCMAKE_C_FLAGS={cflags} && cmake --build {build}\n"
             "\n"
             "[gate]\n"

@@ -94,6 +94,7 @@ cp "$W/nobuild.ini" "$R/nobuild.ini"
 (cd "$R" && "$DG" bisect --good "$c1" --bad "$c6" --scenario bounce --project nobuild.ini >"$W/out" 2>"$W/err")
 expect_rc $? 2 "bisect without a build command"
 contains "$W/err" "\[build\] command is required to bisect a process engine"
+contains "$W/err" "an engine with nothing to build, such as a script: command = true"
 rm "$R/nobuild.ini"
 
 # a commit that does not build right before the bad one: git cannot choose, detgate names both (125)

@@ -44,6 +44,7 @@ struct dg_harness_session {
      * that has them (a temporary file); "" when neither. */
     harness__raw_logger *own_log;
     char own_log_path[4096];
+    bool golden_raw; /* the golden is a hash log with each entity's raw floats (looked at once, by open) */
     /* copies of the header tables (the caller's may go away) */
     dg_flrep_header hdr;
 };
@@ -150,8 +151,9 @@ void dg_harness_abort(dg_harness_session *s)
 /* The session's own version 3 log, when the hash log is one or the golden hash log has raw floats. */
 static dg_status own_log_open(dg_harness_session *s, dg_error *err)
 {
-    bool keep = s->opts.hash_log_path && s->opts.hash_log_raw_values;
-    if (!keep && !dg_harness__api_golden_has_raw_values(&s->opts))
+    bool keep = s->opts.hash_log_raw_values; /* open refused it without hash_log_path */
+    s->golden_raw = dg_harness__api_golden_has_raw_values(&s->opts);
+    if (!keep && !s->golden_raw)
         return DG_OK;
     bool fits = keep ? dg_harness__api_log_temp_path(s->opts.hash_log_path, s->own_log_path, sizeof s->own_log_path)
                      : dg_harness__temp_path(s->own_log_path, sizeof s->own_log_path, NULL, "golden-raw", ".hashlog");
@@ -434,15 +436,16 @@ dg_status dg_harness__session_finish(dg_harness_session *s, dg_report *report, d
                                .skip_recovery = s->opts.skip_recovery};
     dg_harness__verify_file(sc, &s->src, s->rec_path, &s->rec, &vo);
     harness__raw_first rf = {0};
-    st = dg_harness__api_golden_and_log(sc, s->name, s->rec_path, &s->rec, &s->opts,
-                                        s->own_log_path[0] ? s->own_log_path : NULL, &rf, err);
+    const char *v3 = s->own_log_path[0] ? s->own_log_path : NULL;
+    st = dg_harness__api_golden_and_log(sc, s->name, s->rec_path, &s->rec, &s->opts, s->golden_raw ? v3 : NULL,
+                                        s->opts.hash_log_raw_values ? v3 : NULL, &rf, err);
     if (out) {
         fill_result(out, sc, &s->rec);
         dg_harness__api_raw_first(out, &rf);
     }
     if (golden_rf)
         *golden_rf = rf;
-    if (st == DG_OK && s->opts.hash_log_path && s->opts.hash_log_raw_values)
+    if (st == DG_OK && s->opts.hash_log_raw_values)
         s->own_log_path[0] = '\0'; /* renamed into place: the hash log, no longer a temp to remove */
     if (keep_rec) {
         *keep_rec = s->rec;

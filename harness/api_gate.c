@@ -61,8 +61,8 @@ bool dg_harness__api_golden_has_raw_values(const dg_harness_options *opts)
     return opts->golden_path && !is_flrep(opts->golden_path) && dg_harness__log_has_raw_values(opts->golden_path);
 }
 
-/* fresh_raw (may be NULL): this run's raw floats as a version 3 log, to name a raw drift against a
- * golden log that has its own (into *rf). */
+/* fresh_raw (NULL unless the golden is a log with its own raw floats): this run's raw floats as a
+ * version 3 log, to name a raw drift against it (into *rf). */
 static void check_golden(dg_report_scenario *sc, const char *golden, const char *rec_path, const harness__stream *rec,
                          const char *fresh_raw, harness__raw_first *rf)
 {
@@ -85,8 +85,7 @@ static void check_golden(dg_report_scenario *sc, const char *golden, const char 
         dg_report_check_set_raw_divergence(c, first_raw);
         c->status = DG_REPORT_WARN;
         /* the session's raw hash covers the entity's standard floats (its extras come quantized) */
-        bool named = fresh_raw && dg_harness__log_has_raw_values(golden);
-        dg_harness__golden_raw_message(c, golden, named ? fresh_raw : NULL, NULL, first_raw,
+        dg_harness__golden_raw_message(c, golden, fresh_raw, NULL, first_raw,
                                        "a golden hash log written with hash_log_raw_values (or by `detgate record "
                                        "--hash-log LOG --log-raw`) names them, and dg_harness_repeat names them "
                                        "between runs of one build",
@@ -151,15 +150,14 @@ static dg_status put_log(const char *path, const char *name, const harness__stre
 }
 
 dg_status dg_harness__api_golden_and_log(dg_report_scenario *sc, const char *name, const char *rec_path,
-                                         const harness__stream *rec, const dg_harness_options *opts, const char *own_log,
-                                         harness__raw_first *rf, dg_error *err)
+                                         const harness__stream *rec, const dg_harness_options *opts,
+                                         const char *golden_raw, const char *kept_log, harness__raw_first *rf,
+                                         dg_error *err)
 {
     *rf = (harness__raw_first){0};
     if (opts->golden_path) /* before the log: a log written over the golden must not be compared with */
-        check_golden(sc, opts->golden_path, rec_path, rec, own_log, rf);
-    if (!opts->hash_log_path)
-        return DG_OK;
-    return put_log(opts->hash_log_path, name, rec, opts->hash_log_raw_values ? own_log : NULL, err);
+        check_golden(sc, opts->golden_path, rec_path, rec, golden_raw, rf);
+    return opts->hash_log_path ? put_log(opts->hash_log_path, name, rec, kept_log, err) : DG_OK;
 }
 
 void dg_harness__api_raw_first(dg_harness_result *out, const harness__raw_first *rf)

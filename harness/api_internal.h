@@ -7,13 +7,15 @@
 #include "harness_internal.h"
 
 /* After the verify checks of a finished session: the "golden" check (opts->golden_path) and the hash
- * log (opts->hash_log_path, temp + rename). own_log (may be NULL): the session's complete version 3
- * log — a raw drift against a golden log with raw floats is named from it (entity, field, both values
- * into *rf), and with opts->hash_log_raw_values it is the hash log, renamed into place. DG_OK, or why
- * the hash log could not be written. */
+ * log (opts->hash_log_path, temp + rename). golden_raw (may be NULL): the session's complete version
+ * 3 log when the golden is a log with raw floats — a raw drift against it is named from it (entity,
+ * field, both values into *rf). kept_log (may be NULL): that log when it is the hash log
+ * (opts->hash_log_raw_values), renamed into place instead of written from rec. DG_OK, or why the
+ * hash log could not be written. */
 dg_status dg_harness__api_golden_and_log(dg_report_scenario *sc, const char *name, const char *rec_path,
-                                         const harness__stream *rec, const dg_harness_options *opts, const char *own_log,
-                                         harness__raw_first *rf, dg_error *err);
+                                         const harness__stream *rec, const dg_harness_options *opts,
+                                         const char *golden_raw, const char *kept_log, harness__raw_first *rf,
+                                         dg_error *err);
 /* Whether opts->golden_path is a hash log with each entity's raw floats (version 3): the session then
  * keeps its own raw floats as one to compare with. */
 bool dg_harness__api_golden_has_raw_values(const dg_harness_options *opts);

@@ -179,6 +179,15 @@ static const dg_report_check *find_check(const dg_report *rep, const char *name)
     return NULL;
 }
 
+/* A golden compare's options (the defaults and golden) and a fresh report; err cleared. */
+static dg_report *golden_setup(const char *golden, dg_harness_options *g, dg_error *err)
+{
+    dg_error_clear(err);
+    *g = dg_harness_default_options();
+    g->golden_path = golden;
+    return dg_report_new("gate", "test", NULL, err);
+}
+
 /* ---- the hash log -------------------------------------------------------------------------------- */
 
 static void test_hash_log_holds_each_ticks_state_hash(void **state)
@@ -370,11 +379,9 @@ static void test_golden_compare_names_tick_entity_field(void **state)
     path_in(golden_log, sizeof golden_log, "golden.hashlog.zst");
     bless(golden, golden_log); /* the recording and its hash log */
     dg_error err;
-    dg_error_clear(&err);
     dg_harness_result res;
-    dg_harness_options g = dg_harness_default_options();
-    g.golden_path = golden;
-    dg_report *rep = dg_report_new("gate", "test", NULL, &err);
+    dg_harness_options g;
+    dg_report *rep = golden_setup(golden, &g, &err);
     assert_int_equal(run_session(&g, UINT64_MAX, rep, &res, &err), DG_OK); /* the same world: PASS */
     assert_int_equal(res.failed_checks, 0);
     assert_true(res.first_divergent_tick == DG_REPORT_TICK_NONE);
@@ -435,11 +442,9 @@ static void test_golden_raw_drift_names_the_hashed_floats(void **state)
     path_in(golden_log, sizeof golden_log, "golden.hashlog.zst");
     bless(NULL, golden_log);
     dg_error err;
-    dg_error_clear(&err);
     dg_harness_result res;
-    dg_harness_options g = dg_harness_default_options();
-    g.golden_path = golden_log;
-    dg_report *rep = dg_report_new("gate", "test", NULL, &err);
+    dg_harness_options g;
+    dg_report *rep = golden_setup(golden_log, &g, &err);
     /* car 3 moved by RAW_NUDGE from tick 40: the same quantized state, other raw floats */
     assert_int_equal(run_session_of((engine){.raw_run = 1, .raw_tick = 40}, &g, rep, &res, &err), DG_OK);
     assert_int_equal(res.failed_checks, 0);
@@ -452,10 +457,23 @@ static void test_golden_raw_drift_names_the_hashed_floats(void **state)
         fail_msg("message \"%s\" lacks \"%s\"", c->message, want);
     assert_int_equal(c->n_details, 1);
     assert_non_null(strstr(c->details[0], "keeps one raw hash per tick"));
+
+    /* this run keeps a version 3 log of its own, the golden has none: still the hashed floats, no entity */
+    char mine[512];
+    path_in(mine, sizeof mine, "mine.hashlog");
+    g.hash_log_path = mine;
+    g.hash_log_raw_values = true;
+    assert_int_equal(run_session_of((engine){.raw_run = 1, .raw_tick = 40}, &g, rep, &res, &err), DG_OK);
+    assert_int_equal(res.first_raw_tick, 40);
+    assert_int_equal(res.first_raw_entity, 0);
+    c = find_check(rep, "golden");
+    if (!strstr(c->message, want))
+        fail_msg("message \"%s\" lacks \"%s\"", c->message, want);
     dg_report_free(rep);
-    const char *keep[] = {"golden.hashlog.zst", NULL};
+    const char *keep[] = {"golden.hashlog.zst", "mine.hashlog", NULL};
     assert_int_equal(stray_files(keep), 0);
     remove(golden_log);
+    remove(mine);
 }
 
 /* The same drift against a golden log with each entity's raw floats (hash_log_raw_values): the check
@@ -467,11 +485,9 @@ static void test_golden_raw_drift_names_the_value_against_a_raw_log(void **state
     path_in(golden_log, sizeof golden_log, "golden.hashlog.zst");
     bless_with(NULL, golden_log, true);
     dg_error err;
-    dg_error_clear(&err);
     dg_harness_result res;
-    dg_harness_options g = dg_harness_default_options();
-    g.golden_path = golden_log;
-    dg_report *rep = dg_report_new("gate", "test", NULL, &err);
+    dg_harness_options g;
+    dg_report *rep = golden_setup(golden_log, &g, &err);
     assert_int_equal(run_session_of((engine){.odd_run = 0}, &g, rep, &res, &err), DG_OK); /* the same world */
     assert_int_equal(find_check(rep, "golden")->status, DG_REPORT_PASS);
     assert_true(res.first_raw_tick == DG_REPORT_TICK_NONE);

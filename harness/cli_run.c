@@ -291,7 +291,7 @@ int cli_record(int argc, char **argv)
         return cli_usage_error("record", "--replay-fault: record takes only self-check:TICK (the .flrep writer's hook)");
     if (log_shape_alone("record", &o))
         return CLI_USAGE;
-    if (!o.format->record_log && (o.hash_log || o.log_entities || o.log_raw))
+    if (!o.format->record_log && o.hash_log) /* (the log's shape flags need it: log_shape_alone) */
         return cli_usage_error("record", "--hash-log is for .flrep recordings (use `detgate hash FILE%s`)",
                                o.format->ext);
     if (optind < argc - 1)

@@ -37,6 +37,8 @@ expect 2 "$DG" record dogfight-40 -o "$W/nolog.flrep" --log-entities
 contains "$W/err" "--log-entities shapes the hash log: it needs --hash-log LOG"
 expect 2 "$DG" verify dogfight-40 --log-raw
 contains "$W/err" "--log-raw shapes the hash log: it needs --hash-log LOG"
+expect 2 "$DG" record dogfight-40 --format rply -o "$W/nolog.rply" --hash-log "$W/nolog.log"
+contains "$W/err" "--hash-log is for .flrep recordings"
 expect 2 "$DG" gate --shard 0/2
 expect 2 "$DG" diff only-one-file
 expect 2 "$DG" bless dogfight-40
